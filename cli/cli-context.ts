@@ -1,0 +1,35 @@
+/**
+ * What a command needs from its surroundings, passed in so tests can call
+ * commands directly and read what they printed.
+ */
+import { loadConfig, type LoadedConfig } from '../core/index.js';
+
+export interface CliContext {
+  readonly cwd: string;
+  readonly env: NodeJS.ProcessEnv;
+  /** Data for the user (or for `--json` consumers). */
+  out(text: string): void;
+  /** Progress, warnings and errors. */
+  err(text: string): void;
+}
+
+/** Options every command accepts. */
+export interface GlobalOptions {
+  readonly config?: string;
+  readonly json?: boolean;
+  readonly verbose?: boolean;
+}
+
+export function processContext(): CliContext {
+  return {
+    cwd: process.cwd(),
+    env: process.env,
+    out: (text) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
+    err: (text) => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),
+  };
+}
+
+/** Every command validates the config before doing anything else. */
+export function loadCommandConfig(options: GlobalOptions, ctx: CliContext, requireFile = false): Promise<LoadedConfig> {
+  return loadConfig({ path: options.config, cwd: ctx.cwd, requireFile });
+}

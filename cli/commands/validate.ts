@@ -1,0 +1,18 @@
+/** `tandem validate`: check the config and print every problem with its path. */
+import { ConfigError } from '../../core/index.js';
+import { ExitCode } from '../exit-codes.js';
+import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
+
+export async function run(options: GlobalOptions, ctx: CliContext): Promise<number> {
+  try {
+    const { config, path } = await loadCommandConfig(options, ctx, true);
+    if (options.json) ctx.out(JSON.stringify({ valid: true, path, config }, null, 2));
+    else ctx.out(`${path}: valid (${config.workloads.length} workload${config.workloads.length === 1 ? '' : 's'}, store ${config.store.kind}, queue ${config.queue.kind})`);
+    return ExitCode.ok;
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    if (options.json) ctx.out(JSON.stringify({ valid: false, source: error.source, issues: error.issues }, null, 2));
+    else ctx.err(error.message);
+    return ExitCode.badInput;
+  }
+}

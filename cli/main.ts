@@ -1,0 +1,100 @@
+/**
+ * The composition root: the only place that parses arguments, picks
+ * backends and turns errors into exit codes.
+ */
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError, Option } from 'commander';
+import { NotImplementedError, TandemError, errorMessage } from '../core/index.js';
+import { ExitCode, exitCodeFor } from './exit-codes.js';
+import { loadCommandConfig, processContext, type CliContext, type GlobalOptions } from './cli-context.js';
+import { PLANNED_COMMANDS } from './commands/planned.js';
+import * as validate from './commands/validate.js';
+import * as schema from './commands/schema.js';
+import * as storeInit from './commands/store-init.js';
+
+const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+/** Build the program; `setExit` receives each command's exit code. */
+export function buildProgram(ctx: CliContext, setExit: (code: number) => void): Command {
+  const program = new Command('tandem')
+    .description('Paired replay of production traffic against control and treatment, with guardrails and verdicts.')
+    .version(VERSION)
+    .option('-c, --config <file>', 'config file (default: tandem.config.yaml, .yml or .json in the working directory)')
+    .option('--json', 'machine-readable output')
+    .option('--verbose', 'show stack traces and causes of errors')
+    .showSuggestionAfterError()
+    .exitOverride()
+    .configureOutput({ writeOut: (text) => ctx.out(text), writeErr: (text) => ctx.err(text) });
+  program.addHelpText(
+    'after',
+    '\nExit codes: 0 ok, 1 the verdict says regression, 2 cancelled or runtime failure, 3 bad input or config.',
+  );
+
+  const globals = (command: Command): GlobalOptions => command.optsWithGlobals<GlobalOptions>();
+
+  program
+    .command('validate')
+    .description('check the config; print every problem with its path (exit 3 when invalid)')
+    .action(async (_options, command: Command) => setExit(await validate.run(globals(command), ctx)));
+
+  program
+    .command('schema')
+    .description('print the JSON Schema of the config file, for editors')
+    .addOption(new Option('--markdown', 'print the Markdown config reference instead'))
+    .action(async (options: schema.SchemaOptions) => setExit(await schema.run(options, ctx)));
+
+  const store = program.command('store').description('manage the configured store');
+  store
+    .command('init')
+    .description('create the store directories or ClickHouse tables (idempotent)')
+    .action(async (_options, command: Command) => setExit(await storeInit.run(globals(command), ctx)));
+
+  for (const planned of PLANNED_COMMANDS) {
+    program
+      .command(planned.name)
+      .description(`${planned.summary} (not implemented yet)`)
+      .allowUnknownOption()
+      .allowExcessArguments()
+      .action(async (_options, command: Command) => {
+        await loadCommandConfig(globals(command), ctx);
+        throw new NotImplementedError(`\`tandem ${planned.name}\` is not implemented yet (issue #${planned.issue})`);
+      });
+  }
+  return program;
+}
+
+/** Run the CLI; returns the exit code instead of exiting, so tests can call it. */
+export async function main(argv: readonly string[], ctx: CliContext = processContext()): Promise<number> {
+  let exitCode: number = ExitCode.ok;
+  const program = buildProgram(ctx, (code) => (exitCode = code));
+  if (argv.length <= 2) {
+    ctx.err(program.helpInformation());
+    return ExitCode.badInput;
+  }
+  try {
+    await program.parseAsync([...argv]);
+    return exitCode;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Help and version are successful exits; every other parse error is bad input.
+      return error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help' ? ExitCode.ok : ExitCode.badInput;
+    }
+    reportError(error, ctx, argv.includes('--verbose'));
+    return exitCodeFor(error);
+  }
+}
+
+function reportError(error: unknown, ctx: CliContext, verbose: boolean): void {
+  ctx.err(`tandem: ${errorMessage(error)}`);
+  if (error instanceof TandemError && error.hint) ctx.err(`  hint: ${error.hint}`);
+  if (verbose) {
+    let current: unknown = error;
+    while (current instanceof Error) {
+      ctx.err(current.stack ?? current.message);
+      current = current.cause;
+      if (current) ctx.err('caused by:');
+    }
+  } else if (!(error instanceof TandemError)) {
+    ctx.err('  (an unexpected error; run again with --verbose for the stack trace)');
+  }
+}

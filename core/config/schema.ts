@@ -1,0 +1,231 @@
+/**
+ * The configuration schema: one source for validation, defaults, the typed
+ * config and `tandem schema` (JSON Schema for editors). Durations are human
+ * strings in the file and milliseconds after parsing.
+ */
+import { z } from 'zod';
+import { parseDuration } from '../duration.js';
+
+/** A value used in file names and table keys: letters, digits, `.`, `_`, `-`. */
+export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+const name = z
+  .string()
+  .regex(NAME_PATTERN, { error: 'must be a name of letters, digits, ".", "_" or "-" (at most 128, not starting with "." or "-")' });
+
+const DURATION_PATTERN = /^(\d+(\.\d+)?(ms|s|m|h|d))+$/;
+
+/** A human duration string parsed to milliseconds. */
+const duration = z
+  .string()
+  .regex(DURATION_PATTERN, { error: 'must be a duration like "250ms", "30s", "5m", "4h" or "1h30m" (no sign, no spaces)' })
+  .transform((text) => parseDuration(text) ?? 0);
+
+const positiveDuration = duration.refine((ms) => ms > 0, { error: 'must be longer than 0' });
+
+const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
+
+/** A rate in (0, 1]: a share of requests, not a per-second rate. */
+const share = z.number().gt(0).lte(1);
+
+const headerName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, { error: 'must be an HTTP header name' });
+
+const localStore = z.strictObject({
+  kind: z.literal('local'),
+  dir: z.string().min(1).default('.tandem').describe('Directory of the store files, relative to the working directory.'),
+});
+
+const clickhouseStore = z.strictObject({
+  kind: z.literal('clickhouse'),
+  url: httpUrl.default('http://127.0.0.1:8123').describe('HTTP interface of the ClickHouse server.'),
+  database: name.default('tandem').describe('Database holding Tandem\'s tables; created by `tandem store init`.'),
+  username: z.string().default('default'),
+  passwordEnv: z.string().optional().describe('Name of the environment variable that holds the password (passwords never sit in config files).'),
+  requestTimeout: positiveDuration.prefault('30s').describe('Timeout of one request to ClickHouse.'),
+  batchRows: z.number().int().min(1).max(1_000_000).default(10_000).describe('Rows per insert request (batched on the client: 18.16 has no async inserts).'),
+});
+
+const inlineQueue = z.strictObject({
+  kind: z.literal('inline'),
+  concurrency: z.number().int().min(1).max(64).default(1).describe('Experiments run at once in this process.'),
+});
+
+const bullmqQueue = z.strictObject({
+  kind: z.literal('bullmq'),
+  redisUrl: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' }).default('redis://127.0.0.1:6379').describe('Redis shared by submitters and workers.'),
+  prefix: name.default('tandem').describe('Key prefix of the BullMQ queues.'),
+  concurrency: z.number().int().min(1).max(64).default(1).describe('Experiments one worker process runs at once.'),
+});
+
+const recorder = z.strictObject({
+  rate: share.default(1e-4).describe('Share of requests sampled, in (0, 1] (FIRE samples 1e-5 to 6.74e-5); not a per-second rate.'),
+  stickyKey: z
+    .strictObject({ header: headerName.optional(), query: z.string().min(1).optional() })
+    .refine((key) => (key.header === undefined) !== (key.query === undefined), {
+      error: 'must name exactly one of "header" or "query"',
+    })
+    .optional()
+    .describe('Keep or drop whole sessions together by hashing this header or query parameter.'),
+  redact: z
+    .strictObject({
+      headers: z.array(headerName).default([]).describe('Header names redacted in addition to authorization, cookie, set-cookie and proxy-authorization.'),
+      bodyFields: z.array(z.string().min(1)).default([]).describe('Dotted paths into JSON bodies to redact, e.g. "user.email".'),
+    })
+    .prefault({}),
+  maxBodyBytes: z.number().int().min(0).default(1_048_576).describe('Bodies larger than this are stored truncated and skipped by replay.'),
+  bufferRecords: z.number().int().min(1).default(10_000).describe('Records waiting to be written; beyond this the recorder drops and counts.'),
+});
+
+const arm = z
+  .strictObject({
+    url: httpUrl.optional().describe('A running deployment of this arm.'),
+    deploy: z
+      .strictObject({
+        command: z.string().min(1).describe('Shell command starting the arm; {port}, {revision}, {arm} and dependency URLs are substituted.'),
+        cwd: z.string().optional(),
+        env: z.record(z.string(), z.string()).default({}),
+        readyPath: z.string().startsWith('/').default('/healthz').describe('Path probed until the arm answers 2xx.'),
+        readyTimeout: positiveDuration.prefault('30s').describe('How long the arm may take to become ready.'),
+      })
+      .optional()
+      .describe('Start the arm per trial with a command.'),
+  })
+  .refine((a) => (a.url === undefined) !== (a.deploy === undefined), { error: 'must have exactly one of "url" or "deploy"' });
+
+const dependencyCommon = {
+  name,
+  env: z
+    .string()
+    .regex(/^[A-Z_][A-Z0-9_]*$/, { error: 'must be an environment variable name like PREDICTION_URL' })
+    .optional()
+    .describe("Environment variable through which the SUT receives this dependency's router URL."),
+  writes: z.enum(['block', 'tag', 'allow']).default('tag').describe('What the router does with non-idempotent calls.'),
+  writePaths: z.array(z.string().startsWith('/')).default([]).describe('Paths treated as writes whatever their method.'),
+  timeout: positiveDuration.prefault('10s').describe('Timeout of one forwarded call.'),
+};
+
+const dependency = z.discriminatedUnion('policy', [
+  z.strictObject({ ...dependencyCommon, policy: z.literal('isolated'), target: httpUrl.describe('The isolated replica tier.') }),
+  z
+    .strictObject({
+      ...dependencyCommon,
+      policy: z.literal('pinned'),
+      shards: z.array(httpUrl).min(1).describe('Every shard of the dependency.'),
+      pin: z.number().int().min(1).optional().describe('How many shards the experiment may use, chosen deterministically from the experiment seed.'),
+      pinned: z.array(httpUrl).min(1).optional().describe('Explicit shards to pin to, instead of pin.'),
+    })
+    .superRefine((dep, ctx) => {
+      if ((dep.pin === undefined) === (dep.pinned === undefined)) {
+        ctx.addIssue({ code: 'custom', message: 'must have exactly one of "pin" or "pinned"', input: dep });
+      }
+      if (dep.pin !== undefined && dep.pin > dep.shards.length) {
+        ctx.addIssue({ code: 'custom', path: ['pin'], input: dep.pin, message: `must be <= the number of shards (${dep.shards.length})` });
+      }
+      for (const [i, url] of (dep.pinned ?? []).entries()) {
+        if (!dep.shards.includes(url)) ctx.addIssue({ code: 'custom', path: ['pinned', i], input: url, message: 'must be one of "shards"' });
+      }
+    }),
+  z.strictObject({ ...dependencyCommon, policy: z.literal('shared'), target: httpUrl.describe('The shared production dependency.') }),
+]);
+
+const detector = z.strictObject({
+  name,
+  kind: z.enum(['dependency-health', 'experiment-attributed']),
+  source: httpUrl.describe('Prometheus endpoint (dependency-health) or error-record endpoint (experiment-attributed).'),
+  rule: z
+    .strictObject({
+      metric: z.string().min(1).optional().describe('Prometheus metric name read from the source.'),
+      labels: z.record(z.string(), z.string()).default({}).describe('Label values a series must have to count.'),
+      compare: z.enum(['increase', 'rate', 'value']).default('increase').describe('increase: value minus baseline; rate: increase per second; value: the value itself.'),
+      above: z.number().default(0).describe('A check is a violation when the compared quantity is strictly above this.'),
+    })
+    .prefault({}),
+  warmup: duration.prefault('0s').describe('Checks before this are skipped.'),
+  interval: positiveDuration.prefault('10s').describe('Time between checks.'),
+  consecutive: z.number().int().min(1).default(3).describe('Violations in a row that cancel the experiment; a clear check resets the count.'),
+  maxDuration: positiveDuration.prefault('1h').describe('The detector retires after warmup + maxDuration.'),
+  maxErrors: z.number().int().min(1).default(3).describe('Unreadable checks in a row before the experiment is cancelled as "monitoring unavailable".'),
+  onUnavailable: z.enum(['cancel', 'ignore']).default('cancel').describe('What maxErrors unreadable checks do.'),
+});
+
+const check = z.strictObject({
+  metric: z.string().min(1).describe('Metric judged, e.g. latency_p99, error_share, cpu_seconds.'),
+  direction: z.enum(['increase-is-bad', 'decrease-is-bad', 'either']).default('increase-is-bad'),
+  threshold: z.number().min(0).max(10).optional().describe('Practical threshold as a relative change (0.02 = 2%); defaults to 2% for latency, 1% for CPU.'),
+  critical: z.boolean().default(false).describe('A regression of this metric fails the experiment on its own.'),
+  mustHaveData: z.boolean().default(true).describe('Too few data points is a failure, never a pass.'),
+});
+
+const workload = z.strictObject({
+    name,
+    tier: name.describe('Tier of the service under test.'),
+    arms: z.strictObject({ control: arm, treatment: arm }).optional().describe('How to reach or start each arm; overridable on the command line.'),
+    corpus: z
+      .strictObject({
+        tier: name.optional().describe("Recorded tier to replay; defaults to the workload's tier."),
+        lookback: positiveDuration.prefault('4h').describe('Only records this recent are replayed (FIRE: 1-4 h).'),
+        limit: z.number().int().min(1).optional().describe('At most this many records per trial.'),
+      })
+      .prefault({}),
+    replay: z
+      .strictObject({
+        rate: z.number().gt(0).max(1_000_000).default(50).describe('Requests per second sent to each arm (open loop).'),
+        concurrency: z.number().int().min(1).max(100_000).default(64).describe('In-flight cap per arm.'),
+        timeout: positiveDuration.prefault('5s').describe('Timeout of one replayed request.'),
+        minAchievedShare: share.default(0.9).describe('A trial whose achieved rate falls below this share of the target fails its load.'),
+        identityHeaderPrefix: z.string().regex(/^[a-z0-9-]+$/).default('x-tandem-').describe('Prefix of the experiment identity headers.'),
+        compareResponses: z.boolean().default(false).describe('Keep response bodies for response comparison.'),
+      })
+      .prefault({}),
+    trials: z
+      .strictObject({
+        count: z.number().int().min(1).max(1000).default(5).describe('Paired trials; the trial is the unit of inference.'),
+        warmup: duration.prefault('10s').describe('Start of each trial whose outcomes are discarded.'),
+        measure: positiveDuration.prefault('30s').describe('Measurement window of each trial.'),
+        maxReplacements: z.number().int().min(0).default(2).describe('Trials failed for infrastructure reasons that may be replaced.'),
+        allowFingerprintMismatch: z.boolean().default(false).describe('Keep trials whose arms ran on different machines.'),
+      })
+      .prefault({}),
+    dependencies: z.array(dependency).default([]).describe("The SUT's downstream calls and how the egress router contains them."),
+    detectors: z.array(detector).default([]).describe('Dependency monitors that cancel the experiment on a sustained violation.'),
+    checks: z.array(check).default([]).describe('Metrics judged, with direction and threshold.'),
+    triggers: z
+      .strictObject({
+        targets: z.array(z.string().min(1)).default([]).describe('Build targets whose changes select this workload.'),
+        configFiles: z.array(z.string().min(1)).default([]).describe('Config files whose changes select this workload.'),
+        priority: z.enum(['high', 'normal', 'low']).default('normal'),
+        sampleProbability: share.default(1).describe('Probability that a low-priority workload runs at diff time.'),
+      })
+      .prefault({}),
+  });
+
+export const configSchema = z
+  .strictObject({
+    $schema: z.string().optional().describe("Editors' schema hint; ignored."),
+    store: z
+      .discriminatedUnion('kind', [localStore, clickhouseStore])
+      .prefault({ kind: 'local' })
+      .describe('Where corpora, samples and experiment records live: local files (default) or ClickHouse.'),
+    queue: z
+      .discriminatedUnion('kind', [inlineQueue, bullmqQueue])
+      .prefault({ kind: 'inline' })
+      .describe('How experiments are run: in this process (default) or by `tandem worker`s through Redis.'),
+    recorder: recorder.prefault({}).describe('Sampling of production requests into the corpus.'),
+    workloads: z.array(workload).default([]).describe('What to replay and how to judge it.'),
+    lattices: z.array(z.unknown()).default([]).describe('Degradation lattices (product states L0..Ln).'),
+  });
+
+export type TandemConfig = z.output<typeof configSchema>;
+export type ConfigInput = z.input<typeof configSchema>;
+export type StoreConfig = TandemConfig['store'];
+export type QueueConfig = TandemConfig['queue'];
+export type RecorderConfig = TandemConfig['recorder'];
+export type WorkloadConfig = TandemConfig['workloads'][number];
+export type DependencyConfig = WorkloadConfig['dependencies'][number];
+export type DetectorConfig = WorkloadConfig['detectors'][number];
+export type CheckConfig = WorkloadConfig['checks'][number];
+
+/** JSON Schema (draft 2020-12) of the config file as written, for editors and `tandem schema`. */
+export function configJsonSchema(): Record<string, unknown> {
+  return z.toJSONSchema(configSchema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+}

@@ -1,0 +1,40 @@
+export {
+  TandemError,
+  ConfigError,
+  UsageError,
+  InputError,
+  StoreError,
+  NotImplementedError,
+  ExperimentCancelledError,
+  errorMessage,
+} from './errors.js';
+export { systemClock, type Clock } from './clock.js';
+export { parseDuration, formatDuration } from './duration.js';
+export {
+  configSchema,
+  configJsonSchema,
+  NAME_PATTERN,
+  type TandemConfig,
+  type ConfigInput,
+  type StoreConfig,
+  type QueueConfig,
+  type RecorderConfig,
+  type WorkloadConfig,
+  type DependencyConfig,
+  type DetectorConfig,
+  type CheckConfig,
+} from './config/schema.js';
+export { loadConfig, parseConfig, parseConfigText, DEFAULT_CONFIG_FILES, type LoadedConfig } from './config/load.js';
+export { formatPath } from './config/format-issues.js';
+export type {
+  CorpusRecord,
+  Sample,
+  ExperimentRecord,
+  ExperimentStatus,
+  TrialRecord,
+  ExperimentEvent,
+  DetectorObservation,
+  ConfigRead,
+  DependencyErrorRecord,
+} from './model.js';
+export { configReferenceMarkdown } from './config/reference.js';

@@ -1,0 +1,122 @@
+/**
+ * The records Tandem stores. Times are epoch milliseconds; every record is
+ * plain JSON so both backends and the reports read the same shape.
+ */
+
+/** One sampled production request. */
+export interface CorpusRecord {
+  /** Unique id (UUID) assigned when sampled. */
+  readonly id: string;
+  /** Serving tier the request was recorded at. */
+  readonly tier: string;
+  /** When the request arrived, epoch ms. */
+  readonly timeMs: number;
+  readonly method: string;
+  /** Path plus query string, as received. */
+  readonly path: string;
+  /** Request headers after redaction; lower-case names. Repeated headers are joined with ", ". */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Request body, base64. Empty string for no body. */
+  readonly body: string;
+  /** True when the body exceeded the recorder's limit; such records are skipped by replay. */
+  readonly bodyTruncated: boolean;
+  /** Sampling rate in force when the record was taken, in (0, 1]. */
+  readonly sampleRate: number;
+  /** How the record was chosen: uniform sampling, sticky by key, or an import. */
+  readonly sampleMode: 'uniform' | 'sticky' | 'import';
+}
+
+/** One point of a time series, tagged with its experiment, trial and arm. */
+export interface Sample {
+  readonly experimentId: string;
+  readonly trial: number;
+  /** `control`, `treatment`, `control-prime`, or a dependency-side name. */
+  readonly arm: string;
+  /** Metric name, e.g. `latency_ms`, `cpu_seconds`, `rss_bytes`, or a scraped Prometheus series. */
+  readonly metric: string;
+  readonly timeMs: number;
+  readonly value: number;
+  /** Extra dimensions (record id, status class, dependency…). */
+  readonly labels?: Readonly<Record<string, string>>;
+}
+
+export type ExperimentStatus = 'queued' | 'running' | 'passed' | 'regressed' | 'cancelled' | 'failed';
+
+/** One paired trial attempt; replaced and excluded attempts are kept with their reason. */
+export interface TrialRecord {
+  readonly index: number;
+  readonly attempt: number;
+  readonly status: 'running' | 'completed' | 'replaced' | 'excluded' | 'cancelled' | 'failed';
+  readonly startedAtMs: number;
+  readonly endedAtMs?: number;
+  readonly reason?: string;
+  /** Free-form facts about the trial: slots, fingerprints, achieved rate… */
+  readonly details?: Readonly<Record<string, unknown>>;
+}
+
+/** An experiment and everything decided about it; upserted as it progresses. */
+export interface ExperimentRecord {
+  readonly id: string;
+  readonly workload: string;
+  readonly status: ExperimentStatus;
+  readonly createdAtMs: number;
+  readonly updatedAtMs: number;
+  /** Seed of every random choice in the experiment, so it can be reproduced. */
+  readonly seed: number;
+  /** What was asked for: revisions, stage, dedupe key, overrides. */
+  readonly spec: Readonly<Record<string, unknown>>;
+  readonly trials: readonly TrialRecord[];
+  /** The harness's verdict once there is one. */
+  readonly verdict?: Readonly<Record<string, unknown>>;
+  /** Why the experiment ended the way it did, for cancelled and failed ones. */
+  readonly reason?: string;
+}
+
+/** A lifecycle event of an experiment. */
+export interface ExperimentEvent {
+  readonly experimentId: string;
+  readonly timeMs: number;
+  /** e.g. `status`, `trial-started`, `cancel-requested`. */
+  readonly type: string;
+  readonly message?: string;
+  readonly data?: Readonly<Record<string, unknown>>;
+}
+
+/** One check of one detector. */
+export interface DetectorObservation {
+  readonly experimentId: string;
+  readonly detector: string;
+  readonly timeMs: number;
+  /** The compared quantity; null when the source gave none. */
+  readonly value: number | null;
+  readonly baseline: number | null;
+  readonly verdict: 'skipped' | 'clear' | 'violation' | 'error';
+  readonly message?: string;
+}
+
+/** A service read a config file (and, when known, one setting in it). */
+export interface ConfigRead {
+  readonly service: string;
+  readonly file: string;
+  /** Dotted setting path; empty string for a file-level read. */
+  readonly setting: string;
+  readonly timeMs: number;
+}
+
+/** An error a dependency recorded, with the identity of the caller it blamed. */
+export interface DependencyErrorRecord {
+  readonly timeMs: number;
+  readonly dependency: string;
+  /** Which shard or task logged it, when sharded. */
+  readonly shard: string;
+  /** e.g. `worker-restart`, `contract-violation`, `exception`. */
+  readonly kind: string;
+  readonly message: string;
+  /** Experiment identity from the caller's headers; empty strings when absent. */
+  readonly experimentId: string;
+  readonly arm: string;
+  readonly trial: string;
+  readonly job: string;
+  /** Every job implicated when the error is at batch granularity. */
+  readonly jobs: readonly string[];
+}

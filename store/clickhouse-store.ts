@@ -1,0 +1,408 @@
+/**
+ * The ClickHouse backend, for corpora and time series at scale and for
+ * sharing one store between many `tandem worker` machines. Rows go in as
+ * JSONEachRow; every value in a WHERE clause goes through store/sql.ts.
+ */
+import type {
+  ConfigRead,
+  CorpusRecord,
+  DependencyErrorRecord,
+  DetectorObservation,
+  ExperimentEvent,
+  ExperimentRecord,
+  Sample,
+} from '../core/index.js';
+import { StoreError } from '../core/index.js';
+import type {
+  ConfigReadStore,
+  ConfigReadSummary,
+  CorpusStore,
+  CorpusTierSummary,
+  ErrorRecordStore,
+  ExperimentStore,
+  ObservationStore,
+  ReadOptions,
+  SampleStore,
+  Store,
+} from './store.js';
+import type { ErrorRecordFilter } from './filters.js';
+import { isCorpusRecord, isExperimentRecord } from './record-guards.js';
+import { joinSql, qualified, sql, SqlFragment } from './sql.js';
+import { assertName } from './names.js';
+import { createStatements, type TableName } from './clickhouse/clickhouse-schema.js';
+import { ClickHouseConnection } from './clickhouse/clickhouse-connection.js';
+
+const seconds = (ms: number): number => Math.floor(ms / 1000);
+const parseJson = <T>(text: string, fallback: T): T => {
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return fallback;
+  }
+};
+
+/** Shared by the sub-stores: the connection and the database name. */
+class Tables {
+  constructor(
+    readonly connection: ClickHouseConnection,
+    readonly database: string,
+  ) {}
+  table(name: TableName): SqlFragment {
+    return qualified(this.database, name);
+  }
+}
+
+interface CorpusRow {
+  tier: string;
+  time_ms: string;
+  id: string;
+  method: string;
+  path: string;
+  headers: string;
+  body: string;
+  body_truncated: number;
+  sample_rate: number;
+  sample_mode: string;
+}
+
+class ClickHouseCorpusStore implements CorpusStore {
+  constructor(readonly t: Tables) {}
+
+  async append(records: readonly CorpusRecord[]): Promise<void> {
+    for (const r of records) assertName(r.tier, 'corpus record tier');
+    await this.t.connection.insert(
+      this.t.table('corpus'),
+      records.map((r) => ({
+        tier: r.tier,
+        time: seconds(r.timeMs),
+        time_ms: r.timeMs,
+        id: r.id,
+        method: r.method,
+        path: r.path,
+        headers: JSON.stringify(r.headers),
+        body: r.body,
+        body_truncated: r.bodyTruncated ? 1 : 0,
+        sample_rate: r.sampleRate,
+        sample_mode: r.sampleMode,
+        size_bytes: r.body.length + r.path.length,
+      })),
+    );
+  }
+
+  async *read(tier: string, options: ReadOptions & { sinceMs: number; untilMs?: number; limit?: number }): AsyncIterable<CorpusRecord> {
+    const conditions = [sql`tier = ${assertName(tier, 'tier')}`, sql`time_ms >= ${Math.max(0, Math.floor(options.sinceMs))}`];
+    if (options.untilMs !== undefined) conditions.push(sql`time_ms < ${Math.max(0, Math.ceil(options.untilMs))}`);
+    const limit = options.limit !== undefined ? sql` LIMIT ${Math.max(0, Math.floor(options.limit))}` : new SqlFragment('');
+    const query = sql`SELECT tier, time_ms, id, method, path, headers, body, body_truncated, sample_rate, sample_mode FROM ${this.t.table('corpus')} WHERE ${joinSql(conditions, ' AND ')} ORDER BY time_ms, id${limit}`;
+    for await (const row of this.t.connection.stream<CorpusRow>(query, options.signal)) {
+      const record = {
+        id: row.id,
+        tier: row.tier,
+        timeMs: Number(row.time_ms),
+        method: row.method,
+        path: row.path,
+        headers: parseJson<unknown>(row.headers, null),
+        body: row.body,
+        bodyTruncated: Number(row.body_truncated) === 1,
+        sampleRate: Number(row.sample_rate),
+        sampleMode: row.sample_mode,
+      };
+      if (isCorpusRecord(record)) yield record;
+      else options.onCorrupt?.(`corpus row ${row.id}`, 'headers are not a JSON object');
+    }
+  }
+
+  async tiers(options: ReadOptions = {}): Promise<CorpusTierSummary[]> {
+    const rows = await this.t.connection.rows<{ tier: string; count: string; first_ms: string; last_ms: string; bytes: string }>(
+      sql`SELECT tier, count() AS count, min(time_ms) AS first_ms, max(time_ms) AS last_ms, sum(size_bytes) AS bytes FROM ${this.t.table('corpus')} GROUP BY tier ORDER BY tier`,
+      options.signal,
+    );
+    return rows.map((r) => ({ tier: r.tier, count: Number(r.count), firstMs: Number(r.first_ms), lastMs: Number(r.last_ms), bytes: Number(r.bytes) }));
+  }
+
+  async prune(beforeMs: number, tier?: string): Promise<number> {
+    const conditions = [sql`time_ms < ${Math.max(0, Math.floor(beforeMs))}`];
+    if (tier !== undefined) conditions.push(sql`tier = ${tier}`);
+    const where = joinSql(conditions, ' AND ');
+    const [row] = await this.t.connection.rows<{ n: string }>(sql`SELECT count() AS n FROM ${this.t.table('corpus')} WHERE ${where}`);
+    const count = Number(row?.n ?? 0);
+    if (count === 0) return 0;
+    await this.t.connection.command(sql`ALTER TABLE ${this.t.table('corpus')} DELETE WHERE ${where}`);
+    await this.#awaitMutations('corpus');
+    return count;
+  }
+
+  /** ALTER … DELETE is asynchronous, and 18.16 has no `mutations_sync`: wait for it with a deadline. */
+  async #awaitMutations(table: TableName): Promise<void> {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const [row] = await this.t.connection.rows<{ n: string }>(
+        sql`SELECT count() AS n FROM system.mutations WHERE database = ${this.t.database} AND table = ${table} AND is_done = 0`,
+      );
+      if (Number(row?.n ?? 0) === 0) return;
+      if (Date.now() > deadline) throw new StoreError(`ClickHouse at ${this.t.connection.url}: delete on ${table} did not finish within 60 s`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
+class ClickHouseSampleStore implements SampleStore {
+  constructor(readonly t: Tables) {}
+
+  async append(samples: readonly Sample[]): Promise<void> {
+    for (const s of samples) assertName(s.experimentId, 'sample experimentId');
+    await this.t.connection.insert(
+      this.t.table('samples'),
+      samples.map((s) => ({
+        experiment_id: s.experimentId,
+        trial: s.trial,
+        arm: s.arm,
+        metric: s.metric,
+        time: seconds(s.timeMs),
+        time_ms: s.timeMs,
+        value: s.value,
+        labels: JSON.stringify(s.labels ?? {}),
+      })),
+    );
+  }
+
+  async *read(experimentId: string, options: ReadOptions & { metric?: string; arm?: string; trial?: number } = {}): AsyncIterable<Sample> {
+    const conditions = [sql`experiment_id = ${experimentId}`];
+    if (options.metric !== undefined) conditions.push(sql`metric = ${options.metric}`);
+    if (options.arm !== undefined) conditions.push(sql`arm = ${options.arm}`);
+    if (options.trial !== undefined) conditions.push(sql`trial = ${options.trial}`);
+    const query = sql`SELECT experiment_id, trial, arm, metric, time_ms, value, labels FROM ${this.t.table('samples')} WHERE ${joinSql(conditions, ' AND ')} ORDER BY time_ms`;
+    type Row = { experiment_id: string; trial: number; arm: string; metric: string; time_ms: string; value: number; labels: string };
+    for await (const r of this.t.connection.stream<Row>(query, options.signal)) {
+      const labels = parseJson<Record<string, string>>(r.labels, {});
+      yield {
+        experimentId: r.experiment_id,
+        trial: Number(r.trial),
+        arm: r.arm,
+        metric: r.metric,
+        timeMs: Number(r.time_ms),
+        value: Number(r.value),
+        ...(Object.keys(labels).length > 0 ? { labels } : {}),
+      };
+    }
+  }
+}
+
+class ClickHouseExperimentStore implements ExperimentStore {
+  #seq = 0;
+  constructor(readonly t: Tables) {}
+
+  async put(record: ExperimentRecord): Promise<void> {
+    assertName(record.id, 'experiment id');
+    await this.t.connection.insert(this.t.table('experiments'), [
+      { id: record.id, workload: record.workload, status: record.status, created_ms: record.createdAtMs, updated_ms: record.updatedAtMs, record: JSON.stringify(record) },
+    ]);
+  }
+
+  async get(id: string): Promise<ExperimentRecord | undefined> {
+    const rows = await this.t.connection.rows<{ record: string }>(
+      sql`SELECT record FROM ${this.t.table('experiments')} FINAL WHERE id = ${assertName(id, 'experiment id')} ORDER BY updated_ms DESC LIMIT 1`,
+    );
+    const value = rows[0] ? parseJson<unknown>(rows[0].record, null) : undefined;
+    return isExperimentRecord(value) ? value : undefined;
+  }
+
+  async list(filter: { workload?: string; status?: ExperimentRecord['status']; limit?: number } = {}): Promise<ExperimentRecord[]> {
+    // Status is filtered after FINAL collapses versions: filtering first would match superseded rows.
+    const conditions = [new SqlFragment('1')];
+    if (filter.workload !== undefined) conditions.push(sql`workload = ${filter.workload}`);
+    const outer = filter.status !== undefined ? sql` WHERE status = ${filter.status}` : new SqlFragment('');
+    const limit = filter.limit !== undefined ? sql` LIMIT ${Math.max(0, Math.floor(filter.limit))}` : new SqlFragment('');
+    const rows = await this.t.connection.rows<{ record: string }>(
+      sql`SELECT record FROM (SELECT record, status, created_ms, id FROM ${this.t.table('experiments')} FINAL WHERE ${joinSql(conditions, ' AND ')})${outer} ORDER BY created_ms DESC, id DESC${limit}`,
+    );
+    return rows.map((r) => parseJson<unknown>(r.record, null)).filter(isExperimentRecord);
+  }
+
+  async appendEvent(event: ExperimentEvent): Promise<void> {
+    assertName(event.experimentId, 'event experimentId');
+    await this.t.connection.insert(this.t.table('experiment_events'), [
+      {
+        experiment_id: event.experimentId,
+        time_ms: event.timeMs,
+        seq: this.#seq++,
+        type: event.type,
+        message: event.message ?? '',
+        data: JSON.stringify(event.data ?? {}),
+      },
+    ]);
+  }
+
+  async events(experimentId: string, options: ReadOptions = {}): Promise<ExperimentEvent[]> {
+    const rows = await this.t.connection.rows<{ time_ms: string; type: string; message: string; data: string }>(
+      sql`SELECT time_ms, type, message, data FROM ${this.t.table('experiment_events')} WHERE experiment_id = ${experimentId} ORDER BY time_ms, seq`,
+      options.signal,
+    );
+    return rows.map((r) => {
+      const data = parseJson<Record<string, unknown>>(r.data, {});
+      return {
+        experimentId,
+        timeMs: Number(r.time_ms),
+        type: r.type,
+        ...(r.message !== '' ? { message: r.message } : {}),
+        ...(Object.keys(data).length > 0 ? { data } : {}),
+      };
+    });
+  }
+}
+
+class ClickHouseObservationStore implements ObservationStore {
+  constructor(readonly t: Tables) {}
+
+  async append(observations: readonly DetectorObservation[]): Promise<void> {
+    await this.t.connection.insert(
+      this.t.table('observations'),
+      observations.map((o) => ({
+        experiment_id: o.experimentId,
+        detector: o.detector,
+        time_ms: o.timeMs,
+        value: o.value,
+        baseline: o.baseline,
+        verdict: o.verdict,
+        message: o.message ?? '',
+      })),
+    );
+  }
+
+  async read(experimentId: string, options: ReadOptions & { detector?: string } = {}): Promise<DetectorObservation[]> {
+    const conditions = [sql`experiment_id = ${experimentId}`];
+    if (options.detector !== undefined) conditions.push(sql`detector = ${options.detector}`);
+    type Row = { detector: string; time_ms: string; value: number | null; baseline: number | null; verdict: DetectorObservation['verdict']; message: string };
+    const rows = await this.t.connection.rows<Row>(
+      sql`SELECT detector, time_ms, value, baseline, verdict, message FROM ${this.t.table('observations')} WHERE ${joinSql(conditions, ' AND ')} ORDER BY time_ms, detector`,
+      options.signal,
+    );
+    return rows.map((r) => ({
+      experimentId,
+      detector: r.detector,
+      timeMs: Number(r.time_ms),
+      value: r.value === null ? null : Number(r.value),
+      baseline: r.baseline === null ? null : Number(r.baseline),
+      verdict: r.verdict,
+      ...(r.message !== '' ? { message: r.message } : {}),
+    }));
+  }
+}
+
+class ClickHouseConfigReadStore implements ConfigReadStore {
+  constructor(readonly t: Tables) {}
+
+  async append(reads: readonly ConfigRead[]): Promise<void> {
+    await this.t.connection.insert(
+      this.t.table('config_reads'),
+      reads.map((r) => ({ service: r.service, file: r.file, setting: r.setting, time: seconds(r.timeMs), time_ms: r.timeMs })),
+    );
+  }
+
+  async latest(filter: { sinceMs: number; service?: string; file?: string }, options: ReadOptions = {}): Promise<ConfigReadSummary[]> {
+    const conditions = [sql`time_ms >= ${Math.max(0, Math.floor(filter.sinceMs))}`];
+    if (filter.service !== undefined) conditions.push(sql`service = ${filter.service}`);
+    if (filter.file !== undefined) conditions.push(sql`file = ${filter.file}`);
+    const rows = await this.t.connection.rows<{ service: string; file: string; setting: string; last: string }>(
+      sql`SELECT service, file, setting, max(time_ms) AS last FROM ${this.t.table('config_reads')} WHERE ${joinSql(conditions, ' AND ')} GROUP BY service, file, setting ORDER BY service, file, setting`,
+      options.signal,
+    );
+    return rows.map((r) => ({ service: r.service, file: r.file, setting: r.setting, lastReadMs: Number(r.last) }));
+  }
+}
+
+class ClickHouseErrorRecordStore implements ErrorRecordStore {
+  constructor(readonly t: Tables) {}
+
+  async append(records: readonly DependencyErrorRecord[]): Promise<void> {
+    await this.t.connection.insert(
+      this.t.table('error_records'),
+      records.map((r) => ({
+        time: seconds(r.timeMs),
+        time_ms: r.timeMs,
+        dependency: r.dependency,
+        shard: r.shard,
+        kind: r.kind,
+        message: r.message,
+        experiment_id: r.experimentId,
+        arm: r.arm,
+        trial: r.trial,
+        job: r.job,
+        jobs: [...r.jobs],
+      })),
+    );
+  }
+
+  async query(filter: ErrorRecordFilter, options: ReadOptions = {}): Promise<DependencyErrorRecord[]> {
+    const conditions = [sql`time_ms >= ${Math.max(0, Math.floor(filter.sinceMs))}`];
+    if (filter.untilMs !== undefined) conditions.push(sql`time_ms < ${Math.max(0, Math.ceil(filter.untilMs))}`);
+    if (filter.dependency !== undefined) conditions.push(sql`dependency = ${filter.dependency}`);
+    if (filter.experimentId !== undefined) conditions.push(sql`experiment_id = ${filter.experimentId}`);
+    if (filter.jobs !== undefined) {
+      conditions.push(filter.jobs.length === 0 ? new SqlFragment('0') : sql`(has(${filter.jobs}, job) OR arrayExists(j -> has(${filter.jobs}, j), jobs))`);
+    }
+    type Row = Omit<DependencyErrorRecord, 'timeMs' | 'experimentId'> & { time_ms: string; experiment_id: string };
+    const rows = await this.t.connection.rows<Row>(
+      sql`SELECT time_ms, dependency, shard, kind, message, experiment_id, arm, trial, job, jobs FROM ${this.t.table('error_records')} WHERE ${joinSql(conditions, ' AND ')} ORDER BY time_ms`,
+      options.signal,
+    );
+    return rows.map(({ time_ms, experiment_id, ...rest }) => ({ ...rest, timeMs: Number(time_ms), experimentId: experiment_id }));
+  }
+}
+
+/** Options of the ClickHouse backend. */
+export interface ClickHouseStoreOptions {
+  /** HTTP interface URL. @default "http://127.0.0.1:8123" */
+  readonly url: string;
+  /** @default "tandem" */
+  readonly database: string;
+  readonly username?: string;
+  readonly password?: string;
+  /** @default 30000 */
+  readonly requestTimeoutMs?: number;
+  /** Rows per insert request. @default 10000 */
+  readonly batchRows?: number;
+}
+
+export class ClickHouseStore implements Store {
+  readonly kind = 'clickhouse';
+  readonly location: string;
+  readonly corpus: CorpusStore;
+  readonly samples: SampleStore;
+  readonly experiments: ExperimentStore;
+  readonly observations: ObservationStore;
+  readonly configReads: ConfigReadStore;
+  readonly errors: ErrorRecordStore;
+  readonly #tables: Tables;
+
+  constructor(options: ClickHouseStoreOptions) {
+    const connection = new ClickHouseConnection({
+      url: options.url,
+      username: options.username ?? 'default',
+      password: options.password ?? '',
+      requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
+      batchRows: options.batchRows ?? 10_000,
+    });
+    this.#tables = new Tables(connection, options.database);
+    qualified(options.database, 'corpus'); // validates the database name now, not on first use
+    this.location = `${options.url} (database ${options.database})`;
+    this.corpus = new ClickHouseCorpusStore(this.#tables);
+    this.samples = new ClickHouseSampleStore(this.#tables);
+    this.experiments = new ClickHouseExperimentStore(this.#tables);
+    this.observations = new ClickHouseObservationStore(this.#tables);
+    this.configReads = new ClickHouseConfigReadStore(this.#tables);
+    this.errors = new ClickHouseErrorRecordStore(this.#tables);
+  }
+
+  async init(): Promise<void> {
+    for (const statement of createStatements(this.#tables.database)) await this.#tables.connection.command(statement);
+  }
+
+  async close(): Promise<void> {
+    await this.#tables.connection.close();
+  }
+}
+
+export function createClickHouseStore(options: ClickHouseStoreOptions): ClickHouseStore {
+  return new ClickHouseStore(options);
+}

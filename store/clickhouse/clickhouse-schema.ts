@@ -1,0 +1,46 @@
+/**
+ * Tables of the ClickHouse backend. Valid on ClickHouse 18.16 and current
+ * servers: no DateTime64 (epoch ms in UInt64 plus a DateTime for partitions),
+ * no LowCardinality, no TTL (pruning is an explicit DELETE), JSON documents as
+ * String. Sort keys follow the reads: per tier by time, per experiment by
+ * metric and time, per dependency by time.
+ */
+import { qualified, ident, SqlFragment } from '../sql.js';
+
+export const TABLES = ['corpus', 'samples', 'experiments', 'experiment_events', 'observations', 'config_reads', 'error_records'] as const;
+export type TableName = (typeof TABLES)[number];
+
+const DEFINITIONS: Readonly<Record<TableName, string>> = {
+  corpus: `(
+    tier String, time DateTime, time_ms UInt64, id String, method String, path String,
+    headers String, body String, body_truncated UInt8, sample_rate Float64, sample_mode String, size_bytes UInt64
+  ) ENGINE = MergeTree() PARTITION BY toYYYYMMDD(time) ORDER BY (tier, time_ms, id)`,
+  samples: `(
+    experiment_id String, trial UInt32, arm String, metric String, time DateTime, time_ms UInt64, value Float64, labels String
+  ) ENGINE = MergeTree() PARTITION BY toYYYYMM(time) ORDER BY (experiment_id, metric, time_ms)`,
+  // ReplacingMergeTree keeps the row with the highest updated_ms per id; reads use FINAL.
+  experiments: `(
+    id String, workload String, status String, created_ms UInt64, updated_ms UInt64, record String
+  ) ENGINE = ReplacingMergeTree(updated_ms) ORDER BY id`,
+  experiment_events: `(
+    experiment_id String, time_ms UInt64, seq UInt64, type String, message String, data String
+  ) ENGINE = MergeTree() ORDER BY (experiment_id, time_ms, seq)`,
+  observations: `(
+    experiment_id String, detector String, time_ms UInt64, value Nullable(Float64), baseline Nullable(Float64), verdict String, message String
+  ) ENGINE = MergeTree() ORDER BY (experiment_id, detector, time_ms)`,
+  config_reads: `(
+    service String, file String, setting String, time DateTime, time_ms UInt64
+  ) ENGINE = MergeTree() PARTITION BY toYYYYMMDD(time) ORDER BY (service, file, setting, time_ms)`,
+  error_records: `(
+    time DateTime, time_ms UInt64, dependency String, shard String, kind String, message String,
+    experiment_id String, arm String, trial String, job String, jobs Array(String)
+  ) ENGINE = MergeTree() PARTITION BY toYYYYMMDD(time) ORDER BY (dependency, time_ms)`,
+};
+
+/** Statements that create the database and every table; each is idempotent. */
+export function createStatements(database: string): SqlFragment[] {
+  return [
+    new SqlFragment(`CREATE DATABASE IF NOT EXISTS ${ident(database).text}`),
+    ...TABLES.map((table) => new SqlFragment(`CREATE TABLE IF NOT EXISTS ${qualified(database, table).text} ${DEFINITIONS[table]}`)),
+  ];
+}

@@ -1,0 +1,256 @@
+/**
+ * The embedded default: plain files under `.tandem/` that a person can read.
+ * Append-only data is NDJSON (whole lines, torn tails skipped on read);
+ * experiment records are JSON written to a temporary file and renamed.
+ *
+ *   corpus/<tier>/<YYYYMMDDHH>.ndjson      recorded requests
+ *   samples/<experiment>.ndjson            time series
+ *   experiments/<id>.json                  experiment record (trials, verdict)
+ *   experiments/<id>.events.ndjson         lifecycle events
+ *   observations/<experiment>.ndjson       detector checks
+ *   config-reads/<YYYYMMDD>.ndjson         config consumption index
+ *   errors/<YYYYMMDD>.ndjson               dependency error records
+ */
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import type {
+  ConfigRead,
+  DependencyErrorRecord,
+  DetectorObservation,
+  ExperimentEvent,
+  ExperimentRecord,
+  Sample,
+} from '../core/index.js';
+import type {
+  ConfigReadStore,
+  ConfigReadSummary,
+  ErrorRecordStore,
+  ExperimentStore,
+  ObservationStore,
+  ReadOptions,
+  SampleStore,
+  Store,
+} from './store.js';
+import { assertName } from './names.js';
+import { latestConfigReads, matchesErrorFilter, type ErrorRecordFilter } from './filters.js';
+import {
+  isConfigRead,
+  isDependencyErrorRecord,
+  isDetectorObservation,
+  isExperimentEvent,
+  isExperimentRecord,
+  isSample,
+} from './record-guards.js';
+import { LocalFiles } from './local/local-files.js';
+import { LocalCorpusStore } from './local/local-corpus-store.js';
+import { appendLines, readJsonLines } from './local/ndjson-file.js';
+import { writeFileAtomic } from './local/atomic-file.js';
+
+const DAY_MS = 86_400_000;
+
+/** UTC day of a time, as used in day-bucketed file names. */
+function dayName(timeMs: number): string {
+  return new Date(Math.floor(timeMs / DAY_MS) * DAY_MS).toISOString().slice(0, 10).replaceAll('-', '');
+}
+
+function dayStartMs(name: string): number {
+  return Date.UTC(Number(name.slice(0, 4)), Number(name.slice(4, 6)) - 1, Number(name.slice(6, 8)));
+}
+
+/** Append records to files chosen per record, one write per file. */
+async function appendGrouped<T>(files: LocalFiles, folder: string, records: readonly T[], fileOf: (record: T) => string): Promise<void> {
+  const groups = new Map<string, string[]>();
+  for (const record of records) {
+    const path = join(files.dir, folder, fileOf(record));
+    let lines = groups.get(path);
+    if (!lines) groups.set(path, (lines = []));
+    lines.push(JSON.stringify(record));
+  }
+  for (const [path, lines] of groups) {
+    await files.guard(`append to ${path}`, async () => {
+      await files.ensureDir(join(files.dir, folder));
+      await appendLines(path, lines);
+    });
+  }
+}
+
+/** Records of the day-bucketed files of `folder` that may hold times at or after `sinceMs`. */
+async function* readDays<T>(files: LocalFiles, folder: string, sinceMs: number, accept: (v: unknown) => v is T, options: ReadOptions): AsyncGenerator<T> {
+  const days = (await files.list(folder)).filter((name) => /^\d{8}\.ndjson$/.test(name)).sort();
+  for (const day of days) {
+    if (dayStartMs(day) + DAY_MS <= sinceMs) continue;
+    yield* readJsonLines(join(files.dir, folder, day), accept, options);
+  }
+}
+
+class LocalSampleStore implements SampleStore {
+  constructor(readonly files: LocalFiles) {}
+
+  append(samples: readonly Sample[]): Promise<void> {
+    return appendGrouped(this.files, 'samples', samples, (s) => `${assertName(s.experimentId, 'sample experimentId')}.ndjson`);
+  }
+
+  async *read(experimentId: string, options: ReadOptions & { metric?: string; arm?: string; trial?: number } = {}): AsyncIterable<Sample> {
+    const path = join(this.files.dir, 'samples', `${assertName(experimentId, 'experiment id')}.ndjson`);
+    const matching: Sample[] = [];
+    for await (const s of readJsonLines(path, isSample, options)) {
+      if (options.metric !== undefined && s.metric !== options.metric) continue;
+      if (options.arm !== undefined && s.arm !== options.arm) continue;
+      if (options.trial !== undefined && s.trial !== options.trial) continue;
+      matching.push(s);
+    }
+    // Writers append roughly in time order; a stable sort makes the order exact.
+    yield* matching.sort((a, b) => a.timeMs - b.timeMs);
+  }
+}
+
+class LocalExperimentStore implements ExperimentStore {
+  constructor(readonly files: LocalFiles) {}
+
+  #path(id: string, suffix: string): string {
+    return join(this.files.dir, 'experiments', `${assertName(id, 'experiment id')}${suffix}`);
+  }
+
+  async put(record: ExperimentRecord): Promise<void> {
+    const path = this.#path(record.id, '.json');
+    await this.files.guard(`write ${path}`, async () => {
+      await this.files.ensureDir(join(this.files.dir, 'experiments'));
+      await writeFileAtomic(path, `${JSON.stringify(record, null, 2)}\n`);
+    });
+  }
+
+  async get(id: string): Promise<ExperimentRecord | undefined> {
+    const path = this.#path(id, '.json');
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw this.files.wrap(`read ${path}`, error);
+    }
+    const value: unknown = JSON.parse(text);
+    return isExperimentRecord(value) ? value : undefined;
+  }
+
+  async list(filter: { workload?: string; status?: ExperimentRecord['status']; limit?: number } = {}): Promise<ExperimentRecord[]> {
+    const records: ExperimentRecord[] = [];
+    for (const name of await this.files.list('experiments')) {
+      if (!name.endsWith('.json')) continue;
+      let value: unknown;
+      try {
+        value = JSON.parse(await readFile(join(this.files.dir, 'experiments', name), 'utf8'));
+      } catch {
+        continue; // a file removed or replaced while listing
+      }
+      if (!isExperimentRecord(value)) continue;
+      if (filter.workload !== undefined && value.workload !== filter.workload) continue;
+      if (filter.status !== undefined && value.status !== filter.status) continue;
+      records.push(value);
+    }
+    records.sort((a, b) => b.createdAtMs - a.createdAtMs || (a.id < b.id ? 1 : -1));
+    return filter.limit === undefined ? records : records.slice(0, filter.limit);
+  }
+
+  async appendEvent(event: ExperimentEvent): Promise<void> {
+    const path = this.#path(event.experimentId, '.events.ndjson');
+    await this.files.guard(`append to ${path}`, async () => {
+      await this.files.ensureDir(join(this.files.dir, 'experiments'));
+      await appendLines(path, [JSON.stringify(event)]);
+    });
+  }
+
+  async events(experimentId: string, options: ReadOptions = {}): Promise<ExperimentEvent[]> {
+    const events: ExperimentEvent[] = [];
+    for await (const e of readJsonLines(this.#path(experimentId, '.events.ndjson'), isExperimentEvent, options)) events.push(e);
+    return events;
+  }
+}
+
+class LocalObservationStore implements ObservationStore {
+  constructor(readonly files: LocalFiles) {}
+
+  append(observations: readonly DetectorObservation[]): Promise<void> {
+    return appendGrouped(this.files, 'observations', observations, (o) => `${assertName(o.experimentId, 'observation experimentId')}.ndjson`);
+  }
+
+  async read(experimentId: string, options: ReadOptions & { detector?: string } = {}): Promise<DetectorObservation[]> {
+    const path = join(this.files.dir, 'observations', `${assertName(experimentId, 'experiment id')}.ndjson`);
+    const out: DetectorObservation[] = [];
+    for await (const o of readJsonLines(path, isDetectorObservation, options)) {
+      if (options.detector === undefined || o.detector === options.detector) out.push(o);
+    }
+    return out.sort((a, b) => a.timeMs - b.timeMs);
+  }
+}
+
+class LocalConfigReadStore implements ConfigReadStore {
+  constructor(readonly files: LocalFiles) {}
+
+  append(reads: readonly ConfigRead[]): Promise<void> {
+    return appendGrouped(this.files, 'config-reads', reads, (r) => `${dayName(r.timeMs)}.ndjson`);
+  }
+
+  async latest(filter: { sinceMs: number; service?: string; file?: string }, options: ReadOptions = {}): Promise<ConfigReadSummary[]> {
+    return latestConfigReads(readDays(this.files, 'config-reads', filter.sinceMs, isConfigRead, options), filter);
+  }
+}
+
+class LocalErrorRecordStore implements ErrorRecordStore {
+  constructor(readonly files: LocalFiles) {}
+
+  append(records: readonly DependencyErrorRecord[]): Promise<void> {
+    return appendGrouped(this.files, 'errors', records, (r) => `${dayName(r.timeMs)}.ndjson`);
+  }
+
+  async query(filter: ErrorRecordFilter, options: ReadOptions = {}): Promise<DependencyErrorRecord[]> {
+    const out: DependencyErrorRecord[] = [];
+    for await (const r of readDays(this.files, 'errors', filter.sinceMs, isDependencyErrorRecord, options)) {
+      if (matchesErrorFilter(r, filter)) out.push(r);
+    }
+    return out.sort((a, b) => a.timeMs - b.timeMs);
+  }
+}
+
+/** Options of the local backend. */
+export interface LocalStoreOptions {
+  /** Directory of the store; created on `init()` or first write. @default ".tandem" */
+  readonly dir: string;
+}
+
+export class LocalStore implements Store {
+  readonly kind = 'local';
+  readonly location: string;
+  readonly corpus: LocalCorpusStore;
+  readonly samples: SampleStore;
+  readonly experiments: ExperimentStore;
+  readonly observations: ObservationStore;
+  readonly configReads: ConfigReadStore;
+  readonly errors: ErrorRecordStore;
+  readonly #files: LocalFiles;
+
+  constructor(options: LocalStoreOptions) {
+    this.location = resolve(options.dir);
+    this.#files = new LocalFiles(this.location);
+    this.corpus = new LocalCorpusStore(this.#files);
+    this.samples = new LocalSampleStore(this.#files);
+    this.experiments = new LocalExperimentStore(this.#files);
+    this.observations = new LocalObservationStore(this.#files);
+    this.configReads = new LocalConfigReadStore(this.#files);
+    this.errors = new LocalErrorRecordStore(this.#files);
+  }
+
+  async init(): Promise<void> {
+    for (const folder of ['', 'corpus', 'samples', 'experiments', 'observations', 'config-reads', 'errors']) {
+      const path = join(this.location, folder);
+      await this.#files.guard(`create ${path}`, () => this.#files.ensureDir(path));
+    }
+  }
+
+  async close(): Promise<void> {
+    // Every write is complete when its promise resolves; nothing is buffered.
+  }
+}
+
+export function createLocalStore(options: LocalStoreOptions): LocalStore {
+  return new LocalStore(options);
+}

@@ -1,0 +1,69 @@
+/**
+ * Shape checks for records read back from storage. A line that parses as
+ * JSON but lacks a record's fields (hand-edited, written by another version)
+ * is reported as corrupt rather than handed on to crash a reader later.
+ */
+import type {
+  ConfigRead,
+  CorpusRecord,
+  DependencyErrorRecord,
+  DetectorObservation,
+  ExperimentEvent,
+  ExperimentRecord,
+  Sample,
+} from '../core/index.js';
+
+type Fields = Record<string, 'string' | 'number' | 'boolean' | 'object'>;
+
+function hasFields(value: unknown, fields: Fields): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const record = value as Record<string, unknown>;
+  for (const [key, type] of Object.entries(fields)) {
+    const field = record[key];
+    if (type === 'object' ? field === null || typeof field !== 'object' : typeof field !== type) return false;
+  }
+  return true;
+}
+
+export const isCorpusRecord = (v: unknown): v is CorpusRecord =>
+  hasFields(v, {
+    id: 'string',
+    tier: 'string',
+    timeMs: 'number',
+    method: 'string',
+    path: 'string',
+    headers: 'object',
+    body: 'string',
+    bodyTruncated: 'boolean',
+    sampleRate: 'number',
+    sampleMode: 'string',
+  });
+
+export const isSample = (v: unknown): v is Sample =>
+  hasFields(v, { experimentId: 'string', trial: 'number', arm: 'string', metric: 'string', timeMs: 'number', value: 'number' });
+
+export const isExperimentRecord = (v: unknown): v is ExperimentRecord =>
+  hasFields(v, { id: 'string', workload: 'string', status: 'string', createdAtMs: 'number', updatedAtMs: 'number', seed: 'number', spec: 'object', trials: 'object' });
+
+export const isExperimentEvent = (v: unknown): v is ExperimentEvent =>
+  hasFields(v, { experimentId: 'string', timeMs: 'number', type: 'string' });
+
+export const isDetectorObservation = (v: unknown): v is DetectorObservation =>
+  hasFields(v, { experimentId: 'string', detector: 'string', timeMs: 'number', verdict: 'string' });
+
+export const isConfigRead = (v: unknown): v is ConfigRead =>
+  hasFields(v, { service: 'string', file: 'string', setting: 'string', timeMs: 'number' });
+
+export const isDependencyErrorRecord = (v: unknown): v is DependencyErrorRecord =>
+  hasFields(v, {
+    timeMs: 'number',
+    dependency: 'string',
+    shard: 'string',
+    kind: 'string',
+    message: 'string',
+    experimentId: 'string',
+    arm: 'string',
+    trial: 'string',
+    job: 'string',
+    jobs: 'object',
+  });

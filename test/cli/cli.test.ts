@@ -1,0 +1,147 @@
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { describe, expect, inject, it, onTestFinished } from 'vitest';
+import { REPO_ROOT, runCli, spawnCli } from '../support/cli.js';
+import { freePort } from '../support/free-port.js';
+
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'tandem-cli-'));
+  onTestFinished(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+describe('tandem validate', () => {
+  it('accepts a valid config', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'tandem.config.yaml'), 'workloads:\n  - name: w\n    tier: t\n');
+    const result = await runCli(['validate'], { cwd: dir });
+    expect(result).toMatchObject({ code: 0, err: '' });
+    expect(result.out).toContain('valid (1 workload, store local, queue inline)');
+  });
+
+  it('prints every problem with its path and exits 3', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'bad.yaml'), 'workloads:\n  - name: w\n    tier: t\n    detectors:\n      - { name: d, kind: dependency-health, source: "http://127.0.0.1:1", consecutive: 0 }\nrecorder: { rate: 2 }\n');
+    const result = await runCli(['validate', '--config', 'bad.yaml'], { cwd: dir });
+    expect(result.code).toBe(3);
+    expect(result.err).toContain('workloads[0].detectors[0].consecutive must be >= 1, got 0 (line 5:');
+    expect(result.err).toContain('recorder.rate must be <= 1, got 2 (line 6:');
+  });
+
+  it('gives machine-readable issues with --json', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'tandem.config.json'), JSON.stringify({ workloads: [{ name: 'w', tier: 't', replay: { rate: -1 } }] }));
+    const result = await runCli(['validate', '--json'], { cwd: dir });
+    expect(result.code).toBe(3);
+    expect(JSON.parse(result.out)).toMatchObject({ valid: false, issues: [expect.stringContaining('workloads[0].replay.rate must be > 0, got -1')] });
+  });
+
+  it('says where it looked when there is no config file', async () => {
+    const dir = await tempDir();
+    const result = await runCli(['validate'], { cwd: dir });
+    expect(result.code).toBe(3);
+    expect(result.err).toContain(`no config file found: looked for tandem.config.yaml, tandem.config.yml, tandem.config.json in ${dir}`);
+  });
+});
+
+describe('tandem CLI', () => {
+  it('validates the config before any command runs', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'tandem.config.yaml'), 'store: { kind: local, dri: x }\n');
+    for (const args of [['store', 'init'], ['replay', '--workload', 'w']]) {
+      const result = await runCli(args, { cwd: dir });
+      expect(result.code).toBe(3);
+      expect(result.err).toContain('unknown key "dri" in store (did you mean "dir"?)');
+    }
+  });
+
+  it('refuses commands that are not built yet with exit 2, naming the issue', async () => {
+    const dir = await tempDir();
+    const result = await runCli(['replay', '--workload', 'ranking'], { cwd: dir });
+    expect(result.code).toBe(2);
+    expect(result.err).toContain('`tandem replay` is not implemented yet (issue #5)');
+  });
+
+  it('treats unknown commands and options as bad input (exit 3)', async () => {
+    const dir = await tempDir();
+    expect((await runCli(['nosuch'], { cwd: dir })).code).toBe(3);
+    expect((await runCli(['validate', '--bogus'], { cwd: dir })).code).toBe(3);
+    expect((await runCli([], { cwd: dir })).code).toBe(3);
+  });
+
+  it('initializes a local store idempotently', async () => {
+    const dir = await tempDir();
+    for (let i = 0; i < 2; i++) {
+      const result = await runCli(['store', 'init', '--json'], { cwd: dir });
+      expect(result.code).toBe(0);
+      expect(JSON.parse(result.out)).toEqual({ initialized: true, kind: 'local', location: join(dir, '.tandem') });
+    }
+    expect((await stat(join(dir, '.tandem', 'corpus'))).isDirectory()).toBe(true);
+  });
+
+  it('initializes a ClickHouse store from the config', async () => {
+    const dir = await tempDir();
+    const database = `tandem_cli_${randomUUID().replaceAll('-', '')}`;
+    await writeFile(join(dir, 'tandem.config.yaml'), `store: { kind: clickhouse, url: "${inject('clickhouseUrl')}", database: ${database} }\n`);
+    const result = await runCli(['store', 'init'], { cwd: dir });
+    expect(result).toMatchObject({ code: 0, err: '' });
+    const tables = await (await fetch(`${inject('clickhouseUrl')}/?query=${encodeURIComponent(`SHOW TABLES FROM ${database}`)}`)).text();
+    expect(tables.trim().split('\n').sort()).toEqual(['config_reads', 'corpus', 'error_records', 'experiment_events', 'experiments', 'observations', 'samples']);
+  });
+
+  it('reports an unreachable ClickHouse in one line without a stack trace, exit 2', async () => {
+    const dir = await tempDir();
+    const url = `http://127.0.0.1:${await freePort()}`;
+    await writeFile(join(dir, 'tandem.config.yaml'), `store: { kind: clickhouse, url: "${url}", requestTimeout: 2s }\n`);
+    const result = await runCli(['store', 'init'], { cwd: dir });
+    expect(result.code).toBe(2);
+    expect(result.err).toContain(`tandem: cannot reach ClickHouse at ${url}`);
+    expect(result.err).not.toMatch(/\n\s+at /);
+    const verbose = await runCli(['store', 'init', '--verbose'], { cwd: dir });
+    expect(verbose.err).toMatch(/\n\s+at /);
+  });
+
+  it('reports an unwritable local store dir clearly, exit 2', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'blocker'), '');
+    await writeFile(join(dir, 'tandem.config.yaml'), 'store: { kind: local, dir: blocker/.tandem }\n');
+    const result = await runCli(['store', 'init'], { cwd: dir });
+    expect(result.code).toBe(2);
+    expect(result.err).toContain(`local store at ${join(dir, 'blocker', '.tandem')}: cannot create`);
+    expect(result.err).toContain('hint:');
+  });
+
+  it('keeps docs/config.md and docs/config.schema.json in step with the schema', async () => {
+    const markdown = await runCli(['schema', '--markdown'], { cwd: REPO_ROOT });
+    expect(await readFile(join(REPO_ROOT, 'docs', 'config.md'), 'utf8')).toBe(markdown.out);
+    const json = await runCli(['schema'], { cwd: REPO_ROOT });
+    expect(await readFile(join(REPO_ROOT, 'docs', 'config.schema.json'), 'utf8')).toBe(json.out);
+  });
+
+  it("validates the repository's own example config", async () => {
+    const result = await runCli(['validate'], { cwd: REPO_ROOT });
+    expect(result.code).toBe(0);
+  });
+});
+
+describe('tandem as a user runs it (spawned)', () => {
+  it('--help lists the commands and exit codes', async () => {
+    const result = await spawnCli(['--help'], { cwd: await tempDir() });
+    expect(result.code).toBe(0);
+    for (const command of ['validate', 'schema', 'store', 'replay', 'run', 'worker', 'demo']) expect(result.out).toMatch(new RegExp(`\\n  ${command}\\b`));
+    expect(result.out).toContain('Exit codes: 0 ok, 1');
+  });
+
+  it('validate, schema and store init work end to end', async () => {
+    const dir = await tempDir();
+    expect((await spawnCli(['validate'], { cwd: dir })).code).toBe(3);
+    await writeFile(join(dir, 'tandem.config.yaml'), 'workloads: []\n');
+    expect(await spawnCli(['validate'], { cwd: dir })).toMatchObject({ code: 0 });
+    const schema = await spawnCli(['schema'], { cwd: dir });
+    expect(JSON.parse(schema.out)).toMatchObject({ type: 'object', additionalProperties: false });
+    expect(await spawnCli(['store', 'init'], { cwd: dir })).toMatchObject({ code: 0, out: `initialized local store at ${join(dir, '.tandem')}\n` });
+    expect(await spawnCli(['demo'], { cwd: dir })).toMatchObject({ code: 2 });
+  });
+});

@@ -1,0 +1,137 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { ConfigError, configJsonSchema, loadConfig, parseConfig, parseConfigText } from '../../core/index.js';
+
+function issuesOf(action: () => unknown): string[] {
+  try {
+    action();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).code).toBe('TANDEM_ERR_CONFIG');
+    return [...(error as ConfigError).issues];
+  }
+  throw new Error('expected a ConfigError');
+}
+
+const minimal = { workloads: [{ name: 'ranking', tier: 'ranking' }] };
+
+describe('config validation', () => {
+  it('fills defaults and turns durations into milliseconds', () => {
+    const config = parseConfig(minimal);
+    expect(config.store).toEqual({ kind: 'local', dir: '.tandem' });
+    expect(config.queue).toEqual({ kind: 'inline', concurrency: 1 });
+    expect(config.recorder.rate).toBe(1e-4);
+    const [w] = config.workloads;
+    expect(w?.corpus.lookback).toBe(4 * 3_600_000);
+    expect(w?.trials).toEqual({ count: 5, warmup: 10_000, measure: 30_000, maxReplacements: 2, allowFingerprintMismatch: false });
+    expect(w?.replay.timeout).toBe(5_000);
+  });
+
+  it('returns a deeply frozen config', () => {
+    const config = parseConfig(minimal);
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.workloads[0]?.trials)).toBe(true);
+  });
+
+  it('reports one line per problem, each naming the path, the value and what was expected', () => {
+    const issues = issuesOf(() =>
+      parseConfig({
+        recorder: { rate: 2 },
+        workloads: [
+          {
+            name: 'ranking',
+            tier: 'ranking',
+            replay: { qps: 10, concurrency: 'many' },
+            trials: { warmup: '-5s' },
+            detectors: [{ name: 'restarts', kind: 'dependency-health', source: 'http://127.0.0.1:1/metrics', consecutive: 0 }],
+          },
+          { name: 'ranking', tier: 'query' },
+        ],
+      }),
+    );
+    expect(issues).toEqual(
+      expect.arrayContaining([
+        'recorder.rate must be <= 1, got 2',
+        'unknown key "qps" in workloads[0].replay (did you mean "rate"?)',
+        'workloads[0].replay.concurrency must be a number, got "many"',
+        expect.stringMatching(/^workloads\[0\]\.trials\.warmup must be a duration like .*got "-5s"$/),
+        'workloads[0].detectors[0].consecutive must be >= 1, got 0',
+        'workloads[1].name must be unique, got "ranking" (also used by workloads[0])',
+      ]),
+    );
+    expect(issues).toHaveLength(6);
+  });
+
+  it('checks URLs, policies, pins and names', () => {
+    const issues = issuesOf(() =>
+      parseConfig({
+        store: { kind: 'clickhouse', url: 'ftp://example' },
+        workloads: [
+          {
+            name: '../evil',
+            tier: 'ranking',
+            dependencies: [
+              { name: 'prediction', policy: 'pinned', shards: ['http://127.0.0.1:1', 'http://127.0.0.1:2'], pin: 3 },
+              { name: 'features', policy: 'mirrored', target: 'http://127.0.0.1:3' },
+              { name: 'features', policy: 'isolated', target: 'not a url' },
+            ],
+          },
+        ],
+      }),
+    );
+    expect(issues).toEqual(
+      expect.arrayContaining([
+        'store.url must be an http:// or https:// URL, got "ftp://example"',
+        expect.stringMatching(/^workloads\[0\]\.name must be a name of letters/),
+        'workloads[0].dependencies[0].pin must be <= the number of shards (2), got 3',
+        'workloads[0].dependencies[1].policy must be one of "isolated", "pinned", "shared", got "mirrored"',
+        'workloads[0].dependencies[2].target must be an http:// or https:// URL, got "not a url"',
+        'workloads[0].dependencies[2].name must be unique, got "features" (also used by workloads[0].dependencies[1])',
+      ]),
+    );
+  });
+
+  it('requires exactly one way to reach an arm', () => {
+    const issues = issuesOf(() => parseConfig({ workloads: [{ name: 'w', tier: 't', arms: { control: {}, treatment: { url: 'http://127.0.0.1:1' } } }] }));
+    expect(issues).toEqual(['workloads[0].arms.control must have exactly one of "url" or "deploy"']);
+  });
+
+  it('adds line and column for files and lists problems in file order', () => {
+    const text = ['workloads:', '  - name: ranking', '    tier: ranking', '    trials:', '      count: 0', '    replay:', '      rat: 10', ''].join('\n');
+    expect(issuesOf(() => parseConfigText(text, 'x.yaml'))).toEqual([
+      'workloads[0].trials.count must be >= 1, got 0 (line 5:14)',
+      'unknown key "rat" in workloads[0].replay (did you mean "rate"?) (line 7:7)',
+    ]);
+  });
+
+  it('reports YAML syntax errors and duplicate keys with their line', () => {
+    expect(issuesOf(() => parseConfigText('workloads:\n  - name: [unclosed\n', 'x.yaml'))[0]).toMatch(/^line \d+:\d+: Flow sequence/);
+    expect(issuesOf(() => parseConfigText('store:\n  kind: local\nstore:\n  kind: local\n', 'x.yaml'))[0]).toMatch(/^line 3:.*unique/);
+  });
+
+  it('reads JSON files with the same positions', () => {
+    const text = JSON.stringify({ workloads: [{ name: 'w', tier: 't', replay: { rate: 0 } }] }, null, 2);
+    expect(issuesOf(() => parseConfigText(text, 'x.json'))).toEqual(['workloads[0].replay.rate must be > 0, got 0 (line 7:17)']);
+  });
+
+  it('finds the default file, honours --config, and uses defaults when there is no file', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tandem-config-'));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
+    expect((await loadConfig({ cwd: dir })).path).toBeUndefined();
+    await expect(loadConfig({ cwd: dir, requireFile: true })).rejects.toThrow(/no config file found/);
+    await expect(loadConfig({ cwd: dir, path: 'missing.yaml' })).rejects.toThrow(/missing\.yaml does not exist/);
+    await writeFile(join(dir, 'tandem.config.yaml'), 'workloads:\n  - name: w\n    tier: t\n');
+    const loaded = await loadConfig({ cwd: dir });
+    expect(loaded.path).toBe(join(dir, 'tandem.config.yaml'));
+    expect(loaded.config.workloads[0]?.name).toBe('w');
+  });
+
+  it('exports a JSON Schema that forbids unknown keys and documents defaults', () => {
+    const schema = configJsonSchema() as { additionalProperties: boolean; properties: Record<string, { description?: string }> };
+    expect(schema.additionalProperties).toBe(false);
+    expect(Object.keys(schema.properties)).toEqual(expect.arrayContaining(['store', 'queue', 'recorder', 'workloads', 'lattices']));
+    expect(schema.properties.workloads?.description).toMatch(/replay/);
+  });
+});

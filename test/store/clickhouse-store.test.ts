@@ -1,0 +1,86 @@
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { createServer } from 'node:http';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, inject, it, onTestFinished } from 'vitest';
+import { createClickHouseStore, type ClickHouseStore } from '../../store/index.js';
+import { corpusRecord, storeContract } from './store-contract.js';
+import { killHard, spawnTs, waitForLine } from '../support/child.js';
+import { freePort } from '../support/free-port.js';
+
+const url = inject('clickhouseUrl');
+
+function database(): string {
+  return `tandem_test_${randomUUID().replaceAll('-', '')}`;
+}
+
+async function freshStore(db = database()): Promise<ClickHouseStore> {
+  const store = createClickHouseStore({ url, database: db });
+  await store.init();
+  return store;
+}
+
+storeContract('clickhouse', () => freshStore());
+
+describe('clickhouse store', () => {
+  it('creates its tables idempotently', async () => {
+    const db = database();
+    const store = await freshStore(db);
+    onTestFinished(() => store.close());
+    await store.corpus.append([corpusRecord()]);
+    await store.init();
+    expect((await store.corpus.tiers())[0]?.count).toBe(1);
+  });
+
+  it('names the URL when the server cannot be reached', async () => {
+    const down = `http://127.0.0.1:${await freePort()}`;
+    const store = createClickHouseStore({ url: down, database: 'tandem', requestTimeoutMs: 2_000 });
+    onTestFinished(() => store.close());
+    await expect(store.init()).rejects.toMatchObject({
+      code: 'TANDEM_ERR_STORE',
+      message: expect.stringContaining(`cannot reach ClickHouse at ${down}`),
+    });
+  });
+
+  it("names the URL and quotes the server's message when a query is refused", async () => {
+    const store = createClickHouseStore({ url, database: database() }); // never initialized: tables are missing
+    onTestFinished(() => store.close());
+    const refusal = store.experiments.list();
+    await expect(refusal).rejects.toMatchObject({ code: 'TANDEM_ERR_STORE' });
+    await expect(refusal).rejects.toThrow(new RegExp(`ClickHouse at ${url} refused .*(Database|Table) .*doesn't exist`));
+  });
+
+  it('reports a server that answers garbage as a store error', async () => {
+    const server = createServer((_req, res) => {
+      res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end('Code: 999, e.displayText() = DB::Exception: synthetic failure');
+    }).listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const fake = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const store = createClickHouseStore({ url: fake, database: 'tandem' });
+    onTestFinished(() => store.close());
+    await expect(store.init()).rejects.toThrow(`ClickHouse at ${fake} refused`);
+  });
+
+  it('stays readable after a writer is killed mid-insert', async () => {
+    const db = database();
+    const store = await freshStore(db);
+    onTestFinished(() => store.close());
+    const child = spawnTs(join(import.meta.dirname, 'fixtures', 'append-forever.ts'), ['clickhouse', url, db]);
+    await waitForLine(child, 'ready');
+    const deadline = Date.now() + 20_000;
+    let seen = 0;
+    while (seen < 500 && Date.now() < deadline) seen = (await store.corpus.tiers())[0]?.count ?? 0;
+    await killHard(child);
+    let count = 0;
+    for await (const r of store.corpus.read('crash', { sinceMs: 0 })) {
+      expect(r.path).toMatch(/^\/batch\/\d+\/\d+$/);
+      count++;
+    }
+    expect(count).toBeGreaterThanOrEqual(seen);
+    // Inserts are atomic per request: only whole batches are visible.
+    expect(count % 50).toBe(0);
+  });
+});

@@ -1,0 +1,249 @@
+/**
+ * One contract for every storage backend: the same tests run unchanged
+ * against the local files and ClickHouse (undici's cacheStoreTests pattern).
+ */
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { CorpusRecord, DependencyErrorRecord, ExperimentRecord, Sample } from '../../core/index.js';
+import type { Store } from '../../store/index.js';
+
+export const T0 = Date.UTC(2026, 10, 30, 10, 0, 0);
+const HOUR = 3_600_000;
+
+export function corpusRecord(overrides: Partial<CorpusRecord> = {}): CorpusRecord {
+  return {
+    id: randomUUID(),
+    tier: 'ranking',
+    timeMs: T0,
+    method: 'POST',
+    path: '/rank?surface=home&q=caf%C3%A9',
+    headers: { 'content-type': 'application/json', authorization: '[redacted]' },
+    body: Buffer.from(JSON.stringify({ viewer: 7, query: 'café ☕' })).toString('base64'),
+    bodyTruncated: false,
+    sampleRate: 1e-4,
+    sampleMode: 'uniform',
+    ...overrides,
+  };
+}
+
+export function experimentRecord(overrides: Partial<ExperimentRecord> = {}): ExperimentRecord {
+  return {
+    id: `exp-${randomUUID()}`,
+    workload: 'ranking',
+    status: 'queued',
+    createdAtMs: T0,
+    updatedAtMs: T0,
+    seed: 42,
+    spec: { stage: 'diff', head: 'abc123' },
+    trials: [],
+    ...overrides,
+  };
+}
+
+export function errorRecord(overrides: Partial<DependencyErrorRecord> = {}): DependencyErrorRecord {
+  return {
+    timeMs: T0,
+    dependency: 'prediction',
+    shard: 'shard-0',
+    kind: 'contract-violation',
+    message: 'tensor shape [64] is not [batch, features]',
+    experimentId: '',
+    arm: '',
+    trial: '',
+    job: '',
+    jobs: [],
+    ...overrides,
+  };
+}
+
+async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of items) out.push(item);
+  return out;
+}
+
+/** A fresh, initialized, empty store per call; the suite closes it. */
+export type StoreFactory = () => Promise<Store>;
+
+export function storeContract(backend: string, makeStore: StoreFactory): void {
+  async function withStore(test: (store: Store) => Promise<void>): Promise<void> {
+    const store = await makeStore();
+    try {
+      await test(store);
+    } finally {
+      await store.close();
+    }
+  }
+
+  describe(`store contract: ${backend}`, () => {
+    it('round-trips corpus records exactly, oldest hour first, in a stable order, per tier', () =>
+      withStore(async (store) => {
+        const records = [0, 1, 2].map((i) => corpusRecord({ timeMs: T0 + i * 1000 }));
+        const older = corpusRecord({ timeMs: T0 - HOUR });
+        const other = corpusRecord({ tier: 'query', timeMs: T0 });
+        await store.corpus.append([records[2]!, other]);
+        await store.corpus.append([records[0]!, records[1]!, older]);
+        const read = await collect(store.corpus.read('ranking', { sinceMs: 0 }));
+        expect(read[0]).toEqual(older);
+        expect(read.slice(1).sort((a, b) => a.timeMs - b.timeMs)).toEqual(records);
+        expect(await collect(store.corpus.read('ranking', { sinceMs: 0 }))).toEqual(read);
+        expect(await collect(store.corpus.read('query', { sinceMs: 0 }))).toEqual([other]);
+        expect(await collect(store.corpus.read('nothing-here', { sinceMs: 0 }))).toEqual([]);
+      }));
+
+    it('reads only the lookback window and honours limit', () =>
+      withStore(async (store) => {
+        const records = [0, 1, 2, 3, 4, 5].map((h) => corpusRecord({ timeMs: T0 + h * HOUR + 123 }));
+        await store.corpus.append(records);
+        const window = await collect(store.corpus.read('ranking', { sinceMs: T0 + 2 * HOUR + 123, untilMs: T0 + 4 * HOUR + 123 }));
+        expect(window.map((r) => r.id)).toEqual([records[2]!.id, records[3]!.id]);
+        const limited = await collect(store.corpus.read('ranking', { sinceMs: 0, limit: 4 }));
+        expect(limited.map((r) => r.id)).toEqual(records.slice(0, 4).map((r) => r.id));
+      }));
+
+    it('summarizes tiers and prunes exactly the records before the cutoff', () =>
+      withStore(async (store) => {
+        const records = [0, 1, 2, 3].map((i) => corpusRecord({ timeMs: T0 + i * 20 * 60_000 }));
+        await store.corpus.append([...records, corpusRecord({ tier: 'query', timeMs: T0 })]);
+        const tiers = await store.corpus.tiers();
+        expect(tiers.map((t) => [t.tier, t.count, t.firstMs, t.lastMs])).toEqual([
+          ['query', 1, T0, T0],
+          ['ranking', 4, T0, T0 + 60 * 60_000],
+        ]);
+        expect(tiers.every((t) => t.bytes > 0)).toBe(true);
+        // The cutoff falls inside an hour, so the boundary hour keeps its newer records.
+        expect(await store.corpus.prune(T0 + 40 * 60_000, 'ranking')).toBe(2);
+        expect((await collect(store.corpus.read('ranking', { sinceMs: 0 }))).map((r) => r.id)).toEqual([records[2]!.id, records[3]!.id]);
+        expect(await collect(store.corpus.read('query', { sinceMs: 0 }))).toHaveLength(1);
+        expect(await store.corpus.prune(T0 + 2 * HOUR)).toBe(3);
+        expect(await store.corpus.tiers()).toEqual([]);
+      }));
+
+    it('rejects tiers and experiment ids that are not names', () =>
+      withStore(async (store) => {
+        await expect(store.corpus.append([corpusRecord({ tier: '../../etc' })])).rejects.toMatchObject({ code: 'TANDEM_ERR_INPUT' });
+        await expect(collect(store.corpus.read("x' OR 1=1", { sinceMs: 0 }))).rejects.toMatchObject({ code: 'TANDEM_ERR_INPUT' });
+        await expect(store.experiments.get('../secret')).rejects.toMatchObject({ code: 'TANDEM_ERR_INPUT' });
+      }));
+
+    it('stores samples and reads them back by metric, arm and trial in time order', () =>
+      withStore(async (store) => {
+        const id = `exp-${randomUUID()}`;
+        const samples: Sample[] = [];
+        for (let i = 0; i < 20; i++) {
+          samples.push({ experimentId: id, trial: i % 2, arm: i % 4 < 2 ? 'control' : 'treatment', metric: i % 5 === 0 ? 'rss_bytes' : 'latency_ms', timeMs: T0 + (20 - i) * 10, value: i + 0.5 });
+        }
+        samples.push({ experimentId: id, trial: 0, arm: 'control', metric: 'up', timeMs: T0, value: 1, labels: { instance: 'a"b\\c' } });
+        await store.samples.append(samples);
+        await store.samples.append([{ experimentId: `exp-${randomUUID()}`, trial: 0, arm: 'control', metric: 'latency_ms', timeMs: T0, value: 9 }]);
+        const latency = await collect(store.samples.read(id, { metric: 'latency_ms' }));
+        expect(latency).toHaveLength(16);
+        expect(latency.map((s) => s.timeMs)).toEqual([...latency.map((s) => s.timeMs)].sort((a, b) => a - b));
+        const narrowed = await collect(store.samples.read(id, { metric: 'latency_ms', arm: 'treatment', trial: 1 }));
+        expect(narrowed.map((s) => s.value).sort((a, b) => a - b)).toEqual(samples.filter((s) => s.metric === 'latency_ms' && s.arm === 'treatment' && s.trial === 1).map((s) => s.value).sort((a, b) => a - b));
+        expect(await collect(store.samples.read(id, { metric: 'up' }))).toEqual([samples[20]]);
+      }));
+
+    it('upserts experiment records, last write wins, and lists newest first', () =>
+      withStore(async (store) => {
+        const a = experimentRecord({ createdAtMs: T0, updatedAtMs: T0 });
+        const b = experimentRecord({ workload: 'query', createdAtMs: T0 + 1, updatedAtMs: T0 + 1 });
+        await store.experiments.put(a);
+        await store.experiments.put(b);
+        const running: ExperimentRecord = {
+          ...a,
+          status: 'regressed',
+          updatedAtMs: T0 + 5000,
+          trials: [{ index: 0, attempt: 1, status: 'completed', startedAtMs: T0, endedAtMs: T0 + 4000, details: { slot: 'A' } }],
+          verdict: { overall: 'regression', metrics: [{ name: 'latency_p99', effect: 0.051 }] },
+        };
+        await store.experiments.put(running);
+        expect(await store.experiments.get(a.id)).toEqual(running);
+        expect(await store.experiments.get('exp-missing')).toBeUndefined();
+        expect((await store.experiments.list()).map((r) => r.id)).toEqual([b.id, a.id]);
+        expect((await store.experiments.list({ workload: 'ranking' })).map((r) => r.id)).toEqual([a.id]);
+        expect((await store.experiments.list({ status: 'queued' })).map((r) => r.id)).toEqual([b.id]);
+        expect((await store.experiments.list({ status: 'regressed' })).map((r) => r.status)).toEqual(['regressed']);
+        expect(await store.experiments.list({ limit: 1 })).toHaveLength(1);
+      }));
+
+    it('keeps experiment events in the order they happened', () =>
+      withStore(async (store) => {
+        const id = `exp-${randomUUID()}`;
+        await store.experiments.appendEvent({ experimentId: id, timeMs: T0, type: 'status', message: 'queued' });
+        await store.experiments.appendEvent({ experimentId: id, timeMs: T0 + 10, type: 'status', message: 'running', data: { worker: 'w1' } });
+        await store.experiments.appendEvent({ experimentId: id, timeMs: T0 + 10, type: 'trial-started', data: { trial: 0 } });
+        await store.experiments.appendEvent({ experimentId: `exp-${randomUUID()}`, timeMs: T0, type: 'status' });
+        expect(await store.experiments.events(id)).toEqual([
+          { experimentId: id, timeMs: T0, type: 'status', message: 'queued' },
+          { experimentId: id, timeMs: T0 + 10, type: 'status', message: 'running', data: { worker: 'w1' } },
+          { experimentId: id, timeMs: T0 + 10, type: 'trial-started', data: { trial: 0 } },
+        ]);
+      }));
+
+    it('stores detector observations, including checks with no value', () =>
+      withStore(async (store) => {
+        const id = `exp-${randomUUID()}`;
+        await store.observations.append([
+          { experimentId: id, detector: 'restarts', timeMs: T0 + 2, value: 3, baseline: 1, verdict: 'violation' },
+          { experimentId: id, detector: 'restarts', timeMs: T0 + 1, value: null, baseline: null, verdict: 'error', message: 'ECONNREFUSED' },
+          { experimentId: id, detector: 'errors', timeMs: T0, value: 0, baseline: 0, verdict: 'clear' },
+        ]);
+        expect(await store.observations.read(id, { detector: 'restarts' })).toEqual([
+          { experimentId: id, detector: 'restarts', timeMs: T0 + 1, value: null, baseline: null, verdict: 'error', message: 'ECONNREFUSED' },
+          { experimentId: id, detector: 'restarts', timeMs: T0 + 2, value: 3, baseline: 1, verdict: 'violation' },
+        ]);
+        expect(await store.observations.read(id)).toHaveLength(3);
+      }));
+
+    it('answers the config consumption index with the latest read per setting', () =>
+      withStore(async (store) => {
+        const day = 86_400_000;
+        await store.configReads.append([
+          { service: 'ranking', file: 'conf/rank.yaml', setting: 'model.layers', timeMs: T0 - 10 * day },
+          { service: 'ranking', file: 'conf/rank.yaml', setting: 'model.layers', timeMs: T0 - 2 * day },
+          { service: 'ranking', file: 'conf/rank.yaml', setting: '', timeMs: T0 - day },
+          { service: 'query', file: "conf/it's.json", setting: 'a\\b', timeMs: T0 },
+        ]);
+        expect(await store.configReads.latest({ sinceMs: T0 - 7 * day })).toEqual([
+          { service: 'query', file: "conf/it's.json", setting: 'a\\b', lastReadMs: T0 },
+          { service: 'ranking', file: 'conf/rank.yaml', setting: '', lastReadMs: T0 - day },
+          { service: 'ranking', file: 'conf/rank.yaml', setting: 'model.layers', lastReadMs: T0 - 2 * day },
+        ]);
+        expect(await store.configReads.latest({ sinceMs: 0, service: 'ranking', file: 'conf/rank.yaml' })).toHaveLength(2);
+        expect(await store.configReads.latest({ sinceMs: T0 + 1 })).toEqual([]);
+      }));
+
+    it('filters dependency error records by time, dependency, experiment and implicated jobs', () =>
+      withStore(async (store) => {
+        const hostile = "pred'iction\\\n--; DROP TABLE x";
+        const records = [
+          errorRecord({ timeMs: T0, experimentId: 'exp-1', arm: 'treatment', job: 'job-t' }),
+          errorRecord({ timeMs: T0 + 1, experimentId: 'exp-1', arm: 'control', job: 'job-c' }),
+          errorRecord({ timeMs: T0 + 2, jobs: ['job-x', 'job-t'] }),
+          errorRecord({ timeMs: T0 + 3, dependency: hostile, experimentId: 'exp-2', job: 'job-z' }),
+        ];
+        await store.errors.append(records);
+        expect(await store.errors.query({ sinceMs: T0 })).toEqual(records);
+        expect(await store.errors.query({ sinceMs: T0 + 1, untilMs: T0 + 3 })).toEqual(records.slice(1, 3));
+        expect(await store.errors.query({ sinceMs: 0, jobs: ['job-t'] })).toEqual([records[0], records[2]]);
+        expect(await store.errors.query({ sinceMs: 0, jobs: [] })).toEqual([]);
+        expect(await store.errors.query({ sinceMs: 0, experimentId: 'exp-1', dependency: 'prediction' })).toEqual(records.slice(0, 2));
+        expect(await store.errors.query({ sinceMs: 0, dependency: hostile })).toEqual([records[3]]);
+        expect(await store.errors.query({ sinceMs: 0, dependency: "x' OR '1'='1" })).toEqual([]);
+      }));
+
+    it('round-trips hostile strings byte for byte', () =>
+      withStore(async (store) => {
+        const nasty = ["'", '\\', "\\'", '\0', '\n\r\t', '\u0001\u001f\u007f', 'ünïcødé ☕ 𝔘', "'); DROP TABLE corpus; --", '`backtick`', '{"json":true}'];
+        const records = nasty.map((text, i) =>
+          corpusRecord({ timeMs: T0 + i, path: `/search?q=${text}`, headers: { 'x-text': text }, method: 'GET' }),
+        );
+        await store.corpus.append(records);
+        expect(await collect(store.corpus.read('ranking', { sinceMs: 0 }))).toEqual(records);
+        const id = `exp-${randomUUID()}`;
+        await store.observations.append(nasty.map((text, i) => ({ experimentId: id, detector: text, timeMs: T0 + i, value: i, baseline: 0, verdict: 'clear' as const, message: text })));
+        for (const text of nasty) expect((await store.observations.read(id, { detector: text })).map((o) => o.message)).toEqual([text]);
+      }));
+  });
+}
