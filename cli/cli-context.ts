@@ -11,6 +11,8 @@ export interface CliContext {
   out(text: string): void;
   /** Progress, warnings and errors. */
   err(text: string): void;
+  /** Aborted on SIGINT or SIGTERM: long-running commands stop cleanly. */
+  readonly signal?: AbortSignal;
 }
 
 /** Options every command accepts. */
@@ -21,7 +23,16 @@ export interface GlobalOptions {
 }
 
 export function processContext(): CliContext {
+  const interrupted = new AbortController();
+  const onSignal = (name: string): void => {
+    // A second signal means "now": leave without cleanup.
+    if (interrupted.signal.aborted) process.exit(130);
+    interrupted.abort(new Error(`interrupted by ${name}`));
+  };
+  process.once('SIGINT', () => onSignal('SIGINT'));
+  process.once('SIGTERM', () => onSignal('SIGTERM'));
   return {
+    signal: interrupted.signal,
     cwd: process.cwd(),
     env: process.env,
     out: (text) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),

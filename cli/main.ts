@@ -11,6 +11,7 @@ import { PLANNED_COMMANDS } from './commands/planned.js';
 import * as validate from './commands/validate.js';
 import * as schema from './commands/schema.js';
 import * as storeInit from './commands/store-init.js';
+import * as exampleStack from './commands/example-stack.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -48,6 +49,18 @@ export function buildProgram(ctx: CliContext, setExit: (code: number) => void): 
     .command('init')
     .description('create the store directories or ClickHouse tables (idempotent)')
     .action(async (_options, command: Command) => setExit(await storeInit.run(globals(command), ctx)));
+
+  program
+    .command('example-stack')
+    .description('start the example serving stack (query, ranking, features, gateway, prediction shards) until Ctrl-C')
+    .option('--service <name>', 'run only this service, configured from the environment (for deploy commands)')
+    .option('--port <port>', 'with --service: port to listen on (default: any free port)')
+    .option('--faults <list>', 'faults of ranking, e.g. "latency=5,malformed-tensor=rank-video,latent-timeout,error-rate=0.02"')
+    .option('--shards <n>', 'prediction shards', '4')
+    .option('--isolate <services>', 'comma-separated services to run as child processes')
+    .option('--traffic <rate>', 'play production traffic at this many requests per second, then stop')
+    .option('--duration <duration>', 'with --traffic: for how long', '30s')
+    .action(async (_options, command: Command) => setExit(await exampleStack.run(command.optsWithGlobals<exampleStack.ExampleStackOptions>(), ctx)));
 
   for (const planned of PLANNED_COMMANDS) {
     program

@@ -11,7 +11,6 @@ export interface PlannedCommand {
 }
 
 export const PLANNED_COMMANDS: readonly PlannedCommand[] = [
-  { name: 'example-stack', summary: 'start the example serving stack', issue: 3 },
   { name: 'record', summary: 'record production requests through a sampling sidecar', issue: 4 },
   { name: 'corpus', summary: 'list, show, import, export and prune recorded corpora', issue: 4 },
   { name: 'replay', summary: 'run one paired replay of a workload', issue: 5 },

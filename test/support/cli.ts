@@ -6,14 +6,21 @@ import { main } from '../../cli/main.js';
 export const REPO_ROOT = join(import.meta.dirname, '..', '..');
 
 /** Run the CLI in-process with captured output. */
-export async function runCli(args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<{ code: number; out: string; err: string }> {
+export async function runCli(
+  args: readonly string[],
+  options: { cwd: string; env?: NodeJS.ProcessEnv; signal?: AbortSignal; onOut?: (text: string) => void },
+): Promise<{ code: number; out: string; err: string }> {
   let out = '';
   let err = '';
   const ctx: CliContext = {
     cwd: options.cwd,
     env: options.env ?? process.env,
-    out: (text) => (out += text.endsWith('\n') ? text : `${text}\n`),
+    out: (text) => {
+      out += text.endsWith('\n') ? text : `${text}\n`;
+      options.onOut?.(text);
+    },
     err: (text) => (err += text.endsWith('\n') ? text : `${text}\n`),
+    ...(options.signal ? { signal: options.signal } : {}),
   };
   const code = await main(['node', 'tandem', ...args], ctx);
   return { code, out, err };

@@ -1,0 +1,207 @@
+/**
+ * The example stack's "world": a deterministic catalog, feature vectors,
+ * query rewrites and a small multi-layer scoring model. Everything is a pure
+ * function of its inputs and fixed seeds, so a ranked list depends only on the
+ * request and the service levels, and control and treatment can be compared
+ * exactly.
+ */
+
+/** Documents in the catalog. */
+export const CATALOG_SIZE = 5_000;
+/** Width of a feature vector and of the model input. */
+export const FEATURES = 16;
+/** Width of the model's hidden layers. */
+export const HIDDEN = 16;
+/** Layers of the full model (prediction level 0). */
+export const FULL_LAYERS = 4;
+
+/** 32-bit FNV-1a of a string: stable across processes and platforms. */
+export function hashString(text: string, seed = 0x811c9dc5): number {
+  let h = seed >>> 0;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h >>> 0;
+}
+
+/** mulberry32: a small seeded PRNG with a good spread, for weights and candidate sets. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+/** Values in [-1, 1) from a seed. */
+function vector(seed: number, length: number): number[] {
+  const next = prng(seed);
+  return Array.from({ length }, () => next() * 2 - 1);
+}
+
+/** Feature vector of a document for a viewer (what the feature service returns), rounded to 4 decimals. */
+export function documentFeatures(doc: number, viewer: number): number[] {
+  const base = vector(hashString(`doc:${doc}`), FEATURES);
+  const affinity = vector(hashString(`viewer:${viewer}`), FEATURES);
+  return base.map((value, i) => Math.round((value * 0.8 + value * affinity[i]! * 0.2) * 10_000) / 10_000);
+}
+
+/**
+ * The query and its rewrites ("multi-queries"): variant 0 is the query itself
+ * and carries most weight, so dropping later variants costs little quality.
+ */
+export const MULTI_QUERY_WEIGHTS = [1, 0.25, 0.1] as const;
+
+export function queryVector(surface: string, query: string, variant: number): number[] {
+  return vector(hashString(`q:${surface}:${query}:${variant}`), FEATURES);
+}
+
+/**
+ * Candidate documents for a request, best prior first (the order the query
+ * service assembles them in). Deterministic per (surface, query, viewer).
+ */
+export function candidateSet(surface: string, query: string, viewer: number, size: number): number[] {
+  const next = prng(hashString(`cand:${surface}:${query}:${viewer % 97}`));
+  const seen = new Set<number>();
+  const out: number[] = [];
+  while (out.length < size) {
+    const doc = Math.floor(next() * CATALOG_SIZE);
+    if (!seen.has(doc)) {
+      seen.add(doc);
+      out.push(doc);
+    }
+  }
+  return out.map((doc) => [doc, priorScore(doc)] as const).sort((a, b) => b[1] - a[1] || a[0] - b[0]).map(([doc]) => doc);
+}
+
+interface ModelWeights {
+  /** Layer 0 maps FEATURES→HIDDEN; later layers are residual HIDDEN→HIDDEN blocks. */
+  readonly layers: readonly (readonly number[])[];
+  readonly head: readonly number[];
+}
+
+/**
+ * Residual blocks contribute less the deeper they sit, so a model evaluated
+ * with fewer layers (HiLO's model layer reduction) scores nearly the same.
+ */
+export const RESIDUAL_SCALE = [1, 0.35, 0.2, 0.1] as const;
+
+/** How much of a score the document's own quality explains; the rest is the model. */
+export const QUALITY_WEIGHT = 0.5;
+
+/** Direction in feature space of a document's intrinsic quality. */
+export const QUALITY_DIRECTION = vector(hashString('quality'), FEATURES);
+
+const weightsCache = new Map<string, ModelWeights>();
+
+export function modelWeights(model: string): ModelWeights {
+  let weights = weightsCache.get(model);
+  if (!weights) {
+    const layers: number[][] = [];
+    for (let layer = 0; layer < FULL_LAYERS; layer++) {
+      const inputs = layer === 0 ? FEATURES : HIDDEN;
+      layers.push(vector(hashString(`w:${model}:${layer}`), inputs * HIDDEN).map((w) => w / Math.sqrt(inputs)));
+    }
+    weights = { layers, head: vector(hashString(`h:${model}`), HIDDEN).map((w) => w / Math.sqrt(HIDDEN)) };
+    weightsCache.set(model, weights);
+  }
+  return weights;
+}
+
+/**
+ * A document's prior: its intrinsic quality, cheap to compute without the
+ * viewer or the model. The query service orders candidates by it (first-stage
+ * retrieval), so scoring only the top share of candidates loses little.
+ */
+export function priorScore(doc: number): number {
+  const base = vector(hashString(`doc:${doc}`), FEATURES);
+  // Only half of the quality signal is visible this early: the prior is informative, not exact.
+  let score = 0;
+  for (let i = 0; i < FEATURES / 2; i++) score += base[i]! * QUALITY_DIRECTION[i]!;
+  return score;
+}
+
+/**
+ * Score each row of `input` ([batch, FEATURES], row-major) with the first
+ * `depth` layers. Returns scores and the multiply-adds performed (work units).
+ */
+export function scoreBatch(model: string, input: Float32Array, batch: number, depth: number): { scores: number[]; work: number } {
+  const { layers, head } = modelWeights(model);
+  const scores: number[] = [];
+  const activation = new Float64Array(HIDDEN);
+  const update = new Float64Array(HIDDEN);
+  let work = 0;
+  for (let row = 0; row < batch; row++) {
+    const offset = row * FEATURES;
+    for (let layer = 0; layer < depth; layer++) {
+      const weights = layers[layer]!;
+      const inputs = layer === 0 ? FEATURES : HIDDEN;
+      for (let h = 0; h < HIDDEN; h++) {
+        let sum = 0;
+        for (let i = 0; i < inputs; i++) sum += (layer === 0 ? input[offset + i]! : activation[i]!) * weights[i * HIDDEN + h]!;
+        update[h] = Math.tanh(sum);
+      }
+      for (let h = 0; h < HIDDEN; h++) activation[h] = layer === 0 ? update[h]! : activation[h]! + RESIDUAL_SCALE[layer]! * update[h]!;
+      work += inputs * HIDDEN;
+    }
+    let learned = 0;
+    for (let h = 0; h < HIDDEN; h++) learned += activation[h]! * head[h]!;
+    let quality = 0;
+    for (let i = 0; i < FEATURES; i++) quality += input[offset + i]! * QUALITY_DIRECTION[i]!;
+    work += HIDDEN + FEATURES;
+    scores.push(Math.round(((1 - QUALITY_WEIGHT) * learned + QUALITY_WEIGHT * quality * 0.25) * 1e9) / 1e9);
+  }
+  return { scores, work };
+}
+
+/** Rounds of feature crossing per document and variant: ranking's own CPU cost. */
+export const CROSS_ROUNDS = 24;
+
+/**
+ * Ranking's own work per document and query variant: crossing the document's
+ * features with the query vector. Writes the model input row into `out` at
+ * `offset` and returns the multiply-adds performed.
+ */
+export function crossFeatures(features: readonly number[], query: readonly number[], out: Float32Array, offset: number): number {
+  for (let i = 0; i < FEATURES; i++) {
+    let sum = 0;
+    for (let round = 0; round < CROSS_ROUNDS; round++) {
+      for (let j = 0; j < FEATURES; j++) sum += features[j]! * query[(i + j + round) % FEATURES]!;
+    }
+    out[offset + i] = Math.round((sum / CROSS_ROUNDS + features[i]!) * 10_000) / 10_000;
+  }
+  return CROSS_ROUNDS * FEATURES * FEATURES;
+}
+
+let burnSink = 0;
+
+/**
+ * Extra arithmetic of the same kind as `crossFeatures`, whose result is
+ * discarded: the `latency` fault's added CPU work, which must not change results.
+ */
+export function burnWork(units: number): void {
+  let acc = burnSink;
+  for (let i = 0; i < units; i++) acc = (acc + (i % 17) * 1.0000001) % 1_000_003;
+  burnSink = acc;
+}
+
+/**
+ * Tensors travel as base64 of little-endian float32 values: an order of
+ * magnitude cheaper to encode and parse than JSON numbers, and exact.
+ */
+export function encodeTensor(values: Float32Array): string {
+  return Buffer.from(values.buffer, values.byteOffset, values.byteLength).toString('base64');
+}
+
+/** Decode a tensor; undefined when the text is not whole float32 values. */
+export function decodeTensor(text: string): Float32Array | undefined {
+  const bytes = Buffer.from(text, 'base64');
+  if (bytes.length % 4 !== 0) return undefined;
+  const copy = new Uint8Array(bytes.length);
+  copy.set(bytes);
+  return new Float32Array(copy.buffer);
+}

@@ -1,0 +1,125 @@
+/**
+ * Starts one example service (or the whole prediction tier) in this process.
+ * The configuration comes as a typed object (in-process stacks) or from the
+ * environment the way a deployment gets it (child processes and
+ * `tandem example-stack --service NAME`): dependency base URLs, faults, sizes.
+ */
+import type { Clock, DependencyErrorRecord } from '../../core/index.js';
+import { InputError } from '../../core/errors.js'; // leaf import: see faults.ts
+import { createFeaturesService } from './features-service.js';
+import { createGatewayService } from './gateway-service.js';
+import { createPredictionShard, type PredictionShard } from './prediction-service.js';
+import { createRankingService } from './ranking-service.js';
+import { createQueryService } from './query-service.js';
+import { parseFaults, type StackFaults } from './faults.js';
+
+export type StackService = 'query' | 'ranking' | 'features' | 'gateway' | 'prediction';
+export const STACK_SERVICES: readonly StackService[] = ['query', 'ranking', 'features', 'gateway', 'prediction'];
+
+export interface ServiceConfig {
+  /** Port of the service (of the first shard for `prediction`); 0 picks a free one. */
+  readonly port?: number;
+  readonly featuresUrl?: string;
+  readonly inferenceUrl?: string;
+  readonly rankingUrl?: string;
+  readonly shardUrls?: readonly string[];
+  readonly faults?: StackFaults;
+  /** Prediction shards. @default 4 */
+  readonly shards?: number;
+  /** Workers per ranking instance or prediction shard. @default 2 */
+  readonly workers?: number;
+  /** @default 250 */
+  readonly restartDelayMs?: number;
+  readonly clock?: Clock;
+  readonly onErrorRecord?: (record: DependencyErrorRecord) => void;
+}
+
+export interface RunningService {
+  readonly urls: readonly string[];
+  /** In-process prediction shards, for inspection. */
+  readonly shards?: readonly PredictionShard[];
+  close(): Promise<void>;
+}
+
+function required(value: string | undefined, name: string, service: string): string {
+  if (!value) throw new InputError(`the ${service} service needs ${name} (the base URL of its dependency)`);
+  return value;
+}
+
+function integer(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const text = env[name];
+  if (text === undefined || text === '') return undefined;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 0) throw new InputError(`${name} must be a non-negative integer, got ${JSON.stringify(text)}`);
+  return value;
+}
+
+/** The configuration a deployment passes through environment variables. */
+export function serviceConfigFromEnv(env: NodeJS.ProcessEnv): ServiceConfig {
+  const optional = <T>(value: T | undefined): T | undefined => value;
+  return Object.fromEntries(
+    Object.entries({
+      port: integer(env, 'PORT'),
+      featuresUrl: optional(env.FEATURES_URL),
+      inferenceUrl: optional(env.INFERENCE_URL),
+      rankingUrl: optional(env.RANKING_URL),
+      shardUrls: env.PREDICTION_SHARDS?.split(',').filter((u) => u !== ''),
+      faults: parseFaults(env.STACK_FAULTS),
+      shards: integer(env, 'STACK_SHARDS'),
+      workers: integer(env, 'STACK_WORKERS'),
+      restartDelayMs: integer(env, 'STACK_RESTART_DELAY_MS'),
+    }).filter(([, v]) => v !== undefined),
+  ) as ServiceConfig;
+}
+
+export async function startService(service: string, config: ServiceConfig): Promise<RunningService> {
+  const { port = 0, clock, restartDelayMs = 250 } = config;
+  const workers = Math.max(1, config.workers ?? 2);
+  if (service === 'prediction') {
+    const shards = Array.from({ length: Math.max(1, config.shards ?? 4) }, (_, i) =>
+      createPredictionShard({
+        shard: `shard-${i}`,
+        workers,
+        restartDelayMs,
+        port: i === 0 ? port : 0,
+        ...(clock ? { clock } : {}),
+        ...(config.onErrorRecord ? { onErrorRecord: config.onErrorRecord } : {}),
+      }),
+    );
+    const urls = await Promise.all(shards.map((s) => s.host.listen()));
+    return {
+      urls,
+      shards,
+      close: async () => {
+        await Promise.all(shards.map((s) => s.host.close()));
+      },
+    };
+  }
+  const common = { port, ...(clock ? { clock } : {}) };
+  let host;
+  switch (service) {
+    case 'features':
+      host = createFeaturesService(common);
+      break;
+    case 'gateway':
+      host = createGatewayService({ ...common, shardUrls: config.shardUrls ?? [] });
+      break;
+    case 'ranking':
+      host = createRankingService({
+        ...common,
+        featuresUrl: required(config.featuresUrl, 'FEATURES_URL', service),
+        inferenceUrl: required(config.inferenceUrl, 'INFERENCE_URL', service),
+        workers,
+        restartDelayMs,
+        ...(config.faults ? { faults: config.faults } : {}),
+      });
+      break;
+    case 'query':
+      host = createQueryService({ ...common, rankingUrl: required(config.rankingUrl, 'RANKING_URL', service) });
+      break;
+    default:
+      throw new InputError(`unknown example service "${service}" (one of ${STACK_SERVICES.join(', ')})`);
+  }
+  const url = await host.listen();
+  return { urls: [url], close: () => host.close() };
+}
