@@ -177,16 +177,17 @@ export function crossFeatures(features: readonly number[], query: readonly numbe
   return CROSS_ROUNDS * FEATURES * FEATURES;
 }
 
-let burnSink = 0;
+const scratch = new Float32Array(FEATURES);
 
 /**
- * Extra arithmetic of the same kind as `crossFeatures`, whose result is
- * discarded: the `latency` fault's added CPU work, which must not change results.
+ * The `latency` fault's added CPU work: `rows` more feature crossings into a
+ * scratch row, the same kind of work as the real ones, whose result is
+ * discarded so results do not change. Returns the multiply-adds performed.
  */
-export function burnWork(units: number): void {
-  let acc = burnSink;
-  for (let i = 0; i < units; i++) acc = (acc + (i % 17) * 1.0000001) % 1_000_003;
-  burnSink = acc;
+export function burnWork(features: readonly number[], query: readonly number[], rows: number): number {
+  let work = 0;
+  for (let row = 0; row < rows; row++) work += crossFeatures(features, query, scratch, 0);
+  return work;
 }
 
 /**

@@ -135,8 +135,10 @@ export function createRankingService(options: RankingServiceOptions): ServiceHos
           const query = queryVector(rank.surface, rank.query, variant);
           for (let doc = 0; doc < scored.length; doc++) work += crossFeatures(features[doc]!, query, input, (variant * scored.length + doc) * FEATURES);
         });
-        if (faults.latencyPercent) burnWork(Math.round((work * faults.latencyPercent) / 100));
-        host.metrics.work.inc(work * (1 + (faults.latencyPercent ?? 0) / 100));
+        if (faults.latencyPercent && scored.length > 0) {
+          work += burnWork(features[0]!, queryVector(rank.surface, rank.query, 0), Math.round((rows * faults.latencyPercent) / 100));
+        }
+        host.metrics.work.inc(work);
       });
       // FIRE §3.2: a per-candidate feature treated as request-level state collapses the batch dimension.
       const collapse = faults.malformedTensorModel === model;
