@@ -12,6 +12,8 @@ import * as validate from './commands/validate.js';
 import * as schema from './commands/schema.js';
 import * as storeInit from './commands/store-init.js';
 import * as exampleStack from './commands/example-stack.js';
+import * as record from './commands/record.js';
+import * as corpus from './commands/corpus.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -61,6 +63,49 @@ export function buildProgram(ctx: CliContext, setExit: (code: number) => void): 
     .option('--traffic <rate>', 'play production traffic at this many requests per second, then stop')
     .option('--duration <duration>', 'with --traffic: for how long', '30s')
     .action(async (_options, command: Command) => setExit(await exampleStack.run(command.optsWithGlobals<exampleStack.ExampleStackOptions>(), ctx)));
+
+  program
+    .command('record')
+    .description('record production requests through a sampling reverse proxy (sidecar) until Ctrl-C')
+    .requiredOption('--tier <tier>', 'tier the requests belong to')
+    .requiredOption('--listen <[host:]port>', 'where the sidecar listens (host defaults to 127.0.0.1)')
+    .requiredOption('--upstream <url>', 'the service to forward to')
+    .option('--rate <share>', 'share of requests to record, in (0, 1] (default: recorder.rate from the config)')
+    .option('--sticky-header <name>', 'keep or drop whole sessions by hashing this header')
+    .option('--sticky-query <name>', 'keep or drop whole sessions by hashing this query parameter')
+    .option('--admin <[host:]port>', 'where /metrics and /healthz are served (default: a free port)')
+    .action(async (_options, command: Command) => setExit(await record.run(command.optsWithGlobals<record.RecordOptions>(), ctx)));
+
+  const corpusCommand = program.command('corpus').description('list, show, import, export and prune recorded corpora');
+  corpusCommand
+    .command('ls')
+    .description('per tier: records, time range, bytes')
+    .action(async (_options, command: Command) => setExit(await corpus.ls(globals(command), ctx)));
+  corpusCommand
+    .command('show <tier>')
+    .description('print recorded requests of a tier')
+    .option('--since <duration>', 'only this recent (e.g. 4h)')
+    .option('--limit <n>', 'at most this many', '10')
+    .action(async (tier: string, _options, command: Command) => setExit(await corpus.show(tier, command.optsWithGlobals<corpus.ShowOptions>(), ctx)));
+  corpusCommand
+    .command('import <file>')
+    .description('import a HAR or GoReplay (.gor) file; bad entries are reported and skipped')
+    .requiredOption('--tier <tier>', 'tier to import into')
+    .option('--format <format>', 'har or gor (default: from the file name)')
+    .option('--rebase', 'shift times so the newest request is now (old captures fall outside the lookback otherwise)')
+    .action(async (file: string, _options, command: Command) => setExit(await corpus.importFile(file, command.optsWithGlobals<corpus.ImportOptions>(), ctx)));
+  corpusCommand
+    .command('export <tier>')
+    .description('write a tier as NDJSON (stdout, or --out FILE created mode 0600)')
+    .option('--since <duration>', 'only this recent')
+    .option('--out <file>', 'write here instead of stdout')
+    .action(async (tier: string, _options, command: Command) => setExit(await corpus.exportTier(tier, command.optsWithGlobals<corpus.ExportOptions>(), ctx)));
+  corpusCommand
+    .command('prune')
+    .description('delete records older than a duration (default: the longest workload lookback, at least 4h)')
+    .option('--tier <tier>', 'only this tier')
+    .option('--older-than <duration>', 'e.g. 4h, 7d')
+    .action(async (_options, command: Command) => setExit(await corpus.prune(command.optsWithGlobals<corpus.PruneOptions>(), ctx)));
 
   for (const planned of PLANNED_COMMANDS) {
     program

@@ -38,3 +38,4 @@ export type {
   DependencyErrorRecord,
 } from './model.js';
 export { configReferenceMarkdown } from './config/reference.js';
+export { fnv1a, seededRandom } from './random.js';

@@ -5,7 +5,8 @@
  * PREDICTION_SHARDS, STACK_FAULTS), as a deploy command of an arm does.
  */
 import { once } from 'node:events';
-import { UsageError, parseDuration } from '../../core/index.js';
+import { UsageError } from '../../core/index.js';
+import { parseDurationFlag, parseListen, parsePositiveInteger } from '../arguments.js';
 import { STACK_SERVICES, generateTraffic, parseFaults, serviceConfigFromEnv, startService, startStack, type StackService } from '../../examples/stack/index.js';
 import { ExitCode } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
@@ -22,13 +23,6 @@ export interface ExampleStackOptions extends GlobalOptions {
   readonly duration?: string;
 }
 
-function positiveInteger(text: string | undefined, flag: string, fallback: number): number {
-  if (text === undefined) return fallback;
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < 0) throw new UsageError(`${flag} must be a non-negative integer, got ${JSON.stringify(text)}`);
-  return value;
-}
-
 async function untilInterrupted(signal: AbortSignal | undefined): Promise<void> {
   if (!signal) return;
   if (!signal.aborted) await once(signal, 'abort');
@@ -38,7 +32,7 @@ export async function run(options: ExampleStackOptions, ctx: CliContext): Promis
   await loadCommandConfig(options, ctx);
   if (options.service !== undefined) {
     if (!STACK_SERVICES.includes(options.service as StackService)) throw new UsageError(`--service must be one of ${STACK_SERVICES.join(', ')}, got ${JSON.stringify(options.service)}`);
-    const config = { ...serviceConfigFromEnv(ctx.env), ...(options.port !== undefined ? { port: positiveInteger(options.port, '--port', 0) } : {}) };
+    const config = { ...serviceConfigFromEnv(ctx.env), ...(options.port !== undefined ? { port: parseListen(options.port, '--port').port } : {}) };
     const running = await startService(options.service, config);
     ctx.out(options.json ? JSON.stringify({ service: options.service, urls: running.urls }) : `${options.service} listening on ${running.urls.join(', ')}`);
     await untilInterrupted(ctx.signal);
@@ -49,7 +43,7 @@ export async function run(options: ExampleStackOptions, ctx: CliContext): Promis
   for (const name of isolate) if (!STACK_SERVICES.includes(name as StackService)) throw new UsageError(`--isolate takes services among ${STACK_SERVICES.join(', ')}, got ${JSON.stringify(name)}`);
   const stack = await startStack({
     faults: parseFaults(options.faults),
-    shards: Math.max(1, positiveInteger(options.shards, '--shards', 4)),
+    shards: options.shards !== undefined ? parsePositiveInteger(options.shards, '--shards') : 4,
     isolate: isolate as StackService[],
   });
   try {
@@ -66,8 +60,7 @@ export async function run(options: ExampleStackOptions, ctx: CliContext): Promis
     if (options.traffic !== undefined) {
       const rate = Number(options.traffic);
       if (!(rate > 0) || rate > 10_000) throw new UsageError(`--traffic must be a rate in (0, 10000] requests per second, got ${JSON.stringify(options.traffic)}`);
-      const durationMs = parseDuration(options.duration ?? '30s');
-      if (durationMs === undefined || durationMs <= 0) throw new UsageError(`--duration must be a duration like 30s, got ${JSON.stringify(options.duration)}`);
+      const durationMs = parseDurationFlag(options.duration ?? '30s', '--duration');
       const result = await generateTraffic({ url: stack.urls.query, rate, maxRequests: Math.ceil(rate * (durationMs / 1000)), maxDurationMs: durationMs, ...(ctx.signal ? { signal: ctx.signal } : {}) });
       ctx.out(options.json ? JSON.stringify({ traffic: result }) : `traffic: ${result.sent} sent, ${result.ok} ok, ${result.failed} failed, ${result.dropped} dropped in ${(result.durationMs / 1000).toFixed(1)} s`);
     } else {

@@ -11,8 +11,6 @@ export interface PlannedCommand {
 }
 
 export const PLANNED_COMMANDS: readonly PlannedCommand[] = [
-  { name: 'record', summary: 'record production requests through a sampling sidecar', issue: 4 },
-  { name: 'corpus', summary: 'list, show, import, export and prune recorded corpora', issue: 4 },
   { name: 'replay', summary: 'run one paired replay of a workload', issue: 5 },
   { name: 'report', summary: 'render an experiment report (json, md, html)', issue: 8 },
   { name: 'calibrate', summary: 'A/A calibration of a workload', issue: 8 },

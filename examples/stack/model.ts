@@ -6,6 +6,9 @@
  * exactly.
  */
 
+// Leaf import: see faults.ts.
+import { fnv1a, seededRandom } from '../../core/random.js';
+
 /** Documents in the catalog. */
 export const CATALOG_SIZE = 5_000;
 /** Width of a feature vector and of the model input. */
@@ -15,27 +18,11 @@ export const HIDDEN = 16;
 /** Layers of the full model (prediction level 0). */
 export const FULL_LAYERS = 4;
 
-/** 32-bit FNV-1a of a string: stable across processes and platforms. */
-export function hashString(text: string, seed = 0x811c9dc5): number {
-  let h = seed >>> 0;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h >>> 0;
-}
+/** Stable hash of a string (FNV-1a). */
+export const hashString = (text: string): number => fnv1a(text);
 
-/** mulberry32: a small seeded PRNG with a good spread, for weights and candidate sets. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
+/** A seeded PRNG for weights and candidate sets. */
+export const prng = seededRandom;
 
 /** Values in [-1, 1) from a seed. */
 function vector(seed: number, length: number): number[] {

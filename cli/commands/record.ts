@@ -1,0 +1,76 @@
+/**
+ * `tandem record`: run the recording sidecar in front of a service until
+ * Ctrl-C, sampling requests into the configured store.
+ */
+import { once } from 'node:events';
+import { UsageError, systemClock } from '../../core/index.js';
+import { assertName, createStore } from '../../store/index.js';
+import { Recorder, startSidecar, type StickyKey } from '../../recorder/index.js';
+import { ExitCode } from '../exit-codes.js';
+import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
+import { parseListen, parseRate } from '../arguments.js';
+
+export interface RecordOptions extends GlobalOptions {
+  readonly tier: string;
+  readonly listen: string;
+  readonly upstream: string;
+  readonly rate?: string;
+  readonly stickyHeader?: string;
+  readonly stickyQuery?: string;
+  readonly admin?: string;
+}
+
+export async function run(options: RecordOptions, ctx: CliContext): Promise<number> {
+  const { config } = await loadCommandConfig(options, ctx);
+  try {
+    assertName(options.tier, '--tier');
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  let upstream: URL;
+  try {
+    upstream = new URL(options.upstream);
+  } catch {
+    throw new UsageError(`--upstream must be an http:// URL, got ${JSON.stringify(options.upstream)}`);
+  }
+  if (upstream.protocol !== 'http:' && upstream.protocol !== 'https:') throw new UsageError(`--upstream must be an http:// or https:// URL, got ${JSON.stringify(options.upstream)}`);
+  const listen = parseListen(options.listen, '--listen');
+  const admin = parseListen(options.admin ?? `${listen.host}:0`, '--admin');
+  const rate = options.rate !== undefined ? parseRate(options.rate, '--rate') : config.recorder.rate;
+  if (options.stickyHeader !== undefined && options.stickyQuery !== undefined) throw new UsageError('give at most one of --sticky-header and --sticky-query');
+  const stickyKey: StickyKey | undefined =
+    options.stickyHeader !== undefined
+      ? { header: options.stickyHeader }
+      : options.stickyQuery !== undefined
+        ? { query: options.stickyQuery }
+        : config.recorder.stickyKey?.header !== undefined
+          ? { header: config.recorder.stickyKey.header }
+          : config.recorder.stickyKey?.query !== undefined
+            ? { query: config.recorder.stickyKey.query }
+            : undefined;
+  const store = createStore(config.store, { cwd: ctx.cwd, env: ctx.env });
+  await store.init();
+  const recorder = new Recorder({
+    tier: options.tier,
+    store: store.corpus,
+    clock: systemClock,
+    rate,
+    redact: config.recorder.redact,
+    maxBodyBytes: config.recorder.maxBodyBytes,
+    bufferRecords: config.recorder.bufferRecords,
+    ...(stickyKey ? { stickyKey } : {}),
+    log: (line) => ctx.err(line),
+  });
+  const sidecar = await startSidecar({ recorder, upstream: upstream.href.replace(/\/$/, ''), host: listen.host, port: listen.port, adminHost: admin.host, adminPort: admin.port });
+  ctx.out(
+    options.json
+      ? JSON.stringify({ tier: options.tier, url: sidecar.url, adminUrl: sidecar.adminUrl, upstream: upstream.href, rate })
+      : `recording tier ${options.tier} at rate ${rate}: ${sidecar.url} → ${upstream.href} (metrics: ${sidecar.adminUrl}/metrics); Ctrl-C stops`,
+  );
+  if (ctx.signal && !ctx.signal.aborted) await once(ctx.signal, 'abort');
+  await sidecar.close();
+  await store.close();
+  const { written, dropped } = recorder.writer;
+  ctx.err(`recorded ${written} requests of tier ${options.tier}; dropped ${dropped['buffer-full']} (buffer full), ${dropped['store-error']} (store errors)`);
+  return ExitCode.ok;
+}

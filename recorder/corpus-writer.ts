@@ -1,0 +1,124 @@
+/**
+ * Writes sampled records to the corpus store without ever making the
+ * recorded service wait: `offer` is synchronous and only appends to a bounded
+ * buffer; batches are written in the background, one write at a time. A full
+ * buffer drops the new record; a failed write drops its batch. Both are
+ * counted and reported, so the sampler can shed.
+ */
+import type { Clock, CorpusRecord } from '../core/index.js';
+import type { CorpusStore } from '../store/index.js';
+
+export type DropReason = 'buffer-full' | 'store-error';
+
+export interface CorpusWriterOptions {
+  readonly store: CorpusStore;
+  /** Records that may wait to be written. */
+  readonly capacity: number;
+  readonly clock: Clock;
+  /** Records per store write. @default 500 */
+  readonly batchSize?: number;
+  /** Longest a record waits before a write starts. @default 200 */
+  readonly flushIntervalMs?: number;
+  readonly onDrop?: (reason: DropReason, count: number, error?: unknown) => void;
+  readonly onWritten?: (count: number) => void;
+}
+
+export class CorpusWriter {
+  readonly #options: CorpusWriterOptions;
+  readonly #timer = new AbortController();
+  #buffer: CorpusRecord[] = [];
+  #writing: Promise<void> | undefined;
+  #closed = false;
+  #written = 0;
+  #dropped = { 'buffer-full': 0, 'store-error': 0 };
+
+  constructor(options: CorpusWriterOptions) {
+    this.#options = options;
+    void this.#tick();
+  }
+
+  get buffered(): number {
+    return this.#buffer.length;
+  }
+
+  get written(): number {
+    return this.#written;
+  }
+
+  get dropped(): Readonly<Record<DropReason, number>> {
+    return this.#dropped;
+  }
+
+  /** Queue a record; false when it was dropped because the buffer is full. Never waits. */
+  offer(record: CorpusRecord): boolean {
+    if (this.#closed || this.#buffer.length >= this.#options.capacity) {
+      this.#drop('buffer-full', 1);
+      return false;
+    }
+    this.#buffer.push(record);
+    if (this.#buffer.length >= (this.#options.batchSize ?? 500)) this.#startWrite();
+    return true;
+  }
+
+  /** Write everything buffered now (tests, shutdown). */
+  async flush(): Promise<void> {
+    while (this.#buffer.length > 0 || this.#writing) {
+      if (!this.#writing) this.#startWrite();
+      await this.#writing;
+    }
+  }
+
+  /**
+   * Stop the timer and write what is buffered, for at most `timeoutMs`: a hung
+   * store must not hang a shutdown. What could not be written by then is
+   * counted as dropped (store-error).
+   */
+  async close(timeoutMs = 5_000): Promise<void> {
+    this.#closed = true;
+    this.#timer.abort();
+    const deadline = new AbortController();
+    const timedOut = this.#options.clock.sleep(timeoutMs, deadline.signal).then(
+      () => true,
+      () => false,
+    );
+    const finished = await Promise.race([this.flush().then(() => false), timedOut]);
+    deadline.abort();
+    if (finished && this.#buffer.length > 0) {
+      this.#drop('store-error', this.#buffer.length);
+      this.#buffer = [];
+    }
+  }
+
+  async #tick(): Promise<void> {
+    const interval = this.#options.flushIntervalMs ?? 200;
+    while (!this.#timer.signal.aborted) {
+      try {
+        await this.#options.clock.sleep(interval, this.#timer.signal);
+      } catch {
+        return;
+      }
+      if (this.#buffer.length > 0) this.#startWrite();
+    }
+  }
+
+  #startWrite(): void {
+    if (this.#writing || this.#buffer.length === 0) return;
+    const batch = this.#buffer.splice(0, this.#options.batchSize ?? 500);
+    this.#writing = this.#options.store.append(batch).then(
+      () => {
+        this.#written += batch.length;
+        this.#options.onWritten?.(batch.length);
+      },
+      (error: unknown) => this.#drop('store-error', batch.length, error),
+    ).finally(() => {
+      this.#writing = undefined;
+      // A slow write may have let a full batch accumulate behind it.
+      if (this.#buffer.length >= (this.#options.batchSize ?? 500)) this.#startWrite();
+    });
+  }
+
+  #drop(reason: DropReason, count: number, error?: unknown): void {
+    this.#dropped[reason] += count;
+    this.#options.onDrop?.(reason, count, error);
+  }
+}

@@ -1,0 +1,39 @@
+/** One place that turns a captured request into a redacted corpus record (sampled or imported). */
+import { randomUUID } from 'node:crypto';
+import type { CorpusRecord } from '../core/index.js';
+import type { Redactor } from './redact.js';
+
+export interface CapturedRequest {
+  readonly timeMs: number;
+  readonly method: string;
+  /** Path and query. */
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** Body bytes, empty for none; ignored when `truncated`. */
+  readonly body: Buffer;
+  /** The body exceeded the limit and was not kept. */
+  readonly truncated: boolean;
+}
+
+export function buildRecord(
+  tier: string,
+  redactor: Redactor,
+  request: CapturedRequest,
+  sampling: { rate: number; mode: CorpusRecord['sampleMode'] },
+): CorpusRecord {
+  const headers = redactor.headers(request.headers);
+  // A truncated body is not stored at all: it could not be redacted reliably.
+  const body = request.truncated ? Buffer.alloc(0) : redactor.body(request.body, headers['content-type']);
+  return {
+    id: randomUUID(),
+    tier,
+    timeMs: request.timeMs,
+    method: request.method.toUpperCase(),
+    path: request.url,
+    headers,
+    body: body.toString('base64'),
+    bodyTruncated: request.truncated,
+    sampleRate: sampling.rate,
+    sampleMode: sampling.mode,
+  };
+}

@@ -1,0 +1,159 @@
+/**
+ * The recording sidecar: a reverse proxy that forwards every request and
+ * response unchanged — method, path, query, headers (less hop-by-hop ones),
+ * body, status, streaming both ways — and samples requests into the corpus.
+ *
+ * Transparency on failure: the sidecar adds no timeout of its own, and an
+ * upstream that refuses, resets or dies mid-response is passed on as a reset
+ * of the client's connection, which is what the client would have seen
+ * talking to the upstream directly — not a 502 the upstream never sent.
+ * Unsampled requests take the plain path: no body tee, no allocation for the decision.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { once } from 'node:events';
+import { Readable } from 'node:stream';
+import type { AddressInfo } from 'node:net';
+import { Pool } from 'undici';
+import type { Recorder } from './recorder.js';
+import { BodyCapture } from './body-capture.js';
+
+/** RFC 9110 §7.6.1: connection-specific headers a proxy must not forward. */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade']);
+
+export interface SidecarOptions {
+  readonly recorder: Recorder;
+  /** Base URL of the recorded service. */
+  readonly upstream: string;
+  /** @default "127.0.0.1" */
+  readonly host?: string;
+  /** @default 0 */
+  readonly port?: number;
+  /** Where /metrics and /healthz are served (a separate listener, so no upstream path is shadowed). @default same host, port 0 */
+  readonly adminHost?: string;
+  readonly adminPort?: number;
+  /** Upstream connections. @default 128 */
+  readonly connections?: number;
+}
+
+export interface Sidecar {
+  readonly url: string;
+  readonly adminUrl: string;
+  close(): Promise<void>;
+}
+
+/** Headers to pass on, without hop-by-hop ones and those the Connection header names. */
+export function withoutHopByHop(raw: Readonly<Record<string, string | string[] | undefined>>): Record<string, string | string[]> {
+  const listed = typeof raw.connection === 'string' ? raw.connection.toLowerCase().split(',').map((h) => h.trim()) : [];
+  const out: Record<string, string | string[]> = {};
+  for (const name in raw) {
+    const value = raw[name];
+    if (value === undefined || HOP_BY_HOP.has(name) || listed.includes(name)) continue;
+    out[name] = value;
+  }
+  return out;
+}
+
+function hasBody(req: IncomingMessage): boolean {
+  return req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
+}
+
+/** Upstream failure kinds, for the metric. */
+function failureKind(error: unknown): string {
+  const code = (error as { code?: string }).code ?? '';
+  if (code === 'ECONNREFUSED') return 'refused';
+  if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') return 'reset';
+  if (code.includes('TIMEOUT')) return 'timeout';
+  if (code === 'UND_ERR_ABORTED') return 'client-aborted';
+  return code === '' ? 'other' : code.toLowerCase();
+}
+
+export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
+  const { recorder } = options;
+  const pool = new Pool(options.upstream, {
+    connections: options.connections ?? 128,
+    // No timeouts of our own: a slow upstream must look exactly as slow to the client.
+    headersTimeout: 0,
+    bodyTimeout: 0,
+    keepAliveTimeout: 4_000,
+  });
+
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
+    const url = req.url ?? '/';
+    const sampled = recorder.shouldRecord(url, req.headers);
+    let body: Readable | undefined;
+    if (!sampled) {
+      body = hasBody(req) ? req : undefined;
+    } else {
+      const timeMs = recorder.now();
+      const capture = new BodyCapture(recorder.maxBodyBytes);
+      const finish = (): void =>
+        recorder.record({ timeMs, method: req.method ?? 'GET', url, headers: req.headers, body: capture.body(), truncated: capture.truncated });
+      if (hasBody(req)) {
+        body = Readable.from(
+          (async function* tee() {
+            for await (const chunk of req as AsyncIterable<Buffer>) {
+              capture.add(chunk);
+              yield chunk;
+            }
+            finish();
+          })(),
+          { objectMode: false },
+        );
+      } else {
+        finish();
+      }
+    }
+    pool
+      .stream(
+        { path: url, method: (req.method ?? 'GET') as 'GET', headers: withoutHopByHop(req.headers), body: body ?? null },
+        ({ statusCode, headers }) => {
+          res.writeHead(statusCode, withoutHopByHop(headers as Record<string, string | string[] | undefined>));
+          return res;
+        },
+      )
+      // No AbortController per request (it costs a tenth of the throughput): a client that leaves
+      // destroys `res`, which fails undici's write into it and aborts the upstream request.
+      .catch((error: unknown) => {
+        if (res.destroyed && !res.writableFinished && req.socket.destroyed) return; // the client left first
+        recorder.upstreamError(failureKind(error));
+        // Pass the failure on as the connection failure it was.
+        req.socket.destroy();
+      });
+  };
+
+  const server: Server = createServer(handle);
+  server.keepAliveTimeout = 5_000;
+  const admin = createServer((req, res) => {
+    void (async () => {
+      if (req.url === '/metrics') {
+        const text = await recorder.registry.metrics();
+        res.writeHead(200, { 'content-type': recorder.registry.contentType });
+        res.end(text);
+      } else if (req.url === '/healthz') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ ok: true, tier: recorder.tier, samplingRate: recorder.sampler.effectiveRate }));
+      } else {
+        res.writeHead(404).end();
+      }
+    })();
+  });
+  server.listen(options.port ?? 0, options.host ?? '127.0.0.1');
+  admin.listen(options.adminPort ?? 0, options.adminHost ?? options.host ?? '127.0.0.1');
+  await Promise.all([once(server, 'listening'), once(admin, 'listening')]);
+  const address = (s: Server): string => {
+    const { address: host, port } = s.address() as AddressInfo;
+    return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  };
+  return {
+    url: address(server),
+    adminUrl: address(admin),
+    async close() {
+      const closed = Promise.all([new Promise((r) => server.close(r)), new Promise((r) => admin.close(r))]);
+      server.closeAllConnections();
+      admin.closeAllConnections();
+      await closed;
+      await pool.close();
+      await recorder.close();
+    },
+  };
+}
