@@ -126,7 +126,9 @@ describe('example stack', () => {
     expect(clean.statuses.every((s) => s === 504)).toBe(true);
     expect(clean.restarts).toBe(0);
     const faulty = await burst(true);
-    expect(faulty.statuses.every((s) => s === 504)).toBe(true);
+    // Timeouts, plus — on a loaded machine — requests caught on a worker as it crashed (500) or while both were down (503).
+    expect(faulty.statuses.filter((s) => s === 504).length).toBeGreaterThan(0);
+    expect(faulty.statuses.every((s) => s === 504 || s === 500 || s === 503)).toBe(true);
     expect(faulty.restarts).toBeGreaterThan(0);
   });
 
