@@ -36,6 +36,8 @@ export type {
   DetectorObservation,
   ConfigRead,
   DependencyErrorRecord,
+  RequestOutcome,
+  ErrorClass,
 } from './model.js';
 export { configReferenceMarkdown } from './config/reference.js';
 export { fnv1a, seededRandom } from './random.js';

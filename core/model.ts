@@ -40,7 +40,8 @@ export interface Sample {
   readonly labels?: Readonly<Record<string, string>>;
 }
 
-export type ExperimentStatus = 'queued' | 'running' | 'passed' | 'regressed' | 'cancelled' | 'failed';
+/** `completed`: ran to the end without a verdict (a plain replay). */
+export type ExperimentStatus = 'queued' | 'running' | 'passed' | 'regressed' | 'completed' | 'cancelled' | 'failed';
 
 /** One paired trial attempt; replaced and excluded attempts are kept with their reason. */
 export interface TrialRecord {
@@ -119,4 +120,30 @@ export interface DependencyErrorRecord {
   readonly job: string;
   /** Every job implicated when the error is at batch granularity. */
   readonly jobs: readonly string[];
+}
+
+/** How a replayed request failed, if it did. */
+export type ErrorClass = '' | 'timeout' | 'reset' | 'refused' | '5xx' | '4xx' | 'cancelled' | 'other';
+
+/** One replayed request to one arm, in a trial's measurement window. */
+export interface RequestOutcome {
+  readonly experimentId: string;
+  readonly trial: number;
+  readonly attempt: number;
+  readonly arm: string;
+  readonly recordId: string;
+  /** When the request should have been sent (open loop), epoch ms. */
+  readonly intendedMs: number;
+  /** From the intended send time to the end of the response body, ms. */
+  readonly latencyMs: number;
+  /** HTTP status; 0 when there was no response. */
+  readonly status: number;
+  readonly bytes: number;
+  readonly errorClass: ErrorClass;
+  /** SHA-1 of the response body, hex; empty when there was none. */
+  readonly bodyHash: string;
+  /** This arm got the request before the other arm. */
+  readonly first: boolean;
+  /** The response body, base64, when the workload compares responses. */
+  readonly body?: string;
 }

@@ -21,6 +21,7 @@ import type {
   ErrorRecordStore,
   ExperimentStore,
   ObservationStore,
+  OutcomeStore,
   ReadOptions,
   SampleStore,
   Store,
@@ -30,27 +31,9 @@ import { isCorpusRecord, isExperimentRecord } from './record-guards.js';
 import { joinSql, qualified, sql, SqlFragment } from './sql.js';
 import { assertName } from './names.js';
 import { createStatements, type TableName } from './clickhouse/clickhouse-schema.js';
+import { Tables, parseJson, seconds } from './clickhouse/tables.js';
+import { ClickHouseOutcomeStore } from './clickhouse/clickhouse-outcome-store.js';
 import { ClickHouseConnection } from './clickhouse/clickhouse-connection.js';
-
-const seconds = (ms: number): number => Math.floor(ms / 1000);
-const parseJson = <T>(text: string, fallback: T): T => {
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    return fallback;
-  }
-};
-
-/** Shared by the sub-stores: the connection and the database name. */
-class Tables {
-  constructor(
-    readonly connection: ClickHouseConnection,
-    readonly database: string,
-  ) {}
-  table(name: TableName): SqlFragment {
-    return qualified(this.database, name);
-  }
-}
 
 interface CorpusRow {
   tier: string;
@@ -369,6 +352,7 @@ export class ClickHouseStore implements Store {
   readonly location: string;
   readonly corpus: CorpusStore;
   readonly samples: SampleStore;
+  readonly outcomes: OutcomeStore;
   readonly experiments: ExperimentStore;
   readonly observations: ObservationStore;
   readonly configReads: ConfigReadStore;
@@ -388,6 +372,7 @@ export class ClickHouseStore implements Store {
     this.location = `${options.url} (database ${options.database})`;
     this.corpus = new ClickHouseCorpusStore(this.#tables);
     this.samples = new ClickHouseSampleStore(this.#tables);
+    this.outcomes = new ClickHouseOutcomeStore(this.#tables);
     this.experiments = new ClickHouseExperimentStore(this.#tables);
     this.observations = new ClickHouseObservationStore(this.#tables);
     this.configReads = new ClickHouseConfigReadStore(this.#tables);

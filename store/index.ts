@@ -12,6 +12,7 @@ export type {
   Store,
   CorpusStore,
   SampleStore,
+  OutcomeStore,
   ExperimentStore,
   ObservationStore,
   ConfigReadStore,

@@ -5,6 +5,7 @@
  *
  *   corpus/<tier>/<YYYYMMDDHH>.ndjson      recorded requests
  *   samples/<experiment>.ndjson            time series
+ *   outcomes/<experiment>/<trial>.ndjson   per-request outcomes of replays
  *   experiments/<id>.json                  experiment record (trials, verdict)
  *   experiments/<id>.events.ndjson         lifecycle events
  *   observations/<experiment>.ndjson       detector checks
@@ -12,13 +13,14 @@
  *   errors/<YYYYMMDD>.ndjson               dependency error records
  */
 import { readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type {
   ConfigRead,
   DependencyErrorRecord,
   DetectorObservation,
   ExperimentEvent,
   ExperimentRecord,
+  RequestOutcome,
   Sample,
 } from '../core/index.js';
 import type {
@@ -27,6 +29,7 @@ import type {
   ErrorRecordStore,
   ExperimentStore,
   ObservationStore,
+  OutcomeStore,
   ReadOptions,
   SampleStore,
   Store,
@@ -39,6 +42,7 @@ import {
   isDetectorObservation,
   isExperimentEvent,
   isExperimentRecord,
+  isRequestOutcome,
   isSample,
 } from './record-guards.js';
 import { LocalFiles } from './local/local-files.js';
@@ -58,7 +62,7 @@ function dayStartMs(name: string): number {
 }
 
 /** Append records to files chosen per record, one write per file. */
-async function appendGrouped<T>(files: LocalFiles, folder: string, records: readonly T[], fileOf: (record: T) => string): Promise<void> {
+async function appendGrouped<T>(files: LocalFiles, folder: string, records: readonly T[], fileOf: (record: T) => string, nested = false): Promise<void> {
   const groups = new Map<string, string[]>();
   for (const record of records) {
     const path = join(files.dir, folder, fileOf(record));
@@ -68,7 +72,7 @@ async function appendGrouped<T>(files: LocalFiles, folder: string, records: read
   }
   for (const [path, lines] of groups) {
     await files.guard(`append to ${path}`, async () => {
-      await files.ensureDir(join(files.dir, folder));
+      await files.ensureDir(nested ? dirname(path) : join(files.dir, folder));
       await appendLines(path, lines);
     });
   }
@@ -101,6 +105,32 @@ class LocalSampleStore implements SampleStore {
     }
     // Writers append roughly in time order; a stable sort makes the order exact.
     yield* matching.sort((a, b) => a.timeMs - b.timeMs);
+  }
+}
+
+/** One file per trial, so a read sorts one trial at a time in memory, never a whole experiment. */
+class LocalOutcomeStore implements OutcomeStore {
+  constructor(readonly files: LocalFiles) {}
+
+  append(outcomes: readonly RequestOutcome[]): Promise<void> {
+    return appendGrouped(this.files, 'outcomes', outcomes, (o) => join(assertName(o.experimentId, 'outcome experimentId'), `${o.trial}.ndjson`), true);
+  }
+
+  async *read(experimentId: string, options: ReadOptions & { trial?: number; arm?: string } = {}): AsyncIterable<RequestOutcome> {
+    const folder = join('outcomes', assertName(experimentId, 'experiment id'));
+    const trials = (await this.files.list(folder))
+      .map((name) => /^(\d+)\.ndjson$/.exec(name)?.[1])
+      .filter((t): t is string => t !== undefined)
+      .map(Number)
+      .filter((t) => options.trial === undefined || t === options.trial)
+      .sort((a, b) => a - b);
+    for (const trial of trials) {
+      const rows: RequestOutcome[] = [];
+      for await (const o of readJsonLines(join(this.files.dir, folder, `${trial}.ndjson`), isRequestOutcome, options)) {
+        if (options.arm === undefined || o.arm === options.arm) rows.push(o);
+      }
+      yield* rows.sort((a, b) => a.intendedMs - b.intendedMs || (a.arm < b.arm ? -1 : a.arm > b.arm ? 1 : 0));
+    }
   }
 }
 
@@ -222,6 +252,7 @@ export class LocalStore implements Store {
   readonly location: string;
   readonly corpus: LocalCorpusStore;
   readonly samples: SampleStore;
+  readonly outcomes: OutcomeStore;
   readonly experiments: ExperimentStore;
   readonly observations: ObservationStore;
   readonly configReads: ConfigReadStore;
@@ -233,6 +264,7 @@ export class LocalStore implements Store {
     this.#files = new LocalFiles(this.location);
     this.corpus = new LocalCorpusStore(this.#files);
     this.samples = new LocalSampleStore(this.#files);
+    this.outcomes = new LocalOutcomeStore(this.#files);
     this.experiments = new LocalExperimentStore(this.#files);
     this.observations = new LocalObservationStore(this.#files);
     this.configReads = new LocalConfigReadStore(this.#files);
@@ -240,7 +272,7 @@ export class LocalStore implements Store {
   }
 
   async init(): Promise<void> {
-    for (const folder of ['', 'corpus', 'samples', 'experiments', 'observations', 'config-reads', 'errors']) {
+    for (const folder of ['', 'corpus', 'samples', 'outcomes', 'experiments', 'observations', 'config-reads', 'errors']) {
       const path = join(this.location, folder);
       await this.#files.guard(`create ${path}`, () => this.#files.ensureDir(path));
     }

@@ -10,6 +10,7 @@ import type {
   DetectorObservation,
   ExperimentEvent,
   ExperimentRecord,
+  RequestOutcome,
   Sample,
 } from '../core/index.js';
 
@@ -66,4 +67,20 @@ export const isDependencyErrorRecord = (v: unknown): v is DependencyErrorRecord 
     trial: 'string',
     job: 'string',
     jobs: 'object',
+  });
+
+export const isRequestOutcome = (v: unknown): v is RequestOutcome =>
+  hasFields(v, {
+    experimentId: 'string',
+    trial: 'number',
+    attempt: 'number',
+    arm: 'string',
+    recordId: 'string',
+    intendedMs: 'number',
+    latencyMs: 'number',
+    status: 'number',
+    bytes: 'number',
+    errorClass: 'string',
+    bodyHash: 'string',
+    first: 'boolean',
   });

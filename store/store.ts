@@ -11,6 +11,7 @@ import type {
   ExperimentEvent,
   ExperimentRecord,
   ExperimentStatus,
+  RequestOutcome,
   Sample,
 } from '../core/index.js';
 
@@ -52,6 +53,13 @@ export interface SampleStore {
   append(samples: readonly Sample[]): Promise<void>;
   /** Samples of one experiment, optionally narrowed; ordered by time. */
   read(experimentId: string, options?: ReadOptions & { metric?: string; arm?: string; trial?: number }): AsyncIterable<Sample>;
+}
+
+/** Per-request outcomes of replays: the paired data the harness judges. */
+export interface OutcomeStore {
+  append(outcomes: readonly RequestOutcome[]): Promise<void>;
+  /** Outcomes of one experiment, optionally of one trial and/or arm, ordered by trial then intended time. Streams. */
+  read(experimentId: string, options?: ReadOptions & { trial?: number; arm?: string }): AsyncIterable<RequestOutcome>;
 }
 
 /** Experiments, their trials, verdicts and lifecycle events. */
@@ -105,6 +113,7 @@ export interface Store {
   readonly location: string;
   readonly corpus: CorpusStore;
   readonly samples: SampleStore;
+  readonly outcomes: OutcomeStore;
   readonly experiments: ExperimentStore;
   readonly observations: ObservationStore;
   readonly configReads: ConfigReadStore;

@@ -7,7 +7,7 @@
  */
 import { qualified, ident, SqlFragment } from '../sql.js';
 
-export const TABLES = ['corpus', 'samples', 'experiments', 'experiment_events', 'observations', 'config_reads', 'error_records'] as const;
+export const TABLES = ['corpus', 'samples', 'outcomes', 'experiments', 'experiment_events', 'observations', 'config_reads', 'error_records'] as const;
 export type TableName = (typeof TABLES)[number];
 
 const DEFINITIONS: Readonly<Record<TableName, string>> = {
@@ -18,6 +18,10 @@ const DEFINITIONS: Readonly<Record<TableName, string>> = {
   samples: `(
     experiment_id String, trial UInt32, arm String, metric String, time DateTime, time_ms UInt64, value Float64, labels String
   ) ENGINE = MergeTree() PARTITION BY toYYYYMM(time) ORDER BY (experiment_id, metric, time_ms)`,
+  outcomes: `(
+    experiment_id String, trial UInt32, attempt UInt32, arm String, record_id String, time DateTime, intended_ms Float64,
+    latency_ms Float64, status UInt16, bytes UInt64, error_class String, body_hash String, first UInt8, body String
+  ) ENGINE = MergeTree() PARTITION BY toYYYYMM(time) ORDER BY (experiment_id, trial, intended_ms, arm)`,
   // ReplacingMergeTree keeps the row with the highest updated_ms per id; reads use FINAL.
   experiments: `(
     id String, workload String, status String, created_ms UInt64, updated_ms UInt64, record String

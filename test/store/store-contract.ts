@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { CorpusRecord, DependencyErrorRecord, ExperimentRecord, Sample } from '../../core/index.js';
+import type { CorpusRecord, DependencyErrorRecord, ExperimentRecord, RequestOutcome, Sample } from '../../core/index.js';
 import type { Store } from '../../store/index.js';
 
 export const T0 = Date.UTC(2026, 10, 30, 10, 0, 0);
@@ -142,6 +142,40 @@ export function storeContract(backend: string, makeStore: StoreFactory): void {
         const narrowed = await collect(store.samples.read(id, { metric: 'latency_ms', arm: 'treatment', trial: 1 }));
         expect(narrowed.map((s) => s.value).sort((a, b) => a - b)).toEqual(samples.filter((s) => s.metric === 'latency_ms' && s.arm === 'treatment' && s.trial === 1).map((s) => s.value).sort((a, b) => a - b));
         expect(await collect(store.samples.read(id, { metric: 'up' }))).toEqual([samples[20]]);
+      }));
+
+    it('stores request outcomes and reads them back by trial and arm, ordered by trial then intended time', () =>
+      withStore(async (store) => {
+        const id = `exp-${randomUUID()}`;
+        const outcome = (trial: number, arm: string, i: number, extra: Partial<RequestOutcome> = {}): RequestOutcome => ({
+          experimentId: id,
+          trial,
+          attempt: 1,
+          arm,
+          recordId: `r${i}`,
+          intendedMs: T0 + i * 0.5,
+          latencyMs: 1.25 + i,
+          status: 200,
+          bytes: 120,
+          errorClass: '',
+          bodyHash: 'ab'.repeat(20),
+          first: arm === 'control',
+          ...extra,
+        });
+        const batch = [
+          outcome(1, 'treatment', 3),
+          outcome(0, 'control', 2, { status: 0, errorClass: 'timeout', bodyHash: '', bytes: 0 }),
+          outcome(0, 'treatment', 1, { body: Buffer.from('{"items":[1,2]}').toString('base64') }),
+          outcome(1, 'control', 0),
+        ];
+        await store.outcomes.append(batch);
+        await store.outcomes.append([{ ...outcome(0, 'control', 9), experimentId: `exp-${randomUUID()}` }]);
+        const all: RequestOutcome[] = [];
+        for await (const o of store.outcomes.read(id)) all.push(o);
+        expect(all).toEqual([batch[2], batch[1], batch[3], batch[0]]);
+        const treatment: RequestOutcome[] = [];
+        for await (const o of store.outcomes.read(id, { trial: 1, arm: 'treatment' })) treatment.push(o);
+        expect(treatment).toEqual([batch[0]]);
       }));
 
     it('upserts experiment records, last write wins, and lists newest first', () =>
