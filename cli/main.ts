@@ -14,6 +14,7 @@ import * as storeInit from './commands/store-init.js';
 import * as exampleStack from './commands/example-stack.js';
 import * as record from './commands/record.js';
 import * as corpus from './commands/corpus.js';
+import * as replay from './commands/replay.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -106,6 +107,21 @@ export function buildProgram(ctx: CliContext, setExit: (code: number) => void): 
     .option('--tier <tier>', 'only this tier')
     .option('--older-than <duration>', 'e.g. 4h, 7d')
     .action(async (_options, command: Command) => setExit(await corpus.prune(command.optsWithGlobals<corpus.PruneOptions>(), ctx)));
+
+  program
+    .command('replay')
+    .description('replay the workload\'s corpus into control and treatment in paired trials, with a live progress line')
+    .requiredOption('--workload <name>', 'workload from the config')
+    .option('--control <url>', 'a running control deployment (with --treatment)')
+    .option('--treatment <url>', 'a running treatment deployment (with --control)')
+    .option('--control-revision <rev>', 'substituted for {revision} in the control deploy command')
+    .option('--treatment-revision <rev>', 'substituted for {revision} in the treatment deploy command')
+    .option('--seed <n>', 'seed of every random choice (default: random, printed)')
+    .option('--trials <n>', 'override trials.count')
+    .option('--rate <pairs/s>', 'override replay.rate')
+    .option('--warmup <duration>', 'override trials.warmup')
+    .option('--measure <duration>', 'override trials.measure')
+    .action(async (_options, command: Command) => setExit(await replay.run(command.optsWithGlobals<replay.ReplayOptions>(), ctx)));
 
   for (const planned of PLANNED_COMMANDS) {
     program

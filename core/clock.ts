@@ -5,6 +5,8 @@
 export interface Clock {
   /** Milliseconds since the Unix epoch. */
   now(): number;
+  /** Monotonic milliseconds with sub-millisecond resolution, for measuring durations. */
+  monotonic(): number;
   /** Resolve after `ms`, or reject with the signal's reason when it aborts first. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
@@ -12,6 +14,7 @@ export interface Clock {
 /** The real clock. `setTimeout` is looked up on each call so vitest's fake timers apply. */
 export const systemClock: Clock = {
   now: () => Date.now(),
+  monotonic: () => performance.now(),
   sleep: (ms, signal) =>
     new Promise<void>((resolve, reject) => {
       if (signal?.aborted) {

@@ -41,3 +41,5 @@ export type {
 } from './model.js';
 export { configReferenceMarkdown } from './config/reference.js';
 export { fnv1a, seededRandom } from './random.js';
+export { parsePrometheusText, type PrometheusSample, type ParsedExposition } from './prometheus-text.js';
+export { freePort } from './free-port.js';

@@ -11,7 +11,6 @@ export interface PlannedCommand {
 }
 
 export const PLANNED_COMMANDS: readonly PlannedCommand[] = [
-  { name: 'replay', summary: 'run one paired replay of a workload', issue: 5 },
   { name: 'report', summary: 'render an experiment report (json, md, html)', issue: 8 },
   { name: 'calibrate', summary: 'A/A calibration of a workload', issue: 8 },
   { name: 'run', summary: 'run one experiment now', issue: 9 },

@@ -184,6 +184,11 @@ const workload = z.strictObject({
         measure: positiveDuration.prefault('30s').describe('Measurement window of each trial.'),
         maxReplacements: z.number().int().min(0).default(2).describe('Trials failed for infrastructure reasons that may be replaced.'),
         allowFingerprintMismatch: z.boolean().default(false).describe('Keep trials whose arms ran on different machines.'),
+        slotCpus: z
+          .array(z.string().regex(/^\d+(-\d+)?(,\d+(-\d+)?)*$/, { error: 'must be a CPU list like "0" or "0-1,4"' }))
+          .length(2)
+          .optional()
+          .describe('CPU lists (taskset -c) of slot A and slot B for deployed arms; arms swap slots every trial.'),
       })
       .prefault({}),
     dependencies: z.array(dependency).default([]).describe("The SUT's downstream calls and how the egress router contains them."),

@@ -4,7 +4,7 @@ import { Sampler } from '../../recorder/index.js';
 
 function manualClock(start = 0): Clock & { advance(ms: number): void } {
   let now = start;
-  return { now: () => now, sleep: () => new Promise(() => undefined), advance: (ms) => (now += ms) };
+  return { now: () => now, monotonic: () => now, sleep: () => new Promise(() => undefined), advance: (ms) => (now += ms) };
 }
 
 /** Two-sided binomial interval at 99.9% by the normal approximation (n p (1-p) = 990 here, ample). */

@@ -1,0 +1,191 @@
+/**
+ * `tandem replay --workload W [--control URL --treatment URL]`: one paired
+ * replay of the workload's corpus window, in trials, with a live progress
+ * line and a summary. Outcomes and counters go to the store under a new
+ * experiment id; the verdict is the harness's job, not this command's.
+ */
+import { randomBytes } from 'node:crypto';
+import { InputError, UsageError, systemClock, type ExperimentRecord, type TandemConfig, type TrialRecord, type WorkloadConfig } from '../../core/index.js';
+import { createStore, type Store } from '../../store/index.js';
+import { readCorpusWindow } from '../../recorder/index.js';
+import { DeployedArms, UrlArms, runTrials, type ArmName, type ArmProvider, type ReplayProgress } from '../../replayer/index.js';
+import { ExitCode } from '../exit-codes.js';
+import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
+import { parseDurationFlag, parsePositiveInteger } from '../arguments.js';
+
+export interface ReplayOptions extends GlobalOptions {
+  readonly workload: string;
+  readonly control?: string;
+  readonly treatment?: string;
+  readonly controlRevision?: string;
+  readonly treatmentRevision?: string;
+  readonly seed?: string;
+  readonly trials?: string;
+  readonly rate?: string;
+  readonly warmup?: string;
+  readonly measure?: string;
+}
+
+export function findWorkload(config: TandemConfig, name: string): WorkloadConfig {
+  const workload = config.workloads.find((w) => w.name === name);
+  if (!workload) throw new UsageError(`no workload named ${JSON.stringify(name)} in the config (known: ${config.workloads.map((w) => w.name).join(', ') || 'none'})`);
+  return workload;
+}
+
+function httpUrl(text: string, flag: string): string {
+  try {
+    const url = new URL(text);
+    if (url.protocol === 'http:' || url.protocol === 'https:') return url.href.replace(/\/$/, '');
+  } catch {
+    // reported below
+  }
+  throw new UsageError(`${flag} must be an http:// URL, got ${JSON.stringify(text)}`);
+}
+
+/** Arms from the flags, else from the workload. */
+function armsFor(workload: WorkloadConfig, options: ReplayOptions): ArmProvider {
+  if ((options.control === undefined) !== (options.treatment === undefined)) throw new UsageError('give both --control and --treatment, or neither');
+  if (options.control !== undefined && options.treatment !== undefined) return new UrlArms({ control: httpUrl(options.control, '--control'), treatment: httpUrl(options.treatment, '--treatment') });
+  const arms = workload.arms;
+  if (!arms) throw new UsageError(`workload ${workload.name} declares no arms: pass --control URL --treatment URL`);
+  if (arms.control.url !== undefined && arms.treatment.url !== undefined) return new UrlArms({ control: arms.control.url.replace(/\/$/, ''), treatment: arms.treatment.url.replace(/\/$/, '') });
+  if (!arms.control.deploy || !arms.treatment.deploy) throw new UsageError(`workload ${workload.name}: both arms must be URLs or both deploy commands`);
+  // Until the egress router stands between them, arms reach each dependency's declared target directly.
+  const direct: Record<string, string> = {};
+  const dependencyEnv: Record<string, string> = {};
+  for (const dependency of workload.dependencies) {
+    direct[dependency.name] = dependency.policy === 'pinned' ? (dependency.pinned?.[0] ?? dependency.shards[0]!) : dependency.target;
+    if (dependency.env) dependencyEnv[dependency.name] = dependency.env;
+  }
+  const spec = (arm: ArmName) => {
+    const deploy = arms[arm].deploy!;
+    return { command: deploy.command, env: deploy.env, readyPath: deploy.readyPath, readyTimeoutMs: deploy.readyTimeout, ...(deploy.cwd ? { cwd: deploy.cwd } : {}) };
+  };
+  return new DeployedArms({
+    specs: { control: spec('control'), treatment: spec('treatment') },
+    revisions: { ...(options.controlRevision ? { control: options.controlRevision } : {}), ...(options.treatmentRevision ? { treatment: options.treatmentRevision } : {}) },
+    dependencies: { control: direct, treatment: direct },
+    dependencyEnv,
+    ...(workload.trials.slotCpus ? { slotCpus: [workload.trials.slotCpus[0]!, workload.trials.slotCpus[1]!] as const } : {}),
+    clock: systemClock,
+  });
+}
+
+function withOverrides(workload: WorkloadConfig, options: ReplayOptions): WorkloadConfig {
+  return {
+    ...workload,
+    replay: { ...workload.replay, ...(options.rate !== undefined ? { rate: Number(options.rate) > 0 ? Number(options.rate) : (() => { throw new UsageError(`--rate must be a number of pairs per second > 0, got ${JSON.stringify(options.rate)}`); })() } : {}) },
+    trials: {
+      ...workload.trials,
+      ...(options.trials !== undefined ? { count: parsePositiveInteger(options.trials, '--trials') } : {}),
+      ...(options.warmup !== undefined ? { warmup: parseDurationFlag(options.warmup, '--warmup') } : {}),
+      ...(options.measure !== undefined ? { measure: parseDurationFlag(options.measure, '--measure') } : {}),
+    },
+  };
+}
+
+const percentile = (sorted: number[], q: number): number => (sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!);
+
+async function summary(store: Store, experimentId: string): Promise<Record<ArmName, { requests: number; errors: number; p50: number; p90: number; p99: number }>> {
+  const latencies: Record<ArmName, number[]> = { control: [], treatment: [] };
+  const errors: Record<ArmName, number> = { control: 0, treatment: 0 };
+  for await (const o of store.outcomes.read(experimentId)) {
+    const arm = o.arm as ArmName;
+    latencies[arm]?.push(o.latencyMs);
+    if (o.errorClass !== '') errors[arm]++;
+  }
+  const of = (arm: ArmName) => {
+    const sorted = latencies[arm].sort((a, b) => a - b);
+    return { requests: sorted.length, errors: errors[arm], p50: percentile(sorted, 0.5), p90: percentile(sorted, 0.9), p99: percentile(sorted, 0.99) };
+  };
+  return { control: of('control'), treatment: of('treatment') };
+}
+
+function progressLine(ctx: CliContext, trials: number): (trial: number, attempt: number, p: ReplayProgress) => void {
+  const tty = process.stderr.isTTY === true;
+  let lastPrinted = 0;
+  return (trial, attempt, p) => {
+    const line = `trial ${trial + 1}/${trials}${attempt > 1 ? ` (attempt ${attempt})` : ''} ${p.phase} ${(p.remainingMs / 1000).toFixed(0)}s left | ${p.rate.toFixed(0)} pairs/s | in flight c ${p.inflight.control} t ${p.inflight.treatment} | errors c ${p.errors.control} t ${p.errors.treatment}${p.droppedPairs > 0 ? ` | dropped ${p.droppedPairs}` : ''}`;
+    if (tty) process.stderr.write(`\r\x1b[2K${line}`);
+    else if (Date.now() - lastPrinted >= 5_000) {
+      lastPrinted = Date.now();
+      ctx.err(line);
+    }
+  };
+}
+
+export async function run(options: ReplayOptions, ctx: CliContext): Promise<number> {
+  const { config } = await loadCommandConfig(options, ctx);
+  const workload = withOverrides(findWorkload(config, options.workload), options);
+  const arms = armsFor(workload, options);
+  const seed = options.seed !== undefined ? parsePositiveInteger(options.seed, '--seed') : randomBytes(4).readUInt32LE(0);
+  const store = createStore(config.store, { cwd: ctx.cwd, env: ctx.env });
+  try {
+    await store.init();
+    const nowMs = Date.now();
+    const tier = workload.corpus.tier ?? workload.tier;
+    const corpus = () => readCorpusWindow(store.corpus, { tier, lookbackMs: workload.corpus.lookback, nowMs, ...(workload.corpus.limit !== undefined ? { limit: workload.corpus.limit } : {}) });
+    const first = await corpus()[Symbol.asyncIterator]().next();
+    if (first.done) throw new InputError(`no recorded requests of tier ${tier} in the last ${workload.corpus.lookback / 3_600_000} h: record some with \`tandem record\` or \`tandem corpus import\``);
+    const experimentId = `replay-${new Date(nowMs).toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${randomBytes(3).toString('hex')}`;
+    let record: ExperimentRecord = {
+      id: experimentId,
+      workload: workload.name,
+      status: 'running',
+      createdAtMs: nowMs,
+      updatedAtMs: nowMs,
+      seed,
+      spec: { kind: 'replay', arms: arms.kind, rate: workload.replay.rate, trials: workload.trials.count },
+      trials: [],
+    };
+    const save = async (changes: Partial<ExperimentRecord>): Promise<void> => {
+      record = { ...record, ...changes, updatedAtMs: Math.max(Date.now(), record.updatedAtMs + 1) };
+      await store.experiments.put(record);
+    };
+    await save({});
+    await store.experiments.appendEvent({ experimentId, timeMs: Date.now(), type: 'status', message: 'running' });
+    ctx.err(`replaying tier ${tier} into ${workload.name}: experiment ${experimentId}, seed ${seed}, ${workload.trials.count} trial(s) of ${workload.trials.warmup / 1000}s warm-up + ${workload.trials.measure / 1000}s at ${workload.replay.rate} pairs/s`);
+    let status: ExperimentRecord['status'] = 'completed';
+    let reason: string | undefined;
+    try {
+      const result = await runTrials({
+        experimentId,
+        seed,
+        workload,
+        corpus,
+        arms,
+        store,
+        clock: systemClock,
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
+        onTrials: (trials: readonly TrialRecord[]) => save({ trials: [...trials] }),
+        onProgress: progressLine(ctx, workload.trials.count),
+      });
+      if (result.cancelled) {
+        status = 'cancelled';
+        reason = 'interrupted';
+      }
+    } catch (error) {
+      status = 'failed';
+      reason = (error as Error).message;
+      throw error;
+    } finally {
+      if (process.stderr.isTTY) process.stderr.write('\n');
+      await save({ status, ...(reason ? { reason } : {}) });
+      await store.experiments.appendEvent({ experimentId, timeMs: Date.now(), type: 'status', message: status, ...(reason ? { data: { reason } } : {}) });
+    }
+    const stats = await summary(store, experimentId);
+    const trials = record.trials;
+    if (options.json) ctx.out(JSON.stringify({ experimentId, status, seed, trials, arms: stats }));
+    else {
+      ctx.out(`experiment ${experimentId}: ${status}`);
+      for (const t of trials) ctx.out(`  trial ${t.index} attempt ${t.attempt}: ${t.status}${t.reason ? ` (${t.reason})` : ''}${t.details?.achievedRate !== undefined ? `, ${String(t.details.achievedRate)} pairs/s, slots ${JSON.stringify(t.details.slots)}` : ''}`);
+      for (const arm of ['control', 'treatment'] as const) {
+        const s = stats[arm];
+        ctx.out(`  ${arm.padEnd(9)} ${s.requests} requests, ${s.errors} errors, latency p50 ${s.p50.toFixed(2)} ms, p90 ${s.p90.toFixed(2)} ms, p99 ${s.p99.toFixed(2)} ms`);
+      }
+    }
+    return status === 'completed' ? ExitCode.ok : ExitCode.failure;
+  } finally {
+    await store.close();
+  }
+}

@@ -1,0 +1,199 @@
+/**
+ * The two arms of an experiment: running deployments given by URL, or
+ * processes started per trial from a deploy command. Deployed arms swap slots
+ * from trial to trial (a crossover): the slot fixes the start order, the port
+ * and the CPUs, so placement bias can be told apart from the change.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { request } from 'undici';
+import { InputError, freePort, type Clock } from '../core/index.js';
+import { armFingerprint, localFingerprint, type Fingerprint } from './fingerprint.js';
+import type { ArmName } from './schedule.js';
+
+/** Slot A starts first. */
+export type Slot = 'A' | 'B';
+
+export interface ArmDeployment {
+  readonly arm: ArmName;
+  readonly url: string;
+  readonly slot: Slot;
+  readonly port?: number;
+  readonly pid?: number;
+  readonly fingerprint?: Fingerprint;
+  /** The arm's recent output (deployed arms). */
+  log(): string;
+  stop(): Promise<void>;
+}
+
+export interface ArmProvider {
+  /** Processes started per trial (crossover applies), or URLs of running deployments. */
+  readonly kind: 'urls' | 'deployed';
+  deploy(trial: number, signal?: AbortSignal): Promise<Record<ArmName, ArmDeployment>>;
+}
+
+/** An arm was not ready or could not be started: an infrastructure failure, so the trial is replaced. */
+export class ArmNotReadyError extends Error {
+  constructor(
+    readonly arm: ArmName,
+    message: string,
+    readonly output: string,
+  ) {
+    super(message);
+  }
+}
+
+export class UrlArms implements ArmProvider {
+  readonly kind = 'urls';
+  constructor(readonly urls: Readonly<Record<ArmName, string>>) {}
+
+  async deploy(): Promise<Record<ArmName, ArmDeployment>> {
+    const [control, treatment] = await Promise.all([armFingerprint(this.urls.control), armFingerprint(this.urls.treatment)]);
+    const deployment = (arm: ArmName, slot: Slot, fingerprint: Fingerprint | undefined): ArmDeployment => ({
+      arm,
+      url: this.urls[arm],
+      slot,
+      ...(fingerprint ? { fingerprint } : {}),
+      log: () => '',
+      stop: async () => undefined,
+    });
+    return { control: deployment('control', 'A', control), treatment: deployment('treatment', 'B', treatment) };
+  }
+}
+
+export interface DeploySpec {
+  /** Shell command; `{port}`, `{arm}`, `{revision}` and `{dep:NAME}` are substituted. */
+  readonly command: string;
+  readonly cwd?: string;
+  readonly env?: Readonly<Record<string, string>>;
+  readonly readyPath: string;
+  readonly readyTimeoutMs: number;
+}
+
+export interface DeployedArmsOptions {
+  readonly specs: Readonly<Record<ArmName, DeploySpec>>;
+  readonly revisions?: Readonly<Partial<Record<ArmName, string>>>;
+  /** Dependency URLs each arm is given (the router's listeners), by dependency name. */
+  readonly dependencies?: Readonly<Record<ArmName, Readonly<Record<string, string>>>>;
+  /** Environment variables carrying those URLs, by dependency name (e.g. prediction → INFERENCE_URL). */
+  readonly dependencyEnv?: Readonly<Record<string, string>>;
+  /** CPU list per slot for `taskset -c` (slot A, slot B). */
+  readonly slotCpus?: readonly [string, string];
+  readonly clock: Clock;
+  /** Bytes of output kept per arm. @default 65536 */
+  readonly logBytes?: number;
+}
+
+const PLACEHOLDER = /\{(port|arm|revision|dep:[A-Za-z0-9._-]+)\}/g;
+
+/** Substitute a deploy template; an unknown placeholder or dependency is an InputError naming it. */
+export function renderCommand(template: string, values: { port: number; arm: ArmName; revision: string; dependencies: Readonly<Record<string, string>> }): string {
+  const unknown = template.match(/\{[^}]*\}/g)?.filter((p) => !new RegExp(PLACEHOLDER.source).test(p));
+  if (unknown && unknown.length > 0) throw new InputError(`deploy command has unknown placeholder ${unknown[0]} (known: {port}, {arm}, {revision}, {dep:NAME})`);
+  return template.replace(PLACEHOLDER, (_match, key: string) => {
+    if (key === 'port') return String(values.port);
+    if (key === 'arm') return values.arm;
+    if (key === 'revision') return values.revision;
+    const dependency = key.slice(4);
+    const url = values.dependencies[dependency];
+    if (url === undefined) throw new InputError(`deploy command uses {dep:${dependency}}, but the workload declares no dependency "${dependency}"`);
+    return url;
+  });
+}
+
+class OutputRing {
+  #text = '';
+  constructor(readonly limit: number) {}
+  add(chunk: Buffer): void {
+    this.#text = (this.#text + chunk.toString('utf8')).slice(-this.limit);
+  }
+  toString(): string {
+    return this.#text;
+  }
+}
+
+function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const kill = (signal: NodeJS.Signals): void => {
+      try {
+        process.kill(-child.pid!, signal); // the whole process group: the command may have children
+      } catch {
+        child.kill(signal);
+      }
+    };
+    const timer = setTimeout(() => kill('SIGKILL'), 5_000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    kill('SIGTERM');
+  });
+}
+
+export class DeployedArms implements ArmProvider {
+  readonly kind = 'deployed';
+  constructor(readonly options: DeployedArmsOptions) {}
+
+  /** Trial k: even k puts control in slot A, odd k puts treatment there. */
+  static slotsFor(trial: number): Record<ArmName, Slot> {
+    return trial % 2 === 0 ? { control: 'A', treatment: 'B' } : { control: 'B', treatment: 'A' };
+  }
+
+  async deploy(trial: number, signal?: AbortSignal): Promise<Record<ArmName, ArmDeployment>> {
+    const slots = DeployedArms.slotsFor(trial);
+    const order: ArmName[] = slots.control === 'A' ? ['control', 'treatment'] : ['treatment', 'control'];
+    const started: ArmDeployment[] = [];
+    try {
+      for (const arm of order) started.push(await this.#start(arm, slots[arm], signal));
+    } catch (error) {
+      await Promise.all(started.map((d) => d.stop()));
+      throw error;
+    }
+    const byArm = Object.fromEntries(started.map((d) => [d.arm, d])) as Record<ArmName, ArmDeployment>;
+    return byArm;
+  }
+
+  async #start(arm: ArmName, slot: Slot, signal?: AbortSignal): Promise<ArmDeployment> {
+    const spec = this.options.specs[arm];
+    const port = await freePort();
+    const dependencies = this.options.dependencies?.[arm] ?? {};
+    const command = renderCommand(spec.command, { port, arm, revision: this.options.revisions?.[arm] ?? '', dependencies });
+    const cpus = this.options.slotCpus?.[slot === 'A' ? 0 : 1];
+    const env: Record<string, string> = { ...process.env, ...spec.env, PORT: String(port), TANDEM_ARM: arm, TANDEM_SLOT: slot } as Record<string, string>;
+    for (const [name, url] of Object.entries(dependencies)) {
+      const variable = this.options.dependencyEnv?.[name];
+      if (variable) env[variable] = url;
+    }
+    // `exec` makes a simple command the process we measure (CPU, RSS), not a shell around it;
+    // a compound command keeps its shell (end it with `exec server …` to be measured).
+    const simple = !/[;&|\n]/.test(command);
+    const child = spawn('sh', ['-c', `${simple ? 'exec ' : ''}${cpus ? `taskset -c ${cpus} ` : ''}${command}`], { cwd: spec.cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const output = new OutputRing(this.options.logBytes ?? 65_536);
+    child.stdout?.on('data', (chunk: Buffer) => output.add(chunk));
+    child.stderr?.on('data', (chunk: Buffer) => output.add(chunk));
+    const url = `http://127.0.0.1:${port}`;
+    const deployment: ArmDeployment = { arm, url, slot, port, pid: child.pid!, fingerprint: localFingerprint(), log: () => output.toString(), stop: () => stopProcess(child) };
+    const deadline = this.options.clock.monotonic() + spec.readyTimeoutMs;
+    for (;;) {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        throw new ArmNotReadyError(arm, `${arm} exited (${child.exitCode ?? child.signalCode}) before it was ready: ${command}`, output.toString());
+      }
+      if (signal?.aborted) {
+        await deployment.stop();
+        throw signal.reason;
+      }
+      try {
+        const response = await request(`${url}${spec.readyPath}`, { headersTimeout: 1_000, bodyTimeout: 1_000 });
+        await response.body.dump();
+        if (response.statusCode >= 200 && response.statusCode < 300) return deployment;
+      } catch {
+        // Not listening yet.
+      }
+      if (this.options.clock.monotonic() > deadline) {
+        await deployment.stop();
+        throw new ArmNotReadyError(arm, `${arm} was not ready at ${url}${spec.readyPath} within ${spec.readyTimeoutMs} ms: ${command}`, output.toString());
+      }
+      await this.options.clock.sleep(50, signal).catch(() => undefined);
+    }
+  }
+}

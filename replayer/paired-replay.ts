@@ -1,0 +1,297 @@
+/**
+ * One paired trial: every corpus record is sent to both arms, open loop at
+ * the workload's rate, the first side chosen by a seeded RNG. Latency runs
+ * from the intended send time, so a stalled arm cannot hide its tail behind
+ * a late send (no coordinated omission). When an arm's in-flight cap is
+ * reached the pair is dropped and counted, never silently delayed. Only
+ * outcomes from the measurement window are handed on.
+ */
+import { createHash } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
+import { Pool } from 'undici';
+import type { Clock, CorpusRecord, ErrorClass, RequestOutcome } from '../core/index.js';
+import { ARMS, firstSides, intendedTime, phaseOf, type ArmName } from './schedule.js';
+
+/** Record headers that are not replayed: hop-by-hop ones, and those the client recomputes. */
+const NOT_REPLAYED = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'host', 'content-length', 'expect']);
+
+export interface TrialIdentity {
+  readonly experimentId: string;
+  readonly trial: number;
+  readonly attempt: number;
+  /** Prefix of the identity headers, e.g. "x-tandem-". */
+  readonly headerPrefix: string;
+  /** The deployment (job) name of each arm, for downstream attribution. */
+  readonly jobs: Readonly<Record<ArmName, string>>;
+}
+
+export interface ReplayProgress {
+  readonly phase: 'warmup' | 'measure';
+  readonly elapsedMs: number;
+  readonly remainingMs: number;
+  readonly sentPairs: number;
+  readonly droppedPairs: number;
+  readonly inflight: Readonly<Record<ArmName, number>>;
+  readonly errors: Readonly<Record<ArmName, number>>;
+  /** Pairs per second over the last progress interval. */
+  readonly rate: number;
+}
+
+export interface PairedReplayOptions {
+  readonly records: AsyncIterable<CorpusRecord>;
+  /** Base URL of each arm. */
+  readonly arms: Readonly<Record<ArmName, string>>;
+  /** Pairs per second (each arm receives this many requests per second). */
+  readonly ratePerSecond: number;
+  /** In-flight cap per arm. */
+  readonly concurrency: number;
+  readonly timeoutMs: number;
+  readonly warmupMs: number;
+  readonly measureMs: number;
+  readonly seed: number;
+  readonly identity: TrialIdentity;
+  readonly clock: Clock;
+  readonly signal?: AbortSignal;
+  /** Keep response bodies up to this many bytes (response comparison); 0 keeps none. @default 0 */
+  readonly keepBodyBytes?: number;
+  /** Called for every measurement-window outcome. */
+  readonly onOutcome: (outcome: RequestOutcome) => void;
+  readonly onProgress?: (progress: ReplayProgress) => void;
+  /** @default 1000 */
+  readonly progressIntervalMs?: number;
+}
+
+export interface PairedReplayResult {
+  /** Epoch ms of the first intended send. */
+  readonly startedAtMs: number;
+  readonly durationMs: number;
+  readonly sentPairs: number;
+  readonly warmupPairs: number;
+  readonly measuredPairs: number;
+  /** Pairs not sent because an arm was at its in-flight cap. */
+  readonly droppedPairs: number;
+  /** Records skipped because their body was not stored. */
+  readonly skippedTruncated: number;
+  /** Largest and mean delay of a send behind its intended time, ms. */
+  readonly maxLagMs: number;
+  readonly meanLagMs: number;
+  readonly targetRate: number;
+  /** Pairs per second actually sent in the measurement window. */
+  readonly achievedRate: number;
+  readonly firstSide: Readonly<Record<ArmName, number>>;
+  readonly errors: Readonly<Record<ArmName, Readonly<Record<string, number>>>>;
+  /** Share of sends to each arm that failed to connect or were reset. */
+  readonly connectionErrorShare: Readonly<Record<ArmName, number>>;
+  readonly cancelled: boolean;
+  /** The corpus ran out before the measurement window ended. */
+  readonly corpusExhausted: boolean;
+}
+
+function classify(error: unknown): ErrorClass {
+  const code = (error as { code?: string }).code ?? '';
+  const name = (error as { name?: string }).name ?? '';
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') return 'timeout';
+  if (code === 'ECONNREFUSED') return 'refused';
+  if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE') return 'reset';
+  if (code === 'UND_ERR_ABORTED' || name === 'AbortError') return 'cancelled';
+  return 'other';
+}
+
+const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+export async function pairedReplay(options: PairedReplayOptions): Promise<PairedReplayResult> {
+  const { clock, identity } = options;
+  const prefix = identity.headerPrefix;
+  const abortSends = new AbortController();
+  // Every in-flight request listens on this one signal.
+  setMaxListeners(Number.POSITIVE_INFINITY, abortSends.signal);
+  const onCancel = (): void => abortSends.abort(options.signal?.reason);
+  options.signal?.addEventListener('abort', onCancel, { once: true });
+  const pools = Object.fromEntries(
+    ARMS.map((arm) => [arm, new Pool(options.arms[arm], { connections: options.concurrency, headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs, keepAliveTimeout: 10_000 })]),
+  ) as Record<ArmName, Pool>;
+  const inflight: Record<ArmName, number> = { control: 0, treatment: 0 };
+  const sent: Record<ArmName, number> = { control: 0, treatment: 0 };
+  const errors: Record<ArmName, Record<string, number>> = { control: {}, treatment: {} };
+  const connectionErrors: Record<ArmName, number> = { control: 0, treatment: 0 };
+  const firstSide: Record<ArmName, number> = { control: 0, treatment: 0 };
+  const pending = new Set<Promise<void>>();
+  const nextFirst = firstSides(options.seed);
+  const keepBody = options.keepBodyBytes ?? 0;
+
+  const startMono = clock.monotonic();
+  const startEpoch = clock.now();
+  const endMono = startMono + options.warmupMs + options.measureMs;
+  let sentPairs = 0;
+  let warmupPairs = 0;
+  let droppedPairs = 0;
+  let skippedTruncated = 0;
+  let maxLag = 0;
+  let lagSum = 0;
+  let corpusExhausted = false;
+  let lastProgress = { at: startMono, pairs: 0 };
+
+  const report = (nowMono: number): void => {
+    if (!options.onProgress) return;
+    const elapsed = nowMono - startMono;
+    options.onProgress({
+      phase: elapsed < options.warmupMs ? 'warmup' : 'measure',
+      elapsedMs: elapsed,
+      remainingMs: Math.max(0, endMono - nowMono),
+      sentPairs,
+      droppedPairs,
+      inflight: { ...inflight },
+      errors: { control: Object.values(errors.control).reduce((a, b) => a + b, 0), treatment: Object.values(errors.treatment).reduce((a, b) => a + b, 0) },
+      rate: ((sentPairs - lastProgress.pairs) * 1000) / Math.max(1, nowMono - lastProgress.at),
+    });
+    lastProgress = { at: nowMono, pairs: sentPairs };
+  };
+
+  const send = (arm: ArmName, record: CorpusRecord, headers: Record<string, string>, body: Buffer | null, dueMono: number, first: boolean): void => {
+    inflight[arm]++;
+    sent[arm]++;
+    let status = 0;
+    let bytes = 0;
+    let errorClass: ErrorClass = '';
+    const hash = createHash('sha1');
+    const kept: Buffer[] = [];
+    let keptBytes = 0;
+    const task = pools[arm]
+      .request({
+        path: record.path,
+        method: record.method as 'GET',
+        headers: { ...headers, [`${prefix}arm`]: arm, [`${prefix}job`]: identity.jobs[arm] },
+        body,
+        signal: abortSends.signal,
+      })
+      .then(async (response) => {
+        status = response.statusCode;
+        for await (const chunk of response.body as AsyncIterable<Buffer>) {
+          bytes += chunk.length;
+          hash.update(chunk);
+          if (keptBytes < keepBody) {
+            kept.push(chunk.subarray(0, keepBody - keptBytes));
+            keptBytes += Math.min(chunk.length, keepBody - keptBytes);
+          }
+        }
+        if (status >= 500) errorClass = '5xx';
+        else if (status >= 400) errorClass = '4xx';
+      })
+      .catch((error: unknown) => {
+        errorClass = abortSends.signal.aborted ? 'cancelled' : classify(error);
+        if (errorClass === 'refused' || errorClass === 'reset') connectionErrors[arm]++;
+      })
+      .finally(() => {
+        inflight[arm]--;
+        if (errorClass !== '') errors[arm][errorClass] = (errors[arm][errorClass] ?? 0) + 1;
+        if (errorClass === 'cancelled') return; // an artefact of stopping, not a measurement
+        const intendedEpoch = startEpoch + (dueMono - startMono);
+        if (phaseOf(dueMono, startMono, options.warmupMs) !== 'measure') return;
+        options.onOutcome({
+          experimentId: identity.experimentId,
+          trial: identity.trial,
+          attempt: identity.attempt,
+          arm,
+          recordId: record.id,
+          intendedMs: intendedEpoch,
+          latencyMs: clock.monotonic() - dueMono,
+          status,
+          bytes,
+          errorClass,
+          bodyHash: status === 0 ? '' : hash.digest('hex'),
+          first,
+          ...(keepBody > 0 && status !== 0 ? { body: Buffer.concat(kept).toString('base64') } : {}),
+        });
+      });
+    pending.add(task);
+    void task.finally(() => pending.delete(task));
+  };
+
+  const records = options.records[Symbol.asyncIterator]();
+  let sinceYield = 0;
+  try {
+    for (let index = 0; ; ) {
+      if (abortSends.signal.aborted) break;
+      const dueMono = intendedTime(startMono, options.ratePerSecond, index);
+      if (dueMono >= endMono) break;
+      const next = await records.next();
+      if (next.done) {
+        corpusExhausted = true;
+        break;
+      }
+      const record = next.value;
+      if (record.bodyTruncated) {
+        skippedTruncated++;
+        continue;
+      }
+      let now = clock.monotonic();
+      if (dueMono > now) {
+        sinceYield = 0;
+        // Timers have millisecond granularity and may fire early: sleep the whole milliseconds,
+        // then yield to the event loop until the send is due, so no request leaves before its time.
+        if (dueMono - now >= 1) {
+          try {
+            await clock.sleep(Math.floor(dueMono - now), abortSends.signal);
+          } catch {
+            break;
+          }
+        }
+        while ((now = clock.monotonic()) < dueMono && !abortSends.signal.aborted) await yieldToEventLoop();
+        if (abortSends.signal.aborted) break;
+      } else if (++sinceYield >= 16) {
+        // Behind schedule: still let responses in, or the backlog only grows.
+        sinceYield = 0;
+        await yieldToEventLoop();
+        now = clock.monotonic();
+      }
+      if (now - lastProgress.at >= (options.progressIntervalMs ?? 1_000)) report(now);
+      index++;
+      const lag = Math.max(0, now - dueMono);
+      maxLag = Math.max(maxLag, lag);
+      lagSum += lag;
+      if (inflight.control >= options.concurrency || inflight.treatment >= options.concurrency) {
+        droppedPairs++;
+        continue;
+      }
+      const headers: Record<string, string> = {};
+      for (const [name, value] of Object.entries(record.headers)) if (!NOT_REPLAYED.has(name)) headers[name] = value;
+      headers[`${prefix}experiment`] = identity.experimentId;
+      headers[`${prefix}trial`] = String(identity.trial);
+      headers[`${prefix}record`] = record.id;
+      const body = record.body === '' ? null : Buffer.from(record.body, 'base64');
+      const first = nextFirst();
+      firstSide[first]++;
+      const second: ArmName = first === 'control' ? 'treatment' : 'control';
+      send(first, record, headers, body, dueMono, true);
+      send(second, record, headers, body, dueMono, false);
+      sentPairs++;
+      if (phaseOf(dueMono, startMono, options.warmupMs) === 'warmup') warmupPairs++;
+    }
+    await Promise.all(pending);
+  } finally {
+    options.signal?.removeEventListener('abort', onCancel);
+    await records.return?.();
+    await Promise.all(ARMS.map((arm) => pools[arm].destroy()));
+  }
+  const endedMono = clock.monotonic();
+  const measuredPairs = sentPairs - warmupPairs;
+  const measureSpan = Math.min(options.measureMs, Math.max(0, endedMono - startMono - options.warmupMs));
+  return {
+    startedAtMs: startEpoch,
+    durationMs: endedMono - startMono,
+    sentPairs,
+    warmupPairs,
+    measuredPairs,
+    droppedPairs,
+    skippedTruncated,
+    maxLagMs: maxLag,
+    meanLagMs: sentPairs + droppedPairs > 0 ? lagSum / (sentPairs + droppedPairs) : 0,
+    targetRate: options.ratePerSecond,
+    achievedRate: measureSpan > 0 ? (measuredPairs * 1000) / options.measureMs : 0,
+    firstSide,
+    errors,
+    connectionErrorShare: { control: sent.control > 0 ? connectionErrors.control / sent.control : 0, treatment: sent.treatment > 0 ? connectionErrors.treatment / sent.treatment : 0 },
+    cancelled: options.signal?.aborted ?? false,
+    corpusExhausted,
+  };
+}

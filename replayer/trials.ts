@@ -1,0 +1,182 @@
+/**
+ * Paired trials: `count` separately started trials, each a warm-up then a
+ * measurement window. A trial that fails for infrastructure reasons (an arm
+ * not ready, unreachable, too many connection errors) is replaced, up to
+ * `maxReplacements`; attempted, replaced, excluded and cancelled trials all
+ * stay recorded with their reason.
+ */
+import { TandemError, type Clock, type CorpusRecord, type RequestOutcome, type TrialRecord, type WorkloadConfig } from '../core/index.js';
+import type { Store } from '../store/index.js';
+import { ArmNotReadyError, type ArmDeployment, type ArmProvider } from './arms.js';
+import { fingerprintDifferences } from './fingerprint.js';
+import { pairedReplay, type PairedReplayResult, type ReplayProgress } from './paired-replay.js';
+import { scrapeCounters } from './counters.js';
+import type { ArmName } from './schedule.js';
+
+/** More trials failed for infrastructure reasons than the workload allows replacing. */
+export class ReplayFailedError extends TandemError {
+  override readonly code = 'TANDEM_ERR_REPLAY';
+}
+
+export interface RunTrialsOptions {
+  readonly experimentId: string;
+  readonly seed: number;
+  readonly workload: WorkloadConfig;
+  /** A fresh stream of the corpus window, once per trial attempt. */
+  readonly corpus: () => AsyncIterable<CorpusRecord>;
+  readonly arms: ArmProvider;
+  readonly store: Pick<Store, 'outcomes' | 'samples'>;
+  readonly clock: Clock;
+  readonly signal?: AbortSignal;
+  /** Called whenever the list of trial records changes, to persist it. */
+  readonly onTrials?: (trials: readonly TrialRecord[]) => Promise<void> | void;
+  readonly onProgress?: (trial: number, attempt: number, progress: ReplayProgress) => void;
+  /** An arm whose share of refused or reset connections exceeds this makes the trial an infrastructure failure. @default 0.5 */
+  readonly connectionErrorThreshold?: number;
+  /** @default 1000 */
+  readonly scrapeIntervalMs?: number;
+}
+
+export interface TrialsResult {
+  readonly trials: readonly TrialRecord[];
+  readonly completed: number;
+  readonly cancelled: boolean;
+}
+
+const OUTCOME_BATCH = 5_000;
+
+function summarize(result: PairedReplayResult, minAchievedShare: number): Record<string, unknown> {
+  return {
+    sentPairs: result.sentPairs,
+    measuredPairs: result.measuredPairs,
+    droppedPairs: result.droppedPairs,
+    skippedTruncated: result.skippedTruncated,
+    maxLagMs: Number(result.maxLagMs.toFixed(3)),
+    meanLagMs: Number(result.meanLagMs.toFixed(3)),
+    targetRate: result.targetRate,
+    achievedRate: Number(result.achievedRate.toFixed(2)),
+    load: result.achievedRate >= result.targetRate * minAchievedShare ? 'ok' : 'failed',
+    firstSide: result.firstSide,
+    errors: result.errors,
+    connectionErrorShare: result.connectionErrorShare,
+    corpusExhausted: result.corpusExhausted,
+  };
+}
+
+export async function runTrials(options: RunTrialsOptions): Promise<TrialsResult> {
+  const { workload, clock } = options;
+  const trials: TrialRecord[] = [];
+  const threshold = options.connectionErrorThreshold ?? 0.5;
+  let replacements = 0;
+  let completed = 0;
+  const persist = async (): Promise<void> => {
+    await options.onTrials?.(trials);
+  };
+  const replaceOrFail = async (record: TrialRecord): Promise<void> => {
+    trials.push(record);
+    await persist();
+    if (++replacements > workload.trials.maxReplacements) {
+      const reasons = trials.filter((t) => t.status === 'replaced' || t.status === 'excluded').map((t) => `trial ${t.index} attempt ${t.attempt}: ${t.reason}`);
+      throw new ReplayFailedError(`more than ${workload.trials.maxReplacements} trial(s) failed for infrastructure reasons:\n  ${reasons.join('\n  ')}`);
+    }
+  };
+
+  for (let index = 0; index < workload.trials.count; index++) {
+    for (let attempt = 1; ; attempt++) {
+      if (options.signal?.aborted) return { trials, completed, cancelled: true };
+      const startedAtMs = clock.now();
+      let deployments: Record<ArmName, ArmDeployment>;
+      try {
+        deployments = await options.arms.deploy(index, options.signal);
+      } catch (error) {
+        if (options.signal?.aborted) return { trials, completed, cancelled: true };
+        if (!(error instanceof ArmNotReadyError)) throw error;
+        await replaceOrFail({ index, attempt, status: 'replaced', startedAtMs, endedAtMs: clock.now(), reason: error.message, details: { output: error.output.slice(-2_000) } });
+        continue;
+      }
+      const slots = { control: deployments.control.slot, treatment: deployments.treatment.slot };
+      try {
+        const differences = fingerprintDifferences(deployments.control.fingerprint, deployments.treatment.fingerprint);
+        if (differences.length > 0 && !workload.trials.allowFingerprintMismatch) {
+          await replaceOrFail({ index, attempt, status: 'excluded', startedAtMs, endedAtMs: clock.now(), reason: `arms ran in different environments (${differences.join('; ')})`, details: { slots } });
+          continue;
+        }
+        const buffer: RequestOutcome[] = [];
+        const writes: Promise<void>[] = [];
+        const flush = (): void => {
+          if (buffer.length > 0) writes.push(options.store.outcomes.append(buffer.splice(0)));
+        };
+        const stopScraping = new AbortController();
+        const scraping = scrapeCounters(
+          {
+            experimentId: options.experimentId,
+            trial: index,
+            arms: (['control', 'treatment'] as const).map((arm) => ({ arm, url: deployments[arm].url, ...(deployments[arm].pid !== undefined ? { pid: deployments[arm].pid } : {}) })),
+            samples: options.store.samples,
+            clock,
+            intervalMs: options.scrapeIntervalMs ?? 1_000,
+          },
+          stopScraping.signal,
+        );
+        let result: PairedReplayResult;
+        try {
+          result = await pairedReplay({
+            records: options.corpus(),
+            arms: { control: deployments.control.url, treatment: deployments.treatment.url },
+            ratePerSecond: workload.replay.rate,
+            concurrency: workload.replay.concurrency,
+            timeoutMs: workload.replay.timeout,
+            warmupMs: workload.trials.warmup,
+            measureMs: workload.trials.measure,
+            seed: (options.seed + index * 7_919 + attempt * 104_729) >>> 0,
+            identity: {
+              experimentId: options.experimentId,
+              trial: index,
+              attempt,
+              headerPrefix: workload.replay.identityHeaderPrefix,
+              jobs: { control: `${options.experimentId}.control`, treatment: `${options.experimentId}.treatment` },
+            },
+            clock,
+            ...(options.signal ? { signal: options.signal } : {}),
+            keepBodyBytes: workload.replay.compareResponses ? 65_536 : 0,
+            onOutcome: (outcome) => {
+              buffer.push(outcome);
+              if (buffer.length >= OUTCOME_BATCH) flush();
+            },
+            ...(options.onProgress ? { onProgress: (p: ReplayProgress) => options.onProgress!(index, attempt, p) } : {}),
+          });
+        } finally {
+          stopScraping.abort();
+          flush();
+          await Promise.all([scraping, ...writes]);
+        }
+        const details = { ...summarize(result, workload.replay.minAchievedShare), slots, fingerprints: { control: deployments.control.fingerprint ?? null, treatment: deployments.treatment.fingerprint ?? null } };
+        if (result.cancelled) {
+          trials.push({ index, attempt, status: 'cancelled', startedAtMs, endedAtMs: clock.now(), reason: 'cancelled', details });
+          await persist();
+          return { trials, completed, cancelled: true };
+        }
+        const unreachable = (['control', 'treatment'] as const).filter((arm) => result.connectionErrorShare[arm] > threshold);
+        if (unreachable.length > 0) {
+          await replaceOrFail({
+            index,
+            attempt,
+            status: 'replaced',
+            startedAtMs,
+            endedAtMs: clock.now(),
+            reason: `${unreachable.join(' and ')} refused or reset more than ${threshold * 100}% of connections`,
+            details,
+          });
+          continue;
+        }
+        trials.push({ index, attempt, status: 'completed', startedAtMs, endedAtMs: clock.now(), details });
+        completed++;
+        await persist();
+        break;
+      } finally {
+        await Promise.all([deployments.control.stop(), deployments.treatment.stop()]);
+      }
+    }
+  }
+  return { trials, completed, cancelled: false };
+}

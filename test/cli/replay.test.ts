@@ -1,0 +1,62 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { createLocalStore } from '../../store/index.js';
+import { startService, startStack } from '../../examples/stack/index.js';
+import { rankingCorpus } from '../support/corpus.js';
+import { runCli } from '../support/cli.js';
+
+async function project(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'tandem-cli-replay-'));
+  onTestFinished(() => rm(dir, { recursive: true, force: true }));
+  await writeFile(
+    join(dir, 'tandem.config.yaml'),
+    ['workloads:', '  - name: ranking', '    tier: ranking', '    replay: { rate: 40, concurrency: 16, timeout: 5s }', '    trials: { count: 2, warmup: 100ms, measure: 500ms }', ''].join('\n'),
+  );
+  return dir;
+}
+
+describe('tandem replay', () => {
+  it('replays the corpus into two ranking deployments of the example stack and stores the experiment', async () => {
+    const dir = await project();
+    const store = createLocalStore({ dir: join(dir, '.tandem') });
+    await store.corpus.append(rankingCorpus(100));
+    const stack = await startStack({ shards: 2 });
+    onTestFinished(() => stack.stop());
+    const treatment = await startService('ranking', { featuresUrl: stack.urls.features, inferenceUrl: stack.urls.gateway, faults: { latencyPercent: 5 } });
+    onTestFinished(() => treatment.close());
+    const result = await runCli(['replay', '--workload', 'ranking', '--control', stack.urls.ranking, '--treatment', treatment.urls[0]!, '--seed', '5', '--json'], { cwd: dir });
+    expect(result.code, result.err).toBe(0);
+    const summary = JSON.parse(result.out) as { experimentId: string; status: string; seed: number; trials: { status: string }[]; arms: Record<string, { requests: number; errors: number }> };
+    expect(summary).toMatchObject({ status: 'completed', seed: 5 });
+    expect(summary.trials.map((t) => t.status)).toEqual(['completed', 'completed']);
+    expect(summary.arms.control!.requests).toBe(summary.arms.treatment!.requests);
+    expect(summary.arms.control!.requests).toBeGreaterThanOrEqual(30);
+    expect(summary.arms.treatment!.errors).toBe(0);
+    const record = await store.experiments.get(summary.experimentId);
+    expect(record).toMatchObject({ status: 'completed', seed: 5, workload: 'ranking' });
+    expect((await store.experiments.events(summary.experimentId)).map((e) => e.message)).toEqual(['running', 'completed']);
+    // Identical builds on both sides of a pair answer identically: the latency fault changes no result.
+    const hashes = new Map<string, Set<string>>();
+    for await (const o of store.outcomes.read(summary.experimentId)) hashes.set(`${o.trial}:${o.recordId}`, (hashes.get(`${o.trial}:${o.recordId}`) ?? new Set()).add(o.bodyHash));
+    expect([...hashes.values()].every((set) => set.size === 1)).toBe(true);
+  });
+
+  it('answers bad input with exit 3 and a clear message', async () => {
+    const dir = await project();
+    const cases: [string[], RegExp][] = [
+      [['replay', '--workload', 'nope', '--control', 'http://127.0.0.1:1', '--treatment', 'http://127.0.0.1:2'], /no workload named "nope" in the config \(known: ranking\)/],
+      [['replay', '--workload', 'ranking', '--control', 'http://127.0.0.1:1'], /give both --control and --treatment/],
+      [['replay', '--workload', 'ranking'], /workload ranking declares no arms: pass --control URL --treatment URL/],
+      [['replay', '--workload', 'ranking', '--control', 'x', '--treatment', 'http://127.0.0.1:2'], /--control must be an http:\/\/ URL/],
+      [['replay', '--workload', 'ranking', '--control', 'http://127.0.0.1:1', '--treatment', 'http://127.0.0.1:2'], /no recorded requests of tier ranking in the last 4 h/],
+      [['replay', '--workload', 'ranking', '--control', 'http://127.0.0.1:1', '--treatment', 'http://127.0.0.1:2', '--trials', '0'], /--trials must be a whole number >= 1/],
+    ];
+    for (const [args, message] of cases) {
+      const result = await runCli(args, { cwd: dir });
+      expect(result.code, args.join(' ')).toBe(3);
+      expect(result.err, args.join(' ')).toMatch(message);
+    }
+  });
+});

@@ -1,0 +1,137 @@
+import { createServer } from 'node:http';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { freePort, parseConfig, systemClock, type RequestOutcome, type Sample, type WorkloadConfig } from '../../core/index.js';
+import { createLocalStore, type Store } from '../../store/index.js';
+import { DeployedArms, FINGERPRINT_PATH, ReplayFailedError, UrlArms, localFingerprint, renderCommand, runTrials } from '../../replayer/index.js';
+import { simpleCorpus, stream } from '../support/corpus.js';
+
+async function tempStore(): Promise<Store> {
+  const dir = await mkdtemp(join(tmpdir(), 'tandem-trials-'));
+  onTestFinished(() => rm(dir, { recursive: true, force: true }));
+  return createLocalStore({ dir });
+}
+
+function workload(trials: Record<string, unknown> = {}, replay: Record<string, unknown> = {}): WorkloadConfig {
+  return parseConfig({ workloads: [{ name: 'w', tier: 'svc', replay: { rate: 100, concurrency: 16, timeout: '2s', ...replay }, trials: { count: 2, warmup: '50ms', measure: '150ms', maxReplacements: 2, ...trials } }] }).workloads[0]!;
+}
+
+async function server(handler: Parameters<typeof createServer>[1]): Promise<string> {
+  const s = createServer(handler).listen(0, '127.0.0.1');
+  await once(s, 'listening');
+  onTestFinished(() => {
+    s.closeAllConnections();
+    return new Promise<void>((resolve) => s.close(() => resolve()));
+  });
+  return `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
+}
+
+async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of items) out.push(item);
+  return out;
+}
+
+const ARM_SERVER = join(import.meta.dirname, 'fixtures', 'arm-server.ts');
+
+describe('trials', () => {
+  it('runs deployed arms per trial, swapping their slots (crossover), and records counters and CPU per arm', async () => {
+    const store = await tempStore();
+    const spec = { command: `${process.execPath} --import tsx ${ARM_SERVER} {revision}`, readyPath: '/healthz', readyTimeoutMs: 20_000, cwd: process.cwd() };
+    const arms = new DeployedArms({ specs: { control: spec, treatment: spec }, revisions: { control: 'abc', treatment: 'def' }, clock: systemClock });
+    const persisted: number[] = [];
+    const result = await runTrials({ experimentId: 'exp-x', seed: 9, workload: workload(), corpus: () => stream(simpleCorpus(50)), arms, store, clock: systemClock, scrapeIntervalMs: 50, onTrials: (t) => void persisted.push(t.length) });
+    expect(result.completed).toBe(2);
+    expect(result.trials.map((t) => [t.index, t.status, t.details?.slots])).toEqual([
+      [0, 'completed', { control: 'A', treatment: 'B' }],
+      [1, 'completed', { control: 'B', treatment: 'A' }],
+    ]);
+    expect(persisted).toEqual([1, 2]);
+    const outcomes: RequestOutcome[] = await collect(store.outcomes.read('exp-x'));
+    expect(new Set(outcomes.map((o) => o.trial))).toEqual(new Set([0, 1]));
+    const samples: Sample[] = await collect(store.samples.read('exp-x'));
+    for (const arm of ['control', 'treatment']) {
+      expect(samples.some((s) => s.arm === arm && s.metric === 'process_cpu_seconds')).toBe(true);
+      expect(samples.some((s) => s.arm === arm && s.metric === 'process_rss_bytes' && s.value > 1_000_000)).toBe(true);
+    }
+    // Each arm's own /metrics, labelled with the slot it ran in: control was in A, then in B.
+    const controlSlots = samples.filter((s) => s.arm === 'control' && s.metric === 'arm_requests_total').map((s) => `${s.trial}:${s.labels?.slot}`);
+    expect(new Set(controlSlots)).toEqual(new Set(['0:A', '1:B']));
+  });
+
+  it('replaces a trial whose arm is not ready, up to the limit, then fails naming every reason', async () => {
+    const store = await tempStore();
+    const spec = { command: 'echo "bad build" >&2; exit 3', readyPath: '/healthz', readyTimeoutMs: 5_000 };
+    const arms = new DeployedArms({ specs: { control: spec, treatment: spec }, clock: systemClock });
+    const trials: unknown[] = [];
+    const failure = runTrials({ experimentId: 'exp-y', seed: 1, workload: workload({ maxReplacements: 2 }), corpus: () => stream(simpleCorpus(5)), arms, store, clock: systemClock, onTrials: (t) => void trials.splice(0, trials.length, ...t) });
+    await expect(failure).rejects.toBeInstanceOf(ReplayFailedError);
+    await expect(failure).rejects.toThrow(/more than 2 trial\(s\) failed for infrastructure reasons:\n {2}trial 0 attempt 1: control exited \(3\) before it was ready/);
+    expect(trials).toEqual([1, 2, 3].map((attempt) => expect.objectContaining({ index: 0, attempt, status: 'replaced', details: { output: 'bad build\n' } })));
+  });
+
+  it('replaces a trial whose arm refuses connections', async () => {
+    const store = await tempStore();
+    const up = await server((req, res) => {
+      req.resume();
+      res.end('ok');
+    });
+    const down = `http://127.0.0.1:${await freePort()}`;
+    const failure = runTrials({ experimentId: 'exp-z', seed: 1, workload: workload({ count: 1, maxReplacements: 1 }), corpus: () => stream(simpleCorpus(10)), arms: new UrlArms({ control: up, treatment: down }), store, clock: systemClock });
+    await expect(failure).rejects.toThrow(/treatment refused or reset more than 50% of connections/);
+  });
+
+  it('excludes a trial whose arms run in different environments, unless the workload allows it', async () => {
+    const store = await tempStore();
+    const plain = await server((req, res) => {
+      req.resume();
+      res.end('ok');
+    });
+    const elsewhere = await server((req, res) => {
+      req.resume();
+      if (req.url === FINGERPRINT_PATH) return void res.end(JSON.stringify({ ...localFingerprint(), cpuModel: 'Other CPU 9000' }));
+      res.end('ok');
+    });
+    const arms = new UrlArms({ control: plain, treatment: elsewhere });
+    const strict = runTrials({ experimentId: 'exp-f', seed: 1, workload: workload({ count: 1, maxReplacements: 0 }), corpus: () => stream(simpleCorpus(5)), arms, store, clock: systemClock });
+    await expect(strict).rejects.toThrow(/arms ran in different environments \(cpuModel: .* vs Other CPU 9000\)/);
+    const lenient = await runTrials({ experimentId: 'exp-g', seed: 1, workload: workload({ count: 1, allowFingerprintMismatch: true }), corpus: () => stream(simpleCorpus(5)), arms, store, clock: systemClock });
+    expect(lenient.trials.map((t) => t.status)).toEqual(['completed']);
+  });
+
+  it('stops between trials when cancelled, and records the cancelled trial', async () => {
+    const store = await tempStore();
+    const url = await server((req, res) => {
+      req.resume();
+      res.end('ok');
+    });
+    const cancel = new AbortController();
+    const result = await runTrials({
+      experimentId: 'exp-c',
+      seed: 1,
+      workload: workload({ count: 3, measure: '10s' }),
+      corpus: () => stream(simpleCorpus(100_000)),
+      arms: new UrlArms({ control: url, treatment: url }),
+      store,
+      clock: systemClock,
+      onProgress: (_trial, _attempt, p) => {
+        if (p.sentPairs > 5) cancel.abort(new Error('stop'));
+      },
+      signal: cancel.signal,
+    });
+    expect(result.cancelled).toBe(true);
+    expect(result.trials.map((t) => t.status)).toEqual(['cancelled']);
+  });
+
+  it('renders deploy commands and refuses unknown placeholders', () => {
+    expect(renderCommand('serve --port {port} --rev {revision} --as {arm} --inference {dep:prediction}', { port: 7, arm: 'control', revision: 'r1', dependencies: { prediction: 'http://127.0.0.1:9' } })).toBe(
+      'serve --port 7 --rev r1 --as control --inference http://127.0.0.1:9',
+    );
+    expect(() => renderCommand('serve {prot}', { port: 7, arm: 'control', revision: '', dependencies: {} })).toThrow('deploy command has unknown placeholder {prot}');
+    expect(() => renderCommand('serve {dep:nope}', { port: 7, arm: 'control', revision: '', dependencies: {} })).toThrow('no dependency "nope"');
+  });
+});
