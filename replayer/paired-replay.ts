@@ -116,6 +116,14 @@ export async function pairedReplay(options: PairedReplayOptions): Promise<Paired
   const connectionErrors: Record<ArmName, number> = { control: 0, treatment: 0 };
   const firstSide: Record<ArmName, number> = { control: 0, treatment: 0 };
   const pending = new Set<Promise<void>>();
+  let notifySlot: (() => void) | undefined;
+  /** Resolves when any in-flight request finishes (or the replay is cancelled). */
+  const slotFreed = (): Promise<void> =>
+    new Promise<void>((resolve) => {
+      notifySlot = resolve;
+      if (abortSends.signal.aborted) resolve();
+    });
+  abortSends.signal.addEventListener('abort', () => notifySlot?.(), { once: true });
   const nextFirst = firstSides(options.seed);
   const keepBody = options.keepBodyBytes ?? 0;
 
@@ -164,25 +172,36 @@ export async function pairedReplay(options: PairedReplayOptions): Promise<Paired
         body,
         signal: abortSends.signal,
       })
-      .then(async (response) => {
-        status = response.statusCode;
-        for await (const chunk of response.body as AsyncIterable<Buffer>) {
-          bytes += chunk.length;
-          hash.update(chunk);
-          if (keptBytes < keepBody) {
-            kept.push(chunk.subarray(0, keepBody - keptBytes));
-            keptBytes += Math.min(chunk.length, keepBody - keptBytes);
-          }
-        }
-        if (status >= 500) errorClass = '5xx';
-        else if (status >= 400) errorClass = '4xx';
-      })
+      .then(
+        (response) =>
+          // Listeners rather than async iteration: this runs once per request, thousands of times a second.
+          new Promise<void>((resolve, reject) => {
+            status = response.statusCode;
+            const body = response.body;
+            body.on('data', (chunk: Buffer) => {
+              bytes += chunk.length;
+              hash.update(chunk);
+              if (keptBytes < keepBody) {
+                kept.push(chunk.subarray(0, keepBody - keptBytes));
+                keptBytes += Math.min(chunk.length, keepBody - keptBytes);
+              }
+            });
+            body.once('end', () => {
+              if (status >= 500) errorClass = '5xx';
+              else if (status >= 400) errorClass = '4xx';
+              resolve();
+            });
+            body.once('error', reject);
+          }),
+      )
       .catch((error: unknown) => {
         errorClass = abortSends.signal.aborted ? 'cancelled' : classify(error);
         if (errorClass === 'refused' || errorClass === 'reset') connectionErrors[arm]++;
       })
       .finally(() => {
         inflight[arm]--;
+        notifySlot?.();
+        notifySlot = undefined;
         if (errorClass !== '') errors[arm][errorClass] = (errors[arm][errorClass] ?? 0) + 1;
         if (errorClass === 'cancelled') return; // an artefact of stopping, not a measurement
         const intendedEpoch = startEpoch + (dueMono - startMono);
@@ -244,13 +263,23 @@ export async function pairedReplay(options: PairedReplayOptions): Promise<Paired
         await yieldToEventLoop();
         now = clock.monotonic();
       }
+      // Bounded in time as well as by the schedule: a loop far behind schedule ends with the window.
+      if (now >= endMono) break;
       if (now - lastProgress.at >= (options.progressIntervalMs ?? 1_000)) report(now);
       index++;
       const lag = Math.max(0, now - dueMono);
       maxLag = Math.max(maxLag, lag);
       lagSum += lag;
       if (inflight.control >= options.concurrency || inflight.treatment >= options.concurrency) {
+        // At the cap: this pair is dropped, and so is every pair that falls due while waiting
+        // for a slot — counted, not sent late, and without spinning through the corpus.
         droppedPairs++;
+        await slotFreed();
+        const caughtUp = Math.min(Math.floor(((clock.monotonic() - startMono) * options.ratePerSecond) / 1000), Math.ceil(((endMono - startMono) * options.ratePerSecond) / 1000));
+        if (caughtUp > index) {
+          droppedPairs += caughtUp - index;
+          index = caughtUp;
+        }
         continue;
       }
       const headers: Record<string, string> = {};

@@ -15,11 +15,12 @@ export function pinned(core: number | undefined, command: string, args: readonly
 }
 
 /** Start `args` (node arguments) and wait for its first JSON line on stdout. */
-export async function startChild(args: readonly string[], options: { core?: number; env?: NodeJS.ProcessEnv; readyKey?: string } = {}): Promise<BenchChild> {
+export async function startChild(args: readonly string[], options: { core?: number; env?: NodeJS.ProcessEnv; readyKey?: string; timeoutMs?: number } = {}): Promise<BenchChild> {
   const [command, argv] = pinned(options.core, process.execPath, args);
   const child = spawn(command, argv, { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, ...options.env } });
   const info = await new Promise<Record<string, unknown>>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${args.join(' ')} did not start within 20 s`)), 20_000);
+    const timeoutMs = options.timeoutMs ?? 20_000;
+    const timer = setTimeout(() => reject(new Error(`${args.join(' ')} did not answer within ${timeoutMs / 1000} s`)), timeoutMs);
     child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
     createInterface({ input: child.stdout! }).on('line', (line) => {
       if (!line.startsWith('{')) return;

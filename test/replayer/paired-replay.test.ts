@@ -33,7 +33,8 @@ function options(control: string, treatment: string, overrides: Partial<PairedRe
     records: stream(simpleCorpus(40)),
     arms: { control, treatment },
     ratePerSecond: 200,
-    concurrency: 32,
+    // Ample, so no pair is dropped even on a loaded machine; the cap has its own test.
+    concurrency: 256,
     timeoutMs: 5_000,
     warmupMs: 0,
     measureMs: 10_000,
@@ -142,11 +143,16 @@ describe('paired replay', () => {
     const control = await countingServer();
     const treatment = await countingServer((req) => req.resume()); // never answers
     const outcomes: RequestOutcome[] = [];
-    const result = await pairedReplay(options(control.url, treatment.url, { outcomes, records: stream(simpleCorpus(20)), ratePerSecond: 200, concurrency: 5, timeoutMs: 400 }));
-    expect(result.sentPairs).toBe(5);
-    expect(result.droppedPairs).toBe(15);
-    expect(result.errors.treatment.timeout).toBe(5);
+    const result = await pairedReplay(options(control.url, treatment.url, { outcomes, records: stream(simpleCorpus(1_000)), ratePerSecond: 200, measureMs: 1_000, concurrency: 5, timeoutMs: 300 }));
+    // 200 pairs fall due in the window; each is either sent on time or dropped, never sent late.
+    expect(result.sentPairs + result.droppedPairs).toBeGreaterThanOrEqual(195);
+    expect(result.sentPairs + result.droppedPairs).toBeLessThanOrEqual(200);
+    expect(result.sentPairs).toBeLessThanOrEqual(25);
+    expect(result.droppedPairs).toBeGreaterThan(150);
+    expect(result.errors.treatment.timeout).toBe(result.sentPairs);
     expect(outcomes.filter((o) => o.arm === 'treatment').every((o) => o.errorClass === 'timeout' && o.status === 0)).toBe(true);
+    // A dropped pair consumes no record: what was sent is the start of the corpus, once each.
+    expect(treatment.seen.map((h) => h['x-tandem-record']).sort()).toEqual(simpleCorpus(result.sentPairs).map((r) => r.id).sort());
   });
 
   it('stops sending as soon as it is cancelled, aborts in-flight requests, and keeps what was measured', async () => {
@@ -163,7 +169,8 @@ describe('paired replay', () => {
         progressIntervalMs: 10,
         signal: cancel.signal,
         onProgress: (p) => {
-          if (p.sentPairs >= 20 && !cancel.signal.aborted) {
+          // Cancel once some control answers are measured, so "keeps what was measured" has something to keep.
+          if (outcomes.length >= 5 && !cancel.signal.aborted) {
             sentAtAbort = p.sentPairs;
             cancel.abort(new Error('monitor says stop'));
           }
