@@ -227,18 +227,25 @@ export async function pairedReplay(options: PairedReplayOptions): Promise<Paired
   };
 
   const records = options.records[Symbol.asyncIterator]();
+  let carried: CorpusRecord | undefined;
   let sinceYield = 0;
   try {
     for (let index = 0; ; ) {
       if (abortSends.signal.aborted) break;
       const dueMono = intendedTime(startMono, options.ratePerSecond, index);
       if (dueMono >= endMono) break;
-      const next = await records.next();
-      if (next.done) {
-        corpusExhausted = true;
-        break;
+      let record: CorpusRecord;
+      if (carried) {
+        record = carried;
+        carried = undefined;
+      } else {
+        const next = await records.next();
+        if (next.done) {
+          corpusExhausted = true;
+          break;
+        }
+        record = next.value;
       }
-      const record = next.value;
       if (record.bodyTruncated) {
         skippedTruncated++;
         continue;
@@ -274,6 +281,7 @@ export async function pairedReplay(options: PairedReplayOptions): Promise<Paired
         // At the cap: this pair is dropped, and so is every pair that falls due while waiting
         // for a slot — counted, not sent late, and without spinning through the corpus.
         droppedPairs++;
+        carried = record; // a dropped pair consumes no record: it goes with the next pair sent
         await slotFreed();
         const caughtUp = Math.min(Math.floor(((clock.monotonic() - startMono) * options.ratePerSecond) / 1000), Math.ceil(((endMono - startMono) * options.ratePerSecond) / 1000));
         if (caughtUp > index) {
