@@ -6,7 +6,7 @@
  * reached the pair is dropped and counted, never silently delayed. Only
  * outcomes from the measurement window are handed on.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { Pool } from 'undici';
 import type { Clock, CorpusRecord, ErrorClass, RequestOutcome } from '../core/index.js';
@@ -102,6 +102,8 @@ const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmedi
 export async function pairedReplay(options: PairedReplayOptions): Promise<PairedReplayResult> {
   const { clock, identity } = options;
   const prefix = identity.headerPrefix;
+  const [experimentHeader, trialHeader, recordHeader, armHeader, jobHeader] = ['experiment', 'trial', 'record', 'arm', 'job'].map((h) => `${prefix}${h}`) as [string, string, string, string, string];
+  const trialValue = String(identity.trial);
   const abortSends = new AbortController();
   // Every in-flight request listens on this one signal.
   setMaxListeners(Number.POSITIVE_INFINITY, abortSends.signal);
@@ -115,7 +117,6 @@ export async function pairedReplay(options: PairedReplayOptions): Promise<Paired
   const errors: Record<ArmName, Record<string, number>> = { control: {}, treatment: {} };
   const connectionErrors: Record<ArmName, number> = { control: 0, treatment: 0 };
   const firstSide: Record<ArmName, number> = { control: 0, treatment: 0 };
-  const pending = new Set<Promise<void>>();
   let notifySlot: (() => void) | undefined;
   /** Resolves when any in-flight request finishes (or the replay is cancelled). */
   const slotFreed = (): Promise<void> =>
@@ -155,75 +156,59 @@ export async function pairedReplay(options: PairedReplayOptions): Promise<Paired
     lastProgress = { at: nowMono, pairs: sentPairs };
   };
 
-  const send = (arm: ArmName, record: CorpusRecord, headers: Record<string, string>, body: Buffer | null, dueMono: number, first: boolean): void => {
+  let drained: (() => void) | undefined;
+  // The send path runs thousands of times a second: callbacks and listeners, no promise chain,
+  // and a one-shot hash of the (usually single-chunk) body.
+  const send = (arm: ArmName, record: CorpusRecord, headers: Readonly<Record<ArmName, Record<string, string>>>, body: Buffer | null, dueMono: number, first: boolean): void => {
     inflight[arm]++;
     sent[arm]++;
     let status = 0;
     let bytes = 0;
-    let errorClass: ErrorClass = '';
-    const hash = createHash('sha1');
-    const kept: Buffer[] = [];
-    let keptBytes = 0;
-    const task = pools[arm]
-      .request({
-        path: record.path,
-        method: record.method as 'GET',
-        headers: { ...headers, [`${prefix}arm`]: arm, [`${prefix}job`]: identity.jobs[arm] },
-        body,
-        signal: abortSends.signal,
-      })
-      .then(
-        (response) =>
-          // Listeners rather than async iteration: this runs once per request, thousands of times a second.
-          new Promise<void>((resolve, reject) => {
-            status = response.statusCode;
-            const body = response.body;
-            body.on('data', (chunk: Buffer) => {
-              bytes += chunk.length;
-              hash.update(chunk);
-              if (keptBytes < keepBody) {
-                kept.push(chunk.subarray(0, keepBody - keptBytes));
-                keptBytes += Math.min(chunk.length, keepBody - keptBytes);
-              }
-            });
-            body.once('end', () => {
-              if (status >= 500) errorClass = '5xx';
-              else if (status >= 400) errorClass = '4xx';
-              resolve();
-            });
-            body.once('error', reject);
-          }),
-      )
-      .catch((error: unknown) => {
-        errorClass = abortSends.signal.aborted ? 'cancelled' : classify(error);
-        if (errorClass === 'refused' || errorClass === 'reset') connectionErrors[arm]++;
-      })
-      .finally(() => {
-        inflight[arm]--;
-        notifySlot?.();
-        notifySlot = undefined;
-        if (errorClass !== '') errors[arm][errorClass] = (errors[arm][errorClass] ?? 0) + 1;
-        if (errorClass === 'cancelled') return; // an artefact of stopping, not a measurement
-        const intendedEpoch = startEpoch + (dueMono - startMono);
-        if (phaseOf(dueMono, startMono, options.warmupMs) !== 'measure') return;
+    let finished = false;
+    const chunks: Buffer[] = [];
+    const finish = (outcomeError: ErrorClass): void => {
+      if (finished) return;
+      finished = true;
+      inflight[arm]--;
+      notifySlot?.();
+      notifySlot = undefined;
+      const errorClass: ErrorClass = outcomeError !== '' && abortSends.signal.aborted ? 'cancelled' : outcomeError;
+      if (errorClass === 'refused' || errorClass === 'reset') connectionErrors[arm]++;
+      if (errorClass !== '') errors[arm][errorClass] = (errors[arm][errorClass] ?? 0) + 1;
+      if (errorClass !== 'cancelled' && phaseOf(dueMono, startMono, options.warmupMs) === 'measure') {
+        const all = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
         options.onOutcome({
           experimentId: identity.experimentId,
           trial: identity.trial,
           attempt: identity.attempt,
           arm,
           recordId: record.id,
-          intendedMs: intendedEpoch,
+          intendedMs: startEpoch + (dueMono - startMono),
           latencyMs: clock.monotonic() - dueMono,
           status,
           bytes,
           errorClass,
-          bodyHash: status === 0 ? '' : hash.digest('hex'),
+          bodyHash: status === 0 ? '' : hash('sha1', all),
           first,
-          ...(keepBody > 0 && status !== 0 ? { body: Buffer.concat(kept).toString('base64') } : {}),
+          ...(keepBody > 0 && status !== 0 ? { body: all.subarray(0, keepBody).toString('base64') } : {}),
         });
-      });
-    pending.add(task);
-    void task.finally(() => pending.delete(task));
+      }
+      if (inflight.control + inflight.treatment === 0) drained?.();
+    };
+    pools[arm].request(
+      { path: record.path, method: record.method as 'GET', headers: headers[arm], body, signal: abortSends.signal },
+      (error, response) => {
+        if (error) return finish(classify(error));
+        status = response.statusCode;
+        const stream = response.body;
+        stream.on('data', (chunk: Buffer) => {
+          bytes += chunk.length;
+          chunks.push(chunk);
+        });
+        stream.once('end', () => finish(status >= 500 ? '5xx' : status >= 400 ? '4xx' : ''));
+        stream.once('error', (streamError: Error) => finish(classify(streamError)));
+      },
+    );
   };
 
   const records = options.records[Symbol.asyncIterator]();
@@ -290,11 +275,15 @@ export async function pairedReplay(options: PairedReplayOptions): Promise<Paired
         }
         continue;
       }
-      const headers: Record<string, string> = {};
-      for (const [name, value] of Object.entries(record.headers)) if (!NOT_REPLAYED.has(name)) headers[name] = value;
-      headers[`${prefix}experiment`] = identity.experimentId;
-      headers[`${prefix}trial`] = String(identity.trial);
-      headers[`${prefix}record`] = record.id;
+      const shared: Record<string, string> = {};
+      for (const name in record.headers) if (!NOT_REPLAYED.has(name)) shared[name] = record.headers[name]!;
+      shared[experimentHeader] = identity.experimentId;
+      shared[trialHeader] = trialValue;
+      shared[recordHeader] = record.id;
+      const headers = {
+        control: { ...shared, [armHeader]: 'control', [jobHeader]: identity.jobs.control },
+        treatment: { ...shared, [armHeader]: 'treatment', [jobHeader]: identity.jobs.treatment },
+      };
       const body = record.body === '' ? null : Buffer.from(record.body, 'base64');
       const first = nextFirst();
       firstSide[first]++;
@@ -304,7 +293,7 @@ export async function pairedReplay(options: PairedReplayOptions): Promise<Paired
       sentPairs++;
       if (phaseOf(dueMono, startMono, options.warmupMs) === 'warmup') warmupPairs++;
     }
-    await Promise.all(pending);
+    if (inflight.control + inflight.treatment > 0) await new Promise<void>((resolve) => (drained = resolve));
   } finally {
     options.signal?.removeEventListener('abort', onCancel);
     await records.return?.();
