@@ -107,11 +107,16 @@ export async function pairedReplay(options: PairedReplayOptions): Promise<Paired
   const abortSends = new AbortController();
   // Every in-flight request listens on this one signal.
   setMaxListeners(Number.POSITIVE_INFINITY, abortSends.signal);
-  const onCancel = (): void => abortSends.abort(options.signal?.reason);
-  options.signal?.addEventListener('abort', onCancel, { once: true });
+  const onCancel = (): void => {
+    abortSends.abort(options.signal?.reason);
+    // One destroy aborts every in-flight request: cheaper than a signal listener per request.
+    for (const arm of ARMS) void pools[arm].destroy(new Error('replay cancelled'));
+  };
   const pools = Object.fromEntries(
     ARMS.map((arm) => [arm, new Pool(options.arms[arm], { connections: options.concurrency, headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs, keepAliveTimeout: 10_000 })]),
   ) as Record<ArmName, Pool>;
+  if (options.signal?.aborted) onCancel();
+  else options.signal?.addEventListener('abort', onCancel, { once: true });
   const inflight: Record<ArmName, number> = { control: 0, treatment: 0 };
   const sent: Record<ArmName, number> = { control: 0, treatment: 0 };
   const errors: Record<ArmName, Record<string, number>> = { control: {}, treatment: {} };
@@ -159,7 +164,7 @@ export async function pairedReplay(options: PairedReplayOptions): Promise<Paired
   let drained: (() => void) | undefined;
   // The send path runs thousands of times a second: callbacks and listeners, no promise chain,
   // and a one-shot hash of the (usually single-chunk) body.
-  const send = (arm: ArmName, record: CorpusRecord, headers: Readonly<Record<ArmName, Record<string, string>>>, body: Buffer | null, dueMono: number, first: boolean): void => {
+  const send = (arm: ArmName, record: CorpusRecord, headers: Readonly<Record<ArmName, string[]>>, body: Buffer | null, dueMono: number, first: boolean): void => {
     inflight[arm]++;
     sent[arm]++;
     let status = 0;
@@ -196,7 +201,7 @@ export async function pairedReplay(options: PairedReplayOptions): Promise<Paired
       if (inflight.control + inflight.treatment === 0) drained?.();
     };
     pools[arm].request(
-      { path: record.path, method: record.method as 'GET', headers: headers[arm], body, signal: abortSends.signal },
+      { path: record.path, method: record.method as 'GET', headers: headers[arm], body },
       (error, response) => {
         if (error) return finish(classify(error));
         status = response.statusCode;
@@ -275,14 +280,13 @@ export async function pairedReplay(options: PairedReplayOptions): Promise<Paired
         }
         continue;
       }
-      const shared: Record<string, string> = {};
-      for (const name in record.headers) if (!NOT_REPLAYED.has(name)) shared[name] = record.headers[name]!;
-      shared[experimentHeader] = identity.experimentId;
-      shared[trialHeader] = trialValue;
-      shared[recordHeader] = record.id;
+      // Flat [name, value, …] arrays: undici takes them without the per-key work of objects.
+      const shared: string[] = [];
+      for (const name in record.headers) if (!NOT_REPLAYED.has(name)) shared.push(name, record.headers[name]!);
+      shared.push(experimentHeader, identity.experimentId, trialHeader, trialValue, recordHeader, record.id);
       const headers = {
-        control: { ...shared, [armHeader]: 'control', [jobHeader]: identity.jobs.control },
-        treatment: { ...shared, [armHeader]: 'treatment', [jobHeader]: identity.jobs.treatment },
+        control: [...shared, armHeader, 'control', jobHeader, identity.jobs.control],
+        treatment: [...shared, armHeader, 'treatment', jobHeader, identity.jobs.treatment],
       };
       const body = record.body === '' ? null : Buffer.from(record.body, 'base64');
       const first = nextFirst();
