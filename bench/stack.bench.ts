@@ -10,17 +10,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { ndcgAtK } from '../harness/index.js';
-import { productionRequest, startStack, type Stack } from '../examples/stack/index.js';
-
-async function metric(url: string, name: string): Promise<number> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  let total = 0;
-  for (const line of text.split('\n')) {
-    const match = new RegExp(`^${name}(\\{[^}]*\\})? (\\S+)$`).exec(line);
-    if (match) total += Number(match[2]);
-  }
-  return total;
-}
+import { metricTotal, productionRequest, startStack, type Stack } from '../examples/stack/index.js';
 
 async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<any> {
   const response = await fetch(url, { method: 'POST', body: JSON.stringify(body), headers });
@@ -49,9 +39,9 @@ const median = (values: number[]): number => {
 
 /** Ranking compute seconds per request over `count` requests. */
 async function computePerRequest(stack: Stack, count: number, seed: number): Promise<number> {
-  const before = await metric(stack.urls.ranking, 'compute_seconds_total');
+  const before = await metricTotal(stack.urls.ranking, 'compute_seconds_total');
   for (let i = 0; i < count; i++) await post(`${stack.urls.query}/recommend`, productionRequest(i, seed));
-  return ((await metric(stack.urls.ranking, 'compute_seconds_total')) - before) / count;
+  return ((await metricTotal(stack.urls.ranking, 'compute_seconds_total')) - before) / count;
 }
 
 export async function run(): Promise<void> {
@@ -90,7 +80,7 @@ export async function run(): Promise<void> {
     const requests = Array.from({ length: 60 }, (_, i) => ({ ...productionRequest(i, 7), k: 10 }));
     const reference = await Promise.all(requests.map(async (r) => ((await post(`${stack.urls.query}/recommend`, r)).items as { id: number }[]).map((item) => item.id)));
     const totalWork = async (): Promise<number> =>
-      (await metric(stack.urls.ranking, 'work_units_total')) + (await Promise.all(stack.urls.shards.map((u) => metric(u, 'work_units_total')))).reduce((a, b) => a + b);
+      (await metricTotal(stack.urls.ranking, 'work_units_total')) + (await Promise.all(stack.urls.shards.map((u) => metricTotal(u, 'work_units_total')))).reduce((a, b) => a + b);
     for (const header of ['ranking=0', 'ranking=1', 'ranking=2', 'ranking=3', 'ranking=4', 'ranking=5', 'prediction=1', 'prediction=2', 'prediction=3']) {
       const before = await totalWork();
       let ndcg = 0;

@@ -8,3 +8,4 @@ export { SURFACES, type RecommendRequest, type RecommendResponse } from './query
 export { modelFor, type RankedItem } from './ranking-service.js';
 export { IDENTITY_PREFIX, DEADLINE_HEADER, type Identity } from './service-host.js';
 export type { PredictionShard } from './prediction-service.js';
+export { metricTotal } from './metric-total.js';

@@ -1,16 +1,10 @@
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { describe, expect, inject, it, onTestFinished } from 'vitest';
+import { tempDir } from '../support/temp-dir.js';
+import { describe, expect, inject, it } from 'vitest';
 import { REPO_ROOT, runCli, spawnCli } from '../support/cli.js';
 import { freePort } from '../support/free-port.js';
-
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'tandem-cli-'));
-  onTestFinished(() => rm(dir, { recursive: true, force: true }));
-  return dir;
-}
 
 describe('tandem validate', () => {
   it('accepts a valid config', async () => {

@@ -1,17 +1,10 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { tempDir } from '../support/temp-dir.js';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { REPO_ROOT, runCli } from '../support/cli.js';
-
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'tandem-cli-stack-'));
-  onTestFinished(() => rm(dir, { recursive: true, force: true }));
-  return dir;
-}
 
 describe('tandem example-stack', () => {
   it('serves the stack until interrupted, then frees its ports', async () => {

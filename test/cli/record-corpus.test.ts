@@ -1,18 +1,12 @@
 import { createServer } from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { tempDir } from '../support/temp-dir.js';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { formatGor } from '../../recorder/index.js';
 import { runCli } from '../support/cli.js';
-
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'tandem-cli-rec-'));
-  onTestFinished(() => rm(dir, { recursive: true, force: true }));
-  return dir;
-}
 
 describe('tandem record and tandem corpus', () => {
   it('records through the sidecar until interrupted; corpus ls, show, export and prune see it', async () => {

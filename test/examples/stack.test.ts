@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { ndcgAtK } from '../../harness/index.js';
-import { generateTraffic, parseFaults, productionRequest, startStack, type Stack, type StackOptions } from '../../examples/stack/index.js';
+import { generateTraffic, metricTotal, parseFaults, productionRequest, startStack, type Stack, type StackOptions } from '../../examples/stack/index.js';
 import { createServer } from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
@@ -16,17 +16,6 @@ async function stackFor(options: StackOptions = {}): Promise<Stack> {
 async function recommend(stack: Stack, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: any }> {
   const response = await fetch(`${stack.urls.query}/recommend`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } });
   return { status: response.status, json: await response.json() };
-}
-
-/** Sum of one metric's samples (all label sets) at a service URL. */
-async function metric(url: string, name: string): Promise<number> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  let total = 0;
-  for (const line of text.split('\n')) {
-    const match = new RegExp(`^${name}(\\{[^}]*\\})? (\\S+)$`).exec(line);
-    if (match) total += Number(match[2]);
-  }
-  return total;
 }
 
 function portRefuses(url: string): Promise<boolean> {
@@ -61,7 +50,7 @@ describe('example stack', () => {
     const stack = await stackFor({ faults: parseFaults('malformed-tensor=rank-video') });
     const failed = await recommend(stack, { surface: 'video', viewer: 5 }, identity);
     expect(failed.status).toBe(502);
-    const restarts = await Promise.all(stack.urls.shards.map((url) => metric(url, 'worker_restarts_total')));
+    const restarts = await Promise.all(stack.urls.shards.map((url) => metricTotal(url, 'worker_restarts_total')));
     expect(restarts.filter((n) => n === 1)).toHaveLength(1);
     expect(restarts.reduce((a, b) => a + b)).toBe(1);
     const victim = restarts.indexOf(1);
@@ -83,7 +72,7 @@ describe('example stack', () => {
       const request = productionRequest(i, 4);
       expect((await recommend(slow, request)).json).toEqual((await recommend(clean, request)).json);
     }
-    const [cleanWork, slowWork] = await Promise.all([metric(clean.urls.ranking, 'work_units_total'), metric(slow.urls.ranking, 'work_units_total')]);
+    const [cleanWork, slowWork] = await Promise.all([metricTotal(clean.urls.ranking, 'work_units_total'), metricTotal(slow.urls.ranking, 'work_units_total')]);
     expect(slowWork / cleanWork).toBeCloseTo(1.5, 6);
   });
 
@@ -118,8 +107,8 @@ describe('example stack', () => {
       // The feature calls end 30 ms after the timeouts (or are aborted); only then is "no crash" a result.
       await pollUntil(async () => ({ seen: received - receivedBefore, open: received - ended }), ({ seen, open }) => seen > 0 && open === 0, { what: 'the feature calls to end' });
       const restarts = latentTimeout
-        ? await pollUntil(() => metric(ranking.urls[0]!, 'worker_restarts_total'), (n) => n > 0, { what: 'a ranking worker restart' })
-        : await metric(ranking.urls[0]!, 'worker_restarts_total');
+        ? await pollUntil(() => metricTotal(ranking.urls[0]!, 'worker_restarts_total'), (n) => n > 0, { what: 'a ranking worker restart' })
+        : await metricTotal(ranking.urls[0]!, 'worker_restarts_total');
       return { restarts, statuses };
     };
     const clean = await burst(false);
@@ -149,13 +138,13 @@ describe('example stack', () => {
     const requests = Array.from({ length: 30 }, (_, i) => ({ ...productionRequest(i, 9), k: 10 }));
     const reference = await Promise.all(requests.map(async (r) => (await recommend(stack, r)).json.items.map((item: { id: number }) => item.id)));
     const measure = async (levels: string): Promise<{ work: number; ndcg: number }> => {
-      const before = (await metric(stack.urls.ranking, 'work_units_total')) + (await Promise.all(stack.urls.shards.map((u) => metric(u, 'work_units_total')))).reduce((a, b) => a + b);
+      const before = (await metricTotal(stack.urls.ranking, 'work_units_total')) + (await Promise.all(stack.urls.shards.map((u) => metricTotal(u, 'work_units_total')))).reduce((a, b) => a + b);
       let ndcg = 0;
       for (const [i, r] of requests.entries()) {
         const { json } = await recommend(stack, r, { 'x-tandem-levels': levels });
         ndcg += ndcgAtK(json.items.map((item: { id: number }) => item.id), reference[i]!, 10);
       }
-      const after = (await metric(stack.urls.ranking, 'work_units_total')) + (await Promise.all(stack.urls.shards.map((u) => metric(u, 'work_units_total')))).reduce((a, b) => a + b);
+      const after = (await metricTotal(stack.urls.ranking, 'work_units_total')) + (await Promise.all(stack.urls.shards.map((u) => metricTotal(u, 'work_units_total')))).reduce((a, b) => a + b);
       return { work: after - before, ndcg: ndcg / requests.length };
     };
     const ranking = [];
@@ -196,8 +185,8 @@ describe('example stack', () => {
       const text = await (await fetch(`${url}/metrics`)).text();
       for (const name of ['requests_total', 'errors_total', 'request_duration_seconds_bucket', 'worker_restarts_total', 'load_factor', 'compute_seconds_total']) expect(text).toContain(name);
     }
-    expect(await metric(stack.urls.ranking, 'experiment_requests_total')).toBe(1);
-    const lf = await metric(stack.urls.ranking, 'load_factor');
+    expect(await metricTotal(stack.urls.ranking, 'experiment_requests_total')).toBe(1);
+    const lf = await metricTotal(stack.urls.ranking, 'load_factor');
     expect(lf).toBeGreaterThan(0);
   });
 
@@ -211,7 +200,7 @@ describe('example stack', () => {
     if (huge) expect(huge.status).toBe(413);
     const badTensor = await fetch(`${stack.urls.shards[0]}/infer`, { method: 'POST', body: JSON.stringify({ model: 'rank-home', batch: 1, shape: [1, 16], data: 42 }) });
     expect(badTensor.status).toBe(400);
-    expect(await metric(stack.urls.shards[0]!, 'worker_restarts_total')).toBe(0);
+    expect(await metricTotal(stack.urls.shards[0]!, 'worker_restarts_total')).toBe(0);
     expect((await fetch(`${stack.urls.query}/nothing`)).status).toBe(404);
     expect(() => parseFaults('latency=abc')).toThrow('fault "latency" needs a number in [0, 10000], got "abc"');
     expect(() => parseFaults('meltdown')).toThrow(/unknown fault "meltdown"/);
