@@ -14,11 +14,9 @@ import { once } from 'node:events';
 import { Readable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
+import { withoutHopByHop } from '../core/index.js';
 import type { Recorder } from './recorder.js';
 import { BodyCapture } from './body-capture.js';
-
-/** RFC 9110 §7.6.1: connection-specific headers a proxy must not forward. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade']);
 
 export interface SidecarOptions {
   readonly recorder: Recorder;
@@ -34,23 +32,10 @@ export interface SidecarOptions {
   /** Upstream connections. @default 128 */
   readonly connections?: number;
 }
-
 export interface Sidecar {
   readonly url: string;
   readonly adminUrl: string;
   close(): Promise<void>;
-}
-
-/** Headers to pass on, without hop-by-hop ones and those the Connection header names. */
-export function withoutHopByHop(raw: Readonly<Record<string, string | string[] | undefined>>): Record<string, string | string[]> {
-  const listed = typeof raw.connection === 'string' ? raw.connection.toLowerCase().split(',').map((h) => h.trim()) : [];
-  const out: Record<string, string | string[]> = {};
-  for (const name in raw) {
-    const value = raw[name];
-    if (value === undefined || HOP_BY_HOP.has(name) || listed.includes(name)) continue;
-    out[name] = value;
-  }
-  return out;
 }
 
 function hasBody(req: IncomingMessage): boolean {

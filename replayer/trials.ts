@@ -35,6 +35,8 @@ export interface RunTrialsOptions {
   readonly connectionErrorThreshold?: number;
   /** @default 1000 */
   readonly scrapeIntervalMs?: number;
+  /** The egress router between the arms and their dependencies: told each trial, read after it. */
+  readonly router?: { setTrial(trial: number): void; snapshot(): readonly unknown[] };
 }
 
 export interface TrialsResult {
@@ -101,6 +103,7 @@ export async function runTrials(options: RunTrialsOptions): Promise<TrialsResult
           await replaceOrFail({ index, attempt, status: 'excluded', startedAtMs, endedAtMs: clock.now(), reason: `arms ran in different environments (${differences.join('; ')})`, details: { slots } });
           continue;
         }
+        options.router?.setTrial(index);
         const buffer: RequestOutcome[] = [];
         const writes: Promise<void>[] = [];
         const flush = (): void => {
@@ -150,7 +153,13 @@ export async function runTrials(options: RunTrialsOptions): Promise<TrialsResult
           flush();
           await Promise.all([scraping, ...writes]);
         }
-        const details = { ...summarize(result, workload.replay.minAchievedShare), slots, fingerprints: { control: deployments.control.fingerprint ?? null, treatment: deployments.treatment.fingerprint ?? null } };
+        const details = {
+          ...summarize(result, workload.replay.minAchievedShare),
+          slots,
+          fingerprints: { control: deployments.control.fingerprint ?? null, treatment: deployments.treatment.fingerprint ?? null },
+          // Cumulative per (arm, dependency): calls, errors, blocked, refused, fan-out.
+          ...(options.router ? { dependencies: options.router.snapshot() } : {}),
+        };
         if (result.cancelled) {
           trials.push({ index, attempt, status: 'cancelled', startedAtMs, endedAtMs: clock.now(), reason: 'cancelled', details });
           await persist();

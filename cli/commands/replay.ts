@@ -9,6 +9,7 @@ import { InputError, UsageError, systemClock, type ExperimentRecord, type Tandem
 import { createStore, type Store } from '../../store/index.js';
 import { readCorpusWindow } from '../../recorder/index.js';
 import { DeployedArms, UrlArms, runTrials, type ArmName, type ArmProvider, type ReplayProgress } from '../../replayer/index.js';
+import { startRouter, type EgressRouter } from '../../guardrails/index.js';
 import { ExitCode } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
 import { parseDurationFlag, parsePositiveInteger } from '../arguments.js';
@@ -42,21 +43,16 @@ function httpUrl(text: string, flag: string): string {
   throw new UsageError(`${flag} must be an http:// URL, got ${JSON.stringify(text)}`);
 }
 
-/** Arms from the flags, else from the workload. */
-function armsFor(workload: WorkloadConfig, options: ReplayOptions): ArmProvider {
+/** Arms from the flags, else from the workload; deployed arms reach their dependencies through the router. */
+function armsFor(workload: WorkloadConfig, options: ReplayOptions, router: EgressRouter | undefined): ArmProvider {
   if ((options.control === undefined) !== (options.treatment === undefined)) throw new UsageError('give both --control and --treatment, or neither');
   if (options.control !== undefined && options.treatment !== undefined) return new UrlArms({ control: httpUrl(options.control, '--control'), treatment: httpUrl(options.treatment, '--treatment') });
   const arms = workload.arms;
   if (!arms) throw new UsageError(`workload ${workload.name} declares no arms: pass --control URL --treatment URL`);
   if (arms.control.url !== undefined && arms.treatment.url !== undefined) return new UrlArms({ control: arms.control.url.replace(/\/$/, ''), treatment: arms.treatment.url.replace(/\/$/, '') });
   if (!arms.control.deploy || !arms.treatment.deploy) throw new UsageError(`workload ${workload.name}: both arms must be URLs or both deploy commands`);
-  // Until the egress router stands between them, arms reach each dependency's declared target directly.
-  const direct: Record<string, string> = {};
   const dependencyEnv: Record<string, string> = {};
-  for (const dependency of workload.dependencies) {
-    direct[dependency.name] = dependency.policy === 'pinned' ? (dependency.pinned?.[0] ?? dependency.shards[0]!) : dependency.target;
-    if (dependency.env) dependencyEnv[dependency.name] = dependency.env;
-  }
+  for (const dependency of workload.dependencies) if (dependency.env) dependencyEnv[dependency.name] = dependency.env;
   const spec = (arm: ArmName) => {
     const deploy = arms[arm].deploy!;
     return { command: deploy.command, env: deploy.env, readyPath: deploy.readyPath, readyTimeoutMs: deploy.readyTimeout, ...(deploy.cwd ? { cwd: deploy.cwd } : {}) };
@@ -64,7 +60,7 @@ function armsFor(workload: WorkloadConfig, options: ReplayOptions): ArmProvider 
   return new DeployedArms({
     specs: { control: spec('control'), treatment: spec('treatment') },
     revisions: { ...(options.controlRevision ? { control: options.controlRevision } : {}), ...(options.treatmentRevision ? { treatment: options.treatmentRevision } : {}) },
-    dependencies: { control: direct, treatment: direct },
+    ...(router ? { dependencies: router.urls } : {}),
     dependencyEnv,
     ...(workload.trials.slotCpus ? { slotCpus: [workload.trials.slotCpus[0]!, workload.trials.slotCpus[1]!] as const } : {}),
     clock: systemClock,
@@ -117,17 +113,20 @@ function progressLine(ctx: CliContext, trials: number): (trial: number, attempt:
 export async function run(options: ReplayOptions, ctx: CliContext): Promise<number> {
   const { config } = await loadCommandConfig(options, ctx);
   const workload = withOverrides(findWorkload(config, options.workload), options);
-  const arms = armsFor(workload, options);
   const seed = options.seed !== undefined ? parsePositiveInteger(options.seed, '--seed') : randomBytes(4).readUInt32LE(0);
+  const experimentId = `replay-${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${randomBytes(3).toString('hex')}`;
+  // Deployed arms get the router's listeners instead of their dependencies' addresses (FIRE §4).
+  const deployed = options.control === undefined && workload.arms?.control.deploy !== undefined;
+  const router = deployed && workload.dependencies.length > 0 ? await startRouter({ experimentId, seed, dependencies: workload.dependencies, identityPrefix: workload.replay.identityHeaderPrefix }) : undefined;
   const store = createStore(config.store, { cwd: ctx.cwd, env: ctx.env });
   try {
+    const arms = armsFor(workload, options, router);
     await store.init();
     const nowMs = Date.now();
     const tier = workload.corpus.tier ?? workload.tier;
     const corpus = () => readCorpusWindow(store.corpus, { tier, lookbackMs: workload.corpus.lookback, nowMs, ...(workload.corpus.limit !== undefined ? { limit: workload.corpus.limit } : {}) });
     const first = await corpus()[Symbol.asyncIterator]().next();
     if (first.done) throw new InputError(`no recorded requests of tier ${tier} in the last ${workload.corpus.lookback / 3_600_000} h: record some with \`tandem record\` or \`tandem corpus import\``);
-    const experimentId = `replay-${new Date(nowMs).toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${randomBytes(3).toString('hex')}`;
     let record: ExperimentRecord = {
       id: experimentId,
       workload: workload.name,
@@ -159,6 +158,7 @@ export async function run(options: ReplayOptions, ctx: CliContext): Promise<numb
         ...(ctx.signal ? { signal: ctx.signal } : {}),
         onTrials: (trials: readonly TrialRecord[]) => save({ trials: [...trials] }),
         onProgress: progressLine(ctx, workload.trials.count),
+        ...(router ? { router } : {}),
       });
       if (result.cancelled) {
         status = 'cancelled';
@@ -187,5 +187,6 @@ export async function run(options: ReplayOptions, ctx: CliContext): Promise<numb
     return status === 'completed' ? ExitCode.ok : ExitCode.failure;
   } finally {
     await store.close();
+    await router?.close();
   }
 }

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createLocalStore } from '../../store/index.js';
-import { startService, startStack } from '../../examples/stack/index.js';
+import { metricTotal, startService, startStack } from '../../examples/stack/index.js';
 import { rankingCorpus } from '../support/corpus.js';
-import { runCli } from '../support/cli.js';
+import { REPO_ROOT, runCli } from '../support/cli.js';
 
 async function project(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'tandem-cli-replay-'));
@@ -59,4 +59,51 @@ describe('tandem replay', () => {
       expect(result.err, args.join(' ')).toMatch(message);
     }
   });
+});
+
+describe('tandem replay with deployed arms behind the egress router', () => {
+  it('starts ranking arms per trial with router URLs: features isolated, prediction pinned to one shard', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tandem-cli-routed-'));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
+    const stack = await startStack({ shards: 4 });
+    onTestFinished(() => stack.stop());
+    const command = `${process.execPath} ${join(REPO_ROOT, 'bin', 'tandem.js')} example-stack --service ranking --port {port}`;
+    await writeFile(
+      join(dir, 'tandem.config.yaml'),
+      [
+        'workloads:',
+        '  - name: ranking',
+        '    tier: ranking',
+        `    arms:`,
+        `      control: { deploy: { command: "${command}", readyTimeout: 30s } }`,
+        `      treatment: { deploy: { command: "${command}", readyTimeout: 30s } }`,
+        '    replay: { rate: 30, concurrency: 16, timeout: 5s }',
+        '    trials: { count: 2, warmup: 100ms, measure: 600ms }',
+        '    dependencies:',
+        `      - { name: features, env: FEATURES_URL, policy: isolated, target: "${stack.urls.features}" }`,
+        `      - { name: prediction, env: INFERENCE_URL, policy: pinned, shards: [${stack.urls.shards.map((u) => `"${u}"`).join(', ')}], pin: 1 }`,
+        '',
+      ].join('\n'),
+    );
+    await createLocalStore({ dir: join(dir, '.tandem') }).corpus.append(rankingCorpus(60));
+    const result = await runCli(['replay', '--workload', 'ranking', '--seed', '11', '--json'], { cwd: dir });
+    expect(result.code, result.err).toBe(0);
+    const summary = JSON.parse(result.out) as { trials: { status: string; details: { slots: Record<string, string>; dependencies: { arm: string; dependency: string; calls: number; errors: number; fanOut: number; targets: string[] }[] } }[]; arms: Record<string, { requests: number; errors: number }> };
+    expect(summary.trials.map((t) => [t.status, t.details.slots.control])).toEqual([
+      ['completed', 'A'],
+      ['completed', 'B'],
+    ]);
+    expect(summary.arms.treatment!.errors).toBe(0);
+    const dependencies = summary.trials[1]!.details.dependencies;
+    for (const arm of ['control', 'treatment']) {
+      const prediction = dependencies.find((d) => d.arm === arm && d.dependency === 'prediction')!;
+      expect(prediction.fanOut).toBe(1);
+      expect(prediction.errors).toBe(0);
+      expect(prediction.targets).toHaveLength(1);
+    }
+    // Only the pinned shard saw experiment traffic.
+    const perShard = await Promise.all(stack.urls.shards.map((url) => metricTotal(url, 'experiment_requests_total')));
+    expect(perShard.filter((n) => n > 0)).toHaveLength(1);
+    expect(stack.urls.shards[perShard.findIndex((n) => n > 0)]).toBe(dependencies.find((d) => d.dependency === 'prediction')!.targets[0]);
+  }, 90_000);
 });

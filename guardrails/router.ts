@@ -1,0 +1,279 @@
+/**
+ * The egress router: one listener per (arm, dependency) that the SUT is
+ * given instead of the dependency's address. It is deny-by-default: it
+ * forwards only to the targets the dependency's policy allows (isolated
+ * replica, pinned shard subset, shared target), refuses absolute-form URIs,
+ * foreign Host headers and redirects elsewhere, tags every call with the
+ * experiment's identity, and blocks or tags writes. Counters per (arm,
+ * dependency, policy) include fan-out: calls per replayed request.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { once } from 'node:events';
+import { Writable } from 'node:stream';
+import type { AddressInfo } from 'node:net';
+import { Pool } from 'undici';
+import { withoutHopByHop, type DependencyConfig } from '../core/index.js';
+import { allowedTargets, isWrite, withBaggage } from './policies.js';
+
+export type RouterArm = 'control' | 'treatment';
+
+export interface RouterOptions {
+  readonly experimentId: string;
+  readonly seed: number;
+  readonly dependencies: readonly DependencyConfig[];
+  /** @default ["control", "treatment"] */
+  readonly arms?: readonly RouterArm[];
+  /** @default "x-tandem-" */
+  readonly identityPrefix?: string;
+  /** Connections per target. @default 64 */
+  readonly connections?: number;
+  /** Largest request body buffered to fail over between pinned shards. @default 8 MiB */
+  readonly maxBufferedBodyBytes?: number;
+}
+
+/** Latency bucket upper bounds, ms. */
+const BUCKETS_MS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, Number.POSITIVE_INFINITY];
+
+export interface DependencyCounters {
+  readonly arm: RouterArm;
+  readonly dependency: string;
+  readonly policy: DependencyConfig['policy'];
+  readonly targets: readonly string[];
+  readonly calls: number;
+  readonly errors: number;
+  readonly blocked: number;
+  readonly refused: number;
+  /** Calls per target, for checking where traffic went. */
+  readonly byTarget: Readonly<Record<string, number>>;
+  /** Counts per latency bucket (upper bounds in `bucketsMs`). */
+  readonly latencyBuckets: readonly number[];
+  readonly bucketsMs: readonly number[];
+  /** Distinct replayed requests (x-tandem-record) that caused calls, and calls per such request. */
+  readonly replayedRequests: number;
+  readonly fanOut: number;
+}
+
+class Counters {
+  calls = 0;
+  errors = 0;
+  blocked = 0;
+  refused = 0;
+  readonly byTarget: Record<string, number> = {};
+  readonly latency = BUCKETS_MS.map(() => 0);
+  readonly records = new Set<string>();
+  observe(ms: number): void {
+    this.latency[BUCKETS_MS.findIndex((bound) => ms <= bound)]!++;
+  }
+}
+
+interface Listener {
+  readonly arm: RouterArm;
+  readonly dependency: DependencyConfig;
+  readonly targets: readonly string[];
+  readonly counters: Counters;
+  server: Server;
+  authority: string;
+}
+
+const discard = (): Writable => new Writable({ write: (_chunk, _encoding, done) => done() });
+
+export class EgressRouter {
+  readonly #listeners: Listener[] = [];
+  readonly #pools = new Map<string, Pool>();
+  readonly #options: RouterOptions;
+  readonly #prefix: string;
+  #trial = 0;
+  #next = 0;
+
+  constructor(options: RouterOptions) {
+    this.#options = options;
+    this.#prefix = options.identityPrefix ?? 'x-tandem-';
+  }
+
+  /** The router URL of each dependency, per arm: what each arm's deployment is given. */
+  get urls(): Record<RouterArm, Record<string, string>> {
+    const urls = { control: {}, treatment: {} } as Record<RouterArm, Record<string, string>>;
+    for (const l of this.#listeners) urls[l.arm][l.dependency.name] = `http://${l.authority}`;
+    return urls;
+  }
+
+  /** The trial now running; calls without an `x-tandem-trial` header are attributed to it. */
+  setTrial(trial: number): void {
+    this.#trial = trial;
+  }
+
+  snapshot(): DependencyCounters[] {
+    return this.#listeners.map(({ arm, dependency, targets, counters: c }) => ({
+      arm,
+      dependency: dependency.name,
+      policy: dependency.policy,
+      targets,
+      calls: c.calls,
+      errors: c.errors,
+      blocked: c.blocked,
+      refused: c.refused,
+      byTarget: { ...c.byTarget },
+      latencyBuckets: [...c.latency],
+      bucketsMs: BUCKETS_MS,
+      replayedRequests: c.records.size,
+      fanOut: c.records.size > 0 ? c.calls / c.records.size : 0,
+    }));
+  }
+
+  async start(): Promise<void> {
+    for (const arm of this.#options.arms ?? ['control', 'treatment']) {
+      for (const dependency of this.#options.dependencies) {
+        const targets = allowedTargets(dependency, this.#options.seed).map((t) => t.replace(/\/$/, ''));
+        const listener: Listener = { arm, dependency, targets, counters: new Counters(), server: undefined as unknown as Server, authority: '' };
+        listener.server = createServer((req, res) => this.#handle(listener, req, res));
+        listener.server.listen(0, '127.0.0.1');
+        await once(listener.server, 'listening');
+        listener.authority = `127.0.0.1:${(listener.server.address() as AddressInfo).port}`;
+        this.#listeners.push(listener);
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(
+      this.#listeners.map(
+        (l) =>
+          new Promise<void>((resolve) => {
+            l.server.close(() => resolve());
+            l.server.closeAllConnections();
+          }),
+      ),
+    );
+    await Promise.all([...this.#pools.values()].map((pool) => pool.destroy()));
+  }
+
+  #pool(target: string, timeoutMs: number): Pool {
+    let pool = this.#pools.get(target);
+    if (!pool) {
+      pool = new Pool(target, { connections: this.#options.connections ?? 64, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, keepAliveTimeout: 4_000 });
+      this.#pools.set(target, pool);
+    }
+    return pool;
+  }
+
+  #answer(res: ServerResponse, status: number, header: string, reason: string): void {
+    if (res.headersSent) return void res.destroy();
+    res.writeHead(status, { 'content-type': 'text/plain', [`${this.#prefix}${header}`]: reason.replace(/[^\x20-\x7e]/g, '?') });
+    res.end(`${reason}\n`);
+  }
+
+  #handle(listener: Listener, req: IncomingMessage, res: ServerResponse): void {
+    const { dependency, counters } = listener;
+    const started = performance.now();
+    const method = req.method ?? 'GET';
+    const path = req.url ?? '/';
+    counters.calls++;
+    const refuse = (reason: string): void => {
+      counters.refused++;
+      req.resume();
+      this.#answer(res, 403, 'refused', `${dependency.name}: ${reason}`);
+    };
+    // Deny by default: only origin-form paths, addressed to this listener, reach a target.
+    if (!path.startsWith('/')) return refuse(`absolute-form request URI ${path.slice(0, 100)} is not forwarded`);
+    const host = req.headers.host ?? '';
+    if (host !== listener.authority && host !== listener.authority.replace('127.0.0.1', 'localhost')) return refuse(`Host ${host.slice(0, 100)} is not this dependency`);
+    const write = isWrite(dependency, method, path);
+    if (write && dependency.writes === 'block') {
+      counters.blocked++;
+      req.resume();
+      return this.#answer(res, 403, 'blocked', `${dependency.name}: ${method} ${path.split('?')[0]} is a write, and this experiment blocks writes to it`);
+    }
+    const identity = {
+      experiment: this.#options.experimentId,
+      arm: listener.arm,
+      trial: typeof req.headers[`${this.#prefix}trial`] === 'string' ? (req.headers[`${this.#prefix}trial`] as string) : String(this.#trial),
+      job: `${this.#options.experimentId}.${listener.arm}`,
+    };
+    // A replayed request is the same record in the same trial: every trial replays the corpus again.
+    const record = req.headers[`${this.#prefix}record`];
+    if (typeof record === 'string' && counters.records.size < 1_000_000) counters.records.add(`${identity.trial}/${record}`);
+    const headers = withoutHopByHop(req.headers);
+    delete headers.host;
+    for (const [key, value] of Object.entries(identity)) headers[`${this.#prefix}${key}`] = value;
+    headers.baggage = withBaggage(typeof req.headers.baggage === 'string' ? req.headers.baggage : undefined, identity);
+    if (write && dependency.writes === 'tag') headers[`${this.#prefix}write`] = '1';
+    const hasBody = req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
+    const finish = (error: boolean): void => {
+      if (error) counters.errors++;
+      counters.observe(performance.now() - started);
+    };
+    // One target: stream the body through. Several (pinned subset): buffer it, to fail over between them.
+    if (listener.targets.length === 1 || !hasBody) return this.#forward(listener, req, res, headers, hasBody ? req : null, 0, finish);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= (this.#options.maxBufferedBodyBytes ?? 8 * 1_048_576)) chunks.push(chunk);
+    });
+    req.once('end', () => {
+      if (size > (this.#options.maxBufferedBodyBytes ?? 8 * 1_048_576)) {
+        finish(true);
+        return this.#answer(res, 413, 'refused', `${dependency.name}: request body over the router's buffer`);
+      }
+      this.#forward(listener, req, res, headers, Buffer.concat(chunks), 0, finish);
+    });
+  }
+
+  #forward(
+    listener: Listener,
+    req: IncomingMessage,
+    res: ServerResponse,
+    headers: Record<string, string | string[]>,
+    body: IncomingMessage | Buffer | null,
+    attempt: number,
+    finish: (error: boolean) => void,
+  ): void {
+    const { dependency, counters, targets } = listener;
+    // Spread across the allowed targets; on a connection failure try the next one — never another shard.
+    const target = targets[(this.#next++ + attempt) % targets.length]!;
+    const origin = new URL(target).origin;
+    counters.byTarget[target] = (counters.byTarget[target] ?? 0) + 1;
+    let responded = false;
+    this.#pool(target, dependency.timeout)
+      .stream({ path: req.url ?? '/', method: (req.method ?? 'GET') as 'GET', headers, body }, ({ statusCode, headers: responseHeaders }) => {
+        responded = true;
+        const location = responseHeaders.location;
+        if (statusCode >= 300 && statusCode < 400 && typeof location === 'string') {
+          let resolved: URL | undefined;
+          try {
+            resolved = new URL(location, target);
+          } catch {
+            resolved = undefined;
+          }
+          if (!resolved || resolved.origin !== origin) {
+            counters.refused++;
+            finish(true);
+            this.#answer(res, 502, 'refused', `${dependency.name}: redirect to ${location.slice(0, 100)} is outside the allowed targets`);
+            return discard();
+          }
+          // Same origin: send the caller back through the router.
+          responseHeaders.location = `${resolved.pathname}${resolved.search}`;
+        }
+        res.writeHead(statusCode, withoutHopByHop(responseHeaders as Record<string, string | string[] | undefined>));
+        return res;
+      })
+      .then(
+        () => finish(false),
+        (error: unknown) => {
+          const code = (error as { code?: string }).code ?? '';
+          if (!responded && code === 'ECONNREFUSED' && attempt + 1 < targets.length && (body === null || Buffer.isBuffer(body))) {
+            return this.#forward(listener, req, res, headers, body, attempt + 1, finish);
+          }
+          finish(true);
+          const timeout = code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT';
+          this.#answer(res, timeout ? 504 : 502, 'error', `${dependency.name}: ${timeout ? `no answer within ${dependency.timeout} ms` : `upstream failed (${code || (error as Error).message})`}`);
+        },
+      );
+  }
+}
+
+export async function startRouter(options: RouterOptions): Promise<EgressRouter> {
+  const router = new EgressRouter(options);
+  await router.start();
+  return router;
+}
