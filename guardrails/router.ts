@@ -70,9 +70,14 @@ interface Listener {
   readonly arm: RouterArm;
   readonly dependency: DependencyConfig;
   readonly targets: readonly string[];
+  /** Origin of each target, parsed once: redirects are checked against it. */
+  readonly origins: readonly string[];
   readonly counters: Counters;
   server: Server;
   authority: string;
+  /** Identity of this arm's calls in a trial, and its baggage when the caller sent none (cached per trial). */
+  identity(trial: string): Readonly<Record<string, string>>;
+  baggage(trial: string): string;
 }
 
 const discard = (): Writable => new Writable({ write: (_chunk, _encoding, done) => done() });
@@ -82,12 +87,16 @@ export class EgressRouter {
   readonly #pools = new Map<string, Pool>();
   readonly #options: RouterOptions;
   readonly #prefix: string;
+  readonly #trialHeader: string;
+  readonly #recordHeader: string;
   #trial = 0;
   #next = 0;
 
   constructor(options: RouterOptions) {
     this.#options = options;
     this.#prefix = options.identityPrefix ?? 'x-tandem-';
+    this.#trialHeader = `${this.#prefix}trial`;
+    this.#recordHeader = `${this.#prefix}record`;
   }
 
   /** The router URL of each dependency, per arm: what each arm's deployment is given. */
@@ -124,7 +133,27 @@ export class EgressRouter {
     for (const arm of this.#options.arms ?? ['control', 'treatment']) {
       for (const dependency of this.#options.dependencies) {
         const targets = allowedTargets(dependency, this.#options.seed).map((t) => t.replace(/\/$/, ''));
-        const listener: Listener = { arm, dependency, targets, counters: new Counters(), server: undefined as unknown as Server, authority: '' };
+        const identities = new Map<string, { identity: Record<string, string>; baggage: string }>();
+        const forTrial = (trial: string): { identity: Record<string, string>; baggage: string } => {
+          let cached = identities.get(trial);
+          if (!cached) {
+            const identity = { experiment: this.#options.experimentId, arm, trial, job: `${this.#options.experimentId}.${arm}` };
+            cached = { identity, baggage: withBaggage(undefined, identity) };
+            identities.set(trial, cached);
+          }
+          return cached;
+        };
+        const listener: Listener = {
+          arm,
+          dependency,
+          targets,
+          origins: targets.map((t) => new URL(t).origin),
+          counters: new Counters(),
+          server: undefined as unknown as Server,
+          authority: '',
+          identity: (trial) => forTrial(trial).identity,
+          baggage: (trial) => forTrial(trial).baggage,
+        };
         listener.server = createServer((req, res) => this.#handle(listener, req, res));
         listener.server.listen(0, '127.0.0.1');
         await once(listener.server, 'listening');
@@ -183,19 +212,17 @@ export class EgressRouter {
       req.resume();
       return this.#answer(res, 403, 'blocked', `${dependency.name}: ${method} ${path.split('?')[0]} is a write, and this experiment blocks writes to it`);
     }
-    const identity = {
-      experiment: this.#options.experimentId,
-      arm: listener.arm,
-      trial: typeof req.headers[`${this.#prefix}trial`] === 'string' ? (req.headers[`${this.#prefix}trial`] as string) : String(this.#trial),
-      job: `${this.#options.experimentId}.${listener.arm}`,
-    };
+    const sentTrial = req.headers[this.#trialHeader];
+    const trial = typeof sentTrial === 'string' ? sentTrial : String(this.#trial);
     // A replayed request is the same record in the same trial: every trial replays the corpus again.
-    const record = req.headers[`${this.#prefix}record`];
-    if (typeof record === 'string' && counters.records.size < 1_000_000) counters.records.add(`${identity.trial}/${record}`);
+    const record = req.headers[this.#recordHeader];
+    if (typeof record === 'string' && counters.records.size < 1_000_000) counters.records.add(`${trial}/${record}`);
     const headers = withoutHopByHop(req.headers);
     delete headers.host;
-    for (const [key, value] of Object.entries(identity)) headers[`${this.#prefix}${key}`] = value;
-    headers.baggage = withBaggage(typeof req.headers.baggage === 'string' ? req.headers.baggage : undefined, identity);
+    const identity = listener.identity(trial);
+    for (const key in identity) headers[`${this.#prefix}${key}`] = identity[key]!;
+    const baggage = req.headers.baggage;
+    headers.baggage = typeof baggage === 'string' && baggage !== '' ? withBaggage(baggage, identity) : listener.baggage(trial);
     if (write && dependency.writes === 'tag') headers[`${this.#prefix}write`] = '1';
     const hasBody = req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
     const finish = (error: boolean): void => {
@@ -230,8 +257,9 @@ export class EgressRouter {
   ): void {
     const { dependency, counters, targets } = listener;
     // Spread across the allowed targets; on a connection failure try the next one — never another shard.
-    const target = targets[(this.#next++ + attempt) % targets.length]!;
-    const origin = new URL(target).origin;
+    const index = (this.#next++ + attempt) % targets.length;
+    const target = targets[index]!;
+    const origin = listener.origins[index]!;
     counters.byTarget[target] = (counters.byTarget[target] ?? 0) + 1;
     let responded = false;
     this.#pool(target, dependency.timeout)

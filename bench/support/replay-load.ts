@@ -7,6 +7,7 @@
  *   replay-load.ts fixed      URL SECONDS RATE          Tandem at a fixed rate: achieved rate, p99
  *   replay-load.ts reference  URL SECONDS RATE          minimal open-loop client measuring from the intended time
  *   replay-load.ts autocannon URL SECONDS CONNECTIONS   autocannon, one target
+ *   replay-load.ts single     URL SECONDS RATE          open loop against one target: p50, p99 from the intended time
  *   replay-load.ts rss        URL STORE_DIR TIER        replay a large stored corpus; peak RSS
  */
 import { Pool } from 'undici';
@@ -122,6 +123,37 @@ async function reference(seconds: number, rate: number): Promise<Record<string, 
   return { achievedRate: latencies.length / 2 / seconds, p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99) };
 }
 
+/** Open loop against one target: request i at start + i/rate, latency from then (for added-latency comparisons). */
+async function single(seconds: number, rate: number): Promise<Record<string, number>> {
+  const pool = new Pool(url, { connections: 256 });
+  const latencies: number[] = [];
+  const pending: Promise<void>[] = [];
+  const start = performance.now();
+  const warmupEnd = start + 1_000;
+  const total = Math.floor(rate * (seconds + 1));
+  let sinceYield = 0;
+  for (let i = 0; i < total; i++) {
+    const due = start + (i * 1000) / rate;
+    if (performance.now() >= due && ++sinceYield >= 16) {
+      sinceYield = 0;
+      await new Promise((r) => setImmediate(r));
+    }
+    while (performance.now() < due) {
+      if (due - performance.now() >= 1) await new Promise((r) => setTimeout(r, Math.floor(due - performance.now())));
+      else await new Promise((r) => setImmediate(r));
+    }
+    pending.push(
+      pool.request({ path: `/item/${i % 1000}`, method: 'GET', headers: { host: new URL(url).host } }).then(async (res) => {
+        await res.body.dump();
+        if (due >= warmupEnd) latencies.push(performance.now() - due);
+      }),
+    );
+  }
+  await Promise.all(pending);
+  await pool.close();
+  return { achievedRate: latencies.length / seconds, p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99) };
+}
+
 async function cannon(seconds: number, connections: number): Promise<Record<string, number>> {
   const { default: autocannon } = await import('autocannon');
   const result = await autocannon({ url: `${url}/item/1`, connections, duration: seconds });
@@ -156,6 +188,7 @@ const run: Record<string, () => Promise<Record<string, number>>> = {
   fixed: () => fixed(Number(third), Number(fourth)),
   reference: () => reference(Number(third), Number(fourth)),
   autocannon: () => cannon(Number(third), Number(fourth)),
+  single: () => single(Number(third), Number(fourth)),
   rss: () => rss(third, fourth),
 };
 const task = run[mode];
