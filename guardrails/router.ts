@@ -217,8 +217,7 @@ export class EgressRouter {
     // A replayed request is the same record in the same trial: every trial replays the corpus again.
     const record = req.headers[this.#recordHeader];
     if (typeof record === 'string' && counters.records.size < 1_000_000) counters.records.add(`${trial}/${record}`);
-    const headers = withoutHopByHop(req.headers);
-    delete headers.host;
+    const headers = withoutHopByHop(req.headers, 'host');
     const identity = listener.identity(trial);
     for (const key in identity) headers[`${this.#prefix}${key}`] = identity[key]!;
     const baggage = req.headers.baggage;
