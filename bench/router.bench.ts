@@ -119,13 +119,18 @@ export async function run(): Promise<void> {
     children.push(freshUpstream);
     const freshRouter = await startChild([...tsx, join(here, 'support', 'router-process.ts'), freshUpstream.info.url as string], { core: 0 });
     children.push(freshRouter);
+    const freshPlain = await startChild([...tsx, join(here, 'support', 'plain-proxy.ts'), freshUpstream.info.url as string], { core: 0 });
+    children.push(freshPlain);
     const direct: number[] = [];
     const routed: number[] = [];
+    const proxied: number[] = [];
     await load('single', [freshRouter.info.url as string, '2', '2000']);
+    await load('single', [freshPlain.info.url as string, '2', '2000']);
     for (let round = 0; round < 3; round++) {
       direct.push((await load('single', [freshUpstream.info.url as string, '5', '2000'])).p99Ms!);
       routed.push((await load('single', [freshRouter.info.url as string, '5', '2000'])).p99Ms!);
-      console.log(`2000 req/s, round ${round + 1}: p99 direct ${direct.at(-1)!.toFixed(3)} ms, through the router ${routed.at(-1)!.toFixed(3)} ms`);
+      proxied.push((await load('single', [freshPlain.info.url as string, '5', '2000'])).p99Ms!);
+      console.log(`2000 req/s, round ${round + 1}: p99 direct ${direct.at(-1)!.toFixed(3)} ms, through the router ${routed.at(-1)!.toFixed(3)} ms, through the minimal proxy ${proxied.at(-1)!.toFixed(3)} ms`);
     }
     const m = (name: string): number => median(rps[name]!);
     const figures = {
@@ -143,6 +148,8 @@ export async function run(): Promise<void> {
       directP99At2000Ms: Number(median(direct).toFixed(3)),
       routerP99At2000Ms: Number(median(routed).toFixed(3)),
       addedP99At2000Ms: Number((median(routed) - median(direct)).toFixed(3)),
+      minimalProxyP99At2000Ms: Number(median(proxied).toFixed(3)),
+      minimalProxyAddedP99At2000Ms: Number((median(proxied) - median(direct)).toFixed(3)),
     };
     console.log(
       JSON.stringify({
