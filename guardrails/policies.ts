@@ -37,7 +37,9 @@ const NON_IDEMPOTENT = new Set(['POST', 'PATCH', 'CONNECT']);
 /** Is this call a write under the dependency's rules (a non-idempotent method, or a listed path)? */
 export function isWrite(dependency: DependencyConfig, method: string, path: string): boolean {
   if (NON_IDEMPOTENT.has(method.toUpperCase())) return true;
-  const pathname = path.split('?')[0] ?? path;
+  if (dependency.writePaths.length === 0) return false;
+  const question = path.indexOf('?');
+  const pathname = question < 0 ? path : path.slice(0, question);
   return dependency.writePaths.some((prefix) => pathname === prefix || pathname.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`));
 }
 

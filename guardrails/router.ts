@@ -75,6 +75,8 @@ interface Listener {
   readonly counters: Counters;
   server: Server;
   authority: string;
+  /** The same authority spelled with `localhost`, also accepted as Host. */
+  localhost: string;
   /** Identity of this arm's calls in a trial, and its baggage when the caller sent none (cached per trial). */
   identity(trial: string): Readonly<Record<string, string>>;
   baggage(trial: string): string;
@@ -89,6 +91,8 @@ export class EgressRouter {
   readonly #prefix: string;
   readonly #trialHeader: string;
   readonly #recordHeader: string;
+  /** experiment, arm, trial, job header names, built once. */
+  readonly #identityHeaders: readonly [string, string, string, string];
   #trial = 0;
   #next = 0;
 
@@ -97,6 +101,7 @@ export class EgressRouter {
     this.#prefix = options.identityPrefix ?? 'x-tandem-';
     this.#trialHeader = `${this.#prefix}trial`;
     this.#recordHeader = `${this.#prefix}record`;
+    this.#identityHeaders = [`${this.#prefix}experiment`, `${this.#prefix}arm`, `${this.#prefix}trial`, `${this.#prefix}job`];
   }
 
   /** The router URL of each dependency, per arm: what each arm's deployment is given. */
@@ -151,6 +156,7 @@ export class EgressRouter {
           counters: new Counters(),
           server: undefined as unknown as Server,
           authority: '',
+          localhost: '',
           identity: (trial) => forTrial(trial).identity,
           baggage: (trial) => forTrial(trial).baggage,
         };
@@ -158,6 +164,7 @@ export class EgressRouter {
         listener.server.listen(0, '127.0.0.1');
         await once(listener.server, 'listening');
         listener.authority = `127.0.0.1:${(listener.server.address() as AddressInfo).port}`;
+        listener.localhost = listener.authority.replace('127.0.0.1', 'localhost');
         this.#listeners.push(listener);
       }
     }
@@ -205,7 +212,7 @@ export class EgressRouter {
     // Deny by default: only origin-form paths, addressed to this listener, reach a target.
     if (!path.startsWith('/')) return refuse(`absolute-form request URI ${path.slice(0, 100)} is not forwarded`);
     const host = req.headers.host ?? '';
-    if (host !== listener.authority && host !== listener.authority.replace('127.0.0.1', 'localhost')) return refuse(`Host ${host.slice(0, 100)} is not this dependency`);
+    if (host !== listener.authority && host !== listener.localhost) return refuse(`Host ${host.slice(0, 100)} is not this dependency`);
     const write = isWrite(dependency, method, path);
     if (write && dependency.writes === 'block') {
       counters.blocked++;
@@ -219,7 +226,10 @@ export class EgressRouter {
     if (typeof record === 'string' && counters.records.size < 1_000_000) counters.records.add(`${trial}/${record}`);
     const headers = withoutHopByHop(req.headers, 'host');
     const identity = listener.identity(trial);
-    for (const key in identity) headers[`${this.#prefix}${key}`] = identity[key]!;
+    headers[this.#identityHeaders[0]] = identity.experiment!;
+    headers[this.#identityHeaders[1]] = identity.arm!;
+    headers[this.#identityHeaders[2]] = identity.trial!;
+    headers[this.#identityHeaders[3]] = identity.job!;
     const baggage = req.headers.baggage;
     headers.baggage = typeof baggage === 'string' && baggage !== '' ? withBaggage(baggage, identity) : listener.baggage(trial);
     if (write && dependency.writes === 'tag') headers[`${this.#prefix}write`] = '1';
