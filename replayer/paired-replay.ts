@@ -10,7 +10,7 @@ import { hash } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { Pool } from 'undici';
 import type { Clock, CorpusRecord, ErrorClass, RequestOutcome } from '../core/index.js';
-import { ARMS, firstSides, intendedTime, phaseOf, type ArmName } from './schedule.js';
+import { ARMS, firstSides, intendedTime, pairsInWindow, phaseOf, type ArmName } from './schedule.js';
 
 /** Record headers that are not replayed: hop-by-hop ones, and those the client recomputes. */
 const NOT_REPLAYED = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'host', 'content-length', 'expect']);
@@ -136,6 +136,7 @@ export async function pairedReplay(options: PairedReplayOptions): Promise<Paired
   const startMono = clock.monotonic();
   const startEpoch = clock.now();
   const endMono = startMono + options.warmupMs + options.measureMs;
+  const windowPairs = pairsInWindow(options.ratePerSecond, options.warmupMs + options.measureMs);
   let sentPairs = 0;
   let warmupPairs = 0;
   let droppedPairs = 0;
@@ -273,7 +274,8 @@ export async function pairedReplay(options: PairedReplayOptions): Promise<Paired
         droppedPairs++;
         carried = record; // a dropped pair consumes no record: it goes with the next pair sent
         await slotFreed();
-        const caughtUp = Math.min(Math.floor(((clock.monotonic() - startMono) * options.ratePerSecond) / 1000), Math.ceil(((endMono - startMono) * options.ratePerSecond) / 1000));
+        // The cap comes from the configured window, not from endMono - startMono, whose float rounding could admit one pair too many.
+        const caughtUp = Math.min(Math.floor(((clock.monotonic() - startMono) * options.ratePerSecond) / 1000), windowPairs);
         if (caughtUp > index) {
           droppedPairs += caughtUp - index;
           index = caughtUp;
