@@ -1,0 +1,65 @@
+/**
+ * Experiment-attributed detector (FIRE §4.2): asks the dependency's error
+ * records for errors from exactly this experiment's jobs — control and
+ * treatment — so a violation is evidence about this experiment, not about the
+ * shared dependency. Errors of other experiments are never counted, and nor
+ * are control's: control is the build already in production, so its errors
+ * are no evidence against the change (they are reported in the message).
+ * The result names every implicated job (batch granularity).
+ */
+import { request } from 'undici';
+import type { DependencyErrorRecord, DetectorConfig } from '../../core/index.js';
+import type { CheckResult, Detector } from '../monitor.js';
+
+export interface AttributedContext {
+  /** The experiment's jobs, by arm (e.g. { control: "exp.control", treatment: "exp.treatment" }). */
+  readonly jobs: Readonly<Record<string, string>>;
+  /** Only records at or after this time count, epoch ms. */
+  readonly sinceMs: number;
+}
+
+/** Records from an HTTP error-record endpoint (`GET source?since=…&job=…`, answering `{ records: [...] }`). */
+async function fetchRecords(source: string, sinceMs: number, jobs: readonly string[]): Promise<DependencyErrorRecord[]> {
+  const url = new URL(source);
+  url.searchParams.set('since', String(sinceMs));
+  for (const job of jobs) url.searchParams.append('job', job);
+  const response = await request(url, { headersTimeout: 5_000, bodyTimeout: 5_000 });
+  const text = await response.body.text();
+  if (response.statusCode !== 200) throw new Error(`${source} answered ${response.statusCode}`);
+  const body = JSON.parse(text) as { records?: DependencyErrorRecord[] };
+  if (!Array.isArray(body.records)) throw new Error(`${source} did not answer { records: [...] }`);
+  return body.records;
+}
+
+export function experimentAttributedDetector(config: DetectorConfig, context: AttributedContext): Detector {
+  const jobArm = new Map(Object.entries(context.jobs).map(([arm, job]) => [job, arm]));
+  return {
+    name: config.name,
+    warmupMs: config.warmup,
+    intervalMs: config.interval,
+    consecutive: config.consecutive,
+    maxDurationMs: config.maxDuration,
+    maxErrors: config.maxErrors,
+    onUnavailable: config.onUnavailable,
+    async prime() {
+      // The baseline is "nothing before the experiment started": records are filtered by time and job.
+    },
+    async check(): Promise<CheckResult> {
+      const records = (await fetchRecords(config.source, context.sinceMs, [...jobArm.keys()])).filter(
+        (r) => jobArm.has(r.job) || r.jobs.some((job) => jobArm.has(job)),
+      );
+      const implicates = (r: DependencyErrorRecord, arm: string): boolean => [r.job, ...r.jobs].some((job) => jobArm.get(job) === arm);
+      const treatment = records.filter((r) => implicates(r, 'treatment'));
+      const control = records.filter((r) => implicates(r, 'control') && !implicates(r, 'treatment'));
+      const implicated = [...new Set(treatment.flatMap((r) => [r.job, ...r.jobs]))].filter((job) => job !== '').sort();
+      const count = treatment.length;
+      const controlNote = control.length > 0 ? `; control has ${control.length} (not counted)` : '';
+      return {
+        verdict: count > config.rule.above ? 'violation' : 'clear',
+        value: count,
+        baseline: 0,
+        message: count === 0 ? `no errors from treatment${controlNote}` : `${count} error record(s) from treatment (jobs: ${implicated.join(', ')}): ${treatment[0]!.kind}: ${treatment[0]!.message}${controlNote}`,
+      };
+    },
+  };
+}

@@ -1,0 +1,75 @@
+import { createServer } from 'node:http';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { parseConfig, systemClock, type DependencyErrorRecord, type DetectorConfig } from '../../core/index.js';
+import { dependencyHealthDetector, experimentAttributedDetector } from '../../guardrails/index.js';
+import { startStack } from '../../examples/stack/index.js';
+import { FEATURES, encodeTensor } from '../../examples/stack/model.js';
+
+function detector(config: Record<string, unknown>): DetectorConfig {
+  return parseConfig({ workloads: [{ name: 'w', tier: 't', detectors: [{ name: 'd', ...config }] }] }).workloads[0]!.detectors[0]!;
+}
+
+async function malformed(shard: string, job: string): Promise<number> {
+  const response = await fetch(`${shard}/infer`, {
+    method: 'POST',
+    headers: { 'x-tandem-experiment': job.split('.')[0]!, 'x-tandem-arm': job.split('.')[1]!, 'x-tandem-job': job },
+    body: JSON.stringify({ model: 'rank-video', batch: 4, shape: [1, FEATURES], data: encodeTensor(new Float32Array(FEATURES)) }),
+  });
+  await response.text();
+  return response.status;
+}
+
+describe('detectors', () => {
+  it('dependency health: worker restarts over the baseline captured at start', async () => {
+    const stack = await startStack({ shards: 1 });
+    onTestFinished(() => stack.stop());
+    const shard = stack.urls.shards[0]!;
+    await malformed(shard, 'old-exp.treatment'); // before monitoring: part of the baseline
+    const d = dependencyHealthDetector(detector({ kind: 'dependency-health', source: `${shard}/metrics`, rule: { metric: 'worker_restarts_total', compare: 'increase', above: 0 } }), systemClock);
+    await d.prime();
+    expect(await d.check()).toMatchObject({ verdict: 'clear', value: 0, baseline: 1 });
+    await malformed(shard, 'exp-1.treatment');
+    expect(await d.check()).toMatchObject({ verdict: 'violation', value: 1, baseline: 1 });
+    const missing = dependencyHealthDetector(detector({ kind: 'dependency-health', source: `${shard}/metrics`, rule: { metric: 'no_such_metric' } }), systemClock);
+    await missing.prime();
+    expect(await missing.check()).toMatchObject({ verdict: 'error', value: null });
+  });
+
+  it("experiment attributed: counts this experiment's treatment errors only, naming the jobs", async () => {
+    // Enough workers that each malformed request finds one alive to crash.
+    const stack = await startStack({ shards: 1, workersPerShard: 4 });
+    onTestFinished(() => stack.stop());
+    const shard = stack.urls.shards[0]!;
+    const since = Date.now();
+    const d = experimentAttributedDetector(detector({ kind: 'experiment-attributed', source: `${shard}/errors`, rule: { above: 0 } }), {
+      jobs: { control: 'exp-2.control', treatment: 'exp-2.treatment' },
+      sinceMs: since,
+    });
+    await d.prime();
+    await malformed(shard, 'other-exp.treatment'); // another experiment's fault
+    await malformed(shard, 'exp-2.control'); // control is production's build
+    expect(await d.check()).toMatchObject({ verdict: 'clear', value: 0, message: 'no errors from treatment; control has 1 (not counted)' });
+    await malformed(shard, 'exp-2.treatment');
+    const result = await d.check();
+    expect(result).toMatchObject({ verdict: 'violation', value: 1 });
+    expect(result.message).toMatch(/^1 error record\(s\) from treatment \(jobs: exp-2\.treatment\): contract-violation: rank-video: tensor shape \[1, 16\]/);
+  });
+
+  it('experiment attributed: lists every job a batch-level record implicates', async () => {
+    const records: DependencyErrorRecord[] = [
+      { timeMs: Date.now(), dependency: 'prediction', shard: 's0', kind: 'batch-failure', message: 'bad batch', experimentId: '', arm: '', trial: '', job: '', jobs: ['exp-3.treatment', 'someone-else.job'] },
+    ];
+    const server = createServer((_req, res) => res.end(JSON.stringify({ records }))).listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const d = experimentAttributedDetector(detector({ kind: 'experiment-attributed', source: `http://127.0.0.1:${(server.address() as AddressInfo).port}/errors` }), {
+      jobs: { control: 'exp-3.control', treatment: 'exp-3.treatment' },
+      sinceMs: 0,
+    });
+    const result = await d.check();
+    expect(result.verdict).toBe('violation');
+    expect(result.message).toContain('(jobs: exp-3.treatment, someone-else.job)');
+  });
+});
