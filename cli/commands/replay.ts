@@ -9,7 +9,7 @@ import { InputError, UsageError, systemClock, type ExperimentRecord, type Tandem
 import { createStore, type Store } from '../../store/index.js';
 import { readCorpusWindow } from '../../recorder/index.js';
 import { DeployedArms, UrlArms, runTrials, type ArmName, type ArmProvider, type ReplayProgress } from '../../replayer/index.js';
-import { startRouter, type EgressRouter } from '../../guardrails/index.js';
+import { dependencyHealthDetector, experimentAttributedDetector, runMonitor, startRouter, type Cancellation, type Detector, type EgressRouter } from '../../guardrails/index.js';
 import { ExitCode } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
 import { parseDurationFlag, parsePositiveInteger } from '../arguments.js';
@@ -146,6 +146,17 @@ export async function run(options: ReplayOptions, ctx: CliContext): Promise<numb
     ctx.err(`replaying tier ${tier} into ${workload.name}: experiment ${experimentId}, seed ${seed}, ${workload.trials.count} trial(s) of ${workload.trials.warmup / 1000}s warm-up + ${workload.trials.measure / 1000}s at ${workload.replay.rate} pairs/s`);
     let status: ExperimentRecord['status'] = 'completed';
     let reason: string | undefined;
+    // Dependency monitors (FIRE §4.2) cancel the replay through the same signal as Ctrl-C.
+    const monitorController = new AbortController();
+    const jobs = { control: `${experimentId}.control`, treatment: `${experimentId}.treatment` };
+    const detectors: Detector[] = workload.detectors.map((d) =>
+      d.kind === 'dependency-health' ? dependencyHealthDetector(d, systemClock) : experimentAttributedDetector(d, { jobs, sinceMs: nowMs }),
+    );
+    const observations: import('../../core/index.js').DetectorObservation[] = [];
+    const monitoring: Promise<Cancellation | undefined> =
+      detectors.length > 0 ? runMonitor({ experimentId, detectors, clock: systemClock, controller: monitorController, onObservation: (o) => observations.push(o) }) : Promise.resolve(undefined);
+    const signal = ctx.signal ? AbortSignal.any([ctx.signal, monitorController.signal]) : monitorController.signal;
+    let cancellation: Cancellation | undefined;
     try {
       const result = await runTrials({
         experimentId,
@@ -155,29 +166,33 @@ export async function run(options: ReplayOptions, ctx: CliContext): Promise<numb
         arms,
         store,
         clock: systemClock,
-        ...(ctx.signal ? { signal: ctx.signal } : {}),
+        signal,
         onTrials: (trials: readonly TrialRecord[]) => save({ trials: [...trials] }),
         onProgress: progressLine(ctx, workload.trials.count),
         ...(router ? { router } : {}),
       });
       if (result.cancelled) {
         status = 'cancelled';
-        reason = 'interrupted';
+        reason = monitorController.signal.aborted ? (monitorController.signal.reason as Error).message : 'interrupted';
       }
     } catch (error) {
       status = 'failed';
       reason = (error as Error).message;
       throw error;
     } finally {
+      if (!monitorController.signal.aborted) monitorController.abort(new Error('replay finished'));
+      cancellation = await monitoring;
+      if (observations.length > 0) await store.observations.append(observations);
+      if (cancellation) await store.experiments.appendEvent({ experimentId, timeMs: cancellation.terminatedMs, type: 'cancelled-by-monitor', message: cancellation.reason, data: { ...cancellation } });
       if (process.stderr.isTTY) process.stderr.write('\n');
       await save({ status, ...(reason ? { reason } : {}) });
       await store.experiments.appendEvent({ experimentId, timeMs: Date.now(), type: 'status', message: status, ...(reason ? { data: { reason } } : {}) });
     }
     const stats = await summary(store, experimentId);
     const trials = record.trials;
-    if (options.json) ctx.out(JSON.stringify({ experimentId, status, seed, trials, arms: stats }));
+    if (options.json) ctx.out(JSON.stringify({ experimentId, status, seed, trials, arms: stats, ...(cancellation ? { cancellation } : {}), ...(reason ? { reason } : {}) }));
     else {
-      ctx.out(`experiment ${experimentId}: ${status}`);
+      ctx.out(`experiment ${experimentId}: ${status}${reason ? ` (${reason})` : ''}`);
       for (const t of trials) ctx.out(`  trial ${t.index} attempt ${t.attempt}: ${t.status}${t.reason ? ` (${t.reason})` : ''}${t.details?.achievedRate !== undefined ? `, ${String(t.details.achievedRate)} pairs/s, slots ${JSON.stringify(t.details.slots)}` : ''}`);
       for (const arm of ['control', 'treatment'] as const) {
         const s = stats[arm];

@@ -108,3 +108,47 @@ describe('tandem replay with deployed arms behind the egress router', () => {
     expect(stack.urls.shards[perShard.findIndex((n) => n > 0)]).toBe(dependencies.find((d) => d.dependency === 'prediction')!.targets[0]);
   }, 90_000);
 });
+
+describe('tandem replay cancelled by a dependency monitor', () => {
+  it('a treatment sending malformed tensors, prediction pinned to one shard, is cancelled by the attributed detector; only that shard restarted', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tandem-cli-monitor-'));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
+    const stack = await startStack({ shards: 4, workersPerShard: 4 });
+    onTestFinished(() => stack.stop());
+    const pinned = stack.urls.shards[2]!;
+    const command = `${process.execPath} ${join(REPO_ROOT, 'bin', 'tandem.js')} example-stack --service ranking --port {port}`;
+    await writeFile(
+      join(dir, 'tandem.config.yaml'),
+      [
+        'workloads:',
+        '  - name: ranking',
+        '    tier: ranking',
+        '    arms:',
+        `      control: { deploy: { command: "${command}", readyTimeout: 30s } }`,
+        `      treatment: { deploy: { command: "${command}", readyTimeout: 30s, env: { STACK_FAULTS: "malformed-tensor=rank-video" } } }`,
+        '    replay: { rate: 30, concurrency: 16, timeout: 5s }',
+        '    trials: { count: 2, warmup: 0s, measure: 20s }',
+        '    dependencies:',
+        `      - { name: features, env: FEATURES_URL, policy: isolated, target: "${stack.urls.features}" }`,
+        `      - { name: prediction, env: INFERENCE_URL, policy: pinned, shards: [${stack.urls.shards.map((u) => `"${u}"`).join(', ')}], pinned: ["${pinned}"] }`,
+        '    detectors:',
+        `      - { name: malformed-requests, kind: experiment-attributed, source: "${pinned}/errors", interval: 250ms, consecutive: 1 }`,
+        '',
+      ].join('\n'),
+    );
+    await createLocalStore({ dir: join(dir, '.tandem') }).corpus.append(rankingCorpus(600));
+    const result = await runCli(['replay', '--workload', 'ranking', '--seed', '3', '--json'], { cwd: dir });
+    expect(result.code, result.err).toBe(2);
+    const summary = JSON.parse(result.out) as { status: string; reason: string; cancellation: { detector: string; reason: string }; trials: { status: string }[]; experimentId: string };
+    expect(summary.status).toBe('cancelled');
+    expect(summary.cancellation.detector).toBe('malformed-requests');
+    expect(summary.cancellation.reason).toMatch(/error record\(s\) from treatment \(jobs: .*\.treatment\): contract-violation/);
+    expect(summary.trials.at(-1)!.status).toBe('cancelled');
+    const restarts = await Promise.all(stack.urls.shards.map((url) => metricTotal(url, 'worker_restarts_total')));
+    expect(restarts[2]).toBeGreaterThan(0);
+    expect(restarts.filter((_, i) => i !== 2)).toEqual([0, 0, 0]);
+    const store = createLocalStore({ dir: join(dir, '.tandem') });
+    expect((await store.observations.read(summary.experimentId)).some((o) => o.verdict === 'violation')).toBe(true);
+    expect((await store.experiments.events(summary.experimentId)).map((e) => e.type)).toContain('cancelled-by-monitor');
+  }, 90_000);
+});
