@@ -4,3 +4,4 @@ export { pinnedShards, allowedTargets, isWrite, withBaggage } from './policies.j
 export { runMonitor, type Detector, type CheckResult, type CheckVerdict, type Cancellation, type MonitorOptions } from './monitor.js';
 export { dependencyHealthDetector } from './detectors/dependency-health.js';
 export { experimentAttributedDetector, type AttributedContext } from './detectors/experiment-attributed.js';
+export { SharedSource } from './shared-source.js';

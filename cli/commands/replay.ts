@@ -9,7 +9,10 @@ import { InputError, UsageError, systemClock, type ExperimentRecord, type Tandem
 import { createStore, type Store } from '../../store/index.js';
 import { readCorpusWindow } from '../../recorder/index.js';
 import { DeployedArms, UrlArms, runTrials, type ArmName, type ArmProvider, type ReplayProgress } from '../../replayer/index.js';
-import { dependencyHealthDetector, experimentAttributedDetector, runMonitor, startRouter, type Cancellation, type Detector, type EgressRouter } from '../../guardrails/index.js';
+import { SharedSource, dependencyHealthDetector, experimentAttributedDetector, runMonitor, startRouter, type Cancellation, type Detector, type EgressRouter } from '../../guardrails/index.js';
+
+/** One poller per (source, interval) for every experiment this process runs. */
+const sharedSource = new SharedSource(systemClock);
 import { ExitCode } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
 import { parseDurationFlag, parsePositiveInteger } from '../arguments.js';
@@ -150,7 +153,7 @@ export async function run(options: ReplayOptions, ctx: CliContext): Promise<numb
     const monitorController = new AbortController();
     const jobs = { control: `${experimentId}.control`, treatment: `${experimentId}.treatment` };
     const detectors: Detector[] = workload.detectors.map((d) =>
-      d.kind === 'dependency-health' ? dependencyHealthDetector(d, systemClock) : experimentAttributedDetector(d, { jobs, sinceMs: nowMs }),
+      d.kind === 'dependency-health' ? dependencyHealthDetector(d, systemClock, sharedSource) : experimentAttributedDetector(d, { jobs, sinceMs: nowMs }),
     );
     const observations: import('../../core/index.js').DetectorObservation[] = [];
     const monitoring: Promise<Cancellation | undefined> =

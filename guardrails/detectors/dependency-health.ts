@@ -4,20 +4,19 @@
  * monitoring started (increase, or rate per second) or takes the value as it
  * is, and reports a violation when the result is above the rule's limit.
  */
-import { request } from 'undici';
 import { parsePrometheusText, type Clock, type DetectorConfig } from '../../core/index.js';
 import type { CheckResult, Detector } from '../monitor.js';
+import { SharedSource } from '../shared-source.js';
 
 /** Sum of the samples of `metric` whose labels include `labels`; undefined when there are none. */
-async function readMetric(source: string, metric: string, labels: Readonly<Record<string, string>>): Promise<number | undefined> {
-  const response = await request(source, { headersTimeout: 5_000, bodyTimeout: 5_000 });
-  const text = await response.body.text();
-  if (response.statusCode !== 200) throw new Error(`${source} answered ${response.statusCode}`);
+async function readMetric(shared: SharedSource, source: string, maxAgeMs: number, metric: string, labels: Readonly<Record<string, string>>): Promise<number | undefined> {
+  const text = await shared.read(source, maxAgeMs);
   const matching = parsePrometheusText(text).samples.filter((s) => s.name === metric && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
   return matching.length === 0 ? undefined : matching.reduce((sum, s) => sum + s.value, 0);
 }
 
-export function dependencyHealthDetector(config: DetectorConfig, clock: Clock): Detector {
+/** `shared` lets detectors of concurrent experiments share one scrape per source and interval. */
+export function dependencyHealthDetector(config: DetectorConfig, clock: Clock, shared: SharedSource = new SharedSource(clock)): Detector {
   const metric = config.rule.metric;
   if (metric === undefined) throw new Error(`detector ${config.name}: a dependency-health detector needs rule.metric`);
   let baseline: number | null = null;
@@ -31,11 +30,12 @@ export function dependencyHealthDetector(config: DetectorConfig, clock: Clock): 
     maxErrors: config.maxErrors,
     onUnavailable: config.onUnavailable,
     async prime() {
-      baseline = (await readMetric(config.source, metric, config.rule.labels)) ?? 0;
+      // The baseline is read fresh (maxAge 0): it must be this experiment's own starting point.
+      baseline = (await readMetric(shared, config.source, 0, metric, config.rule.labels)) ?? 0;
       baselineMs = clock.now();
     },
     async check(): Promise<CheckResult> {
-      const value = await readMetric(config.source, metric, config.rule.labels);
+      const value = await readMetric(shared, config.source, config.interval, metric, config.rule.labels);
       if (value === undefined) return { verdict: 'error', value: null, baseline, message: `no ${metric} at ${config.source}` };
       const base = baseline ?? 0;
       const compared =

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { parseConfig, systemClock, type DependencyErrorRecord, type DetectorConfig } from '../../core/index.js';
-import { dependencyHealthDetector, experimentAttributedDetector } from '../../guardrails/index.js';
+import { SharedSource, dependencyHealthDetector, experimentAttributedDetector } from '../../guardrails/index.js';
 import { startStack } from '../../examples/stack/index.js';
 import { FEATURES, encodeTensor } from '../../examples/stack/model.js';
 
@@ -27,7 +27,8 @@ describe('detectors', () => {
     onTestFinished(() => stack.stop());
     const shard = stack.urls.shards[0]!;
     await malformed(shard, 'old-exp.treatment'); // before monitoring: part of the baseline
-    const d = dependencyHealthDetector(detector({ kind: 'dependency-health', source: `${shard}/metrics`, rule: { metric: 'worker_restarts_total', compare: 'increase', above: 0 } }), systemClock);
+    // A 1 ms interval: each check here reads a fresh scrape (checks within one interval share one).
+    const d = dependencyHealthDetector(detector({ kind: 'dependency-health', source: `${shard}/metrics`, interval: '1ms', rule: { metric: 'worker_restarts_total', compare: 'increase', above: 0 } }), systemClock);
     await d.prime();
     expect(await d.check()).toMatchObject({ verdict: 'clear', value: 0, baseline: 1 });
     await malformed(shard, 'exp-1.treatment');
@@ -71,5 +72,31 @@ describe('detectors', () => {
     const result = await d.check();
     expect(result.verdict).toBe('violation');
     expect(result.message).toContain('(jobs: exp-3.treatment, someone-else.job)');
+  });
+});
+
+describe('shared pollers', () => {
+  it('200 experiments watching one source make one scrape per interval', async () => {
+    let scrapes = 0;
+    const server = createServer((_req, res) => {
+      scrapes++;
+      res.end('# TYPE worker_restarts_total counter\nworker_restarts_total{shard="s0"} 2\n');
+    }).listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    let now = 1_000_000;
+    const clock = { now: () => now, monotonic: () => now, sleep: () => Promise.resolve() };
+    const shared = new SharedSource(clock);
+    const config = detector({ kind: 'dependency-health', source: `http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`, interval: '10s', rule: { metric: 'worker_restarts_total' } });
+    const detectors = Array.from({ length: 200 }, () => dependencyHealthDetector(config, clock, shared));
+    await Promise.all(detectors.map((d) => d.prime()));
+    expect(scrapes).toBe(1);
+    for (let interval = 1; interval <= 3; interval++) {
+      now += 10_000;
+      const results = await Promise.all(detectors.map((d) => d.check()));
+      expect(results.every((r) => r.verdict === 'clear' && r.value === 0)).toBe(true);
+      expect(scrapes).toBe(1 + interval);
+    }
+    expect(shared.scrapes).toBe(4);
   });
 });
