@@ -127,6 +127,19 @@ describe('trials', () => {
     expect(result.trials.map((t) => t.status)).toEqual(['cancelled']);
   });
 
+  it('is stopped by a cancel that comes while an arm is still starting', async () => {
+    const store = await tempStore();
+    const spec = { command: 'sleep 30', readyPath: '/healthz', readyTimeoutMs: 60_000 };
+    const arms = new DeployedArms({ specs: { control: spec, treatment: spec }, clock: systemClock });
+    const cancel = new AbortController();
+    const running = runTrials({ experimentId: 'exp-s', seed: 1, workload: workload(), corpus: () => stream(simpleCorpus(5)), arms, store, clock: systemClock, signal: cancel.signal });
+    // Cancel once the arm's process exists and readiness polling has begun.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    cancel.abort(new Error('monitor: sustained violation'));
+    const result = await running;
+    expect(result).toMatchObject({ cancelled: true, completed: 0 });
+  });
+
   it('renders deploy commands and refuses unknown placeholders', () => {
     expect(renderCommand('serve --port {port} --rev {revision} --as {arm} --inference {dep:prediction}', { port: 7, arm: 'control', revision: 'r1', dependencies: { prediction: 'http://127.0.0.1:9' } })).toBe(
       'serve --port 7 --rev r1 --as control --inference http://127.0.0.1:9',
