@@ -9,7 +9,7 @@
  * the experiment as "monitoring unavailable" when the detector says so —
  * "no data" is never silently a pass.
  */
-import { ExperimentCancelledError, type Clock, type DetectorObservation } from '../core/index.js';
+import { ExperimentCancelledError, type Clock, type DetectorConfig, type DetectorObservation } from '../core/index.js';
 
 export type CheckVerdict = 'clear' | 'violation' | 'error';
 
@@ -33,6 +33,19 @@ export interface Detector {
   /** Capture the baseline; called once when monitoring starts. */
   prime(): Promise<void>;
   check(): Promise<CheckResult>;
+}
+
+/** A detector's schedule from its config (durations already in ms). */
+export function scheduleOf(config: DetectorConfig): Pick<Detector, 'name' | 'warmupMs' | 'intervalMs' | 'consecutive' | 'maxDurationMs' | 'maxErrors' | 'onUnavailable'> {
+  return {
+    name: config.name,
+    warmupMs: config.warmup,
+    intervalMs: config.interval,
+    consecutive: config.consecutive,
+    maxDurationMs: config.maxDuration,
+    maxErrors: config.maxErrors,
+    onUnavailable: config.onUnavailable,
+  };
 }
 
 /** Why a monitor cancelled an experiment. */

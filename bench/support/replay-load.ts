@@ -29,6 +29,23 @@ async function* endless(): AsyncGenerator<CorpusRecord> {
   }
 }
 
+/**
+ * Open-loop pacing shared by the reference clients: sleep whole milliseconds, yield until due;
+ * when behind schedule, still yield every 16 sends so responses are read. Returns the new yield counter.
+ */
+async function waitUntil(due: number, sinceYield: number): Promise<number> {
+  if (performance.now() >= due) {
+    if (sinceYield + 1 < 16) return sinceYield + 1;
+    await new Promise((r) => setImmediate(r));
+    return 0;
+  }
+  while (performance.now() < due) {
+    if (due - performance.now() >= 1) await new Promise((r) => setTimeout(r, Math.floor(due - performance.now())));
+    else await new Promise((r) => setImmediate(r));
+  }
+  return sinceYield;
+}
+
 const percentile = (values: number[], q: number): number => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
@@ -101,14 +118,7 @@ async function reference(seconds: number, rate: number): Promise<Record<string, 
   for (let i = 0; i < total; i++) {
     const due = start + (i * 1000) / rate;
     // Behind schedule, still let responses in now and then (as any competent open-loop client must).
-    if (performance.now() >= due && ++sinceYield >= 16) {
-      sinceYield = 0;
-      await new Promise((r) => setImmediate(r));
-    }
-    while (performance.now() < due) {
-      if (due - performance.now() >= 1) await new Promise((r) => setTimeout(r, Math.floor(due - performance.now())));
-      else await new Promise((r) => setImmediate(r));
-    }
+    sinceYield = await waitUntil(due, sinceYield);
     for (const pool of pools) {
       pending.push(
         pool.request({ path: `/item/${i % 1000}`, method: 'GET' }).then(async (res) => {
@@ -134,14 +144,7 @@ async function single(seconds: number, rate: number): Promise<Record<string, num
   let sinceYield = 0;
   for (let i = 0; i < total; i++) {
     const due = start + (i * 1000) / rate;
-    if (performance.now() >= due && ++sinceYield >= 16) {
-      sinceYield = 0;
-      await new Promise((r) => setImmediate(r));
-    }
-    while (performance.now() < due) {
-      if (due - performance.now() >= 1) await new Promise((r) => setTimeout(r, Math.floor(due - performance.now())));
-      else await new Promise((r) => setImmediate(r));
-    }
+    sinceYield = await waitUntil(due, sinceYield);
     pending.push(
       pool.request({ path: `/item/${i % 1000}`, method: 'GET', headers: { host: new URL(url).host } }).then(async (res) => {
         await res.body.dump();

@@ -5,7 +5,7 @@
  * is, and reports a violation when the result is above the rule's limit.
  */
 import { parsePrometheusText, type Clock, type DetectorConfig } from '../../core/index.js';
-import type { CheckResult, Detector } from '../monitor.js';
+import { scheduleOf, type CheckResult, type Detector } from '../monitor.js';
 import { SharedSource } from '../shared-source.js';
 
 /** Sum of the samples of `metric` whose labels include `labels`; undefined when there are none. */
@@ -22,13 +22,7 @@ export function dependencyHealthDetector(config: DetectorConfig, clock: Clock, s
   let baseline: number | null = null;
   let baselineMs = 0;
   return {
-    name: config.name,
-    warmupMs: config.warmup,
-    intervalMs: config.interval,
-    consecutive: config.consecutive,
-    maxDurationMs: config.maxDuration,
-    maxErrors: config.maxErrors,
-    onUnavailable: config.onUnavailable,
+    ...scheduleOf(config),
     async prime() {
       // The baseline is read fresh (maxAge 0): it must be this experiment's own starting point.
       baseline = (await readMetric(shared, config.source, 0, metric, config.rule.labels)) ?? 0;

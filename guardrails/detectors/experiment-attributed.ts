@@ -9,7 +9,7 @@
  */
 import { request } from 'undici';
 import type { DependencyErrorRecord, DetectorConfig } from '../../core/index.js';
-import type { CheckResult, Detector } from '../monitor.js';
+import { scheduleOf, type CheckResult, type Detector } from '../monitor.js';
 
 export interface AttributedContext {
   /** The experiment's jobs, by arm (e.g. { control: "exp.control", treatment: "exp.treatment" }). */
@@ -34,13 +34,7 @@ async function fetchRecords(source: string, sinceMs: number, jobs: readonly stri
 export function experimentAttributedDetector(config: DetectorConfig, context: AttributedContext): Detector {
   const jobArm = new Map(Object.entries(context.jobs).map(([arm, job]) => [job, arm]));
   return {
-    name: config.name,
-    warmupMs: config.warmup,
-    intervalMs: config.interval,
-    consecutive: config.consecutive,
-    maxDurationMs: config.maxDuration,
-    maxErrors: config.maxErrors,
-    onUnavailable: config.onUnavailable,
+    ...scheduleOf(config),
     async prime() {
       // The baseline is "nothing before the experiment started": records are filtered by time and job.
     },
