@@ -28,3 +28,10 @@ export function parsePositiveInteger(text: string, flag: string): number {
   if (!Number.isInteger(value) || value < 1) throw new UsageError(`${flag} must be a whole number >= 1, got ${JSON.stringify(text)}`);
   return value;
 }
+
+/** A finite number > 0, e.g. a rate; `unit` names what it counts in the message. */
+export function parsePositiveNumber(text: string, flag: string, unit: string): number {
+  const value = Number(text);
+  if (!(value > 0) || !Number.isFinite(value)) throw new UsageError(`${flag} must be a number of ${unit} > 0, got ${JSON.stringify(text)}`);
+  return value;
+}

@@ -106,9 +106,13 @@ async function fixed(seconds: number, rate: number): Promise<Record<string, numb
   return { achievedRate: result.achievedRate, p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99), droppedPairs: result.droppedPairs, maxLagMs: result.maxLagMs };
 }
 
-/** The reference: the simplest client that sends pair i at start + i/rate and measures from then. */
-async function reference(seconds: number, rate: number): Promise<Record<string, number>> {
-  const pools = [new Pool(url, { connections: 256 }), new Pool(url, { connections: 256 })];
+/**
+ * The reference: the simplest open-loop client. Request i goes to each of `targets` pools
+ * (2: a pair, the replayer's reference; 1: one target, for added-latency comparisons) at
+ * start + i/rate, and latency is measured from then.
+ */
+async function openLoop(targets: 1 | 2, seconds: number, rate: number): Promise<Record<string, number>> {
+  const pools = Array.from({ length: targets }, () => new Pool(url, { connections: 256 }));
   const latencies: number[] = [];
   const pending: Promise<void>[] = [];
   const start = performance.now();
@@ -117,7 +121,6 @@ async function reference(seconds: number, rate: number): Promise<Record<string, 
   let sinceYield = 0;
   for (let i = 0; i < total; i++) {
     const due = start + (i * 1000) / rate;
-    // Behind schedule, still let responses in now and then (as any competent open-loop client must).
     sinceYield = await waitUntil(due, sinceYield);
     for (const pool of pools) {
       pending.push(
@@ -130,31 +133,7 @@ async function reference(seconds: number, rate: number): Promise<Record<string, 
   }
   await Promise.all(pending);
   await Promise.all(pools.map((p) => p.close()));
-  return { achievedRate: latencies.length / 2 / seconds, p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99) };
-}
-
-/** Open loop against one target: request i at start + i/rate, latency from then (for added-latency comparisons). */
-async function single(seconds: number, rate: number): Promise<Record<string, number>> {
-  const pool = new Pool(url, { connections: 256 });
-  const latencies: number[] = [];
-  const pending: Promise<void>[] = [];
-  const start = performance.now();
-  const warmupEnd = start + 1_000;
-  const total = Math.floor(rate * (seconds + 1));
-  let sinceYield = 0;
-  for (let i = 0; i < total; i++) {
-    const due = start + (i * 1000) / rate;
-    sinceYield = await waitUntil(due, sinceYield);
-    pending.push(
-      pool.request({ path: `/item/${i % 1000}`, method: 'GET', headers: { host: new URL(url).host } }).then(async (res) => {
-        await res.body.dump();
-        if (due >= warmupEnd) latencies.push(performance.now() - due);
-      }),
-    );
-  }
-  await Promise.all(pending);
-  await pool.close();
-  return { achievedRate: latencies.length / seconds, p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99) };
+  return { achievedRate: latencies.length / targets / seconds, p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99) };
 }
 
 async function cannon(seconds: number, connections: number): Promise<Record<string, number>> {
@@ -189,9 +168,9 @@ const run: Record<string, () => Promise<Record<string, number>>> = {
   replayer: () => replayer(Number(third), Number(fourth)),
   minimal: () => minimal(Number(third), Number(fourth)),
   fixed: () => fixed(Number(third), Number(fourth)),
-  reference: () => reference(Number(third), Number(fourth)),
+  reference: () => openLoop(2, Number(third), Number(fourth)),
   autocannon: () => cannon(Number(third), Number(fourth)),
-  single: () => single(Number(third), Number(fourth)),
+  single: () => openLoop(1, Number(third), Number(fourth)),
   rss: () => rss(third, fourth),
 };
 const task = run[mode];

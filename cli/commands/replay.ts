@@ -15,7 +15,7 @@ import { SharedSource, dependencyHealthDetector, experimentAttributedDetector, r
 const sharedSource = new SharedSource(systemClock);
 import { ExitCode } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
-import { parseDurationFlag, parsePositiveInteger } from '../arguments.js';
+import { parseDurationFlag, parsePositiveInteger, parsePositiveNumber } from '../arguments.js';
 
 export interface ReplayOptions extends GlobalOptions {
   readonly workload: string;
@@ -73,7 +73,7 @@ function armsFor(workload: WorkloadConfig, options: ReplayOptions, router: Egres
 function withOverrides(workload: WorkloadConfig, options: ReplayOptions): WorkloadConfig {
   return {
     ...workload,
-    replay: { ...workload.replay, ...(options.rate !== undefined ? { rate: Number(options.rate) > 0 ? Number(options.rate) : (() => { throw new UsageError(`--rate must be a number of pairs per second > 0, got ${JSON.stringify(options.rate)}`); })() } : {}) },
+    replay: { ...workload.replay, ...(options.rate !== undefined ? { rate: parsePositiveNumber(options.rate, '--rate', 'pairs per second') } : {}) },
     trials: {
       ...workload.trials,
       ...(options.trials !== undefined ? { count: parsePositiveInteger(options.trials, '--trials') } : {}),

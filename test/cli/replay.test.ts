@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createLocalStore } from '../../store/index.js';
-import { metricTotal, startService, startStack } from '../../examples/stack/index.js';
+import { metricTotal, startService, startStack, type Stack } from '../../examples/stack/index.js';
+import { tempDir } from '../support/temp-dir.js';
 import { rankingCorpus } from '../support/corpus.js';
 import { REPO_ROOT, runCli } from '../support/cli.js';
 
@@ -52,6 +53,7 @@ describe('tandem replay', () => {
       [['replay', '--workload', 'ranking', '--control', 'x', '--treatment', 'http://127.0.0.1:2'], /--control must be an http:\/\/ URL/],
       [['replay', '--workload', 'ranking', '--control', 'http://127.0.0.1:1', '--treatment', 'http://127.0.0.1:2'], /no recorded requests of tier ranking in the last 4 h/],
       [['replay', '--workload', 'ranking', '--control', 'http://127.0.0.1:1', '--treatment', 'http://127.0.0.1:2', '--trials', '0'], /--trials must be a whole number >= 1/],
+      [['replay', '--workload', 'ranking', '--control', 'http://127.0.0.1:1', '--treatment', 'http://127.0.0.1:2', '--rate', 'fast'], /--rate must be a number of pairs per second > 0, got "fast"/],
     ];
     for (const [args, message] of cases) {
       const result = await runCli(args, { cwd: dir });
@@ -61,30 +63,36 @@ describe('tandem replay', () => {
   });
 });
 
+/** A project whose ranking arms are deployed per trial from the CLI, behind the router, against `stack`. */
+async function routedProject(stack: Stack, options: { trials: string; prediction: string; treatmentEnv?: string; detectors?: string[] }): Promise<string> {
+  const dir = await tempDir('tandem-cli-routed-');
+  const command = `${process.execPath} ${join(REPO_ROOT, 'bin', 'tandem.js')} example-stack --service ranking --port {port}`;
+  await writeFile(
+    join(dir, 'tandem.config.yaml'),
+    [
+      'workloads:',
+      '  - name: ranking',
+      '    tier: ranking',
+      '    arms:',
+      `      control: { deploy: { command: "${command}", readyTimeout: 30s } }`,
+      `      treatment: { deploy: { command: "${command}", readyTimeout: 30s${options.treatmentEnv ? `, env: { ${options.treatmentEnv} }` : ''} } }`,
+      '    replay: { rate: 30, concurrency: 16, timeout: 5s }',
+      `    trials: ${options.trials}`,
+      '    dependencies:',
+      `      - { name: features, env: FEATURES_URL, policy: isolated, target: "${stack.urls.features}" }`,
+      `      - { name: prediction, env: INFERENCE_URL, policy: pinned, shards: [${stack.urls.shards.map((u) => `"${u}"`).join(', ')}], ${options.prediction} }`,
+      ...(options.detectors ? ['    detectors:', ...options.detectors.map((d) => `      - ${d}`)] : []),
+      '',
+    ].join('\n'),
+  );
+  return dir;
+}
+
 describe('tandem replay with deployed arms behind the egress router', () => {
   it('starts ranking arms per trial with router URLs: features isolated, prediction pinned to one shard', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'tandem-cli-routed-'));
-    onTestFinished(() => rm(dir, { recursive: true, force: true }));
     const stack = await startStack({ shards: 4 });
     onTestFinished(() => stack.stop());
-    const command = `${process.execPath} ${join(REPO_ROOT, 'bin', 'tandem.js')} example-stack --service ranking --port {port}`;
-    await writeFile(
-      join(dir, 'tandem.config.yaml'),
-      [
-        'workloads:',
-        '  - name: ranking',
-        '    tier: ranking',
-        `    arms:`,
-        `      control: { deploy: { command: "${command}", readyTimeout: 30s } }`,
-        `      treatment: { deploy: { command: "${command}", readyTimeout: 30s } }`,
-        '    replay: { rate: 30, concurrency: 16, timeout: 5s }',
-        '    trials: { count: 2, warmup: 100ms, measure: 600ms }',
-        '    dependencies:',
-        `      - { name: features, env: FEATURES_URL, policy: isolated, target: "${stack.urls.features}" }`,
-        `      - { name: prediction, env: INFERENCE_URL, policy: pinned, shards: [${stack.urls.shards.map((u) => `"${u}"`).join(', ')}], pin: 1 }`,
-        '',
-      ].join('\n'),
-    );
+    const dir = await routedProject(stack, { trials: '{ count: 2, warmup: 100ms, measure: 600ms }', prediction: 'pin: 1' });
     await createLocalStore({ dir: join(dir, '.tandem') }).corpus.append(rankingCorpus(60));
     const result = await runCli(['replay', '--workload', 'ranking', '--seed', '11', '--json'], { cwd: dir });
     expect(result.code, result.err).toBe(0);
@@ -111,31 +119,15 @@ describe('tandem replay with deployed arms behind the egress router', () => {
 
 describe('tandem replay cancelled by a dependency monitor', () => {
   it('a treatment sending malformed tensors, prediction pinned to one shard, is cancelled by the attributed detector; only that shard restarted', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'tandem-cli-monitor-'));
-    onTestFinished(() => rm(dir, { recursive: true, force: true }));
     const stack = await startStack({ shards: 4, workersPerShard: 4 });
     onTestFinished(() => stack.stop());
     const pinned = stack.urls.shards[2]!;
-    const command = `${process.execPath} ${join(REPO_ROOT, 'bin', 'tandem.js')} example-stack --service ranking --port {port}`;
-    await writeFile(
-      join(dir, 'tandem.config.yaml'),
-      [
-        'workloads:',
-        '  - name: ranking',
-        '    tier: ranking',
-        '    arms:',
-        `      control: { deploy: { command: "${command}", readyTimeout: 30s } }`,
-        `      treatment: { deploy: { command: "${command}", readyTimeout: 30s, env: { STACK_FAULTS: "malformed-tensor=rank-video" } } }`,
-        '    replay: { rate: 30, concurrency: 16, timeout: 5s }',
-        '    trials: { count: 2, warmup: 0s, measure: 20s }',
-        '    dependencies:',
-        `      - { name: features, env: FEATURES_URL, policy: isolated, target: "${stack.urls.features}" }`,
-        `      - { name: prediction, env: INFERENCE_URL, policy: pinned, shards: [${stack.urls.shards.map((u) => `"${u}"`).join(', ')}], pinned: ["${pinned}"] }`,
-        '    detectors:',
-        `      - { name: malformed-requests, kind: experiment-attributed, source: "${pinned}/errors", interval: 250ms, consecutive: 1 }`,
-        '',
-      ].join('\n'),
-    );
+    const dir = await routedProject(stack, {
+      trials: '{ count: 2, warmup: 0s, measure: 20s }',
+      prediction: `pinned: ["${pinned}"]`,
+      treatmentEnv: 'STACK_FAULTS: "malformed-tensor=rank-video"',
+      detectors: [`{ name: malformed-requests, kind: experiment-attributed, source: "${pinned}/errors", interval: 250ms, consecutive: 1 }`],
+    });
     await createLocalStore({ dir: join(dir, '.tandem') }).corpus.append(rankingCorpus(600));
     const result = await runCli(['replay', '--workload', 'ranking', '--seed', '3', '--json'], { cwd: dir });
     expect(result.code, result.err).toBe(2);
