@@ -12,6 +12,8 @@ export const ExitCode = {
   failure: 2,
   /** Bad input: config, arguments, input files. */
   badInput: 3,
+  /** The verdict could not be reached: a metric that must have data had too little (never a pass). */
+  noVerdict: 4,
 } as const;
 
 const BAD_INPUT_CODES = new Set(['TANDEM_ERR_CONFIG', 'TANDEM_ERR_USAGE', 'TANDEM_ERR_INPUT']);

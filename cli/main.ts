@@ -15,6 +15,9 @@ import * as exampleStack from './commands/example-stack.js';
 import * as record from './commands/record.js';
 import * as corpus from './commands/corpus.js';
 import * as replay from './commands/replay.js';
+import * as report from './commands/report.js';
+import * as calibrate from './commands/calibrate.js';
+import * as fuzz from './commands/fuzz.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -121,7 +124,43 @@ export function buildProgram(ctx: CliContext, setExit: (code: number) => void): 
     .option('--rate <pairs/s>', 'override replay.rate')
     .option('--warmup <duration>', 'override trials.warmup')
     .option('--measure <duration>', 'override trials.measure')
+    .option('--control-prime <url>', "a second control deployment, for the response comparison's noise cancellation")
     .action(async (_options, command: Command) => setExit(await replay.run(command.optsWithGlobals<replay.ReplayOptions>(), ctx)));
+
+  program
+    .command('report')
+    .description('judge a stored experiment and render its report; exit 0 passed, 1 regressed, 4 no verdict')
+    .argument('<experiment>', 'experiment id')
+    .addOption(new Option('--format <format>', 'report format').choices(['json', 'md', 'html']))
+    .option('--out <file>', 'write the report to a file instead of stdout')
+    .option('--no-calibration', "ignore the workload's A/A calibration")
+    .action(async (experimentId: string, _options, command: Command) => setExit(await report.run(experimentId, command.optsWithGlobals<report.ReportOptions>(), ctx)));
+
+  program
+    .command('calibrate')
+    .description('A/A calibration: control against control; reports noise floor, slot bias and false-positive rate per metric')
+    .requiredOption('--workload <name>', 'workload from the config')
+    .option('--control <url>', 'a running control deployment (used for both arms)')
+    .option('--control-revision <rev>', 'substituted for {revision} in the control deploy command')
+    .option('--trials <n>', 'A/A trials (default: 3 x trials.count, at least 10)')
+    .option('--subsets <n>', 'seeded subsets judged for the false-positive rate', '200')
+    .option('--seed <n>', 'seed of every random choice')
+    .option('--rate <pairs/s>', 'override replay.rate')
+    .option('--warmup <duration>', 'override trials.warmup')
+    .option('--measure <duration>', 'override trials.measure')
+    .action(async (_options, command: Command) => setExit(await calibrate.run(command.optsWithGlobals<calibrate.CalibrateOptions>(), ctx)));
+
+  program
+    .command('fuzz')
+    .description("single-SUT fuzzing: mutated corpus records against one instance; exit 1 on 5xx, crashes, timeouts or property violations")
+    .requiredOption('--workload <name>', 'workload whose corpus is mutated')
+    .requiredOption('--url <url>', 'the one instance under test')
+    .option('--max-requests <n>', 'at most this many requests', '500')
+    .option('--duration <duration>', 'at most this long', '60s')
+    .option('--seed <n>', 'seed of the mutations', '1')
+    .option('--concurrency <n>', 'requests in flight', '8')
+    .option('--health-path <path>', 'probed after a dropped connection to tell a crash', '/healthz')
+    .action(async (_options, command: Command) => setExit(await fuzz.run(command.optsWithGlobals<fuzz.FuzzCommandOptions>(), ctx)));
 
   for (const planned of PLANNED_COMMANDS) {
     program

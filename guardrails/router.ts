@@ -72,7 +72,8 @@ interface Listener {
   readonly targets: readonly string[];
   /** Origin of each target, parsed once: redirects are checked against it. */
   readonly origins: readonly string[];
-  readonly counters: Counters;
+  /** This trial's counters: reset by setTrial, so each trial record carries its own calls and fan-out. */
+  counters: Counters;
   server: Server;
   authority: string;
   /** The same authority spelled with `localhost`, also accepted as Host. */
@@ -111,11 +112,15 @@ export class EgressRouter {
     return urls;
   }
 
-  /** The trial now running; calls without an `x-tandem-trial` header are attributed to it. */
+  /** The trial now running; calls without an `x-tandem-trial` header are attributed to it. Starts a fresh set of counters. */
   setTrial(trial: number): void {
     this.#trial = trial;
+    // Fan-out is calls per distinct replayed request, and every trial replays the same records:
+    // cumulative counters would divide by a set that stops growing after the first trial.
+    for (const listener of this.#listeners) listener.counters = new Counters();
   }
 
+  /** Counters since the last setTrial (or since start). */
   snapshot(): DependencyCounters[] {
     return this.#listeners.map(({ arm, dependency, targets, counters: c }) => ({
       arm,

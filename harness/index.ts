@@ -1,2 +1,40 @@
-/** Judging experiments: statistics, response and ranking comparison, checks, reports. */
-export { ndcgAtK } from './ranking-metrics.js';
+/** Judging experiments: statistics, verdicts, calibration, response and ranking comparison, checks, fuzzing, reports. */
+export { ndcgAtK, ndcgAtKWithLabels, kendallTau, overlapAtK } from './ranking-metrics.js';
+export {
+  studentTCdf,
+  studentTQuantile,
+  regularizedIncompleteBeta,
+  tInterval,
+  benjaminiHochberg,
+  minimumDetectableEffect,
+  trialsToDetect,
+  bootstrapInterval,
+  meanInterval,
+  quantileOf,
+  type TInterval,
+} from './stats.js';
+export { trialMetrics, BUILT_IN_METRICS, type TrialMetric, type TrialData, type EffectScale } from './trial-metrics.js';
+export { metricPolicies, defaultThreshold, type MetricPolicy, type Direction } from './metric-policy.js';
+export { judge, formatEffect, type MetricVerdict, type MetricVerdictKind, type ExperimentVerdict, type ExperimentOutcome, type JudgeOptions } from './verdict.js';
+export { calibrate, type Calibration, type MetricCalibration } from './calibration.js';
+export { loadExperimentData, type ExperimentData, type ExcludedTrial } from './experiment-data.js';
+export { compareResponses, type ResponseComparison, type FieldDifference, type RankingComparison } from './compare-responses.js';
+export {
+  defineChecks,
+  LiveOutcomes,
+  duringCheckDetector,
+  runFinalChecks,
+  configuredFinalChecks,
+  loadChecksModule,
+  type CheckSet,
+  type DuringCheck,
+  type FinalCheck,
+  type FinalCheckResult,
+  type CheckOutcome,
+} from './checks.js';
+export { fuzz, mutateRequest, MUTATIONS, JSON_CONTRACT, type FuzzOptions, type FuzzReport, type FuzzFinding, type ResponseProperty, type Mutation } from './fuzz.js';
+export { evaluateExperiment, REPORT_SCHEMA, type ExperimentReport, type ArmSummary } from './evaluate.js';
+export { renderJson } from './reports/json-report.js';
+export { renderMarkdown } from './reports/markdown-report.js';
+export { renderHtml } from './reports/html-report.js';
+export { escapeHtml, escapeMarkdownCell } from './reports/escape.js';

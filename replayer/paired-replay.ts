@@ -10,7 +10,7 @@ import { hash } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { Pool } from 'undici';
 import type { Clock, CorpusRecord, ErrorClass, RequestOutcome } from '../core/index.js';
-import { ARMS, firstSides, intendedTime, pairsInWindow, phaseOf, type ArmName } from './schedule.js';
+import { firstSides, intendedTime, pairsInWindow, phaseOf, type ArmName } from './schedule.js';
 
 /** Record headers that are not replayed: hop-by-hop ones, and those the client recomputes. */
 const NOT_REPLAYED = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'host', 'content-length', 'expect']);
@@ -41,6 +41,12 @@ export interface PairedReplayOptions {
   readonly records: AsyncIterable<CorpusRecord>;
   /** Base URL of each arm. */
   readonly arms: Readonly<Record<ArmName, string>>;
+  /**
+   * A second copy of control (Diffy's noise cancellation): each pair's record is
+   * also sent here, after the pair, for response comparison only. It never
+   * drops a pair: when it is at its cap its copy is skipped and counted.
+   */
+  readonly controlPrime?: string;
   /** Pairs per second (each arm receives this many requests per second). */
   readonly ratePerSecond: number;
   /** In-flight cap per arm. */
@@ -85,7 +91,12 @@ export interface PairedReplayResult {
   readonly cancelled: boolean;
   /** The corpus ran out before the measurement window ended. */
   readonly corpusExhausted: boolean;
+  /** Records not sent to control-prime because it was at its cap. */
+  readonly controlPrimeSkipped: number;
 }
+
+/** Arms a request can go to: the pair, and the optional second control. */
+type SendArm = ArmName | 'control-prime';
 
 function classify(error: unknown): ErrorClass {
   const code = (error as { code?: string }).code ?? '';
@@ -110,17 +121,19 @@ export async function pairedReplay(options: PairedReplayOptions): Promise<Paired
   const onCancel = (): void => {
     abortSends.abort(options.signal?.reason);
     // One destroy aborts every in-flight request: cheaper than a signal listener per request.
-    for (const arm of ARMS) void pools[arm].destroy(new Error('replay cancelled'));
+    for (const arm of sendArms) void pools[arm]!.destroy(new Error('replay cancelled'));
   };
-  const pools = Object.fromEntries(
-    ARMS.map((arm) => [arm, new Pool(options.arms[arm], { connections: options.concurrency, headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs, keepAliveTimeout: 10_000 })]),
-  ) as Record<ArmName, Pool>;
+  const poolOf = (url: string): Pool => new Pool(url, { connections: options.concurrency, headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs, keepAliveTimeout: 10_000 });
+  const pools: Partial<Record<SendArm, Pool>> & Record<ArmName, Pool> = { control: poolOf(options.arms.control), treatment: poolOf(options.arms.treatment) };
+  if (options.controlPrime !== undefined) pools['control-prime'] = poolOf(options.controlPrime);
+  const sendArms = Object.keys(pools) as SendArm[];
   if (options.signal?.aborted) onCancel();
   else options.signal?.addEventListener('abort', onCancel, { once: true });
-  const inflight: Record<ArmName, number> = { control: 0, treatment: 0 };
-  const sent: Record<ArmName, number> = { control: 0, treatment: 0 };
-  const errors: Record<ArmName, Record<string, number>> = { control: {}, treatment: {} };
-  const connectionErrors: Record<ArmName, number> = { control: 0, treatment: 0 };
+  const inflight: Record<SendArm, number> = { control: 0, treatment: 0, 'control-prime': 0 };
+  const sent: Record<SendArm, number> = { control: 0, treatment: 0, 'control-prime': 0 };
+  const errors: Record<SendArm, Record<string, number>> = { control: {}, treatment: {}, 'control-prime': {} };
+  const connectionErrors: Record<SendArm, number> = { control: 0, treatment: 0, 'control-prime': 0 };
+  let controlPrimeSkipped = 0;
   const firstSide: Record<ArmName, number> = { control: 0, treatment: 0 };
   let notifySlot: (() => void) | undefined;
   /** Resolves when any in-flight request finishes (or the replay is cancelled). */
@@ -155,7 +168,7 @@ export async function pairedReplay(options: PairedReplayOptions): Promise<Paired
       remainingMs: Math.max(0, endMono - nowMono),
       sentPairs,
       droppedPairs,
-      inflight: { ...inflight },
+      inflight: { control: inflight.control, treatment: inflight.treatment },
       errors: { control: Object.values(errors.control).reduce((a, b) => a + b, 0), treatment: Object.values(errors.treatment).reduce((a, b) => a + b, 0) },
       rate: ((sentPairs - lastProgress.pairs) * 1000) / Math.max(1, nowMono - lastProgress.at),
     });
@@ -165,7 +178,7 @@ export async function pairedReplay(options: PairedReplayOptions): Promise<Paired
   let drained: (() => void) | undefined;
   // The send path runs thousands of times a second: callbacks and listeners, no promise chain,
   // and a one-shot hash of the (usually single-chunk) body.
-  const send = (arm: ArmName, record: CorpusRecord, headers: Readonly<Record<ArmName, string[]>>, body: Buffer | null, dueMono: number, first: boolean): void => {
+  const send = (arm: SendArm, record: CorpusRecord, headers: Readonly<Record<SendArm, string[]>>, body: Buffer | null, dueMono: number, first: boolean): void => {
     inflight[arm]++;
     sent[arm]++;
     let status = 0;
@@ -199,9 +212,9 @@ export async function pairedReplay(options: PairedReplayOptions): Promise<Paired
           ...(keepBody > 0 && status !== 0 ? { body: all.subarray(0, keepBody).toString('base64') } : {}),
         });
       }
-      if (inflight.control + inflight.treatment === 0) drained?.();
+      if (inflight.control + inflight.treatment + inflight['control-prime'] === 0) drained?.();
     };
-    pools[arm].request(
+    pools[arm]!.request(
       { path: record.path, method: record.method as 'GET', headers: headers[arm], body },
       (error, response) => {
         if (error) return finish(classify(error));
@@ -289,6 +302,7 @@ export async function pairedReplay(options: PairedReplayOptions): Promise<Paired
       const headers = {
         control: [...shared, armHeader, 'control', jobHeader, identity.jobs.control],
         treatment: [...shared, armHeader, 'treatment', jobHeader, identity.jobs.treatment],
+        'control-prime': [...shared, armHeader, 'control-prime', jobHeader, `${identity.experimentId}.control-prime`],
       };
       const body = record.body === '' ? null : Buffer.from(record.body, 'base64');
       const first = nextFirst();
@@ -296,14 +310,18 @@ export async function pairedReplay(options: PairedReplayOptions): Promise<Paired
       const second: ArmName = first === 'control' ? 'treatment' : 'control';
       send(first, record, headers, body, dueMono, true);
       send(second, record, headers, body, dueMono, false);
+      if (pools['control-prime']) {
+        if (inflight['control-prime'] < options.concurrency) send('control-prime', record, headers, body, dueMono, false);
+        else controlPrimeSkipped++;
+      }
       sentPairs++;
       if (phaseOf(dueMono, startMono, options.warmupMs) === 'warmup') warmupPairs++;
     }
-    if (inflight.control + inflight.treatment > 0) await new Promise<void>((resolve) => (drained = resolve));
+    if (inflight.control + inflight.treatment + inflight['control-prime'] > 0) await new Promise<void>((resolve) => (drained = resolve));
   } finally {
     options.signal?.removeEventListener('abort', onCancel);
     await records.return?.();
-    await Promise.all(ARMS.map((arm) => pools[arm].destroy()));
+    await Promise.all(sendArms.map((arm) => pools[arm]!.destroy()));
   }
   const endedMono = clock.monotonic();
   const measuredPairs = sentPairs - warmupPairs;
@@ -321,9 +339,10 @@ export async function pairedReplay(options: PairedReplayOptions): Promise<Paired
     targetRate: options.ratePerSecond,
     achievedRate: measureSpan > 0 ? (measuredPairs * 1000) / options.measureMs : 0,
     firstSide,
-    errors,
+    errors: { control: errors.control, treatment: errors.treatment },
     connectionErrorShare: { control: sent.control > 0 ? connectionErrors.control / sent.control : 0, treatment: sent.treatment > 0 ? connectionErrors.treatment / sent.treatment : 0 },
     cancelled: options.signal?.aborted ?? false,
     corpusExhausted,
+    controlPrimeSkipped,
   };
 }

@@ -37,6 +37,8 @@ export interface RunTrialsOptions {
   readonly scrapeIntervalMs?: number;
   /** The egress router between the arms and their dependencies: told each trial, read after it. */
   readonly router?: { setTrial(trial: number): void; snapshot(): readonly unknown[] };
+  /** A second copy of control whose responses the harness uses to cancel noise. */
+  readonly controlPrime?: string;
 }
 
 export interface TrialsResult {
@@ -62,6 +64,7 @@ function summarize(result: PairedReplayResult, minAchievedShare: number): Record
     errors: result.errors,
     connectionErrorShare: result.connectionErrorShare,
     corpusExhausted: result.corpusExhausted,
+    ...(result.controlPrimeSkipped > 0 ? { controlPrimeSkipped: result.controlPrimeSkipped } : {}),
   };
 }
 
@@ -126,6 +129,7 @@ export async function runTrials(options: RunTrialsOptions): Promise<TrialsResult
           result = await pairedReplay({
             records: options.corpus(),
             arms: { control: deployments.control.url, treatment: deployments.treatment.url },
+            ...(options.controlPrime !== undefined ? { controlPrime: options.controlPrime } : {}),
             ratePerSecond: workload.replay.rate,
             concurrency: workload.replay.concurrency,
             timeoutMs: workload.replay.timeout,
@@ -141,7 +145,7 @@ export async function runTrials(options: RunTrialsOptions): Promise<TrialsResult
             },
             clock,
             ...(options.signal ? { signal: options.signal } : {}),
-            keepBodyBytes: workload.replay.compareResponses ? 65_536 : 0,
+            keepBodyBytes: workload.replay.compareResponses || workload.harness.responses !== undefined ? 65_536 : 0,
             onOutcome: (outcome) => {
               buffer.push(outcome);
               if (buffer.length >= OUTCOME_BATCH) flush();

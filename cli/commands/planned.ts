@@ -11,8 +11,6 @@ export interface PlannedCommand {
 }
 
 export const PLANNED_COMMANDS: readonly PlannedCommand[] = [
-  { name: 'report', summary: 'render an experiment report (json, md, html)', issue: 8 },
-  { name: 'calibrate', summary: 'A/A calibration of a workload', issue: 8 },
   { name: 'run', summary: 'run one experiment now', issue: 9 },
   { name: 'worker', summary: 'process queued experiments', issue: 9 },
   { name: 'status', summary: 'show experiments and their states', issue: 9 },

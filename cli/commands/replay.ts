@@ -2,20 +2,20 @@
  * `tandem replay --workload W [--control URL --treatment URL]`: one paired
  * replay of the workload's corpus window, in trials, with a live progress
  * line and a summary. Outcomes and counters go to the store under a new
- * experiment id; the verdict is the harness's job, not this command's.
+ * experiment id; `tandem report` turns them into a verdict.
  */
-import { randomBytes } from 'node:crypto';
-import { InputError, UsageError, systemClock, type ExperimentRecord, type TandemConfig, type TrialRecord, type WorkloadConfig } from '../../core/index.js';
+import { UsageError, systemClock, type TandemConfig, type WorkloadConfig } from '../../core/index.js';
 import { createStore, type Store } from '../../store/index.js';
-import { readCorpusWindow } from '../../recorder/index.js';
-import { DeployedArms, UrlArms, runTrials, type ArmName, type ArmProvider, type ReplayProgress } from '../../replayer/index.js';
-import { SharedSource, dependencyHealthDetector, experimentAttributedDetector, runMonitor, startRouter, type Cancellation, type Detector, type EgressRouter } from '../../guardrails/index.js';
-
-/** One poller per (source, interval) for every experiment this process runs. */
-const sharedSource = new SharedSource(systemClock);
+import { DeployedArms, UrlArms, type ArmName, type ArmProvider, type ReplayProgress } from '../../replayer/index.js';
+import { SharedSource, type EgressRouter } from '../../guardrails/index.js';
+import { replayExperiment } from '../../executor/index.js';
+import { loadChecksModule } from '../../harness/index.js';
 import { ExitCode } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
 import { parseDurationFlag, parsePositiveInteger, parsePositiveNumber } from '../arguments.js';
+
+/** One poller per (source, interval) for every experiment this process runs. */
+export const sharedSource = new SharedSource(systemClock);
 
 export interface ReplayOptions extends GlobalOptions {
   readonly workload: string;
@@ -28,6 +28,7 @@ export interface ReplayOptions extends GlobalOptions {
   readonly rate?: string;
   readonly warmup?: string;
   readonly measure?: string;
+  readonly controlPrime?: string;
 }
 
 export function findWorkload(config: TandemConfig, name: string): WorkloadConfig {
@@ -36,7 +37,7 @@ export function findWorkload(config: TandemConfig, name: string): WorkloadConfig
   return workload;
 }
 
-function httpUrl(text: string, flag: string): string {
+export function httpUrl(text: string, flag: string): string {
   try {
     const url = new URL(text);
     if (url.protocol === 'http:' || url.protocol === 'https:') return url.href.replace(/\/$/, '');
@@ -47,7 +48,7 @@ function httpUrl(text: string, flag: string): string {
 }
 
 /** Arms from the flags, else from the workload; deployed arms reach their dependencies through the router. */
-function armsFor(workload: WorkloadConfig, options: ReplayOptions, router: EgressRouter | undefined): ArmProvider {
+export function armsFor(workload: WorkloadConfig, options: ReplayOptions, router: EgressRouter | undefined): ArmProvider {
   if ((options.control === undefined) !== (options.treatment === undefined)) throw new UsageError('give both --control and --treatment, or neither');
   if (options.control !== undefined && options.treatment !== undefined) return new UrlArms({ control: httpUrl(options.control, '--control'), treatment: httpUrl(options.treatment, '--treatment') });
   const arms = workload.arms;
@@ -70,7 +71,7 @@ function armsFor(workload: WorkloadConfig, options: ReplayOptions, router: Egres
   });
 }
 
-function withOverrides(workload: WorkloadConfig, options: ReplayOptions): WorkloadConfig {
+export function withOverrides(workload: WorkloadConfig, options: ReplayOptions): WorkloadConfig {
   return {
     ...workload,
     replay: { ...workload.replay, ...(options.rate !== undefined ? { rate: parsePositiveNumber(options.rate, '--rate', 'pairs per second') } : {}) },
@@ -100,7 +101,7 @@ async function summary(store: Store, experimentId: string): Promise<Record<ArmNa
   return { control: of('control'), treatment: of('treatment') };
 }
 
-function progressLine(ctx: CliContext, trials: number): (trial: number, attempt: number, p: ReplayProgress) => void {
+export function progressLine(ctx: CliContext, trials: number): (trial: number, attempt: number, p: ReplayProgress) => void {
   const tty = process.stderr.isTTY === true;
   let lastPrinted = 0;
   return (trial, attempt, p) => {
@@ -116,84 +117,33 @@ function progressLine(ctx: CliContext, trials: number): (trial: number, attempt:
 export async function run(options: ReplayOptions, ctx: CliContext): Promise<number> {
   const { config } = await loadCommandConfig(options, ctx);
   const workload = withOverrides(findWorkload(config, options.workload), options);
-  const seed = options.seed !== undefined ? parsePositiveInteger(options.seed, '--seed') : randomBytes(4).readUInt32LE(0);
-  const experimentId = `replay-${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${randomBytes(3).toString('hex')}`;
-  // Deployed arms get the router's listeners instead of their dependencies' addresses (FIRE §4).
-  const deployed = options.control === undefined && workload.arms?.control.deploy !== undefined;
-  const router = deployed && workload.dependencies.length > 0 ? await startRouter({ experimentId, seed, dependencies: workload.dependencies, identityPrefix: workload.replay.identityHeaderPrefix }) : undefined;
+  const seed = options.seed !== undefined ? parsePositiveInteger(options.seed, '--seed') : undefined;
+  const checks = workload.harness.checksModule !== undefined ? await loadChecksModule(workload.harness.checksModule, ctx.cwd) : undefined;
   const store = createStore(config.store, { cwd: ctx.cwd, env: ctx.env });
   try {
-    const arms = armsFor(workload, options, router);
-    await store.init();
-    const nowMs = Date.now();
-    const tier = workload.corpus.tier ?? workload.tier;
-    const corpus = () => readCorpusWindow(store.corpus, { tier, lookbackMs: workload.corpus.lookback, nowMs, ...(workload.corpus.limit !== undefined ? { limit: workload.corpus.limit } : {}) });
-    const first = await corpus()[Symbol.asyncIterator]().next();
-    if (first.done) throw new InputError(`no recorded requests of tier ${tier} in the last ${workload.corpus.lookback / 3_600_000} h: record some with \`tandem record\` or \`tandem corpus import\``);
-    let record: ExperimentRecord = {
-      id: experimentId,
-      workload: workload.name,
-      status: 'running',
-      createdAtMs: nowMs,
-      updatedAtMs: nowMs,
-      seed,
-      spec: { kind: 'replay', arms: arms.kind, rate: workload.replay.rate, trials: workload.trials.count },
-      trials: [],
-    };
-    const save = async (changes: Partial<ExperimentRecord>): Promise<void> => {
-      record = { ...record, ...changes, updatedAtMs: Math.max(Date.now(), record.updatedAtMs + 1) };
-      await store.experiments.put(record);
-    };
-    await save({});
-    await store.experiments.appendEvent({ experimentId, timeMs: Date.now(), type: 'status', message: 'running' });
-    ctx.err(`replaying tier ${tier} into ${workload.name}: experiment ${experimentId}, seed ${seed}, ${workload.trials.count} trial(s) of ${workload.trials.warmup / 1000}s warm-up + ${workload.trials.measure / 1000}s at ${workload.replay.rate} pairs/s`);
-    let status: ExperimentRecord['status'] = 'completed';
-    let reason: string | undefined;
-    // Dependency monitors (FIRE §4.2) cancel the replay through the same signal as Ctrl-C.
-    const monitorController = new AbortController();
-    const jobs = { control: `${experimentId}.control`, treatment: `${experimentId}.treatment` };
-    const detectors: Detector[] = workload.detectors.map((d) =>
-      d.kind === 'dependency-health' ? dependencyHealthDetector(d, systemClock, sharedSource) : experimentAttributedDetector(d, { jobs, sinceMs: nowMs }),
-    );
-    const observations: import('../../core/index.js').DetectorObservation[] = [];
-    const monitoring: Promise<Cancellation | undefined> =
-      detectors.length > 0 ? runMonitor({ experimentId, detectors, clock: systemClock, controller: monitorController, onObservation: (o) => observations.push(o) }) : Promise.resolve(undefined);
-    const signal = ctx.signal ? AbortSignal.any([ctx.signal, monitorController.signal]) : monitorController.signal;
-    let cancellation: Cancellation | undefined;
-    try {
-      const result = await runTrials({
-        experimentId,
-        seed,
-        workload,
-        corpus,
-        arms,
-        store,
-        clock: systemClock,
-        signal,
-        onTrials: (trials: readonly TrialRecord[]) => save({ trials: [...trials] }),
-        onProgress: progressLine(ctx, workload.trials.count),
-        ...(router ? { router } : {}),
-      });
-      if (result.cancelled) {
-        status = 'cancelled';
-        reason = monitorController.signal.aborted ? (monitorController.signal.reason as Error).message : 'interrupted';
-      }
-    } catch (error) {
-      status = 'failed';
-      reason = (error as Error).message;
-      throw error;
-    } finally {
-      if (!monitorController.signal.aborted) monitorController.abort(new Error('replay finished'));
-      cancellation = await monitoring;
-      if (observations.length > 0) await store.observations.append(observations);
-      if (cancellation) await store.experiments.appendEvent({ experimentId, timeMs: cancellation.terminatedMs, type: 'cancelled-by-monitor', message: cancellation.reason, data: { ...cancellation } });
+    const controlPrime = options.controlPrime !== undefined ? httpUrl(options.controlPrime, '--control-prime') : workload.arms?.controlPrime?.url.replace(/\/$/, '');
+    const result = await replayExperiment({
+      workload,
+      store,
+      clock: systemClock,
+      sharedSource,
+      kind: 'replay',
+      deployed: options.control === undefined && workload.arms?.control.deploy !== undefined,
+      arms: (router) => armsFor(workload, options, router),
+      ...(seed !== undefined ? { seed } : {}),
+      ...(controlPrime !== undefined ? { controlPrime } : {}),
+      ...(checks?.during ? { duringChecks: checks.during } : {}),
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+      onProgress: progressLine(ctx, workload.trials.count),
+      onStart: (experimentId, usedSeed) =>
+        ctx.err(`replaying tier ${workload.corpus.tier ?? workload.tier} into ${workload.name}: experiment ${experimentId}, seed ${usedSeed}, ${workload.trials.count} trial(s) of ${workload.trials.warmup / 1000}s warm-up + ${workload.trials.measure / 1000}s at ${workload.replay.rate} pairs/s`),
+    }).finally(() => {
       if (process.stderr.isTTY) process.stderr.write('\n');
-      await save({ status, ...(reason ? { reason } : {}) });
-      await store.experiments.appendEvent({ experimentId, timeMs: Date.now(), type: 'status', message: status, ...(reason ? { data: { reason } } : {}) });
-    }
+    });
+    const { experimentId, status, reason, cancellation } = result;
     const stats = await summary(store, experimentId);
-    const trials = record.trials;
-    if (options.json) ctx.out(JSON.stringify({ experimentId, status, seed, trials, arms: stats, ...(cancellation ? { cancellation } : {}), ...(reason ? { reason } : {}) }));
+    const trials = result.record.trials;
+    if (options.json) ctx.out(JSON.stringify({ experimentId, status, seed: result.seed, trials, arms: stats, ...(cancellation ? { cancellation } : {}), ...(reason ? { reason } : {}) }));
     else {
       ctx.out(`experiment ${experimentId}: ${status}${reason ? ` (${reason})` : ''}`);
       for (const t of trials) ctx.out(`  trial ${t.index} attempt ${t.attempt}: ${t.status}${t.reason ? ` (${t.reason})` : ''}${t.details?.achievedRate !== undefined ? `, ${String(t.details.achievedRate)} pairs/s, slots ${JSON.stringify(t.details.slots)}` : ''}`);
@@ -201,10 +151,10 @@ export async function run(options: ReplayOptions, ctx: CliContext): Promise<numb
         const s = stats[arm];
         ctx.out(`  ${arm.padEnd(9)} ${s.requests} requests, ${s.errors} errors, latency p50 ${s.p50.toFixed(2)} ms, p90 ${s.p90.toFixed(2)} ms, p99 ${s.p99.toFixed(2)} ms`);
       }
+      ctx.out(`  verdict: tandem report ${experimentId} --format md`);
     }
     return status === 'completed' ? ExitCode.ok : ExitCode.failure;
   } finally {
     await store.close();
-    await router?.close();
   }
 }

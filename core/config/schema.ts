@@ -156,10 +156,44 @@ const check = z.strictObject({
   mustHaveData: z.boolean().default(true).describe('Too few data points is a failure, never a pass.'),
 });
 
+const ranking = z.strictObject({
+  path: z.string().min(1).describe('Dotted path to the ranked list in the JSON response, e.g. "items" or "result.hits".'),
+  id: z.string().min(1).optional().describe('Field of each list entry that identifies it; entries are compared as values when absent.'),
+  k: z.number().int().min(1).max(1000).default(10).describe('Depth of NDCG@k and overlap@k.'),
+  labelsPath: z.string().min(1).optional().describe('Dotted path in the recorded request body to graded labels ({id: grade}); NDCG is then against the labels instead of control.'),
+  minNdcg: z.number().min(0).max(1).optional().describe('Final check: mean NDCG@k below this fails the experiment.'),
+});
+
+const harness = z.strictObject({
+  alpha: z.number().gt(0).lt(0.5).default(0.05).describe('False discovery rate across the metrics of one experiment (Benjamini–Hochberg).'),
+  minPoints: z.number().int().min(1).default(50).describe('A metric with fewer data points (paired records or scraped samples) is "no data", never a pass.'),
+  passScore: z.number().min(0).max(1).default(0.75).describe('Share of judged metrics that must not regress; a critical metric regressing fails on its own.'),
+  checksModule: z.string().min(1).optional().describe('TypeScript or JavaScript module exporting programmable checks (defineChecks): during checks run with the monitors, final checks and fuzz properties at the end.'),
+  responses: z
+    .strictObject({
+      ignoreFields: z.array(z.string().min(1)).default([]).describe('JSON paths always ignored by the structural diff, e.g. "meta.requestId" or "items[].debug".'),
+      noiseRatio: z.number().min(1).default(2).describe('A field whose control-vs-treatment difference rate is at most this multiple of its control-vs-control′ rate is noise.'),
+      ranking: ranking.optional().describe('Compare ranked lists: NDCG@k, Kendall tau and overlap@k.'),
+      maxStatusMismatchShare: share.optional().describe('Final check: a larger share of records answered with different statuses fails the experiment.'),
+    })
+    .optional()
+    .describe('Compare responses (requires replay.compareResponses).'),
+});
+
 const workload = z.strictObject({
     name,
     tier: name.describe('Tier of the service under test.'),
-    arms: z.strictObject({ control: arm, treatment: arm }).optional().describe('How to reach or start each arm; overridable on the command line.'),
+    arms: z
+      .strictObject({
+        control: arm,
+        treatment: arm,
+        controlPrime: z
+          .strictObject({ url: httpUrl.describe('A second deployment of the control build.') })
+          .optional()
+          .describe("Optional second copy of control (Diffy's noise cancellation): response fields that differ between the two controls are ignored by the comparison."),
+      })
+      .optional()
+      .describe('How to reach or start each arm; overridable on the command line.'),
     corpus: z
       .strictObject({
         tier: name.optional().describe("Recorded tier to replay; defaults to the workload's tier."),
@@ -194,6 +228,7 @@ const workload = z.strictObject({
     dependencies: z.array(dependency).default([]).describe("The SUT's downstream calls and how the egress router contains them."),
     detectors: z.array(detector).default([]).describe('Dependency monitors that cancel the experiment on a sustained violation.'),
     checks: z.array(check).default([]).describe('Metrics judged, with direction and threshold.'),
+    harness: harness.prefault({}).describe('How the verdict is reached and what responses are compared.'),
     triggers: z
       .strictObject({
         targets: z.array(z.string().min(1)).default([]).describe('Build targets whose changes select this workload.'),

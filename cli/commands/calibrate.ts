@@ -1,0 +1,93 @@
+/**
+ * `tandem calibrate --workload W`: an A/A run (control against control, same
+ * trials, crossover and router as a real experiment), then per metric the
+ * noise floor, the slot bias and the false-positive rate of the full judge
+ * at the workload's trial count. Stored with the experiment; later verdicts
+ * of the workload use the newest calibration.
+ */
+import { systemClock, type WorkloadConfig } from '../../core/index.js';
+import { createStore } from '../../store/index.js';
+import { replayExperiment } from '../../executor/index.js';
+import { calibrate, formatEffect, loadExperimentData, metricPolicies, trialMetrics, type Calibration } from '../../harness/index.js';
+import { ExitCode } from '../exit-codes.js';
+import { loadCommandConfig, type CliContext } from '../cli-context.js';
+import { parsePositiveInteger } from '../arguments.js';
+import { armsFor, findWorkload, progressLine, sharedSource, withOverrides, type ReplayOptions } from './replay.js';
+
+export interface CalibrateOptions extends Omit<ReplayOptions, 'treatment' | 'treatmentRevision' | 'controlPrime'> {
+  readonly subsets?: string;
+}
+
+/** The workload with its treatment replaced by its control: an A/A pair. */
+function controlAgainstControl(workload: WorkloadConfig): WorkloadConfig {
+  return workload.arms ? { ...workload, arms: { control: workload.arms.control, treatment: workload.arms.control } } : workload;
+}
+
+export function formatCalibration(calibration: Calibration): string[] {
+  const lines = [
+    `A/A calibration ${calibration.experimentId}: ${calibration.trials} trials, judged in ${calibration.subsets} seeded subsets of ${calibration.configuredTrials}`,
+    `  false-positive rate (any judged metric): ${(calibration.falsePositiveRate * 100).toFixed(1)}%`,
+    `  ${'metric'.padEnd(28)} ${'noise sd'.padStart(9)} ${'floor@n'.padStart(9)} ${'slot bias [95% CI]'.padStart(30)} ${'p'.padStart(7)} ${'FPR'.padStart(6)}`,
+  ];
+  for (const [metric, m] of Object.entries(calibration.metrics).sort((a, b) => a[0].localeCompare(b[0]))) {
+    const scale = metric.startsWith('error_share') ? 'absolute' : 'relative';
+    lines.push(
+      `  ${metric.slice(0, 28).padEnd(28)} ${formatEffect(m.sd, scale).padStart(9)} ${formatEffect(m.noiseFloor, scale).padStart(9)} ${`${formatEffect(m.slotBias.estimate, scale)} [${formatEffect(m.slotBias.low, scale)}, ${formatEffect(m.slotBias.high, scale)}]`.padStart(30)} ${(Number.isFinite(m.slotBias.pValue) ? m.slotBias.pValue.toPrecision(2) : 'n/a').padStart(7)} ${`${(m.falsePositiveRate * 100).toFixed(1)}%`.padStart(6)}`,
+    );
+  }
+  return lines;
+}
+
+export async function run(options: CalibrateOptions, ctx: CliContext): Promise<number> {
+  const { config } = await loadCommandConfig(options, ctx);
+  const configured = findWorkload(config, options.workload);
+  // Enough trials that subsets of the configured count differ from each other.
+  const trials = options.trials !== undefined ? parsePositiveInteger(options.trials, '--trials') : Math.max(10, configured.trials.count * 3);
+  const workload = controlAgainstControl(withOverrides(configured, { ...options, trials: String(trials) }));
+  const subsets = options.subsets !== undefined ? parsePositiveInteger(options.subsets, '--subsets') : 200;
+  const seed = options.seed !== undefined ? parsePositiveInteger(options.seed, '--seed') : undefined;
+  const replayOptions: ReplayOptions = { ...options, ...(options.control !== undefined ? { treatment: options.control } : {}), ...(options.controlRevision !== undefined ? { treatmentRevision: options.controlRevision } : {}) };
+  const store = createStore(config.store, { cwd: ctx.cwd, env: ctx.env });
+  try {
+    const result = await replayExperiment({
+      workload,
+      store,
+      clock: systemClock,
+      sharedSource,
+      kind: 'calibration',
+      spec: { calibrates: configured.name, configuredTrials: configured.trials.count },
+      deployed: options.control === undefined && workload.arms?.control.deploy !== undefined,
+      arms: (router) => armsFor(workload, replayOptions, router),
+      ...(seed !== undefined ? { seed } : {}),
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+      onProgress: progressLine(ctx, trials),
+      onStart: (id, usedSeed) => ctx.err(`A/A calibration of ${configured.name}: experiment ${id}, seed ${usedSeed}, ${trials} trial(s), control against control`),
+    }).finally(() => {
+      if (process.stderr.isTTY) process.stderr.write('\n');
+    });
+    if (result.status !== 'completed') {
+      ctx.err(`calibration ${result.experimentId} ${result.status}${result.reason ? `: ${result.reason}` : ''}; nothing calibrated`);
+      return ExitCode.failure;
+    }
+    const data = await loadExperimentData(store, result.experimentId);
+    const metrics = data.trials.flatMap((t) => trialMetrics(t, { seed: result.seed }));
+    const calibration = calibrate(metrics, {
+      experimentId: result.experimentId,
+      workload: configured.name,
+      createdAtMs: Date.now(),
+      policies: metricPolicies(configured.checks, [...new Set(metrics.map((m) => m.metric))]),
+      slotSigns: data.slotSigns,
+      configuredTrials: configured.trials.count,
+      seed: result.seed,
+      subsets,
+      alpha: configured.harness.alpha,
+      minPoints: configured.harness.minPoints,
+    });
+    await store.experiments.put({ ...data.record, updatedAtMs: Math.max(Date.now(), data.record.updatedAtMs + 1), verdict: { calibration } });
+    if (options.json) ctx.out(JSON.stringify(calibration, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v)));
+    else for (const line of formatCalibration(calibration)) ctx.out(line);
+    return ExitCode.ok;
+  } finally {
+    await store.close();
+  }
+}

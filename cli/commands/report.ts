@@ -1,0 +1,77 @@
+/**
+ * `tandem report <experiment> [--format json|md|html] [--out FILE]`: judge a
+ * stored experiment and render its report. The verdict is stored on the
+ * experiment record; the exit code is the verdict's (0 passed, 1 regressed,
+ * 4 no verdict, 2 cancelled or failed experiments).
+ */
+import { writeFile, rename } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { UsageError, configSchema, type ExperimentRecord, type TandemConfig, type WorkloadConfig } from '../../core/index.js';
+import { createStore, type Store } from '../../store/index.js';
+import { evaluateExperiment, loadChecksModule, renderHtml, renderJson, renderMarkdown, type Calibration, type ExperimentReport } from '../../harness/index.js';
+import { ExitCode } from '../exit-codes.js';
+import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
+
+export interface ReportOptions extends GlobalOptions {
+  readonly format?: string;
+  readonly out?: string;
+  readonly calibration?: boolean;
+}
+
+const FORMATS = ['json', 'md', 'html'] as const;
+type Format = (typeof FORMATS)[number];
+
+/** The workload an experiment ran, from the config; defaults when it has since been removed from it. */
+export function workloadFor(config: TandemConfig, name: string, ctx: CliContext): WorkloadConfig {
+  const found = config.workloads.find((w) => w.name === name);
+  if (found) return found;
+  ctx.err(`warning: workload ${name} is no longer in the config; judging with default checks`);
+  return configSchema.parse({ workloads: [{ name, tier: name }] }).workloads[0]!;
+}
+
+/** The newest A/A calibration of a workload in the store. */
+export async function latestCalibration(store: Store, workload: string): Promise<Calibration | undefined> {
+  const records = await store.experiments.list({ workload, limit: 1000 });
+  const found = records.find((r: ExperimentRecord) => r.spec.kind === 'calibration' && r.status === 'completed' && r.verdict?.calibration !== undefined);
+  return found?.verdict?.calibration as Calibration | undefined;
+}
+
+export function exitCodeForReport(report: ExperimentReport): number {
+  if (report.experiment.status === 'cancelled' || report.experiment.status === 'failed') return ExitCode.failure;
+  return report.verdict.outcome === 'passed' ? ExitCode.ok : report.verdict.outcome === 'regressed' ? ExitCode.regression : ExitCode.noVerdict;
+}
+
+export function render(report: ExperimentReport, format: Format): string {
+  return format === 'json' ? `${renderJson(report)}\n` : format === 'md' ? renderMarkdown(report) : renderHtml(report);
+}
+
+export async function run(experimentId: string, options: ReportOptions, ctx: CliContext): Promise<number> {
+  const format = (options.format ?? (options.json ? 'json' : 'md')) as Format;
+  if (!FORMATS.includes(format)) throw new UsageError(`--format must be one of ${FORMATS.join(', ')}, got ${JSON.stringify(options.format)}`);
+  const { config } = await loadCommandConfig(options, ctx);
+  const store = createStore(config.store, { cwd: ctx.cwd, env: ctx.env });
+  try {
+    const record = await store.experiments.get(experimentId);
+    if (!record) throw new UsageError(`no experiment ${JSON.stringify(experimentId)} in the store at ${store.location}`);
+    const workload = workloadFor(config, record.workload, ctx);
+    const calibration = options.calibration === false ? undefined : await latestCalibration(store, record.workload);
+    const checks = workload.harness.checksModule !== undefined ? await loadChecksModule(workload.harness.checksModule, ctx.cwd) : undefined;
+    const report = await evaluateExperiment(store, experimentId, { workload, ...(calibration ? { calibration } : {}), ...(checks ? { checks } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}) });
+    await store.experiments.put({
+      ...record,
+      updatedAtMs: Math.max(Date.now(), record.updatedAtMs + 1),
+      verdict: { ...(record.verdict ?? {}), outcome: report.verdict.outcome, score: report.verdict.score, reasons: report.verdict.reasons, judgedAt: report.generatedAt, metrics: report.metrics.filter((m) => m.judged).map((m) => ({ metric: m.metric, verdict: m.verdict, estimate: m.estimate, low: m.low, high: m.high })) },
+    });
+    const text = render(report, format);
+    if (options.out !== undefined) {
+      // Written whole or not at all: a CI artifact is never a torn file.
+      const target = resolve(ctx.cwd, options.out);
+      await writeFile(`${target}.tmp`, text, { mode: 0o644 });
+      await rename(`${target}.tmp`, target);
+      ctx.err(`report written to ${target}: ${report.verdict.outcome}`);
+    } else ctx.out(text);
+    return exitCodeForReport(report);
+  } finally {
+    await store.close();
+  }
+}

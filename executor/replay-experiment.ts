@@ -1,0 +1,136 @@
+/**
+ * One experiment's replay, end to end: router for deployed arms, dependency
+ * monitors and during-checks on the monitor loop, paired trials, and the
+ * experiment record kept up to date in the store (status, trials, events,
+ * observations). Cleanup runs on every exit path. The verdict is the
+ * harness's (harness/evaluate.ts), run by the caller on the stored data.
+ */
+import { randomBytes } from 'node:crypto';
+import { InputError, type Clock, type DetectorObservation, type ExperimentRecord, type TrialRecord, type WorkloadConfig } from '../core/index.js';
+import type { Store } from '../store/index.js';
+import { readCorpusWindow } from '../recorder/index.js';
+import { runTrials, type ArmProvider, type ReplayProgress } from '../replayer/index.js';
+import { dependencyHealthDetector, experimentAttributedDetector, runMonitor, startRouter, type Cancellation, type Detector, type EgressRouter, type SharedSource } from '../guardrails/index.js';
+import { LiveOutcomes, duringCheckDetector, type DuringCheck } from '../harness/index.js';
+
+export interface ReplayExperimentOptions {
+  readonly workload: WorkloadConfig;
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly sharedSource: SharedSource;
+  /** Build the arms; deployed arms get the router (started here when the workload has dependencies). */
+  readonly arms: (router: EgressRouter | undefined) => ArmProvider;
+  /** Whether the arms are deployed per trial (they then reach their dependencies through the router). */
+  readonly deployed: boolean;
+  readonly seed?: number;
+  readonly experimentId?: string;
+  /** `replay`, `calibration`, … stored in the record's spec. */
+  readonly kind: string;
+  readonly spec?: Readonly<Record<string, unknown>>;
+  readonly controlPrime?: string;
+  readonly duringChecks?: readonly DuringCheck[];
+  readonly signal?: AbortSignal;
+  readonly onProgress?: (trial: number, attempt: number, progress: ReplayProgress) => void;
+  /** Called once the experiment record exists, with its id. */
+  readonly onStart?: (experimentId: string, seed: number) => void;
+}
+
+export interface ReplayExperimentResult {
+  readonly experimentId: string;
+  readonly seed: number;
+  readonly status: ExperimentRecord['status'];
+  readonly reason?: string;
+  readonly record: ExperimentRecord;
+  readonly cancellation?: Cancellation;
+}
+
+export function newExperimentId(kind: string, nowMs: number): string {
+  return `${kind}-${new Date(nowMs).toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${randomBytes(3).toString('hex')}`;
+}
+
+export async function replayExperiment(options: ReplayExperimentOptions): Promise<ReplayExperimentResult> {
+  const { workload, store, clock } = options;
+  const seed = options.seed ?? randomBytes(4).readUInt32LE(0);
+  const nowMs = clock.now();
+  const experimentId = options.experimentId ?? newExperimentId(options.kind, nowMs);
+  // Deployed arms get the router's listeners instead of their dependencies' addresses (FIRE §4).
+  const router = options.deployed && workload.dependencies.length > 0 ? await startRouter({ experimentId, seed, dependencies: workload.dependencies, identityPrefix: workload.replay.identityHeaderPrefix }) : undefined;
+  try {
+    const arms = options.arms(router);
+    await store.init();
+    const tier = workload.corpus.tier ?? workload.tier;
+    const corpus = () => readCorpusWindow(store.corpus, { tier, lookbackMs: workload.corpus.lookback, nowMs, ...(workload.corpus.limit !== undefined ? { limit: workload.corpus.limit } : {}) });
+    const first = await corpus()[Symbol.asyncIterator]().next();
+    if (first.done) throw new InputError(`no recorded requests of tier ${tier} in the last ${workload.corpus.lookback / 3_600_000} h: record some with \`tandem record\` or \`tandem corpus import\``);
+    let record: ExperimentRecord = {
+      id: experimentId,
+      workload: workload.name,
+      status: 'running',
+      createdAtMs: nowMs,
+      updatedAtMs: nowMs,
+      seed,
+      spec: { kind: options.kind, arms: arms.kind, rate: workload.replay.rate, trials: workload.trials.count, ...options.spec },
+      trials: [],
+    };
+    const save = async (changes: Partial<ExperimentRecord>): Promise<void> => {
+      record = { ...record, ...changes, updatedAtMs: Math.max(clock.now(), record.updatedAtMs + 1) };
+      await store.experiments.put(record);
+    };
+    await save({});
+    await store.experiments.appendEvent({ experimentId, timeMs: clock.now(), type: 'status', message: 'running' });
+    options.onStart?.(experimentId, seed);
+    let status: ExperimentRecord['status'] = 'completed';
+    let reason: string | undefined;
+    // Dependency monitors (FIRE §4.2) and during-checks cancel the replay through the same signal as Ctrl-C.
+    const monitorController = new AbortController();
+    const jobs = { control: `${experimentId}.control`, treatment: `${experimentId}.treatment` };
+    const live = new LiveOutcomes(clock);
+    const detectors: Detector[] = [
+      ...workload.detectors.map((d) => (d.kind === 'dependency-health' ? dependencyHealthDetector(d, clock, options.sharedSource) : experimentAttributedDetector(d, { jobs, sinceMs: nowMs }))),
+      ...(options.duringChecks ?? []).map((check) => duringCheckDetector(check, { experimentId, live, clock })),
+    ];
+    const observations: DetectorObservation[] = [];
+    const monitoring: Promise<Cancellation | undefined> =
+      detectors.length > 0 ? runMonitor({ experimentId, detectors, clock, controller: monitorController, onObservation: (o) => observations.push(o) }) : Promise.resolve(undefined);
+    const signal = options.signal ? AbortSignal.any([options.signal, monitorController.signal]) : monitorController.signal;
+    // During-checks read outcomes as they are stored.
+    const liveStore = options.duringChecks?.length
+      ? { ...store, outcomes: { append: async (batch: Parameters<Store['outcomes']['append']>[0]) => (live.add(batch), store.outcomes.append(batch)), read: store.outcomes.read.bind(store.outcomes) } }
+      : store;
+    let cancellation: Cancellation | undefined;
+    try {
+      const result = await runTrials({
+        experimentId,
+        seed,
+        workload,
+        corpus,
+        arms,
+        store: liveStore,
+        clock,
+        signal,
+        onTrials: (trials: readonly TrialRecord[]) => save({ trials: [...trials] }),
+        ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+        ...(router ? { router } : {}),
+        ...(options.controlPrime !== undefined ? { controlPrime: options.controlPrime } : {}),
+      });
+      if (result.cancelled) {
+        status = 'cancelled';
+        reason = monitorController.signal.aborted ? (monitorController.signal.reason as Error).message : 'interrupted';
+      }
+    } catch (error) {
+      status = 'failed';
+      reason = (error as Error).message;
+      throw error;
+    } finally {
+      if (!monitorController.signal.aborted) monitorController.abort(new Error('replay finished'));
+      cancellation = await monitoring;
+      if (observations.length > 0) await store.observations.append(observations);
+      if (cancellation) await store.experiments.appendEvent({ experimentId, timeMs: cancellation.terminatedMs, type: 'cancelled-by-monitor', message: cancellation.reason, data: { ...cancellation } });
+      await save({ status, ...(reason ? { reason } : {}) });
+      await store.experiments.appendEvent({ experimentId, timeMs: clock.now(), type: 'status', message: status, ...(reason ? { data: { reason } } : {}) });
+    }
+    return { experimentId, seed, status, ...(reason ? { reason } : {}), record, ...(cancellation ? { cancellation } : {}) };
+  } finally {
+    await router?.close();
+  }
+}

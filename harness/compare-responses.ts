@@ -1,0 +1,253 @@
+/**
+ * Response comparison of the same records answered by control and treatment:
+ * status mismatches, body-hash agreement, a structural JSON diff, and for
+ * ranked lists NDCG@k, Kendall tau and overlap@k. With a second control
+ * (control′) a field that differs between the two controls about as often as
+ * between control and treatment is noise (Diffy's noise cancellation) and
+ * is left out of the differences that count.
+ */
+import type { RequestOutcome, WorkloadConfig } from '../core/index.js';
+import { kendallTau, ndcgAtK, ndcgAtKWithLabels, overlapAtK } from './ranking-metrics.js';
+
+export type ResponsesConfig = NonNullable<WorkloadConfig['harness']['responses']>;
+
+export interface FieldDifference {
+  /** Generalized JSON path: array indexes become `[]`. */
+  readonly path: string;
+  /** Share of compared pairs in which control and treatment differ here. */
+  readonly rate: number;
+  /** Share of control/control′ pairs differing here (NaN without control′). */
+  readonly noiseRate: number;
+  /** Left out: configured ignore or found to be noise. */
+  readonly ignored: 'config' | 'noise' | false;
+  /** A record id where it differed, with the two values (as rendered JSON, cut to 200 characters). */
+  readonly example: { readonly recordId: string; readonly control: string; readonly treatment: string };
+}
+
+export interface RankingComparison {
+  readonly pairs: number;
+  readonly k: number;
+  /** Against control's ranking, or against the record's labels when configured. */
+  readonly reference: 'control' | 'labels';
+  readonly ndcg: { readonly mean: number; readonly min: number };
+  readonly kendallTau: { readonly mean: number; readonly min: number };
+  readonly overlap: { readonly mean: number; readonly min: number };
+  /** The same figures for control′ against control: what "no change" looks like. */
+  readonly noise?: { readonly ndcg: number; readonly kendallTau: number; readonly overlap: number };
+  /** Mean NDCG of each trial. */
+  readonly perTrialNdcg: readonly { readonly trial: number; readonly mean: number }[];
+}
+
+export interface ResponseComparison {
+  readonly pairs: number;
+  /** Pairs in which both arms returned a body that was kept. */
+  readonly comparedBodies: number;
+  readonly statusMismatches: number;
+  readonly statusMismatchShare: number;
+  readonly statusExamples: readonly { readonly recordId: string; readonly control: number; readonly treatment: number }[];
+  /** Share of pairs with identical response bodies (hash). */
+  readonly bodyHashAgreement: number;
+  /** Share of compared JSON pairs with no difference outside ignored and noise fields. */
+  readonly semanticAgreement: number;
+  readonly noiseCancellation: boolean;
+  readonly fields: readonly FieldDifference[];
+  readonly ranking?: RankingComparison;
+}
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+function decode(body: string | undefined): Json | undefined {
+  if (body === undefined) return undefined;
+  try {
+    return JSON.parse(Buffer.from(body, 'base64').toString('utf8')) as Json;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Leaves of a JSON value by concrete path (`a.b[2].c`), each with its generalized path (`a.b[].c`). */
+function leaves(value: Json, path = '', general = '', out = new Map<string, { general: string; value: string }>()): Map<string, { general: string; value: string }> {
+  if (Array.isArray(value)) {
+    if (value.length === 0) out.set(path, { general, value: '[]' });
+    value.forEach((item, i) => leaves(item, `${path}[${i}]`, `${general}[]`, out));
+  } else if (value !== null && typeof value === 'object') {
+    const keys = Object.keys(value);
+    if (keys.length === 0) out.set(path, { general, value: '{}' });
+    for (const key of keys) leaves(value[key]!, path === '' ? key : `${path}.${key}`, general === '' ? key : `${general}.${key}`, out);
+  } else out.set(path, { general, value: JSON.stringify(value) });
+  return out;
+}
+
+/** Generalized paths where two JSON values differ, with one concrete example each. */
+function differingPaths(a: Json, b: Json): Map<string, { control: string; treatment: string }> {
+  const left = leaves(a);
+  const right = leaves(b);
+  const differing = new Map<string, { control: string; treatment: string }>();
+  for (const [path, l] of left) {
+    const r = right.get(path);
+    if (r?.value !== l.value && !differing.has(l.general)) differing.set(l.general, { control: l.value, treatment: r?.value ?? '(absent)' });
+  }
+  for (const [path, r] of right) if (!left.has(path) && !differing.has(r.general)) differing.set(r.general, { control: '(absent)', treatment: r.value });
+  return differing;
+}
+
+/** `a.b[].c` is ignored by a rule `a.b[].c`, `a.b` (a prefix on a path boundary) or `a.b[2].c` written with any index. */
+function ignoredBy(rules: readonly string[], general: string): boolean {
+  return rules.some((rule) => {
+    const normalized = rule.replace(/\[\d+\]/g, '[]');
+    return general === normalized || general.startsWith(`${normalized}.`) || general.startsWith(`${normalized}[`);
+  });
+}
+
+function at(value: Json | undefined, dotted: string): Json | undefined {
+  let current: Json | undefined = value;
+  for (const key of dotted.split('.')) {
+    if (current === null || typeof current !== 'object' || Array.isArray(current)) return undefined;
+    current = current[key];
+  }
+  return current;
+}
+
+function rankedIds(body: Json | undefined, ranking: NonNullable<ResponsesConfig['ranking']>): string[] | undefined {
+  const list = at(body, ranking.path);
+  if (!Array.isArray(list)) return undefined;
+  return list.map((entry) => {
+    const id = ranking.id !== undefined && entry !== null && typeof entry === 'object' && !Array.isArray(entry) ? entry[ranking.id] : entry;
+    return typeof id === 'string' ? id : JSON.stringify(id);
+  });
+}
+
+const summarize = (values: readonly number[]): { mean: number; min: number } => {
+  const finite = values.filter(Number.isFinite);
+  return finite.length === 0 ? { mean: Number.NaN, min: Number.NaN } : { mean: finite.reduce((a, b) => a + b, 0) / finite.length, min: Math.min(...finite) };
+};
+
+const cut = (text: string): string => (text.length > 200 ? `${text.slice(0, 197)}...` : text);
+
+export interface CompareOptions {
+  readonly config: ResponsesConfig;
+  /** Recorded request bodies by record id (base64), for labels. */
+  readonly requestBodies?: ReadonlyMap<string, string>;
+}
+
+/** Compare the responses of control, treatment and (optionally) control′ record by record, within each trial. */
+export function compareResponses(outcomes: readonly RequestOutcome[], options: CompareOptions): ResponseComparison {
+  const key = (o: RequestOutcome): string => `${o.trial}/${o.recordId}`;
+  const byArm = new Map<string, Map<string, RequestOutcome>>();
+  for (const o of outcomes) {
+    const arm = byArm.get(o.arm) ?? new Map<string, RequestOutcome>();
+    arm.set(key(o), o);
+    byArm.set(o.arm, arm);
+  }
+  const control = byArm.get('control') ?? new Map<string, RequestOutcome>();
+  const treatment = byArm.get('treatment') ?? new Map<string, RequestOutcome>();
+  const prime = byArm.get('control-prime');
+  const { config } = options;
+
+  let pairs = 0;
+  let statusMismatches = 0;
+  let sameHash = 0;
+  const statusExamples: ResponseComparison['statusExamples'][number][] = [];
+  const rawCounts = new Map<string, number>();
+  const noiseCounts = new Map<string, number>();
+  const examples = new Map<string, FieldDifference['example']>();
+  const differingPerPair: { paths: string[] }[] = [];
+  let primePairs = 0;
+  const ndcg: number[] = [];
+  const tau: number[] = [];
+  const overlap: number[] = [];
+  const noiseNdcg: number[] = [];
+  const noiseTau: number[] = [];
+  const noiseOverlap: number[] = [];
+  const trialNdcg = new Map<number, number[]>();
+
+  for (const [k, c] of control) {
+    const t = treatment.get(k);
+    if (!t) continue;
+    pairs++;
+    if (c.status !== t.status) {
+      statusMismatches++;
+      if (statusExamples.length < 5) statusExamples.push({ recordId: c.recordId, control: c.status, treatment: t.status });
+    }
+    if (c.bodyHash !== '' && c.bodyHash === t.bodyHash) sameHash++;
+    const cj = decode(c.body);
+    const tj = decode(t.body);
+    if (cj !== undefined && tj !== undefined) {
+      const diff = differingPaths(cj, tj);
+      for (const [path, example] of diff) {
+        rawCounts.set(path, (rawCounts.get(path) ?? 0) + 1);
+        if (!examples.has(path)) examples.set(path, { recordId: c.recordId, control: cut(example.control), treatment: cut(example.treatment) });
+      }
+      differingPerPair.push({ paths: [...diff.keys()] });
+    }
+    const p = prime?.get(k);
+    const pj = decode(p?.body);
+    if (cj !== undefined && pj !== undefined) {
+      primePairs++;
+      for (const path of differingPaths(cj, pj).keys()) noiseCounts.set(path, (noiseCounts.get(path) ?? 0) + 1);
+    }
+    if (config.ranking) {
+      const controlIds = rankedIds(cj, config.ranking);
+      const treatmentIds = rankedIds(tj, config.ranking);
+      if (controlIds && treatmentIds) {
+        let labels: Map<string, number> | undefined;
+        if (config.ranking.labelsPath !== undefined) {
+          const raw = options.requestBodies?.get(c.recordId);
+          const found = raw !== undefined ? at(decode(raw), config.ranking.labelsPath) : undefined;
+          if (found !== null && typeof found === 'object' && !Array.isArray(found)) {
+            labels = new Map(Object.entries(found).filter((e): e is [string, number] => typeof e[1] === 'number'));
+          }
+        }
+        const value = labels ? ndcgAtKWithLabels(treatmentIds, labels, config.ranking.k) : ndcgAtK(treatmentIds, controlIds, config.ranking.k);
+        ndcg.push(value);
+        trialNdcg.set(c.trial, [...(trialNdcg.get(c.trial) ?? []), value]);
+        tau.push(kendallTau(controlIds, treatmentIds));
+        overlap.push(overlapAtK(controlIds, treatmentIds, config.ranking.k));
+        const primeIds = rankedIds(pj, config.ranking);
+        if (primeIds) {
+          noiseNdcg.push(ndcgAtK(primeIds, controlIds, config.ranking.k));
+          noiseTau.push(kendallTau(controlIds, primeIds));
+          noiseOverlap.push(overlapAtK(controlIds, primeIds, config.ranking.k));
+        }
+      }
+    }
+  }
+
+  const compared = differingPerPair.length;
+  const fields: FieldDifference[] = [...rawCounts.entries()]
+    .map(([path, count]) => {
+      const rate = count / compared;
+      const noiseRate = primePairs > 0 ? (noiseCounts.get(path) ?? 0) / primePairs : Number.NaN;
+      const ignored: FieldDifference['ignored'] = ignoredBy(config.ignoreFields, path) ? 'config' : noiseRate > 0 && rate <= config.noiseRatio * noiseRate ? 'noise' : false;
+      return { path, rate, noiseRate, ignored, example: examples.get(path)! };
+    })
+    .sort((a, b) => b.rate - a.rate || a.path.localeCompare(b.path));
+  const counted = new Set(fields.filter((f) => f.ignored === false).map((f) => f.path));
+  const agreeing = differingPerPair.filter((p) => !p.paths.some((path) => counted.has(path))).length;
+
+  return {
+    pairs,
+    comparedBodies: compared,
+    statusMismatches,
+    statusMismatchShare: pairs > 0 ? statusMismatches / pairs : 0,
+    statusExamples,
+    bodyHashAgreement: pairs > 0 ? sameHash / pairs : Number.NaN,
+    semanticAgreement: compared > 0 ? agreeing / compared : Number.NaN,
+    noiseCancellation: primePairs > 0,
+    fields,
+    ...(config.ranking && ndcg.length > 0
+      ? {
+          ranking: {
+            pairs: ndcg.length,
+            k: config.ranking.k,
+            reference: config.ranking.labelsPath !== undefined ? ('labels' as const) : ('control' as const),
+            ndcg: summarize(ndcg),
+            kendallTau: summarize(tau),
+            overlap: summarize(overlap),
+            ...(noiseNdcg.length > 0 ? { noise: { ndcg: summarize(noiseNdcg).mean, kendallTau: summarize(noiseTau).mean, overlap: summarize(noiseOverlap).mean } } : {}),
+            perTrialNdcg: [...trialNdcg.entries()].sort((a, b) => a[0] - b[0]).map(([trial, values]) => ({ trial, mean: summarize(values).mean })),
+          },
+        }
+      : {}),
+  };
+}

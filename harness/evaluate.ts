@@ -1,0 +1,182 @@
+/**
+ * The harness end to end for one stored experiment: load its data, compute
+ * per-trial metrics, judge them (with the workload's latest A/A calibration
+ * when there is one), compare responses, run final checks, and assemble the
+ * report model every renderer reads. The model's shape is the JSON report
+ * (docs/reports.md documents it); renderers add nothing to it.
+ */
+import type { WorkloadConfig } from '../core/index.js';
+import type { Store } from '../store/index.js';
+import type { Calibration } from './calibration.js';
+import { configuredFinalChecks, runFinalChecks, type CheckSet, type FinalCheckResult } from './checks.js';
+import { compareResponses, type ResponseComparison } from './compare-responses.js';
+import { loadExperimentData, type ExcludedTrial, type ExperimentData } from './experiment-data.js';
+import { metricPolicies } from './metric-policy.js';
+import { quantileOf } from './stats.js';
+import { trialMetrics, type TrialMetric } from './trial-metrics.js';
+import { judge, type ExperimentOutcome, type MetricVerdict } from './verdict.js';
+
+export const REPORT_SCHEMA = 'tandem.report/v1';
+
+export interface ArmSummary {
+  readonly requests: number;
+  readonly errors: number;
+  readonly errorsByClass: Readonly<Record<string, number>>;
+  readonly latencyMs: { readonly mean: number; readonly p50: number; readonly p90: number; readonly p99: number; readonly max: number };
+  readonly bytesMean: number;
+}
+
+export interface ExperimentReport {
+  readonly schema: typeof REPORT_SCHEMA;
+  readonly generatedAt: string;
+  readonly experiment: {
+    readonly id: string;
+    readonly workload: string;
+    readonly status: string;
+    readonly seed: number;
+    readonly createdAt: string;
+    readonly updatedAt: string;
+    readonly reason?: string;
+    readonly spec: Readonly<Record<string, unknown>>;
+  };
+  readonly verdict: { readonly outcome: ExperimentOutcome; readonly score: number; readonly reasons: readonly string[]; readonly alpha: number; readonly trials: number };
+  readonly metrics: readonly MetricVerdict[];
+  /** Per-trial effects of the judged metrics, with their within-trial intervals. */
+  readonly perTrial: readonly Pick<TrialMetric, 'metric' | 'trial' | 'control' | 'treatment' | 'effect' | 'low' | 'high'>[];
+  readonly trials: readonly { readonly index: number; readonly attempt: number; readonly status: string; readonly reason?: string; readonly slots?: unknown; readonly achievedRate?: number; readonly targetRate?: number }[];
+  readonly excludedTrials: readonly ExcludedTrial[];
+  readonly arms: Readonly<Record<'control' | 'treatment', ArmSummary>>;
+  /** Latency quantiles per arm, [ms, quantile], at most 101 points each. */
+  readonly latencyCdf: Readonly<Record<'control' | 'treatment', readonly (readonly [number, number])[]>>;
+  readonly detectors: readonly { readonly name: string; readonly observations: readonly { readonly timeMs: number; readonly value: number | null; readonly verdict: string; readonly message?: string }[] }[];
+  readonly cancellation?: { readonly detector: string; readonly reason: string; readonly firstViolationMs: number; readonly terminatedMs: number };
+  /** Router counters per dependency and arm, summed over the trials used. */
+  readonly fanout: readonly { readonly dependency: string; readonly arm: string; readonly policy: string; readonly calls: number; readonly errors: number; readonly blocked: number; readonly fanOut: number }[];
+  readonly comparison?: ResponseComparison;
+  readonly finalChecks: readonly FinalCheckResult[];
+  readonly calibration?: { readonly experimentId: string; readonly createdAt: string; readonly trials: number; readonly falsePositiveRate: number };
+  readonly notes: readonly string[];
+}
+
+export interface EvaluateOptions {
+  readonly workload: WorkloadConfig;
+  readonly calibration?: Calibration;
+  readonly checks?: CheckSet;
+  /** Recorded request bodies by record id, for ranking labels. */
+  readonly requestBodies?: ReadonlyMap<string, string>;
+  readonly signal?: AbortSignal;
+  readonly now?: () => number;
+}
+
+function armSummary(data: ExperimentData, arm: 'control' | 'treatment'): { summary: ArmSummary; sorted: number[] } {
+  const outcomes = data.trials.flatMap((t) => t.outcomes.filter((o) => o.arm === arm));
+  const sorted = outcomes.map((o) => o.latencyMs).sort((a, b) => a - b);
+  const errorsByClass: Record<string, number> = {};
+  for (const o of outcomes) if (o.errorClass !== '') errorsByClass[o.errorClass] = (errorsByClass[o.errorClass] ?? 0) + 1;
+  const q = (p: number): number => quantileOf(sorted, p);
+  return {
+    sorted,
+    summary: {
+      requests: outcomes.length,
+      errors: Object.values(errorsByClass).reduce((a, b) => a + b, 0),
+      errorsByClass,
+      latencyMs: { mean: sorted.length ? sorted.reduce((a, b) => a + b, 0) / sorted.length : Number.NaN, p50: q(0.5), p90: q(0.9), p99: q(0.99), max: sorted.length ? sorted[sorted.length - 1]! : Number.NaN },
+      bytesMean: outcomes.length ? outcomes.reduce((s, o) => s + o.bytes, 0) / outcomes.length : Number.NaN,
+    },
+  };
+}
+
+function cdf(sorted: readonly number[]): [number, number][] {
+  if (sorted.length === 0) return [];
+  const points: [number, number][] = [];
+  for (let i = 0; i <= 100; i++) points.push([sorted[Math.min(sorted.length - 1, Math.floor((i / 100) * (sorted.length - 1)))]!, i / 100]);
+  return points;
+}
+
+/** The report model of one stored experiment. */
+export async function evaluateExperiment(store: Pick<Store, 'experiments' | 'outcomes' | 'samples' | 'observations'>, experimentId: string, options: EvaluateOptions): Promise<ExperimentReport> {
+  const now = options.now ?? Date.now;
+  const data = await loadExperimentData(store, experimentId, options.signal);
+  const { record } = data;
+  const metrics = data.trials.flatMap((t) => trialMetrics(t, { seed: record.seed }));
+  const policies = metricPolicies(options.workload.checks, [...new Set(metrics.map((m) => m.metric))]);
+  const verdict = judge(metrics, {
+    policies,
+    alpha: options.workload.harness.alpha,
+    minPoints: options.workload.harness.minPoints,
+    passScore: options.workload.harness.passScore,
+    slotSigns: data.slotSigns,
+    ...(options.calibration ? { calibration: options.calibration } : {}),
+  });
+  const responses = options.workload.harness.responses;
+  const comparison = responses
+    ? compareResponses([...data.trials.flatMap((t) => t.outcomes), ...data.extraOutcomes], { config: responses, ...(options.requestBodies ? { requestBodies: options.requestBodies } : {}) })
+    : undefined;
+  const finalChecks = await runFinalChecks([...configuredFinalChecks(responses), ...(options.checks?.final ?? [])], { experimentId, verdict, ...(comparison ? { comparison } : {}) });
+  let { outcome } = verdict;
+  const reasons = [...verdict.reasons];
+  const failedChecks = finalChecks.filter((c) => !c.ok);
+  for (const c of failedChecks) reasons.push(`final check ${c.name} failed: ${c.message}`);
+  if (failedChecks.length > 0) outcome = 'regressed';
+
+  const control = armSummary(data, 'control');
+  const treatment = armSummary(data, 'treatment');
+  const detectorNames = [...new Set(data.observations.map((o) => o.detector))];
+  const cancellationEvent = data.events.find((e) => e.type === 'cancelled-by-monitor');
+  const fanout = new Map<string, { dependency: string; arm: string; policy: string; calls: number; errors: number; blocked: number; requests: number }>();
+  for (const t of data.trials) {
+    for (const d of (t.record.details?.dependencies ?? []) as { dependency: string; arm: string; policy: string; calls: number; errors: number; blocked: number; replayedRequests: number }[]) {
+      const key = `${d.dependency}/${d.arm}`;
+      const entry = fanout.get(key) ?? { dependency: d.dependency, arm: d.arm, policy: d.policy, calls: 0, errors: 0, blocked: 0, requests: 0 };
+      entry.calls += d.calls;
+      entry.errors += d.errors;
+      entry.blocked += d.blocked;
+      entry.requests += d.replayedRequests;
+      fanout.set(key, entry);
+    }
+  }
+  const notes = [...data.corrupt.map((c) => `skipped unreadable stored line: ${c}`)];
+  if (responses && !comparison?.noiseCancellation) notes.push('no control′ arm: response differences are not noise-cancelled (set arms.controlPrime to enable it)');
+  const judgedNames = new Set(verdict.metrics.filter((m) => m.judged).map((m) => m.metric));
+  return {
+    schema: REPORT_SCHEMA,
+    generatedAt: new Date(now()).toISOString(),
+    experiment: {
+      id: record.id,
+      workload: record.workload,
+      status: record.status,
+      seed: record.seed,
+      createdAt: new Date(record.createdAtMs).toISOString(),
+      updatedAt: new Date(record.updatedAtMs).toISOString(),
+      ...(record.reason ? { reason: record.reason } : {}),
+      spec: record.spec,
+    },
+    verdict: { outcome, score: verdict.score, reasons, alpha: verdict.alpha, trials: verdict.trials },
+    metrics: verdict.metrics,
+    perTrial: metrics.filter((m) => judgedNames.has(m.metric)).map(({ metric, trial, control: c, treatment: t, effect, low, high }) => ({ metric, trial, control: c, treatment: t, effect, low, high })),
+    trials: record.trials.map((t) => ({
+      index: t.index,
+      attempt: t.attempt,
+      status: t.status,
+      ...(t.reason ? { reason: t.reason } : {}),
+      ...(t.details?.slots ? { slots: t.details.slots } : {}),
+      ...(typeof t.details?.achievedRate === 'number' ? { achievedRate: t.details.achievedRate } : {}),
+      ...(typeof t.details?.targetRate === 'number' ? { targetRate: t.details.targetRate } : {}),
+    })),
+    excludedTrials: data.excluded,
+    arms: { control: control.summary, treatment: treatment.summary },
+    latencyCdf: { control: cdf(control.sorted), treatment: cdf(treatment.sorted) },
+    detectors: detectorNames.map((name) => ({
+      name,
+      observations: data.observations.filter((o) => o.detector === name).map((o) => ({ timeMs: o.timeMs, value: o.value, verdict: o.verdict, ...(o.message ? { message: o.message } : {}) })),
+    })),
+    ...(cancellationEvent?.data ? { cancellation: cancellationEvent.data as ExperimentReport['cancellation'] & object } : {}),
+    fanout: [...fanout.values()].map(({ requests, ...rest }) => ({ ...rest, fanOut: requests > 0 ? rest.calls / requests : 0 })),
+    ...(comparison ? { comparison } : {}),
+    finalChecks,
+    ...(options.calibration
+      ? { calibration: { experimentId: options.calibration.experimentId, createdAt: new Date(options.calibration.createdAtMs).toISOString(), trials: options.calibration.trials, falsePositiveRate: options.calibration.falsePositiveRate } }
+      : {}),
+    notes,
+  };
+}

@@ -1,0 +1,60 @@
+/**
+ * How each metric is judged: direction, practical threshold, whether it is
+ * critical and whether it must have data. Built-in defaults (2% for latency,
+ * 1% for CPU, half a percentage point for the error share), overridden or
+ * extended by the workload's `checks`. Metrics without a policy are reported
+ * with their effect and interval but not judged, so a hundred scraped
+ * counters do not dilute the multiple-comparison correction.
+ */
+import type { CheckConfig } from '../core/index.js';
+import type { EffectScale } from './trial-metrics.js';
+
+export type Direction = CheckConfig['direction'];
+
+export interface MetricPolicy {
+  readonly metric: string;
+  readonly direction: Direction;
+  /** Practical threshold on the metric's scale (relative change, or absolute difference of shares). */
+  readonly threshold: number;
+  readonly critical: boolean;
+  readonly mustHaveData: boolean;
+}
+
+const DEFAULTS: readonly MetricPolicy[] = [
+  { metric: 'latency_mean', direction: 'increase-is-bad', threshold: 0.02, critical: true, mustHaveData: true },
+  { metric: 'latency_p50', direction: 'increase-is-bad', threshold: 0.02, critical: false, mustHaveData: true },
+  { metric: 'latency_p90', direction: 'increase-is-bad', threshold: 0.02, critical: false, mustHaveData: true },
+  { metric: 'latency_p99', direction: 'increase-is-bad', threshold: 0.02, critical: true, mustHaveData: true },
+  { metric: 'error_share', direction: 'increase-is-bad', threshold: 0.005, critical: true, mustHaveData: true },
+  // Only deployed arms have a process to measure; a URL arm's absence of CPU data is not a failure.
+  { metric: 'cpu_seconds', direction: 'increase-is-bad', threshold: 0.01, critical: false, mustHaveData: false },
+  { metric: 'rss_bytes', direction: 'increase-is-bad', threshold: 0.02, critical: false, mustHaveData: false },
+];
+
+/** The threshold a check gets when it names none. */
+export function defaultThreshold(metric: string, scale: EffectScale): number {
+  if (metric === 'cpu_seconds' || metric.includes('cpu')) return 0.01;
+  if (scale === 'absolute' || metric.startsWith('error_share')) return 0.005;
+  return 0.02;
+}
+
+/** Policies for an experiment: defaults, then the workload's checks (which win), plus fan-out per dependency seen. */
+export function metricPolicies(checks: readonly CheckConfig[], observedMetrics: readonly string[]): Map<string, MetricPolicy> {
+  const policies = new Map<string, MetricPolicy>(DEFAULTS.map((p) => [p.metric, p]));
+  for (const metric of observedMetrics) {
+    // Fan-out per dependency is judged by default: a change that multiplies downstream calls matters (FIRE §3).
+    if (metric.startsWith('fanout:') && !policies.has(metric)) policies.set(metric, { metric, direction: 'increase-is-bad', threshold: 0.02, critical: false, mustHaveData: false });
+  }
+  for (const check of checks) {
+    const base = policies.get(check.metric);
+    const scale: EffectScale = check.metric.startsWith('error_share') ? 'absolute' : 'relative';
+    policies.set(check.metric, {
+      metric: check.metric,
+      direction: check.direction,
+      threshold: check.threshold ?? base?.threshold ?? defaultThreshold(check.metric, scale),
+      critical: check.critical,
+      mustHaveData: check.mustHaveData,
+    });
+  }
+  return policies;
+}

@@ -1,0 +1,119 @@
+/**
+ * The HTML report: one self-contained page (inline CSS and SVG, no script,
+ * no external asset) with the verdict, the metrics table, and the charts a
+ * person would rather look at than read — latency CDF per arm, per-trial
+ * effects with their intervals, detector checks over time with the
+ * cancellation marked, fan-out per dependency. Every value is escaped:
+ * recorded bodies and names can contain markup.
+ */
+import type { ExperimentReport } from '../evaluate.js';
+import { formatEffect } from '../verdict.js';
+import { escapeHtml as e } from './escape.js';
+import { barChart, intervalChart, lineChart } from './svg-charts.js';
+
+const COLORS = { control: '#1f77b4', treatment: '#d62728' } as const;
+const VERDICT_CLASS: Readonly<Record<string, string>> = { regression: 'bad', improvement: 'good', 'no change': 'ok', inconclusive: 'warn', 'no data': 'warn' };
+
+const number = (value: number, digits = 2): string => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
+
+function metricsTable(report: ExperimentReport, judged: boolean): string {
+  const rows = report.metrics.filter((m) => m.judged === judged);
+  if (rows.length === 0) return '';
+  const body = rows
+    .map(
+      (m) =>
+        `<tr><td>${e(m.metric)}${m.policy?.critical ? ' <span class="tag">critical</span>' : ''}</td><td class="n">${e(number(m.control, m.scale === 'absolute' ? 4 : 2))}</td><td class="n">${e(number(m.treatment, m.scale === 'absolute' ? 4 : 2))}</td><td class="n">${e(formatEffect(m.estimate, m.scale))}</td><td>[${e(formatEffect(m.low, m.scale))}, ${e(formatEffect(m.high, m.scale))}]</td><td class="n">${e(Number.isFinite(m.adjustedP) ? m.adjustedP.toPrecision(2) : Number.isFinite(m.pValue) ? m.pValue.toPrecision(2) : 'n/a')}</td><td class="n">${e(formatEffect(m.minimumDetectableEffect, m.scale))}</td><td class="${VERDICT_CLASS[m.verdict] ?? ''}">${e(m.verdict)}</td><td class="why">${e(m.reason)}</td></tr>`,
+    )
+    .join('\n');
+  return `<table><thead><tr><th>Metric</th><th>Control</th><th>Treatment</th><th>Effect</th><th>95% CI</th><th>${judged ? 'adj. p' : 'p'}</th><th>MDE</th><th>Verdict</th><th>Why</th></tr></thead><tbody>${body}</tbody></table>`;
+}
+
+export function renderHtml(report: ExperimentReport): string {
+  const { experiment, verdict } = report;
+  const sections: string[] = [];
+  sections.push(`<h1><span class="${verdict.outcome === 'passed' ? 'good' : verdict.outcome === 'regressed' ? 'bad' : 'warn'}">${e(verdict.outcome)}</span> ${e(experiment.workload)}</h1>
+<p class="meta">experiment ${e(experiment.id)} · status ${e(experiment.status)} · seed ${e(experiment.seed)} · ${e(verdict.trials)} trial(s) judged · α ${e(verdict.alpha)} · created ${e(experiment.createdAt)}</p>
+<ul>${verdict.reasons.map((r) => `<li>${e(r)}</li>`).join('')}</ul>`);
+  if (report.cancellation) sections.push(`<p class="bad">Cancelled by detector ${e(report.cancellation.detector)}: ${e(report.cancellation.reason)}</p>`);
+  sections.push(`<h2>Judged metrics</h2>${metricsTable(report, true) || '<p class="empty">none</p>'}`);
+
+  sections.push(
+    `<h2>Latency CDF</h2>${lineChart(
+      'latency CDF per arm',
+      (['control', 'treatment'] as const).map((arm) => ({ name: `${arm} (p50 ${number(report.arms[arm].latencyMs.p50)} ms, p99 ${number(report.arms[arm].latencyMs.p99)} ms)`, color: COLORS[arm], points: report.latencyCdf[arm] })),
+      'latency (ms)',
+      { yDomain: [0, 1] },
+    )}`,
+  );
+
+  const judged = report.metrics.filter((m) => m.judged && m.verdict !== 'no data');
+  const perTrial = judged
+    .map((m) => {
+      const rows = report.perTrial
+        .filter((t) => t.metric === m.metric)
+        .map((t) => ({ label: `trial ${t.trial}`, estimate: t.effect, low: t.low, high: t.high }));
+      rows.push({ label: 'all trials', estimate: m.estimate, low: m.low, high: m.high });
+      return `<h3>${e(m.metric)} <span class="${VERDICT_CLASS[m.verdict] ?? ''}">${e(m.verdict)}</span></h3>${intervalChart(`per-trial effects of ${m.metric}`, rows, m.policy?.threshold ?? 0, (v) => formatEffect(v, m.scale))}`;
+    })
+    .join('\n');
+  sections.push(`<h2>Per-trial effects</h2><p class="meta">Dots are each trial's effect with its within-trial 95% interval; the last row is the estimate across trials. The green band is ±threshold.</p>${perTrial || '<p class="empty">no judged metric has data</p>'}`);
+
+  if (report.detectors.length > 0) {
+    const start = Math.min(...report.detectors.flatMap((d) => d.observations.map((o) => o.timeMs)));
+    const palette = ['#2ca02c', '#9467bd', '#8c564b', '#e377c2', '#17becf', '#bcbd22'];
+    const series = report.detectors.map((d, i) => ({
+      name: d.name,
+      color: palette[i % palette.length]!,
+      points: d.observations.filter((o) => o.value !== null).map((o) => [(o.timeMs - start) / 1000, o.value!] as const),
+    }));
+    const markers = report.cancellation ? [{ x: (report.cancellation.terminatedMs - start) / 1000, label: `cancelled by ${report.cancellation.detector}` }] : [];
+    const violations = report.detectors.flatMap((d) => d.observations.filter((o) => o.verdict === 'violation').map((o) => `<li>${e(d.name)} at +${e(((o.timeMs - start) / 1000).toFixed(1))} s: ${e(o.message ?? `value ${o.value}`)}</li>`));
+    sections.push(`<h2>Detector checks</h2>${lineChart('detector values over time', series, 'seconds since monitoring started', { markers })}${violations.length > 0 ? `<details><summary>${violations.length} violation(s)</summary><ul>${violations.slice(0, 200).join('')}</ul></details>` : ''}`);
+  }
+
+  if (report.fanout.length > 0) {
+    sections.push(
+      `<h2>Fan-out per dependency</h2>${barChart(
+        'calls per replayed request',
+        report.fanout.map((f) => ({ label: `${f.dependency} (${f.policy}) ${f.arm}`, value: f.fanOut, color: f.arm === 'treatment' ? COLORS.treatment : COLORS.control })),
+        (v) => `${v.toFixed(2)} calls/request`,
+      )}`,
+    );
+  }
+
+  if (report.comparison) {
+    const c = report.comparison;
+    const fields = c.fields
+      .slice(0, 50)
+      .map((f) => `<tr><td>${e(f.path)}</td><td class="n">${e(number(f.rate * 100, 1))}%</td><td class="n">${e(Number.isFinite(f.noiseRate) ? `${number(f.noiseRate * 100, 1)}%` : 'n/a')}</td><td>${e(f.ignored === false ? 'counted' : `ignored (${f.ignored})`)}</td><td><code>${e(f.example.control)}</code> → <code>${e(f.example.treatment)}</code> <span class="meta">record ${e(f.example.recordId)}</span></td></tr>`)
+      .join('');
+    const ranking = c.ranking
+      ? `<p>Ranking (${e(c.ranking.pairs)} lists, against ${e(c.ranking.reference)}): NDCG@${e(c.ranking.k)} ${e(number(c.ranking.ndcg.mean, 4))} (min ${e(number(c.ranking.ndcg.min, 4))}), Kendall τ ${e(number(c.ranking.kendallTau.mean, 3))}, overlap@${e(c.ranking.k)} ${e(number(c.ranking.overlap.mean, 3))}${c.ranking.noise ? `; control′ vs control: NDCG ${e(number(c.ranking.noise.ndcg, 4))}` : ''}</p>`
+      : '';
+    sections.push(`<h2>Responses</h2><p>${e(c.pairs)} pairs · ${e(c.statusMismatches)} status mismatch(es) · body hashes agree ${e(number(c.bodyHashAgreement * 100, 1))}% · semantically equal ${e(number(c.semanticAgreement * 100, 1))}%${c.noiseCancellation ? ' · noise-cancelled with control′' : ''}</p>${ranking}${fields ? `<table><thead><tr><th>Field</th><th>Differs</th><th>Noise (control′)</th><th></th><th>Example</th></tr></thead><tbody>${fields}</tbody></table>` : ''}`);
+  }
+
+  if (report.finalChecks.length > 0) sections.push(`<h2>Final checks</h2><ul>${report.finalChecks.map((c) => `<li class="${c.ok ? 'good' : 'bad'}">${e(c.name)}: ${e(c.message)}</li>`).join('')}</ul>`);
+  const trials = report.trials.map((t) => `<tr><td>${e(t.index)}</td><td>${e(t.attempt)}</td><td>${e(t.status)}</td><td>${e(t.slots === undefined ? '' : JSON.stringify(t.slots))}</td><td class="n">${e(t.achievedRate ?? '')}</td><td>${e(t.reason ?? '')}</td></tr>`).join('');
+  sections.push(`<h2>Trials</h2><table><thead><tr><th>Trial</th><th>Attempt</th><th>Status</th><th>Slots</th><th>Pairs/s</th><th>Reason</th></tr></thead><tbody>${trials}</tbody></table>`);
+  const others = metricsTable(report, false);
+  if (others) sections.push(`<details><summary>Other counters (reported, not judged)</summary>${others}</details>`);
+  if (report.notes.length > 0) sections.push(`<h2>Notes</h2><ul>${report.notes.map((n) => `<li>${e(n)}</li>`).join('')}</ul>`);
+
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
+<title>Tandem ${e(verdict.outcome)}: ${e(experiment.workload)} ${e(experiment.id)}</title>
+<style>
+body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1100px;color:#222;padding:0 16px}
+table{border-collapse:collapse;width:100%;margin:8px 0}th,td{border-bottom:1px solid #e4e4e4;padding:4px 6px;text-align:left;vertical-align:top}
+td.n{text-align:right;font-variant-numeric:tabular-nums}td.why{font-size:12px;color:#555}
+.good{color:#176f2c}.bad{color:#b00020}.warn{color:#9a6700}.ok{color:#444}.meta,.empty{color:#666;font-size:12px}
+.tag{font-size:11px;background:#eee;border-radius:3px;padding:0 4px}.tick{font-size:11px;fill:#555}.axis,.legend{font-size:12px}
+code{background:#f4f4f4;padding:0 3px;word-break:break-all}svg{max-width:100%;height:auto}
+</style></head><body>
+${sections.join('\n')}
+<p class="meta">Generated ${e(report.generatedAt)} · report schema ${e(report.schema)}</p>
+</body></html>
+`;
+}

@@ -1,0 +1,64 @@
+/**
+ * The Markdown report: sized for a CI comment. The verdict and its reasons
+ * first, then the judged metrics (effect, 95% interval, verdict), then what
+ * a reviewer must know: cancellations, excluded trials, failed checks,
+ * response differences. Reported-only counters are summarised in one line.
+ */
+import type { ExperimentReport } from '../evaluate.js';
+import { formatEffect } from '../verdict.js';
+import { escapeMarkdownCell as cell } from './escape.js';
+
+const ICON: Readonly<Record<string, string>> = { passed: '✅', regressed: '❌', 'no data': '⚠️' };
+
+const number = (value: number, digits = 2): string => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
+
+export function renderMarkdown(report: ExperimentReport): string {
+  const lines: string[] = [];
+  const { experiment, verdict } = report;
+  lines.push(`### ${ICON[verdict.outcome] ?? ''} Tandem: ${cell(verdict.outcome)} — ${cell(experiment.workload)} (${cell(experiment.id)})`, '');
+  for (const reason of verdict.reasons) lines.push(`- ${cell(reason)}`);
+  lines.push('', `${verdict.trials} trial(s) judged, seed ${experiment.seed}, α = ${verdict.alpha} (Benjamini–Hochberg across judged metrics).`, '');
+  const judged = report.metrics.filter((m) => m.judged);
+  if (judged.length > 0) {
+    lines.push('| Metric | Control | Treatment | Effect | 95% CI | Verdict | Why |', '| --- | ---: | ---: | ---: | --- | --- | --- |');
+    for (const m of judged) {
+      const critical = m.policy?.critical ? ' (critical)' : '';
+      lines.push(
+        `| ${cell(m.metric)}${critical} | ${number(m.control, m.scale === 'absolute' ? 4 : 2)} | ${number(m.treatment, m.scale === 'absolute' ? 4 : 2)} | ${formatEffect(m.estimate, m.scale)} | [${formatEffect(m.low, m.scale)}, ${formatEffect(m.high, m.scale)}] | ${cell(m.verdict)} | ${cell(m.reason)} |`,
+      );
+    }
+    lines.push('');
+  }
+  const reported = report.metrics.filter((m) => !m.judged && m.verdict !== 'no data');
+  if (reported.length > 0) {
+    const moved = reported.filter((m) => m.pValue < verdict.alpha).map((m) => `${cell(m.metric)} ${formatEffect(m.estimate, m.scale)}`);
+    lines.push(`${reported.length} other counter(s) reported, not judged${moved.length > 0 ? `; moved (unadjusted p < ${verdict.alpha}): ${moved.slice(0, 10).join(', ')}${moved.length > 10 ? ', …' : ''}` : ''}.`, '');
+  }
+  if (report.cancellation) lines.push(`**Cancelled** by detector ${cell(report.cancellation.detector)}: ${cell(report.cancellation.reason)}`, '');
+  if (report.excludedTrials.length > 0) {
+    lines.push('**Trials left out:**');
+    for (const t of report.excludedTrials) lines.push(`- trial ${t.index} attempt ${t.attempt} (${cell(t.status)}): ${cell(t.reason)}`);
+    lines.push('');
+  }
+  if (report.finalChecks.length > 0) {
+    lines.push('**Final checks:**');
+    for (const c of report.finalChecks) lines.push(`- ${c.ok ? '✅' : '❌'} ${cell(c.name)}: ${cell(c.message)}`);
+    lines.push('');
+  }
+  const comparison = report.comparison;
+  if (comparison) {
+    lines.push(
+      `**Responses:** ${comparison.pairs} pairs, ${comparison.statusMismatches} status mismatch(es), body hashes agree ${number(comparison.bodyHashAgreement * 100, 1)}%, semantically equal ${number(comparison.semanticAgreement * 100, 1)}%${comparison.noiseCancellation ? ' (noise-cancelled with control′)' : ''}.`,
+    );
+    const counted = comparison.fields.filter((f) => f.ignored === false).slice(0, 5);
+    for (const f of counted) lines.push(`- ${cell(f.path)} differs in ${number(f.rate * 100, 1)}% (e.g. record ${cell(f.example.recordId)}: ${cell(f.example.control)} → ${cell(f.example.treatment)})`);
+    if (comparison.ranking) {
+      const r = comparison.ranking;
+      lines.push(`- ranking: NDCG@${r.k} ${number(r.ndcg.mean, 4)} (min ${number(r.ndcg.min, 4)}), Kendall τ ${number(r.kendallTau.mean, 3)}, overlap@${r.k} ${number(r.overlap.mean, 3)}${r.noise ? `; control′ vs control NDCG ${number(r.noise.ndcg, 4)}` : ''}`);
+    }
+    lines.push('');
+  }
+  if (report.calibration) lines.push(`Calibrated by A/A run ${cell(report.calibration.experimentId)} (${report.calibration.trials} trials, false-positive rate ${number(report.calibration.falsePositiveRate * 100, 1)}%).`, '');
+  for (const note of report.notes) lines.push(`> ${cell(note)}`);
+  return `${lines.join('\n').trimEnd()}\n`;
+}

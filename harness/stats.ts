@@ -1,0 +1,181 @@
+/**
+ * The statistics the verdict rests on. The unit of inference is the trial:
+ * requests inside one trial share time, machines and drift, so they are not
+ * independent draws. Each trial yields one paired effect; across trials a
+ * Student-t interval gives the estimate, its 95% interval and a p-value that
+ * can reach significance with 5 trials (an exact signed-rank test on 5
+ * points cannot go below p = 0.0625). Benjamini–Hochberg adjusts across the
+ * metrics of one experiment. Resampling is seeded and reproducible.
+ */
+import { gammaln, mean, probit, quantileSorted, sampleStandardDeviation } from 'simple-statistics';
+import { seededRandom } from '../core/index.js';
+
+/** Continued fraction of the regularized incomplete beta function (Numerical Recipes 6.4, modified Lentz). */
+function betaContinuedFraction(x: number, a: number, b: number): number {
+  const tiny = 1e-300;
+  let c = 1;
+  let d = 1 - ((a + b) * x) / (a + 1);
+  if (Math.abs(d) < tiny) d = tiny;
+  d = 1 / d;
+  let h = d;
+  for (let m = 1; m <= 300; m++) {
+    const m2 = 2 * m;
+    let aa = (m * (b - m) * x) / ((a + m2 - 1) * (a + m2));
+    d = 1 + aa * d;
+    if (Math.abs(d) < tiny) d = tiny;
+    c = 1 + aa / c;
+    if (Math.abs(c) < tiny) c = tiny;
+    d = 1 / d;
+    h *= d * c;
+    aa = (-(a + m) * (a + b + m) * x) / ((a + m2) * (a + m2 + 1));
+    d = 1 + aa * d;
+    if (Math.abs(d) < tiny) d = tiny;
+    c = 1 + aa / c;
+    if (Math.abs(c) < tiny) c = tiny;
+    d = 1 / d;
+    const delta = d * c;
+    h *= delta;
+    if (Math.abs(delta - 1) < 1e-15) break;
+  }
+  return h;
+}
+
+/** I_x(a, b), the regularized incomplete beta function. */
+export function regularizedIncompleteBeta(x: number, a: number, b: number): number {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  const front = Math.exp(gammaln(a + b) - gammaln(a) - gammaln(b) + a * Math.log(x) + b * Math.log(1 - x));
+  // The continued fraction converges fast only below (a + 1) / (a + b + 2); use the symmetry above it.
+  return x < (a + 1) / (a + b + 2) ? (front * betaContinuedFraction(x, a, b)) / a : 1 - (front * betaContinuedFraction(1 - x, b, a)) / b;
+}
+
+/** P(T <= t) for Student's t with `df` degrees of freedom. */
+export function studentTCdf(t: number, df: number): number {
+  if (!(df > 0)) throw new RangeError(`df must be > 0, got ${df}`);
+  if (Number.isNaN(t)) return Number.NaN;
+  if (!Number.isFinite(t)) return t > 0 ? 1 : 0;
+  const tail = 0.5 * regularizedIncompleteBeta(df / (df + t * t), df / 2, 0.5);
+  return t > 0 ? 1 - tail : tail;
+}
+
+/** The t with P(T <= t) = p, by bisection on the CDF (monotone, so always converges). */
+export function studentTQuantile(p: number, df: number): number {
+  if (!(p > 0 && p < 1)) throw new RangeError(`p must be in (0, 1), got ${p}`);
+  if (p === 0.5) return 0;
+  let low = -1;
+  let high = 1;
+  while (studentTCdf(low, df) > p) low *= 2;
+  while (studentTCdf(high, df) < p) high *= 2;
+  for (let i = 0; i < 200 && high - low > 1e-12 * Math.max(1, Math.abs(high)); i++) {
+    const mid = (low + high) / 2;
+    if (studentTCdf(mid, df) < p) low = mid;
+    else high = mid;
+  }
+  return (low + high) / 2;
+}
+
+export interface TInterval {
+  readonly n: number;
+  readonly estimate: number;
+  /** Sample standard deviation of the values (the between-trial noise). */
+  readonly sd: number;
+  readonly standardError: number;
+  readonly low: number;
+  readonly high: number;
+  /** Two-sided p-value of "the mean is 0". 1 when all values are exactly 0; NaN with fewer than 2 values. */
+  readonly pValue: number;
+}
+
+/** One-sample t interval and test of mean = 0, e.g. over per-trial effects. */
+export function tInterval(values: readonly number[], confidence = 0.95): TInterval {
+  const n = values.length;
+  if (n === 0) return { n, estimate: Number.NaN, sd: Number.NaN, standardError: Number.NaN, low: Number.NaN, high: Number.NaN, pValue: Number.NaN };
+  const estimate = mean([...values]);
+  if (n < 2) return { n, estimate, sd: Number.NaN, standardError: Number.NaN, low: Number.NaN, high: Number.NaN, pValue: Number.NaN };
+  const sd = sampleStandardDeviation([...values]);
+  const standardError = sd / Math.sqrt(n);
+  const critical = studentTQuantile(1 - (1 - confidence) / 2, n - 1);
+  let pValue: number;
+  if (standardError === 0) pValue = estimate === 0 ? 1 : 0;
+  else pValue = 2 * (1 - studentTCdf(Math.abs(estimate / standardError), n - 1));
+  return { n, estimate, sd, standardError, low: estimate - critical * standardError, high: estimate + critical * standardError, pValue: Math.min(1, Math.max(0, pValue)) };
+}
+
+/**
+ * Benjamini–Hochberg adjusted p-values (step-up, made monotone), in the input
+ * order. NaN entries (metrics without data) are left NaN and not counted.
+ */
+export function benjaminiHochberg(pValues: readonly number[]): number[] {
+  const present = pValues.map((p, index) => ({ p, index })).filter(({ p }) => !Number.isNaN(p));
+  const m = present.length;
+  const adjusted = pValues.map(() => Number.NaN);
+  present.sort((a, b) => a.p - b.p);
+  let running = 1;
+  for (let rank = m; rank >= 1; rank--) {
+    const { p, index } = present[rank - 1]!;
+    running = Math.min(running, (p * m) / rank);
+    adjusted[index] = running;
+  }
+  return adjusted;
+}
+
+/**
+ * The smallest true effect a t-test over `trials` per-trial effects with this
+ * between-trial `sd` detects with probability `power` at two-sided `alpha`.
+ */
+export function minimumDetectableEffect(sd: number, trials: number, alpha = 0.05, power = 0.8): number {
+  if (trials < 2 || !Number.isFinite(sd)) return Number.NaN;
+  return ((studentTQuantile(1 - alpha / 2, trials - 1) + studentTQuantile(power, trials - 1)) * sd) / Math.sqrt(trials);
+}
+
+/** Trials needed for the MDE to fall to `effect`; undefined beyond `maxTrials`. */
+export function trialsToDetect(sd: number, effect: number, options: { alpha?: number; power?: number; maxTrials?: number } = {}): number | undefined {
+  if (!(effect > 0) || !Number.isFinite(sd)) return undefined;
+  for (let n = 2; n <= (options.maxTrials ?? 1000); n++) if (minimumDetectableEffect(sd, n, options.alpha, options.power) <= effect) return n;
+  return undefined;
+}
+
+/** The q-quantile of unsorted values (linear interpolation, as simple-statistics does). */
+export function quantileOf(values: readonly number[], q: number): number {
+  if (values.length === 0) return Number.NaN;
+  return quantileSorted([...values].sort((a, b) => a - b), q);
+}
+
+export interface BootstrapOptions {
+  readonly seed: number;
+  /** @default 500 */
+  readonly resamples?: number;
+  /** @default 0.95 */
+  readonly confidence?: number;
+}
+
+/**
+ * Percentile bootstrap interval of `statistic` over `values`, resampled with a
+ * seeded generator: the same seed gives the same interval. For diagnostics
+ * inside one trial (thousands of records), never across a handful of trials.
+ */
+export function bootstrapInterval<T>(values: readonly T[], statistic: (sample: readonly T[]) => number, options: BootstrapOptions): { low: number; high: number } {
+  const n = values.length;
+  if (n === 0) return { low: Number.NaN, high: Number.NaN };
+  const random = seededRandom(options.seed);
+  const resamples = options.resamples ?? 500;
+  const estimates: number[] = [];
+  const sample: T[] = new Array<T>(n);
+  for (let r = 0; r < resamples; r++) {
+    for (let i = 0; i < n; i++) sample[i] = values[Math.floor(random() * n)]!;
+    const value = statistic(sample);
+    if (Number.isFinite(value)) estimates.push(value);
+  }
+  if (estimates.length === 0) return { low: Number.NaN, high: Number.NaN };
+  estimates.sort((a, b) => a - b);
+  const tail = (1 - (options.confidence ?? 0.95)) / 2;
+  return { low: quantileSorted(estimates, tail), high: quantileSorted(estimates, 1 - tail) };
+}
+
+/** Normal-approximation interval of a mean of many values (per-record differences inside one trial). */
+export function meanInterval(values: readonly number[], confidence = 0.95): { estimate: number; low: number; high: number } {
+  if (values.length < 2) return { estimate: values.length === 1 ? values[0]! : Number.NaN, low: Number.NaN, high: Number.NaN };
+  const estimate = mean([...values]);
+  const half = (probit(1 - (1 - confidence) / 2) * sampleStandardDeviation([...values])) / Math.sqrt(values.length);
+  return { estimate, low: estimate - half, high: estimate + half };
+}

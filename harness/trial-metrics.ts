@@ -1,0 +1,177 @@
+/**
+ * Per-trial metrics of both arms and the trial's paired effect. A trial is
+ * the unit of inference, so everything here reduces one trial's outcomes
+ * and scraped samples to one value per arm and one effect per metric; the
+ * verdict then works across trials. Latency effects come from the records
+ * both arms answered (the same request, sent at the same intended time).
+ */
+import { quantileSorted } from 'simple-statistics';
+import type { RequestOutcome, Sample } from '../core/index.js';
+import { bootstrapInterval, meanInterval } from './stats.js';
+
+/** How an effect is expressed: relative change (treatment / control − 1) or absolute difference. */
+export type EffectScale = 'relative' | 'absolute';
+
+/** The built-in metrics, judged in every experiment unless a check says otherwise. */
+export const BUILT_IN_METRICS = ['latency_mean', 'latency_p50', 'latency_p90', 'latency_p99', 'error_share', 'bytes_mean', 'cpu_seconds', 'rss_bytes'] as const;
+
+export interface TrialMetric {
+  readonly metric: string;
+  readonly trial: number;
+  readonly control: number;
+  readonly treatment: number;
+  /** Paired effect of this trial on the metric's scale; NaN when undefined (e.g. a zero control value on a relative scale). */
+  readonly effect: number;
+  /** 95% interval of this trial's effect (diagnostic: requests inside a trial are not independent of each other's drift). */
+  readonly low: number;
+  readonly high: number;
+  /** Data points behind the trial's value: paired records or scraped samples. */
+  readonly points: number;
+  readonly scale: EffectScale;
+  readonly unit: string;
+}
+
+/** One trial's inputs, as loaded from the store. */
+export interface TrialData {
+  readonly index: number;
+  readonly outcomes: readonly RequestOutcome[];
+  readonly samples: readonly Sample[];
+  /** The router's counters of this trial (`details.dependencies` of the trial record). */
+  readonly dependencies?: readonly { arm: string; dependency: string; calls: number; replayedRequests: number }[];
+}
+
+export interface TrialMetricsOptions {
+  /** Seed of the per-trial bootstrap intervals. */
+  readonly seed: number;
+  /** Bootstrap resamples for quantile intervals. @default 200 */
+  readonly resamples?: number;
+}
+
+const relative = (control: number, treatment: number): number => (control === 0 ? (treatment === 0 ? 0 : Number.NaN) : treatment / control - 1);
+
+interface Pair {
+  readonly control: RequestOutcome;
+  readonly treatment: RequestOutcome;
+}
+
+function pairsOf(outcomes: readonly RequestOutcome[]): Pair[] {
+  const control = new Map<string, RequestOutcome>();
+  for (const o of outcomes) if (o.arm === 'control') control.set(o.recordId, o);
+  const pairs: Pair[] = [];
+  for (const o of outcomes) {
+    if (o.arm !== 'treatment') continue;
+    const c = control.get(o.recordId);
+    if (c) pairs.push({ control: c, treatment: o });
+  }
+  return pairs;
+}
+
+const sortedQuantile = (values: number[], q: number): number => (values.length === 0 ? Number.NaN : quantileSorted(values, q));
+
+function quantileRatio(pairs: readonly Pair[], q: number): number {
+  const c = pairs.map((p) => p.control.latencyMs).sort((a, b) => a - b);
+  const t = pairs.map((p) => p.treatment.latencyMs).sort((a, b) => a - b);
+  return relative(sortedQuantile(c, q), sortedQuantile(t, q));
+}
+
+/** Scraped series summed over label sets per scrape, per arm: counters become rates, gauges means. */
+function scrapedMetrics(samples: readonly Sample[], windowStartMs: number, windowEndMs: number): Map<string, Record<'control' | 'treatment', { value: number; points: number }>> {
+  // name -> arm -> timeMs -> summed value
+  const series = new Map<string, Map<string, Map<number, number>>>();
+  for (const s of samples) {
+    if (s.timeMs < windowStartMs || s.timeMs > windowEndMs) continue;
+    if (s.arm !== 'control' && s.arm !== 'treatment') continue;
+    // Histogram buckets and summary quantiles do not add up across label sets.
+    if (s.metric.endsWith('_bucket') || s.metric.endsWith('_created') || s.labels?.quantile !== undefined || s.labels?.le !== undefined) continue;
+    let byArm = series.get(s.metric);
+    if (!byArm) series.set(s.metric, (byArm = new Map()));
+    let byTime = byArm.get(s.arm);
+    if (!byTime) byArm.set(s.arm, (byTime = new Map()));
+    byTime.set(s.timeMs, (byTime.get(s.timeMs) ?? 0) + s.value);
+  }
+  const result = new Map<string, Record<'control' | 'treatment', { value: number; points: number }>>();
+  for (const [name, byArm] of series) {
+    const isCounter = /_(total|count|sum)$/.test(name) || name === 'process_cpu_seconds';
+    const armValue = (arm: 'control' | 'treatment'): { value: number; points: number } => {
+      const points = [...(byArm.get(arm) ?? new Map<number, number>()).entries()].sort((a, b) => a[0] - b[0]);
+      if (points.length < 2) return { value: Number.NaN, points: points.length };
+      if (!isCounter) return { value: points.reduce((sum, [, v]) => sum + v, 0) / points.length, points: points.length };
+      const [firstMs, first] = points[0]!;
+      const [lastMs, last] = points[points.length - 1]!;
+      // A counter that went down restarted: its rate over this window is unknown.
+      return { value: last < first ? Number.NaN : ((last - first) * 1000) / (lastMs - firstMs), points: points.length };
+    };
+    result.set(name, { control: armValue('control'), treatment: armValue('treatment') });
+  }
+  return result;
+}
+
+/** Every metric of one trial: the built-ins, each error class, each scraped series name, and fan-out per dependency. */
+export function trialMetrics(trial: TrialData, options: TrialMetricsOptions): TrialMetric[] {
+  const pairs = pairsOf(trial.outcomes);
+  const metrics: TrialMetric[] = [];
+  const seed = (options.seed + trial.index * 7_919) >>> 0;
+  const resamples = options.resamples ?? 200;
+  const add = (metric: string, control: number, treatment: number, effect: number, interval: { low: number; high: number }, points: number, scale: EffectScale, unit: string): void => {
+    metrics.push({ metric, trial: trial.index, control, treatment, effect, low: interval.low, high: interval.high, points, scale, unit });
+  };
+  const noInterval = { low: Number.NaN, high: Number.NaN };
+
+  if (pairs.length > 0) {
+    const controlMean = pairs.reduce((s, p) => s + p.control.latencyMs, 0) / pairs.length;
+    const differences = pairs.map((p) => p.treatment.latencyMs - p.control.latencyMs);
+    const diff = meanInterval(differences);
+    add('latency_mean', controlMean, controlMean + diff.estimate, relative(controlMean, controlMean + diff.estimate), { low: diff.low / controlMean, high: diff.high / controlMean }, pairs.length, 'relative', 'ms');
+    for (const [metric, q] of [['latency_p50', 0.5], ['latency_p90', 0.9], ['latency_p99', 0.99]] as const) {
+      const c = pairs.map((p) => p.control.latencyMs).sort((a, b) => a - b);
+      const t = pairs.map((p) => p.treatment.latencyMs).sort((a, b) => a - b);
+      const interval = bootstrapInterval(pairs, (sample) => quantileRatio(sample, q), { seed: seed + Math.round(q * 100), resamples });
+      add(metric, sortedQuantile(c, q), sortedQuantile(t, q), quantileRatio(pairs, q), interval, pairs.length, 'relative', 'ms');
+    }
+    const share = (arm: 'control' | 'treatment', match: (o: RequestOutcome) => boolean): number => pairs.filter((p) => match(p[arm])).length / pairs.length;
+    const errorInterval = (match: (o: RequestOutcome) => boolean) => {
+      const d = meanInterval(pairs.map((p) => Number(match(p.treatment)) - Number(match(p.control))));
+      return { low: d.low, high: d.high };
+    };
+    const anyError = (o: RequestOutcome): boolean => o.errorClass !== '';
+    add('error_share', share('control', anyError), share('treatment', anyError), share('treatment', anyError) - share('control', anyError), errorInterval(anyError), pairs.length, 'absolute', 'share');
+    const classes = new Set(pairs.flatMap((p) => [p.control.errorClass, p.treatment.errorClass]).filter((c) => c !== ''));
+    for (const errorClass of [...classes].sort()) {
+      const match = (o: RequestOutcome): boolean => o.errorClass === errorClass;
+      add(`error_share:${errorClass}`, share('control', match), share('treatment', match), share('treatment', match) - share('control', match), errorInterval(match), pairs.length, 'absolute', 'share');
+    }
+    const bytesControl = pairs.reduce((s, p) => s + p.control.bytes, 0) / pairs.length;
+    const bytesTreatment = pairs.reduce((s, p) => s + p.treatment.bytes, 0) / pairs.length;
+    add('bytes_mean', bytesControl, bytesTreatment, relative(bytesControl, bytesTreatment), noInterval, pairs.length, 'relative', 'bytes');
+  }
+
+  const intended = trial.outcomes.map((o) => o.intendedMs);
+  if (intended.length > 0) {
+    const start = Math.min(...intended);
+    // Scrapes run on an interval: the one just after the window's last send still belongs to it.
+    const end = Math.max(...intended) + 1_500;
+    for (const [name, arms] of scrapedMetrics(trial.samples, start, end)) {
+      const metric = name === 'process_cpu_seconds' ? 'cpu_seconds' : name === 'process_rss_bytes' ? 'rss_bytes' : name;
+      const unit = metric === 'cpu_seconds' ? 'cpu s/s' : metric === 'rss_bytes' ? 'bytes' : /_(total|count|sum)$/.test(name) ? 'per s' : 'value';
+      add(metric, arms.control.value, arms.treatment.value, relative(arms.control.value, arms.treatment.value), noInterval, arms.control.points + arms.treatment.points, 'relative', unit);
+    }
+  }
+
+  const dependencies = new Map<string, Record<string, { calls: number; requests: number }>>();
+  for (const d of trial.dependencies ?? []) {
+    const entry = dependencies.get(d.dependency) ?? {};
+    entry[d.arm] = { calls: d.calls, requests: d.replayedRequests };
+    dependencies.set(d.dependency, entry);
+  }
+  for (const [dependency, arms] of dependencies) {
+    // Fan-out as the router counts it: calls per distinct replayed request that caused calls (warm-up included).
+    const perArm = (arm: 'control' | 'treatment'): number => {
+      const counters = arms[arm];
+      return counters && counters.requests > 0 ? counters.calls / counters.requests : Number.NaN;
+    };
+    const c = perArm('control');
+    const t = perArm('treatment');
+    add(`fanout:${dependency}`, c, t, relative(c, t), noInterval, (arms.control?.calls ?? 0) + (arms.treatment?.calls ?? 0), 'relative', 'calls/request');
+  }
+  return metrics;
+}

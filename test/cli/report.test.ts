@@ -1,0 +1,135 @@
+import { createServer, type Server } from 'node:http';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { createLocalStore } from '../../store/index.js';
+import type { ExperimentReport } from '../../harness/index.js';
+import { simpleCorpus } from '../support/corpus.js';
+import { runCli } from '../support/cli.js';
+
+/** A JSON service; `failEvery` answers 500 for every n-th item, `note` is rendered by reports (and is hostile). */
+async function service(options: { failEvery?: number; note: string }): Promise<string> {
+  const server: Server = createServer((req, res) => {
+    const item = Number(/\/item\/(\d+)/.exec(req.url ?? '')?.[1] ?? -1);
+    if (options.failEvery !== undefined && item % options.failEvery === 0) {
+      res.statusCode = 500;
+      return res.end('{"error":"boom"}');
+    }
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ item, note: options.note, servedAt: process.hrtime.bigint().toString() }));
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+async function project(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'tandem-cli-report-'));
+  onTestFinished(() => rm(dir, { recursive: true, force: true }));
+  await writeFile(
+    join(dir, 'tandem.config.yaml'),
+    [
+      'workloads:',
+      '  - name: svc',
+      '    tier: svc',
+      // A loaded CI machine may fall behind the rate; a trial whose load failed is left out, which these tests do not want.
+      '    replay: { rate: 100, concurrency: 16, timeout: 5s, minAchievedShare: 0.3 }',
+      '    trials: { count: 3, warmup: 100ms, measure: 1s }',
+      '    harness:',
+      '      responses: { ignoreFields: [servedAt], maxStatusMismatchShare: 0.05 }',
+      '',
+    ].join('\n'),
+  );
+  const store = createLocalStore({ dir: join(dir, '.tandem') });
+  await store.corpus.append(simpleCorpus(2_000));
+  await store.close();
+  return dir;
+}
+
+describe('tandem report', () => {
+  it('judges a stored experiment: a treatment failing 10% of requests regresses the critical error share', async () => {
+    const dir = await project();
+    const control = await service({ note: '<script>alert("control")</script>' });
+    const treatment = await service({ failEvery: 10, note: '<img src=x onerror=alert(1)>' });
+    const replay = await runCli(['replay', '--workload', 'svc', '--control', control, '--treatment', treatment, '--seed', '3', '--json'], { cwd: dir });
+    expect(replay.code, replay.err).toBe(0);
+    const { experimentId } = JSON.parse(replay.out) as { experimentId: string };
+
+    const json = await runCli(['report', experimentId, '--format', 'json'], { cwd: dir });
+    expect(json.code, json.err).toBe(1);
+    const report = JSON.parse(json.out) as ExperimentReport;
+    expect(report.schema).toBe('tandem.report/v1');
+    expect(report.verdict.outcome).toBe('regressed');
+    expect(report.verdict.trials).toBe(3);
+    const errorShare = report.metrics.find((m) => m.metric === 'error_share')!;
+    expect(errorShare).toMatchObject({ verdict: 'regression', judged: true });
+    expect(errorShare.estimate).toBeCloseTo(0.1, 1);
+    expect(report.verdict.reasons.join('\n')).toMatch(/critical metric error_share regressed/);
+    expect(report.verdict.reasons.join('\n')).toMatch(/final check status-mismatch<=0\.05 failed/);
+    expect(report.comparison!.statusMismatchShare).toBeCloseTo(0.1, 1);
+    expect(report.comparison!.fields.find((f) => f.path === 'servedAt')).toMatchObject({ ignored: 'config' });
+    expect(report.comparison!.fields.find((f) => f.path === 'note')).toMatchObject({ ignored: false });
+    expect(report.perTrial.filter((t) => t.metric === 'error_share')).toHaveLength(3);
+    expect(report.arms.control.requests).toBe(report.arms.treatment.requests);
+    expect(report.latencyCdf.control.length).toBe(101);
+    // The verdict is stored on the experiment.
+    const store = createLocalStore({ dir: join(dir, '.tandem') });
+    expect((await store.experiments.get(experimentId))!.verdict).toMatchObject({ outcome: 'regressed' });
+
+    const md = await runCli(['report', experimentId, '--format', 'md'], { cwd: dir });
+    expect(md.code).toBe(1);
+    expect(md.out).toMatch(/^### ❌ Tandem: regressed — svc/);
+    expect(md.out).toMatch(/\| error\\_share \(critical\) \|/);
+    expect(md.out).not.toMatch(/<script|<img/);
+    expect(md.out).toContain('&lt;script&gt;');
+
+    const html = await runCli(['report', experimentId, '--format', 'html', '--out', 'report.html'], { cwd: dir });
+    expect(html.code).toBe(1);
+    const page = await readFile(join(dir, 'report.html'), 'utf8');
+    expect(page).toMatch(/^<!doctype html>/);
+    // Self-contained: no script, no external asset; hostile recorded bodies are escaped.
+    expect(page).not.toMatch(/<script|<img|src=["']?http|href=["']?http/i);
+    expect(page).toContain('&lt;script&gt;alert(\\&quot;control\\&quot;)&lt;/script&gt;');
+    expect(page).toMatch(/<svg[^>]*aria-label="latency CDF per arm"/);
+    expect(page).toMatch(/<svg[^>]*aria-label="per-trial effects of error_share"/);
+  });
+
+  it('calibrates a workload A/A and uses the calibration in later reports', async () => {
+    const dir = await project();
+    const control = await service({ note: 'same' });
+    const calibration = await runCli(['calibrate', '--workload', 'svc', '--control', control, '--trials', '6', '--subsets', '50', '--seed', '4', '--json'], { cwd: dir });
+    expect(calibration.code, calibration.err).toBe(0);
+    const result = JSON.parse(calibration.out) as { experimentId: string; trials: number; configuredTrials: number; subsets: number; falsePositiveRate: number; metrics: Record<string, { sd: number; noiseFloor: number; slotBias: { pValue: number } }> };
+    expect(result).toMatchObject({ trials: 6, configuredTrials: 3, subsets: 50 });
+    expect(result.metrics.error_share!.sd).toBe(0);
+    expect(result.metrics.latency_mean!.noiseFloor).toBeGreaterThan(0);
+    expect(result.falsePositiveRate).toBeGreaterThanOrEqual(0);
+
+    const replay = await runCli(['replay', '--workload', 'svc', '--control', control, '--treatment', control, '--seed', '8', '--json'], { cwd: dir });
+    const { experimentId } = JSON.parse(replay.out) as { experimentId: string };
+    const json = await runCli(['report', experimentId, '--format', 'json'], { cwd: dir });
+    const report = JSON.parse(json.out) as ExperimentReport;
+    expect(report.calibration).toMatchObject({ experimentId: result.experimentId, trials: 6 });
+    expect(report.metrics.find((m) => m.metric === 'latency_mean')!.noiseFloor).toBeGreaterThan(0);
+    expect(report.metrics.find((m) => m.metric === 'error_share')!.verdict).toBe('no change');
+    const ignored = await runCli(['report', experimentId, '--format', 'json', '--no-calibration'], { cwd: dir });
+    expect((JSON.parse(ignored.out) as ExperimentReport).calibration).toBeUndefined();
+  });
+
+  it('answers bad input with exit 3', async () => {
+    const dir = await project();
+    const unknown = await runCli(['report', 'no-such-experiment'], { cwd: dir });
+    expect(unknown.code).toBe(3);
+    expect(unknown.err).toMatch(/no experiment "no-such-experiment" in the store/);
+    const format = await runCli(['report', 'x', '--format', 'pdf'], { cwd: dir });
+    expect(format.code).toBe(3);
+    expect(format.err).toMatch(/pdf/);
+    const fuzzUrl = await runCli(['fuzz', '--workload', 'svc', '--url', 'ftp://x'], { cwd: dir });
+    expect(fuzzUrl.code).toBe(3);
+    expect(fuzzUrl.err).toMatch(/--url must be an http:\/\/ URL/);
+  });
+});

@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import { REPORT_SCHEMA, escapeHtml, escapeMarkdownCell, renderHtml, renderJson, renderMarkdown, type ExperimentReport, type MetricVerdict } from '../../harness/index.js';
+
+const HOSTILE = `<script>alert('x')</script><img src=x onerror="alert(1)">|**bold**|[link](javascript:alert(1))\n# heading`;
+
+const metric = (name: string, judged: boolean): MetricVerdict => ({
+  metric: name,
+  unit: 'ms',
+  scale: 'relative',
+  judged,
+  ...(judged ? { policy: { metric: name, direction: 'increase-is-bad' as const, threshold: 0.02, critical: true, mustHaveData: true } } : {}),
+  control: 10,
+  treatment: 11,
+  trials: 2,
+  points: 100,
+  estimate: 0.1,
+  low: 0.05,
+  high: 0.15,
+  pValue: 0.01,
+  adjustedP: judged ? 0.02 : Number.NaN,
+  sd: 0.01,
+  minimumDetectableEffect: 0.03,
+  verdict: 'regression',
+  reason: `regression because ${HOSTILE}`,
+});
+
+/** A report with a hostile string in every field a renderer shows. */
+function hostileReport(): ExperimentReport {
+  return {
+    schema: REPORT_SCHEMA,
+    generatedAt: '2026-11-30T12:00:00.000Z',
+    experiment: { id: 'exp-1', workload: `w${HOSTILE}`, status: 'completed', seed: 1, createdAt: 'c', updatedAt: 'u', reason: HOSTILE, spec: {} },
+    verdict: { outcome: 'regressed', score: 0.5, reasons: [HOSTILE], alpha: 0.05, trials: 2 },
+    metrics: [metric(`latency${HOSTILE}`, true), metric(`counter${HOSTILE}`, false)],
+    perTrial: [0, 1].map((trial) => ({ metric: `latency${HOSTILE}`, trial, control: 10, treatment: 11, effect: 0.1, low: 0.05, high: 0.15 })),
+    trials: [{ index: 0, attempt: 1, status: 'completed', reason: HOSTILE, slots: { control: HOSTILE } }],
+    excludedTrials: [{ index: 1, attempt: 1, status: 'excluded', reason: HOSTILE }],
+    arms: {
+      control: { requests: 1, errors: 0, errorsByClass: {}, latencyMs: { mean: 1, p50: 1, p90: 1, p99: 1, max: 1 }, bytesMean: 1 },
+      treatment: { requests: 1, errors: 0, errorsByClass: {}, latencyMs: { mean: 1, p50: 1, p90: 1, p99: 1, max: 1 }, bytesMean: 1 },
+    },
+    latencyCdf: { control: [[1, 0], [2, 1]], treatment: [[1, 0], [3, 1]] },
+    detectors: [{ name: `det${HOSTILE}`, observations: [{ timeMs: 1_000, value: 1, verdict: 'violation', message: HOSTILE }, { timeMs: 2_000, value: 2, verdict: 'violation' }] }],
+    cancellation: { detector: `det${HOSTILE}`, reason: HOSTILE, firstViolationMs: 1_000, terminatedMs: 2_000 },
+    fanout: [{ dependency: `dep${HOSTILE}`, arm: 'treatment', policy: 'pinned', calls: 10, errors: 0, blocked: 0, fanOut: 2 }],
+    comparison: {
+      pairs: 1,
+      comparedBodies: 1,
+      statusMismatches: 0,
+      statusMismatchShare: 0,
+      statusExamples: [],
+      bodyHashAgreement: 0,
+      semanticAgreement: 0,
+      noiseCancellation: false,
+      fields: [{ path: `f${HOSTILE}`, rate: 1, noiseRate: Number.NaN, ignored: false, example: { recordId: HOSTILE, control: HOSTILE, treatment: HOSTILE } }],
+    },
+    finalChecks: [{ name: `check${HOSTILE}`, ok: false, message: HOSTILE }],
+    notes: [HOSTILE],
+  };
+}
+
+const ALLOWED_TAGS = new Set(['html', 'head', 'meta', 'title', 'style', 'body', 'h1', 'h2', 'h3', 'p', 'ul', 'li', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'span', 'svg', 'rect', 'text', 'polyline', 'line', 'circle', 'details', 'summary', 'code']);
+
+describe('report rendering escapes what it renders', () => {
+  it('HTML: only the renderer’s own tags, no script, no event handlers, no external assets', () => {
+    const page = renderHtml(hostileReport());
+    const tags = [...page.matchAll(/<\/?([a-zA-Z][a-zA-Z0-9]*)/g)].map((m) => m[1]!.toLowerCase());
+    expect(tags.filter((t) => !ALLOWED_TAGS.has(t))).toEqual([]);
+    // Every real tag (a "<" in content is escaped) is free of event handlers and external references.
+    const realTags = page.match(/<[a-zA-Z][^>]*>/g)!;
+    // Attribute values are escaped (no raw quote inside), so dropping them leaves only attribute names.
+    const attributeNames = realTags.map((tag) => tag.replace(/"[^"]*"/g, '""'));
+    expect(attributeNames.filter((tag) => /\son[a-z]+\s*=|\s(src|href)\s*=/i.test(tag))).toEqual([]);
+    expect(page).toContain('&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;');
+    expect(page).toContain("Content-Security-Policy\" content=\"default-src 'none'");
+    // The charts are drawn: CDF, per-trial intervals, detector checks with the cancellation, fan-out.
+    expect(page.match(/<svg/g)!.length).toBeGreaterThanOrEqual(4);
+    expect(page).toContain('cancelled by det&lt;script&gt;');
+  });
+
+  it('Markdown: markup neutralised, table cells cannot be broken out of', () => {
+    const md = renderMarkdown(hostileReport());
+    expect(md).not.toMatch(/<script|<img/);
+    const tableRows = md.split('\n').filter((line) => line.startsWith('| latency'));
+    expect(tableRows).toHaveLength(1);
+    // Seven columns: the hostile pipes are escaped, not column separators.
+    expect(tableRows[0]!.split(/(?<!\\)\|/).length - 2).toBe(7);
+    expect(md).not.toMatch(/^# heading/m);
+    expect(md).toContain('\\[link\\]\\(javascript:alert\\(1\\)\\)');
+  });
+
+  it('JSON: the model as is, NaN as null, parseable', () => {
+    const parsed = JSON.parse(renderJson(hostileReport())) as { comparison: { fields: { noiseRate: unknown }[] }; metrics: { adjustedP: unknown }[] };
+    expect(parsed.comparison.fields[0]!.noiseRate).toBeNull();
+    expect(parsed.metrics[1]!.adjustedP).toBeNull();
+  });
+
+  it('escape helpers', () => {
+    expect(escapeHtml(`<a href="x">'&'</a>`)).toBe('&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;');
+    expect(escapeMarkdownCell('a|b\nc')).toBe('a\\|b c');
+  });
+});
