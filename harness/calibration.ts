@@ -12,8 +12,10 @@ import type { TrialMetric } from './trial-metrics.js';
 import { judge } from './verdict.js';
 
 export interface MetricCalibration {
-  /** Between-trial sd of the A/A per-trial effects. */
+  /** Between-trial sd of the A/A per-trial effects once the slot bias is removed. */
   readonly sd: number;
+  /** Degrees of freedom of `sd` (trials − 2: the mean and the slot bias were estimated). */
+  readonly df: number;
   readonly trials: number;
   /** Noise floor: the minimum detectable effect at the workload's trial count. */
   readonly noiseFloor: number;
@@ -89,14 +91,21 @@ export function calibrate(trialMetrics: readonly TrialMetric[], options: Calibra
   const byMetric = new Map<string, TrialMetric[]>();
   for (const m of trialMetrics) if (Number.isFinite(m.effect)) byMetric.set(m.metric, [...(byMetric.get(m.metric) ?? []), m]);
   for (const [metric, rows] of byMetric) {
-    if (rows.length < 2) continue;
+    if (rows.length < 3) continue;
     const all = tInterval(rows.map((r) => r.effect));
+    const sign = (trial: number): number => options.slotSigns.get(trial) ?? 1;
     // Under A/A the true effect is 0, so effect × sign estimates the slot bias directly.
-    const bias = tInterval(rows.map((r) => r.effect * (options.slotSigns.get(r.trial) ?? 1)));
+    const bias = tInterval(rows.map((r) => r.effect * sign(r.trial)));
+    // What remains once the slot bias is removed is the noise a later experiment cannot remove.
+    const residuals = rows.map((r) => r.effect - bias.estimate * sign(r.trial));
+    const residualMean = residuals.reduce((a, b) => a + b, 0) / residuals.length;
+    const df = rows.length - 2;
+    const sd = Math.sqrt(residuals.reduce((s, r) => s + (r - residualMean) ** 2, 0) / df);
     metrics[metric] = {
-      sd: all.sd,
+      sd,
+      df,
       trials: rows.length,
-      noiseFloor: minimumDetectableEffect(all.sd, options.configuredTrials, options.alpha),
+      noiseFloor: minimumDetectableEffect(sd, options.configuredTrials, options.alpha),
       slotBias: { estimate: bias.estimate, low: bias.low, high: bias.high, pValue: bias.pValue },
       falsePositiveRate: (falseCalls.get(metric) ?? 0) / subsets,
       meanEffect: all.estimate,

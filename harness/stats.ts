@@ -101,6 +101,37 @@ export function tInterval(values: readonly number[], confidence = 0.95): TInterv
   return { n, estimate, sd, standardError, low: estimate - critical * standardError, high: estimate + critical * standardError, pValue: Math.min(1, Math.max(0, pValue)) };
 }
 
+/** P(F <= x) for the F distribution with (d1, d2) degrees of freedom. */
+export function fCdf(x: number, d1: number, d2: number): number {
+  if (x <= 0) return 0;
+  return regularizedIncompleteBeta((d1 * x) / (d1 * x + d2), d1 / 2, d2 / 2);
+}
+
+/**
+ * A t interval over `values` whose variance is pooled with a prior estimate
+ * (an A/A calibration's between-trial sd with `priorDf` degrees of freedom):
+ * the same noise measured on many more trials gives the test more degrees of
+ * freedom than the experiment's own few. Use only when the experiment's
+ * spread is consistent with the prior (see `varianceConsistent`).
+ */
+export function pooledTInterval(values: readonly number[], priorSd: number, priorDf: number, confidence = 0.95): TInterval & { readonly df: number } {
+  const own = tInterval(values, confidence);
+  if (values.length < 2 || !(priorDf >= 1) || !Number.isFinite(priorSd)) return { ...own, df: values.length - 1 };
+  const n = values.length;
+  const df = n - 1 + priorDf;
+  const sd = Math.sqrt(((n - 1) * own.sd ** 2 + priorDf * priorSd ** 2) / df);
+  const standardError = sd / Math.sqrt(n);
+  const critical = studentTQuantile(1 - (1 - confidence) / 2, df);
+  const pValue = standardError === 0 ? (own.estimate === 0 ? 1 : 0) : 2 * (1 - studentTCdf(Math.abs(own.estimate / standardError), df));
+  return { ...own, sd, standardError, low: own.estimate - critical * standardError, high: own.estimate + critical * standardError, pValue: Math.min(1, Math.max(0, pValue)), df };
+}
+
+/** False when the experiment's variance is significantly above the prior's (one-sided F test at `alpha`). */
+export function varianceConsistent(sd: number, n: number, priorSd: number, priorDf: number, alpha = 0.01): boolean {
+  if (n < 2 || !(priorSd > 0)) return n >= 2 && sd === 0;
+  return 1 - fCdf((sd * sd) / (priorSd * priorSd), n - 1, priorDf) >= alpha;
+}
+
 /**
  * Benjamini–Hochberg adjusted p-values (step-up, made monotone), in the input
  * order. NaN entries (metrics without data) are left NaN and not counted.
@@ -123,9 +154,9 @@ export function benjaminiHochberg(pValues: readonly number[]): number[] {
  * The smallest true effect a t-test over `trials` per-trial effects with this
  * between-trial `sd` detects with probability `power` at two-sided `alpha`.
  */
-export function minimumDetectableEffect(sd: number, trials: number, alpha = 0.05, power = 0.8): number {
+export function minimumDetectableEffect(sd: number, trials: number, alpha = 0.05, power = 0.8, df = trials - 1): number {
   if (trials < 2 || !Number.isFinite(sd)) return Number.NaN;
-  return ((studentTQuantile(1 - alpha / 2, trials - 1) + studentTQuantile(power, trials - 1)) * sd) / Math.sqrt(trials);
+  return ((studentTQuantile(1 - alpha / 2, df) + studentTQuantile(power, df)) * sd) / Math.sqrt(trials);
 }
 
 /** Trials needed for the MDE to fall to `effect`; undefined beyond `maxTrials`. */

@@ -13,7 +13,7 @@ import { bootstrapInterval, meanInterval } from './stats.js';
 export type EffectScale = 'relative' | 'absolute';
 
 /** The built-in metrics, judged in every experiment unless a check says otherwise. */
-export const BUILT_IN_METRICS = ['latency_mean', 'latency_p50', 'latency_p90', 'latency_p99', 'error_share', 'bytes_mean', 'cpu_seconds', 'rss_bytes'] as const;
+export const BUILT_IN_METRICS = ['latency_shift', 'latency_mean', 'latency_p50', 'latency_p90', 'latency_p99', 'error_share', 'bytes_mean', 'cpu_seconds', 'rss_bytes'] as const;
 
 export interface TrialMetric {
   readonly metric: string;
@@ -43,7 +43,7 @@ export interface TrialData {
 export interface TrialMetricsOptions {
   /** Seed of the per-trial bootstrap intervals. */
   readonly seed: number;
-  /** Bootstrap resamples for quantile intervals. @default 200 */
+  /** Bootstrap resamples for quantile intervals; 0 skips them (judging needs only the effects). @default 200 */
   readonly resamples?: number;
 }
 
@@ -122,10 +122,18 @@ export function trialMetrics(trial: TrialData, options: TrialMetricsOptions): Tr
     const differences = pairs.map((p) => p.treatment.latencyMs - p.control.latencyMs);
     const diff = meanInterval(differences);
     add('latency_mean', controlMean, controlMean + diff.estimate, relative(controlMean, controlMean + diff.estimate), { low: diff.low / controlMean, high: diff.high / controlMean }, pairs.length, 'relative', 'ms');
+    // The typical request's latency change: the geometric mean of per-record ratios. Pairing cancels each
+    // record's own cost, and the log scale keeps a few expensive records from dominating the trial's noise.
+    const logRatios = pairs.filter((p) => p.control.latencyMs > 0 && p.treatment.latencyMs > 0).map((p) => Math.log(p.treatment.latencyMs / p.control.latencyMs));
+    if (logRatios.length > 0) {
+      const shift = meanInterval(logRatios);
+      const geometric = (arm: 'control' | 'treatment'): number => Math.exp(pairs.reduce((s, p) => s + Math.log(Math.max(p[arm].latencyMs, 1e-9)), 0) / pairs.length);
+      add('latency_shift', geometric('control'), geometric('treatment'), Math.expm1(shift.estimate), { low: Math.expm1(shift.low), high: Math.expm1(shift.high) }, logRatios.length, 'relative', 'ms');
+    }
     for (const [metric, q] of [['latency_p50', 0.5], ['latency_p90', 0.9], ['latency_p99', 0.99]] as const) {
       const c = pairs.map((p) => p.control.latencyMs).sort((a, b) => a - b);
       const t = pairs.map((p) => p.treatment.latencyMs).sort((a, b) => a - b);
-      const interval = bootstrapInterval(pairs, (sample) => quantileRatio(sample, q), { seed: seed + Math.round(q * 100), resamples });
+      const interval = resamples > 0 ? bootstrapInterval(pairs, (sample) => quantileRatio(sample, q), { seed: seed + Math.round(q * 100), resamples }) : noInterval;
       add(metric, sortedQuantile(c, q), sortedQuantile(t, q), quantileRatio(pairs, q), interval, pairs.length, 'relative', 'ms');
     }
     const share = (arm: 'control' | 'treatment', match: (o: RequestOutcome) => boolean): number => pairs.filter((p) => match(p[arm])).length / pairs.length;

@@ -7,8 +7,8 @@
  * (with the trial count that would resolve it). Too few points is *no data*,
  * never a pass. Every verdict carries its reason in words.
  */
-import { benjaminiHochberg, minimumDetectableEffect, tInterval, trialsToDetect } from './stats.js';
-import type { MetricPolicy } from './metric-policy.js';
+import { benjaminiHochberg, minimumDetectableEffect, pooledTInterval, tInterval, trialsToDetect, varianceConsistent } from './stats.js';
+import { defaultThreshold, type MetricPolicy } from './metric-policy.js';
 import type { EffectScale, TrialMetric } from './trial-metrics.js';
 import type { Calibration } from './calibration.js';
 
@@ -42,6 +42,10 @@ export interface MetricVerdict {
   readonly noiseFloor?: number;
   /** Slot bias removed from the estimate (calibrated, significant, trials unbalanced across slots). */
   readonly slotBiasCorrection?: number;
+  /** Degrees of freedom of the interval: trials − 1, plus the calibration's when its noise estimate was pooled in. */
+  readonly df: number;
+  /** How the between-trial noise was estimated. */
+  readonly noise: 'own trials' | 'pooled with calibration' | 'own trials (above calibration)';
   readonly suggestedTrials?: number;
   readonly verdict: MetricVerdictKind;
   readonly reason: string;
@@ -101,6 +105,8 @@ export function judge(trialMetrics: readonly TrialMetric[], options: JudgeOption
     effects: number[];
     points: number;
     interval: ReturnType<typeof tInterval>;
+    df: number;
+    noise: MetricVerdict['noise'];
     correction?: number;
     noData?: string;
   }
@@ -125,7 +131,21 @@ export function judge(trialMetrics: readonly TrialMetric[], options: JudgeOption
         interval = tInterval(usable.map((r) => r.effect - bias.estimate * (options.slotSigns!.get(r.trial) ?? 0)));
       }
     }
-    return { metric, ...(policy ? { policy } : {}), rows, effects, points, interval, ...(correction !== undefined ? { correction } : {}), ...(noData ? { noData } : {}) };
+    // The calibration measured this noise on many trials: pooling it in gives the test its degrees of
+    // freedom, unless this experiment is noisier than calibrated (then its own trials are all it has).
+    let df = Math.max(0, interval.n - 1);
+    let noise: MetricVerdict['noise'] = 'own trials';
+    const calibrated = options.calibration?.metrics[metric];
+    if (!noData && calibrated && calibrated.df >= 1 && interval.n >= 2) {
+      const corrected = correction !== undefined ? usable.map((r) => r.effect - bias!.estimate * (options.slotSigns!.get(r.trial) ?? 0)) : effects;
+      if (varianceConsistent(interval.sd, interval.n, calibrated.sd, calibrated.df)) {
+        const pooled = pooledTInterval(corrected, calibrated.sd, calibrated.df);
+        interval = pooled;
+        df = pooled.df;
+        noise = 'pooled with calibration';
+      } else noise = 'own trials (above calibration)';
+    }
+    return { metric, ...(policy ? { policy } : {}), rows, effects, points, interval, df, noise, ...(correction !== undefined ? { correction } : {}), ...(noData ? { noData } : {}) };
   });
 
   const judged = drafts.filter((d) => d.policy && !d.noData);
@@ -137,7 +157,7 @@ export function judge(trialMetrics: readonly TrialMetric[], options: JudgeOption
     const scale: EffectScale = first?.scale ?? (d.metric.startsWith('error_share') ? 'absolute' : 'relative');
     const { estimate, low, high, pValue, sd, n } = d.interval;
     const adjustedP = adjustedOf.get(d.metric) ?? Number.NaN;
-    const mde = minimumDetectableEffect(sd, n, alpha);
+    const mde = minimumDetectableEffect(sd, n, alpha, 0.8, Math.max(1, d.df));
     const calibrated = options.calibration?.metrics[d.metric];
     const noiseFloor = calibrated && n >= 2 ? minimumDetectableEffect(calibrated.sd, n, alpha) : undefined;
     const fmt = (v: number): string => formatEffect(v, scale);
@@ -160,11 +180,16 @@ export function judge(trialMetrics: readonly TrialMetric[], options: JudgeOption
       minimumDetectableEffect: mde,
       ...(noiseFloor !== undefined ? { noiseFloor } : {}),
       ...(d.correction !== undefined ? { slotBiasCorrection: d.correction } : {}),
+      df: d.df,
+      noise: d.noise,
     };
     if (d.noData) return { ...base, verdict: 'no data' as const, reason: `no data: ${d.noData}` };
-    const interval = `${fmt(estimate)} [${fmt(low)}, ${fmt(high)}] over ${n} trials`;
-    if (!d.policy) return { ...base, verdict: Math.abs(estimate) > 0 && pValue < alpha ? ('inconclusive' as const) : ('no change' as const), reason: `reported, not judged (no check names it): ${interval}, p = ${pValue.toPrecision(2)}` };
-    const { threshold, direction } = d.policy;
+    const interval = `${fmt(estimate)} [${fmt(low)}, ${fmt(high)}] over ${n} trials${d.noise === 'pooled with calibration' ? ` (noise pooled with the A/A calibration, ${d.df} df)` : d.noise === 'own trials (above calibration)' ? ' (noisier than calibrated: judged on its own trials)' : ''}`;
+    // A reported-only metric gets the same rules with a default policy and its unadjusted p-value; it never
+    // decides the outcome, and its reason says so.
+    const policy = d.policy ?? { metric: d.metric, direction: d.metric.startsWith('latency') || d.metric.startsWith('error_share') ? ('increase-is-bad' as const) : ('either' as const), threshold: defaultThreshold(d.metric, scale), critical: false, mustHaveData: false };
+    const prefix = d.policy ? '' : 'reported, not judged (no check names it); ';
+    const { threshold, direction } = policy;
     const noise = mde > threshold ? ` With this noise (between-trial sd ${fmt(sd)}) and ${n} trials, a change smaller than ${fmt(mde)} could not have been seen.` : '';
     const calibratedNote =
       noiseFloor !== undefined && noiseFloor > threshold
@@ -172,23 +197,23 @@ export function judge(trialMetrics: readonly TrialMetric[], options: JudgeOption
         : '';
     const suggestedTrials = trialsToDetect(calibrated?.sd ?? sd, threshold, { alpha });
     const withSuggestion = <T extends object>(v: T): T & { suggestedTrials?: number } => (suggestedTrials !== undefined && suggestedTrials > n ? { ...v, suggestedTrials } : v);
-    const significant = adjustedP < alpha;
+    const significant = (d.policy ? adjustedP : pValue) < alpha;
     if (significant && Math.abs(estimate) >= threshold) {
       const bad = isBad(direction, estimate);
       return {
         ...base,
         verdict: bad ? ('regression' as const) : ('improvement' as const),
-        reason: `${bad ? 'regression' : 'improvement'}: ${interval}; significant (adjusted p = ${adjustedP.toPrecision(2)} < ${alpha}) and beyond the ${fmt(threshold)} threshold`,
+        reason: `${prefix}${bad ? 'regression' : 'improvement'}: ${interval}; significant (${d.policy ? 'adjusted ' : ''}p = ${(d.policy ? adjustedP : pValue).toPrecision(2)} < ${alpha}) and beyond the ${fmt(threshold)} threshold`,
       };
     }
     if (low > -threshold && high < threshold) {
-      return { ...base, verdict: 'no change' as const, reason: `no change: ${interval} lies within ±${fmt(threshold).slice(1)}${significant ? ' (a real but smaller change)' : ''}` };
+      return { ...base, verdict: 'no change' as const, reason: `${prefix}no change: ${interval} lies within ±${fmt(threshold).slice(1)}${significant ? ' (a real but smaller change)' : ''}` };
     }
     if (significant) {
-      return withSuggestion({ ...base, verdict: 'inconclusive' as const, reason: `inconclusive: ${interval} is significant but its estimate is below the ${fmt(threshold)} threshold while the interval reaches beyond it.${noise}${calibratedNote}` });
+      return withSuggestion({ ...base, verdict: 'inconclusive' as const, reason: `${prefix}inconclusive: ${interval} is significant but its estimate is below the ${fmt(threshold)} threshold while the interval reaches beyond it.${noise}${calibratedNote}` });
     }
     const needed = suggestedTrials !== undefined && suggestedTrials > n ? ` About ${suggestedTrials} trials would resolve a ${fmt(threshold)} change.` : '';
-    return withSuggestion({ ...base, verdict: 'inconclusive' as const, reason: `inconclusive: ${interval} is not significant (adjusted p = ${Number.isNaN(adjustedP) ? 'n/a' : adjustedP.toPrecision(2)}) but reaches beyond ±${fmt(threshold).slice(1)}.${noise}${calibratedNote}${needed}` });
+    return withSuggestion({ ...base, verdict: 'inconclusive' as const, reason: `${prefix}inconclusive: ${interval} is not significant (${d.policy ? 'adjusted ' : ''}p = ${Number.isNaN(d.policy ? adjustedP : pValue) ? 'n/a' : (d.policy ? adjustedP : pValue).toPrecision(2)}) but reaches beyond ±${fmt(threshold).slice(1)}.${noise}${calibratedNote}${needed}` });
   });
 
   const judgedMetrics = metrics.filter((m) => m.judged);

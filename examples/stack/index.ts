@@ -9,3 +9,4 @@ export { modelFor, type RankedItem } from './ranking-service.js';
 export { IDENTITY_PREFIX, DEADLINE_HEADER, type Identity } from './service-host.js';
 export type { PredictionShard } from './prediction-service.js';
 export { metricTotal } from './metric-total.js';
+export { rankingCorpus } from './ranking-corpus.js';

@@ -20,6 +20,8 @@ const metric = (name: string, judged: boolean): MetricVerdict => ({
   adjustedP: judged ? 0.02 : Number.NaN,
   sd: 0.01,
   minimumDetectableEffect: 0.03,
+  df: 1,
+  noise: 'own trials',
   verdict: 'regression',
   reason: `regression because ${HOSTILE}`,
 });

@@ -1,0 +1,68 @@
+/**
+ * Synthetic paired experiments with realistic noise, for the verdict bench:
+ * a fixed corpus whose records differ in cost (lognormal), a per-trial drift
+ * shared by both arms (the machine got busier), a small per-trial drift of
+ * each arm alone (placement: what pairing cannot cancel and what makes the
+ * trial the unit of inference), per-request lognormal noise, a 0.1% error
+ * rate on both arms, and an optional multiplicative shift of the treatment.
+ */
+import type { RequestOutcome } from '../../core/index.js';
+import { seededRandom } from '../../core/index.js';
+import type { TrialData } from '../../harness/index.js';
+
+export interface SyntheticOptions {
+  readonly seed: number;
+  readonly trials: number;
+  /** Records per trial (the default workload sends 50 pairs/s for 30 s: 1,500). */
+  readonly records: number;
+  /** Relative shift of the treatment's latency, e.g. 0.03. */
+  readonly shift: number;
+  /** sd of log record cost. @default 0.6 */
+  readonly recordSigma?: number;
+  /** sd of log per-trial drift shared by both arms. @default 0.05 */
+  readonly trialDrift?: number;
+  /** sd of the per-trial, per-arm relative drift. @default 0.005 */
+  readonly armDrift?: number;
+  /** sd of log per-request noise. @default 0.25 */
+  readonly requestSigma?: number;
+}
+
+/** Standard normal by Box–Muller from a seeded stream. */
+function normal(random: () => number): () => number {
+  return () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+}
+
+export function syntheticExperiment(options: SyntheticOptions): TrialData[] {
+  const random = seededRandom(options.seed);
+  const z = normal(random);
+  // The corpus is the same in every trial of an experiment (it is the same recorded window).
+  const cost = Array.from({ length: options.records }, () => 20 * Math.exp((options.recordSigma ?? 0.6) * z()));
+  const trials: TrialData[] = [];
+  for (let t = 0; t < options.trials; t++) {
+    const drift = Math.exp((options.trialDrift ?? 0.05) * z());
+    const armFactor = { control: 1 + (options.armDrift ?? 0.005) * z(), treatment: (1 + (options.armDrift ?? 0.005) * z()) * (1 + options.shift) };
+    const outcomes: RequestOutcome[] = [];
+    for (let r = 0; r < options.records; r++) {
+      for (const arm of ['control', 'treatment'] as const) {
+        const latencyMs = cost[r]! * drift * armFactor[arm] * Math.exp((options.requestSigma ?? 0.25) * z());
+        const failed = random() < 0.001;
+        outcomes.push({
+          experimentId: 'synthetic',
+          trial: t,
+          attempt: 1,
+          arm,
+          recordId: `r${r}`,
+          intendedMs: 1_000_000 + t * 60_000 + r * 20,
+          latencyMs,
+          status: failed ? 503 : 200,
+          bytes: 500,
+          errorClass: failed ? '5xx' : '',
+          bodyHash: '',
+          first: random() < 0.5,
+        });
+      }
+    }
+    trials.push({ index: t, outcomes, samples: [] });
+  }
+  return trials;
+}
