@@ -6,7 +6,7 @@
  * harness's (harness/evaluate.ts), run by the caller on the stored data.
  */
 import { randomBytes } from 'node:crypto';
-import { InputError, type Clock, type DetectorObservation, type ExperimentRecord, type TrialRecord, type WorkloadConfig } from '../core/index.js';
+import { InputError, type Clock, type DetectorObservation, type ExperimentRecord, type RequestOutcome, type TrialRecord, type WorkloadConfig } from '../core/index.js';
 import type { Store } from '../store/index.js';
 import { readCorpusWindow } from '../recorder/index.js';
 import { runTrials, type ArmProvider, type ReplayProgress } from '../replayer/index.js';
@@ -93,10 +93,6 @@ export async function replayExperiment(options: ReplayExperimentOptions): Promis
     const monitoring: Promise<Cancellation | undefined> =
       detectors.length > 0 ? runMonitor({ experimentId, detectors, clock, controller: monitorController, onObservation: (o) => observations.push(o) }) : Promise.resolve(undefined);
     const signal = options.signal ? AbortSignal.any([options.signal, monitorController.signal]) : monitorController.signal;
-    // During-checks read outcomes as they are stored.
-    const liveStore = options.duringChecks?.length
-      ? { ...store, outcomes: { append: async (batch: Parameters<Store['outcomes']['append']>[0]) => (live.add(batch), store.outcomes.append(batch)), read: store.outcomes.read.bind(store.outcomes) } }
-      : store;
     let cancellation: Cancellation | undefined;
     try {
       const result = await runTrials({
@@ -105,7 +101,9 @@ export async function replayExperiment(options: ReplayExperimentOptions): Promis
         workload,
         corpus,
         arms,
-        store: liveStore,
+        store,
+        // During-checks read outcomes as they happen, not when a batch is stored.
+        ...(options.duringChecks?.length ? { onOutcome: (outcome: RequestOutcome) => live.add([outcome]) } : {}),
         clock,
         signal,
         onTrials: (trials: readonly TrialRecord[]) => save({ trials: [...trials] }),

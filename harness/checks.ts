@@ -27,6 +27,7 @@ export class LiveOutcomes {
   readonly #byArm = new Map<string, RequestOutcome[]>();
   readonly #clock: Clock;
   readonly #keepMs: number;
+  #lastTrimMs = Number.NEGATIVE_INFINITY;
 
   /** Keeps `keepMs` of outcomes (by intended send time). */
   constructor(clock: Clock, keepMs = 60_000) {
@@ -40,7 +41,11 @@ export class LiveOutcomes {
       list.push(o);
       this.#byArm.set(o.arm, list);
     }
-    const oldest = this.#clock.now() - this.#keepMs;
+    // Called for every outcome on the replay's hot path: trim in bulk, at most once a second.
+    const now = this.#clock.now();
+    if (now - this.#lastTrimMs < 1_000) return;
+    this.#lastTrimMs = now;
+    const oldest = now - this.#keepMs;
     for (const [arm, list] of this.#byArm) {
       const firstKept = list.findIndex((o) => o.intendedMs >= oldest);
       if (firstKept > 0) this.#byArm.set(arm, list.slice(firstKept));

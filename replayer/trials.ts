@@ -39,6 +39,8 @@ export interface RunTrialsOptions {
   readonly router?: { setTrial(trial: number): void; snapshot(): readonly unknown[] };
   /** A second copy of control whose responses the harness uses to cancel noise. */
   readonly controlPrime?: string;
+  /** Every measurement-window outcome as it happens (during-checks read them live). */
+  readonly onOutcome?: (outcome: RequestOutcome) => void;
 }
 
 export interface TrialsResult {
@@ -147,6 +149,7 @@ export async function runTrials(options: RunTrialsOptions): Promise<TrialsResult
             ...(options.signal ? { signal: options.signal } : {}),
             keepBodyBytes: workload.replay.compareResponses || workload.harness.responses !== undefined ? 65_536 : 0,
             onOutcome: (outcome) => {
+              options.onOutcome?.(outcome);
               buffer.push(outcome);
               if (buffer.length >= OUTCOME_BATCH) flush();
             },

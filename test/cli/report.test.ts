@@ -120,6 +120,53 @@ describe('tandem report', () => {
     expect((JSON.parse(ignored.out) as ExperimentReport).calibration).toBeUndefined();
   });
 
+  it('cancels out fields that differ between two controls (control, control′, treatment)', async () => {
+    const dir = await project();
+    const control = await service({ note: 'same' });
+    const controlPrime = await service({ note: 'same' });
+    const treatment = await service({ note: 'changed' });
+    const replay = await runCli(['replay', '--workload', 'svc', '--control', control, '--treatment', treatment, '--control-prime', controlPrime, '--trials', '2', '--json'], { cwd: dir });
+    expect(replay.code, replay.err).toBe(0);
+    const { experimentId } = JSON.parse(replay.out) as { experimentId: string };
+    const store = createLocalStore({ dir: join(dir, '.tandem') });
+    const arms = new Map<string, number>();
+    for await (const o of store.outcomes.read(experimentId)) arms.set(o.arm, (arms.get(o.arm) ?? 0) + 1);
+    expect(arms.get('control-prime')).toBeGreaterThan(0);
+    expect(arms.get('control-prime')).toBeLessThanOrEqual(arms.get('control')!);
+    // Without the configured ignore, servedAt differs everywhere: noise, found by control′.
+    await writeFile(join(dir, 'tandem.config.yaml'), (await readFile(join(dir, 'tandem.config.yaml'), 'utf8')).replace('ignoreFields: [servedAt], ', ''));
+    const report = JSON.parse((await runCli(['report', experimentId, '--format', 'json'], { cwd: dir })).out) as ExperimentReport;
+    expect(report.comparison!.noiseCancellation).toBe(true);
+    expect(report.comparison!.fields.find((f) => f.path === 'servedAt')).toMatchObject({ ignored: 'noise' });
+    expect(report.comparison!.fields.find((f) => f.path === 'note')).toMatchObject({ ignored: false, rate: 1, noiseRate: 0 });
+    expect(report.notes.join('\n')).not.toMatch(/no control′ arm/);
+  });
+
+  it('runs during-checks from the checks module on the monitor loop: a sustained violation cancels the replay', async () => {
+    const dir = await project();
+    await writeFile(
+      join(dir, 'checks.ts'),
+      [
+        "export default {",
+        "  during: [{ name: 'treatment-5xx', intervalMs: 200, consecutive: 2,",
+        "    evaluate: ({ live }: { live: { errorShare(arm: string, c?: string): number } }) => { const share = live.errorShare('treatment', '5xx'); return { ok: !(share > 0.05), value: share }; } }],",
+        "};",
+        '',
+      ].join('\n'),
+    );
+    await writeFile(join(dir, 'tandem.config.yaml'), (await readFile(join(dir, 'tandem.config.yaml'), 'utf8')).replace('    harness:\n', '    harness:\n      checksModule: checks.ts\n').replace("measure: 1s", "measure: 20s"));
+    const control = await service({ note: 'same' });
+    const treatment = await service({ failEvery: 5, note: 'same' });
+    const replay = await runCli(['replay', '--workload', 'svc', '--control', control, '--treatment', treatment, '--json'], { cwd: dir });
+    expect(replay.code).toBe(2);
+    const summary = JSON.parse(replay.out) as { experimentId: string; status: string; cancellation: { detector: string } };
+    expect(summary.status).toBe('cancelled');
+    expect(summary.cancellation.detector).toBe('check:treatment-5xx');
+    const store = createLocalStore({ dir: join(dir, '.tandem') });
+    const observations = await store.observations.read(summary.experimentId);
+    expect(observations.filter((o) => o.detector === 'check:treatment-5xx' && o.verdict === 'violation').length).toBeGreaterThanOrEqual(2);
+  });
+
   it('answers bad input with exit 3', async () => {
     const dir = await project();
     const unknown = await runCli(['report', 'no-such-experiment'], { cwd: dir });
