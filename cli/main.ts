@@ -8,6 +8,7 @@ import { NotImplementedError, TandemError, errorMessage } from '../core/index.js
 import { ExitCode, exitCodeFor } from './exit-codes.js';
 import { loadCommandConfig, processContext, type CliContext, type GlobalOptions } from './cli-context.js';
 import { PLANNED_COMMANDS } from './commands/planned.js';
+import type { ExperimentFlags } from './experiment-options.js';
 import * as validate from './commands/validate.js';
 import * as schema from './commands/schema.js';
 import * as storeInit from './commands/store-init.js';
@@ -18,6 +19,12 @@ import * as replay from './commands/replay.js';
 import * as report from './commands/report.js';
 import * as calibrate from './commands/calibrate.js';
 import * as fuzz from './commands/fuzz.js';
+import * as runCommand from './commands/run.js';
+import * as submit from './commands/submit.js';
+import * as worker from './commands/worker.js';
+import * as status from './commands/status.js';
+import * as cancel from './commands/cancel.js';
+import * as wait from './commands/wait.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -161,6 +168,60 @@ export function buildProgram(ctx: CliContext, setExit: (code: number) => void): 
     .option('--concurrency <n>', 'requests in flight', '8')
     .option('--health-path <path>', 'probed after a dropped connection to tell a crash', '/healthz')
     .action(async (_options, command: Command) => setExit(await fuzz.run(command.optsWithGlobals<fuzz.FuzzCommandOptions>(), ctx)));
+
+  const experimentFlags = (command: Command): Command =>
+    command
+      .option('--control <url>', 'a running control deployment (with --treatment)')
+      .option('--treatment <url>', 'a running treatment deployment (with --control)')
+      .option('--control-revision <rev>', 'substituted for {revision} in the control deploy command')
+      .option('--treatment-revision <rev>', 'substituted for {revision} in the treatment deploy command')
+      .addOption(new Option('--stage <stage>', 'lifecycle stage: orders the queue and is part of the dedupe key').choices(['diff', 'land', 'release', 'periodic']))
+      .option('--change <id>', 'the change under test (diff, commit): the same change, workload and stage give the same experiment')
+      .option('--seed <n>', 'seed of every random choice')
+      .option('--trials <n>', 'override trials.count')
+      .option('--rate <pairs/s>', 'override replay.rate')
+      .option('--warmup <duration>', 'override trials.warmup')
+      .option('--measure <duration>', 'override trials.measure')
+      .option('--aa', 'an A/A calibration (control against control) instead of an experiment');
+
+  experimentFlags(program.command('run').description('run one experiment now in this process: queued → running → verdict and report; exit 0 passed, 1 regressed, 2 cancelled/failed').argument('<workload>', 'workload from the config'))
+    .addOption(new Option('--format <format>', 'report format').choices(['json', 'md', 'html']))
+    .option('--every <duration>', 'repeat on this schedule (periodic A/A with --aa) until interrupted')
+    .option('--times <n>', 'with --every: stop after this many runs')
+    .option('--noop', 'a no-op experiment: exercises the lifecycle and the store only')
+    .action(async (workload: string, _options, command: Command) => setExit(await runCommand.run(workload, command.optsWithGlobals<runCommand.RunOptions>(), ctx)));
+
+  experimentFlags(program.command('submit').description('enqueue an experiment for `tandem worker`s (queue.kind: bullmq); duplicates of the same change dedupe').argument('<workload>', 'workload from the config'))
+    .option('--noop', 'a no-op experiment: exercises the queue only')
+    .action(async (workload: string, _options, command: Command) => setExit(await submit.run(workload, command.optsWithGlobals<ExperimentFlags>(), ctx)));
+
+  program
+    .command('worker')
+    .description('process experiments from the BullMQ queue until SIGINT/SIGTERM')
+    .option('--concurrency <n>', 'experiments this worker runs at once (default: queue.concurrency)')
+    .action(async (_options, command: Command) => setExit(await worker.run(command.optsWithGlobals<worker.WorkerOptions>(), ctx)));
+
+  program
+    .command('status')
+    .description('the newest experiments, or one with its trials, verdict and events')
+    .argument('[experiment]', 'experiment id')
+    .option('--workload <name>', 'only this workload')
+    .option('--limit <n>', 'how many (default 20)')
+    .action(async (id: string | undefined, _options, command: Command) => setExit(await status.run(id, command.optsWithGlobals<status.StatusOptions>(), ctx)));
+
+  program
+    .command('cancel')
+    .description('cancel an experiment: removed when queued, stopped within a second when running')
+    .argument('<experiment>', 'experiment id')
+    .option('--reason <text>', 'recorded with the cancellation')
+    .action(async (id: string, _options, command: Command) => setExit(await cancel.run(id, command.optsWithGlobals<cancel.CancelOptions>(), ctx)));
+
+  program
+    .command('wait')
+    .description('wait for an experiment to end; exit 0 passed, 1 regressed, 2 cancelled/failed/timeout')
+    .argument('<experiment>', 'experiment id')
+    .option('--timeout <duration>', 'give up after this long (default 1h)')
+    .action(async (id: string, _options, command: Command) => setExit(await wait.run(id, command.optsWithGlobals<wait.WaitOptions>(), ctx)));
 
   for (const planned of PLANNED_COMMANDS) {
     program

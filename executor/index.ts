@@ -1,2 +1,10 @@
 /** Running experiments: the replay of one experiment end to end (queues and the lifecycle come with issue 9). */
 export { replayExperiment, newExperimentId, type ReplayExperimentOptions, type ReplayExperimentResult } from './replay-experiment.js';
+export { armsFor, httpUrl, controlAgainstControl, type ArmChoice } from './experiment-arms.js';
+export { STAGES, STAGE_PRIORITY, parseRequest, dedupeKey, experimentIdFor, type Stage, type ExperimentRequest, type ExperimentRequestInput } from './experiment-request.js';
+export { createQueued, transition, isTerminal, requestOf, TERMINAL_STATUSES } from './lifecycle.js';
+export { runExperiment, latestCalibration, type RunContext } from './run-experiment.js';
+export { requestCancel, watchCancellation, CANCEL_EVENT } from './cancellation-watch.js';
+export { type ExperimentQueue, type ExperimentRunner, type SubmitResult, type CancelResult } from './queue.js';
+export { InlineQueue, type InlineQueueOptions } from './inline-queue.js';
+export { BullMqQueue, BullMqWorker, QUEUE_NAME, type BullMqOptions, type BullMqWorkerOptions } from './bullmq-queue.js';

@@ -33,6 +33,14 @@ export interface ReplayExperimentOptions {
   readonly onProgress?: (trial: number, attempt: number, progress: ReplayProgress) => void;
   /** Called once the experiment record exists, with its id. */
   readonly onStart?: (experimentId: string, seed: number) => void;
+  /**
+   * The stored record of this experiment when it is picked up again (queued by a
+   * submitter, or interrupted by a crash): its id, seed and spec are kept, and
+   * its completed trials are not run again.
+   */
+  readonly existing?: ExperimentRecord;
+  /** The caller judges the replay and stores the terminal status (passed or regressed) itself. */
+  readonly judgedAfter?: boolean;
 }
 
 export interface ReplayExperimentResult {
@@ -50,9 +58,9 @@ export function newExperimentId(kind: string, nowMs: number): string {
 
 export async function replayExperiment(options: ReplayExperimentOptions): Promise<ReplayExperimentResult> {
   const { workload, store, clock } = options;
-  const seed = options.seed ?? randomBytes(4).readUInt32LE(0);
+  const seed = options.existing?.seed ?? options.seed ?? randomBytes(4).readUInt32LE(0);
   const nowMs = clock.now();
-  const experimentId = options.experimentId ?? newExperimentId(options.kind, nowMs);
+  const experimentId = options.existing?.id ?? options.experimentId ?? newExperimentId(options.kind, nowMs);
   // Deployed arms get the router's listeners instead of their dependencies' addresses (FIRE §4).
   const router = options.deployed && workload.dependencies.length > 0 ? await startRouter({ experimentId, seed, dependencies: workload.dependencies, identityPrefix: workload.replay.identityHeaderPrefix }) : undefined;
   try {
@@ -62,22 +70,25 @@ export async function replayExperiment(options: ReplayExperimentOptions): Promis
     const corpus = () => readCorpusWindow(store.corpus, { tier, lookbackMs: workload.corpus.lookback, nowMs, ...(workload.corpus.limit !== undefined ? { limit: workload.corpus.limit } : {}) });
     const first = await corpus()[Symbol.asyncIterator]().next();
     if (first.done) throw new InputError(`no recorded requests of tier ${tier} in the last ${workload.corpus.lookback / 3_600_000} h: record some with \`tandem record\` or \`tandem corpus import\``);
-    let record: ExperimentRecord = {
-      id: experimentId,
-      workload: workload.name,
-      status: 'running',
-      createdAtMs: nowMs,
-      updatedAtMs: nowMs,
-      seed,
-      spec: { kind: options.kind, arms: arms.kind, rate: workload.replay.rate, trials: workload.trials.count, ...options.spec },
-      trials: [],
-    };
+    let record: ExperimentRecord = options.existing
+      ? { ...options.existing, status: 'running' }
+      : {
+          id: experimentId,
+          workload: workload.name,
+          status: 'running',
+          createdAtMs: nowMs,
+          updatedAtMs: nowMs,
+          seed,
+          spec: { kind: options.kind, arms: arms.kind, rate: workload.replay.rate, trials: workload.trials.count, ...options.spec },
+          trials: [],
+        };
     const save = async (changes: Partial<ExperimentRecord>): Promise<void> => {
       record = { ...record, ...changes, updatedAtMs: Math.max(clock.now(), record.updatedAtMs + 1) };
       await store.experiments.put(record);
     };
     await save({});
-    await store.experiments.appendEvent({ experimentId, timeMs: clock.now(), type: 'status', message: 'running' });
+    const resumed = (options.existing?.trials.length ?? 0) > 0;
+    await store.experiments.appendEvent({ experimentId, timeMs: clock.now(), type: 'status', message: 'running', ...(resumed ? { data: { reason: `resumed with ${options.existing!.trials.filter((t) => t.status === 'completed').length} completed trial(s)` } } : {}) });
     options.onStart?.(experimentId, seed);
     let status: ExperimentRecord['status'] = 'completed';
     let reason: string | undefined;
@@ -110,10 +121,11 @@ export async function replayExperiment(options: ReplayExperimentOptions): Promis
         ...(options.onProgress ? { onProgress: options.onProgress } : {}),
         ...(router ? { router } : {}),
         ...(options.controlPrime !== undefined ? { controlPrime: options.controlPrime } : {}),
+        ...(resumed ? { previous: options.existing!.trials } : {}),
       });
       if (result.cancelled) {
         status = 'cancelled';
-        reason = monitorController.signal.aborted ? (monitorController.signal.reason as Error).message : 'interrupted';
+        reason = monitorController.signal.aborted ? (monitorController.signal.reason as Error).message : ((options.signal?.reason as Error | undefined)?.message ?? 'interrupted');
       }
     } catch (error) {
       status = 'failed';
@@ -124,8 +136,11 @@ export async function replayExperiment(options: ReplayExperimentOptions): Promis
       cancellation = await monitoring;
       if (observations.length > 0) await store.observations.append(observations);
       if (cancellation) await store.experiments.appendEvent({ experimentId, timeMs: cancellation.terminatedMs, type: 'cancelled-by-monitor', message: cancellation.reason, data: { ...cancellation } });
-      await save({ status, ...(reason ? { reason } : {}) });
-      await store.experiments.appendEvent({ experimentId, timeMs: clock.now(), type: 'status', message: status, ...(reason ? { data: { reason } } : {}) });
+      // A judged experiment stays running until its verdict is stored: `completed` is a plain replay's end.
+      if (!(options.judgedAfter && status === 'completed')) {
+        await save({ status, ...(reason ? { reason } : {}) });
+        await store.experiments.appendEvent({ experimentId, timeMs: clock.now(), type: 'status', message: status, ...(reason ? { data: { reason } } : {}) });
+      }
     }
     return { experimentId, seed, status, ...(reason ? { reason } : {}), record, ...(cancellation ? { cancellation } : {}) };
   } finally {

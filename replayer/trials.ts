@@ -41,6 +41,12 @@ export interface RunTrialsOptions {
   readonly controlPrime?: string;
   /** Every measurement-window outcome as it happens (during-checks read them live). */
   readonly onOutcome?: (outcome: RequestOutcome) => void;
+  /**
+   * Trial records of an earlier run of this experiment (a worker died): completed
+   * trials are kept, an attempt still marked running is recorded as replaced,
+   * and the run continues with the trials that are missing.
+   */
+  readonly previous?: readonly TrialRecord[];
 }
 
 export interface TrialsResult {
@@ -72,32 +78,50 @@ function summarize(result: PairedReplayResult, minAchievedShare: number): Record
 
 export async function runTrials(options: RunTrialsOptions): Promise<TrialsResult> {
   const { workload, clock } = options;
-  const trials: TrialRecord[] = [];
+  // An interrupted attempt is the executor's failure, not the trial's: it does not count against maxReplacements.
+  const trials: TrialRecord[] = (options.previous ?? []).map((t) =>
+    t.status === 'running' ? { ...t, status: 'replaced', endedAtMs: clock.now(), reason: 'interrupted: the worker running this trial stopped (crash or kill); replaced on resume' } : t,
+  );
   const threshold = options.connectionErrorThreshold ?? 0.5;
-  let replacements = 0;
-  let completed = 0;
+  let replacements = trials.filter((t) => (t.status === 'replaced' || t.status === 'excluded') && !t.reason?.startsWith('interrupted:')).length;
+  let completed = trials.filter((t) => t.status === 'completed').length;
   const persist = async (): Promise<void> => {
     await options.onTrials?.(trials);
   };
-  const replaceOrFail = async (record: TrialRecord): Promise<void> => {
+  /** The attempt in progress is stored as running, so a crash leaves a record of it. */
+  const settle = (record: TrialRecord): void => {
+    const running = trials.findIndex((t) => t.status === 'running' && t.index === record.index && t.attempt === record.attempt);
+    if (running >= 0) trials.splice(running, 1);
     trials.push(record);
+  };
+  const replaceOrFail = async (record: TrialRecord): Promise<void> => {
+    settle(record);
     await persist();
     if (++replacements > workload.trials.maxReplacements) {
       const reasons = trials.filter((t) => t.status === 'replaced' || t.status === 'excluded').map((t) => `trial ${t.index} attempt ${t.attempt}: ${t.reason}`);
       throw new ReplayFailedError(`more than ${workload.trials.maxReplacements} trial(s) failed for infrastructure reasons:\n  ${reasons.join('\n  ')}`);
     }
   };
+  if (trials.length > 0) await persist();
 
   for (let index = 0; index < workload.trials.count; index++) {
-    for (let attempt = 1; ; attempt++) {
+    if (trials.some((t) => t.index === index && t.status === 'completed')) continue;
+    const firstAttempt = 1 + Math.max(0, ...trials.filter((t) => t.index === index).map((t) => t.attempt));
+    for (let attempt = firstAttempt; ; attempt++) {
       if (options.signal?.aborted) return { trials, completed, cancelled: true };
       const startedAtMs = clock.now();
+      trials.push({ index, attempt, status: 'running', startedAtMs });
+      await persist();
       let deployments: Record<ArmName, ArmDeployment>;
       try {
         deployments = await options.arms.deploy(index, options.signal);
       } catch (error) {
-        if (options.signal?.aborted) return { trials, completed, cancelled: true };
-        if (!(error instanceof ArmNotReadyError)) throw error;
+        if (options.signal?.aborted || !(error instanceof ArmNotReadyError)) {
+          settle({ index, attempt, status: options.signal?.aborted ? 'cancelled' : 'failed', startedAtMs, endedAtMs: clock.now(), reason: options.signal?.aborted ? 'cancelled' : (error as Error).message });
+          await persist();
+          if (options.signal?.aborted) return { trials, completed, cancelled: true };
+          throw error;
+        }
         await replaceOrFail({ index, attempt, status: 'replaced', startedAtMs, endedAtMs: clock.now(), reason: error.message, details: { output: error.output.slice(-2_000) } });
         continue;
       }
@@ -168,7 +192,7 @@ export async function runTrials(options: RunTrialsOptions): Promise<TrialsResult
           ...(options.router ? { dependencies: options.router.snapshot() } : {}),
         };
         if (result.cancelled) {
-          trials.push({ index, attempt, status: 'cancelled', startedAtMs, endedAtMs: clock.now(), reason: 'cancelled', details });
+          settle({ index, attempt, status: 'cancelled', startedAtMs, endedAtMs: clock.now(), reason: 'cancelled', details });
           await persist();
           return { trials, completed, cancelled: true };
         }
@@ -185,7 +209,7 @@ export async function runTrials(options: RunTrialsOptions): Promise<TrialsResult
           });
           continue;
         }
-        trials.push({ index, attempt, status: 'completed', startedAtMs, endedAtMs: clock.now(), details });
+        settle({ index, attempt, status: 'completed', startedAtMs, endedAtMs: clock.now(), details });
         completed++;
         await persist();
         break;

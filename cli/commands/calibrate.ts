@@ -5,9 +5,9 @@
  * at the workload's trial count. Stored with the experiment; later verdicts
  * of the workload use the newest calibration.
  */
-import { systemClock, type WorkloadConfig } from '../../core/index.js';
+import { systemClock } from '../../core/index.js';
 import { createStore } from '../../store/index.js';
-import { replayExperiment } from '../../executor/index.js';
+import { controlAgainstControl, replayExperiment } from '../../executor/index.js';
 import { calibrate, formatEffect, loadExperimentData, metricPolicies, trialMetrics, type Calibration } from '../../harness/index.js';
 import { ExitCode } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext } from '../cli-context.js';
@@ -18,10 +18,6 @@ export interface CalibrateOptions extends Omit<ReplayOptions, 'treatment' | 'tre
   readonly subsets?: string;
 }
 
-/** The workload with its treatment replaced by its control: an A/A pair. */
-function controlAgainstControl(workload: WorkloadConfig): WorkloadConfig {
-  return workload.arms ? { ...workload, arms: { control: workload.arms.control, treatment: workload.arms.control } } : workload;
-}
 
 export function formatCalibration(calibration: Calibration): string[] {
   const lines = [

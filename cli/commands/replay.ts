@@ -6,9 +6,9 @@
  */
 import { UsageError, systemClock, type TandemConfig, type WorkloadConfig } from '../../core/index.js';
 import { createStore, type Store } from '../../store/index.js';
-import { DeployedArms, UrlArms, type ArmName, type ArmProvider, type ReplayProgress } from '../../replayer/index.js';
+import type { ArmName, ArmProvider, ReplayProgress } from '../../replayer/index.js';
 import { SharedSource, type EgressRouter } from '../../guardrails/index.js';
-import { replayExperiment } from '../../executor/index.js';
+import { armsFor as armsForChoice, httpUrl, replayExperiment } from '../../executor/index.js';
 import { loadChecksModule } from '../../harness/index.js';
 import { ExitCode } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
@@ -37,38 +37,11 @@ export function findWorkload(config: TandemConfig, name: string): WorkloadConfig
   return workload;
 }
 
-export function httpUrl(text: string, flag: string): string {
-  try {
-    const url = new URL(text);
-    if (url.protocol === 'http:' || url.protocol === 'https:') return url.href.replace(/\/$/, '');
-  } catch {
-    // reported below
-  }
-  throw new UsageError(`${flag} must be an http:// URL, got ${JSON.stringify(text)}`);
-}
+export { httpUrl } from '../../executor/index.js';
 
 /** Arms from the flags, else from the workload; deployed arms reach their dependencies through the router. */
 export function armsFor(workload: WorkloadConfig, options: ReplayOptions, router: EgressRouter | undefined): ArmProvider {
-  if ((options.control === undefined) !== (options.treatment === undefined)) throw new UsageError('give both --control and --treatment, or neither');
-  if (options.control !== undefined && options.treatment !== undefined) return new UrlArms({ control: httpUrl(options.control, '--control'), treatment: httpUrl(options.treatment, '--treatment') });
-  const arms = workload.arms;
-  if (!arms) throw new UsageError(`workload ${workload.name} declares no arms: pass --control URL --treatment URL`);
-  if (arms.control.url !== undefined && arms.treatment.url !== undefined) return new UrlArms({ control: arms.control.url.replace(/\/$/, ''), treatment: arms.treatment.url.replace(/\/$/, '') });
-  if (!arms.control.deploy || !arms.treatment.deploy) throw new UsageError(`workload ${workload.name}: both arms must be URLs or both deploy commands`);
-  const dependencyEnv: Record<string, string> = {};
-  for (const dependency of workload.dependencies) if (dependency.env) dependencyEnv[dependency.name] = dependency.env;
-  const spec = (arm: ArmName) => {
-    const deploy = arms[arm].deploy!;
-    return { command: deploy.command, env: deploy.env, readyPath: deploy.readyPath, readyTimeoutMs: deploy.readyTimeout, ...(deploy.cwd ? { cwd: deploy.cwd } : {}) };
-  };
-  return new DeployedArms({
-    specs: { control: spec('control'), treatment: spec('treatment') },
-    revisions: { ...(options.controlRevision ? { control: options.controlRevision } : {}), ...(options.treatmentRevision ? { treatment: options.treatmentRevision } : {}) },
-    ...(router ? { dependencies: router.urls } : {}),
-    dependencyEnv,
-    ...(workload.trials.slotCpus ? { slotCpus: [workload.trials.slotCpus[0]!, workload.trials.slotCpus[1]!] as const } : {}),
-    clock: systemClock,
-  });
+  return armsForChoice(workload, options, router, systemClock);
 }
 
 export function withOverrides(workload: WorkloadConfig, options: ReplayOptions): WorkloadConfig {

@@ -6,9 +6,10 @@
  */
 import { writeFile, rename } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { UsageError, configSchema, type ExperimentRecord, type TandemConfig, type WorkloadConfig } from '../../core/index.js';
-import { createStore, type Store } from '../../store/index.js';
-import { evaluateExperiment, loadChecksModule, renderHtml, renderJson, renderMarkdown, type Calibration, type ExperimentReport } from '../../harness/index.js';
+import { UsageError, configSchema, type TandemConfig, type WorkloadConfig } from '../../core/index.js';
+import { createStore } from '../../store/index.js';
+import { evaluateExperiment, loadChecksModule, renderHtml, renderJson, renderMarkdown, type ExperimentReport } from '../../harness/index.js';
+import { latestCalibration } from '../../executor/index.js';
 import { ExitCode } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
 
@@ -27,13 +28,6 @@ export function workloadFor(config: TandemConfig, name: string, ctx: CliContext)
   if (found) return found;
   ctx.err(`warning: workload ${name} is no longer in the config; judging with default checks`);
   return configSchema.parse({ workloads: [{ name, tier: name }] }).workloads[0]!;
-}
-
-/** The newest A/A calibration of a workload in the store. */
-export async function latestCalibration(store: Store, workload: string): Promise<Calibration | undefined> {
-  const records = await store.experiments.list({ workload, limit: 1000 });
-  const found = records.find((r: ExperimentRecord) => r.spec.kind === 'calibration' && r.status === 'completed' && r.verdict?.calibration !== undefined);
-  return found?.verdict?.calibration as Calibration | undefined;
 }
 
 export function exitCodeForReport(report: ExperimentReport): number {

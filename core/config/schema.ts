@@ -55,6 +55,9 @@ const bullmqQueue = z.strictObject({
   redisUrl: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' }).default('redis://127.0.0.1:6379').describe('Redis shared by submitters and workers.'),
   prefix: name.default('tandem').describe('Key prefix of the BullMQ queues.'),
   concurrency: z.number().int().min(1).max(64).default(1).describe('Experiments one worker process runs at once.'),
+  globalConcurrency: z.number().int().min(1).optional().describe('Experiments running at once across every worker.'),
+  lockDuration: positiveDuration.prefault('30s').describe('How long a worker holds an experiment without renewing its lock; a worker killed mid-experiment is detected after about this long.'),
+  stalledInterval: positiveDuration.prefault('30s').describe('How often workers look for experiments whose worker died, to resume them.'),
 });
 
 const recorder = z.strictObject({
@@ -229,6 +232,11 @@ const workload = z.strictObject({
     detectors: z.array(detector).default([]).describe('Dependency monitors that cancel the experiment on a sustained violation.'),
     checks: z.array(check).default([]).describe('Metrics judged, with direction and threshold.'),
     harness: harness.prefault({}).describe('How the verdict is reached and what responses are compared.'),
+    concurrency: z.number().int().min(1).max(1000).optional().describe("Experiments of this workload running at once across all workers (its resource reservation); default: no limit beyond the queue's."),
+    calibration: z
+      .strictObject({ every: positiveDuration.describe('Time between periodic A/A calibrations of this workload.') })
+      .optional()
+      .describe('Periodic A/A experiments keep the noise floor known (BullMQ: a repeatable job; inline: `tandem run --aa --every`).'),
     triggers: z
       .strictObject({
         targets: z.array(z.string().min(1)).default([]).describe('Build targets whose changes select this workload.'),

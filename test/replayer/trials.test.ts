@@ -43,14 +43,15 @@ describe('trials', () => {
     const store = await tempStore();
     const spec = { command: `${process.execPath} --import tsx ${ARM_SERVER} {revision}`, readyPath: '/healthz', readyTimeoutMs: 20_000, cwd: process.cwd() };
     const arms = new DeployedArms({ specs: { control: spec, treatment: spec }, revisions: { control: 'abc', treatment: 'def' }, clock: systemClock });
-    const persisted: number[] = [];
-    const result = await runTrials({ experimentId: 'exp-x', seed: 9, workload: workload(), corpus: () => stream(simpleCorpus(50)), arms, store, clock: systemClock, scrapeIntervalMs: 50, onTrials: (t) => void persisted.push(t.length) });
+    const persisted: string[] = [];
+    const result = await runTrials({ experimentId: 'exp-x', seed: 9, workload: workload(), corpus: () => stream(simpleCorpus(50)), arms, store, clock: systemClock, scrapeIntervalMs: 50, onTrials: (t) => void persisted.push(t.map((x) => x.status).join(',')) });
     expect(result.completed).toBe(2);
     expect(result.trials.map((t) => [t.index, t.status, t.details?.slots])).toEqual([
       [0, 'completed', { control: 'A', treatment: 'B' }],
       [1, 'completed', { control: 'B', treatment: 'A' }],
     ]);
-    expect(persisted).toEqual([1, 2]);
+    // Each attempt is stored as running when it starts, so a crash leaves a record of it.
+    expect(persisted).toEqual(['running', 'completed', 'completed,running', 'completed,completed']);
     const outcomes: RequestOutcome[] = await collect(store.outcomes.read('exp-x'));
     expect(new Set(outcomes.map((o) => o.trial))).toEqual(new Set([0, 1]));
     const samples: Sample[] = await collect(store.samples.read('exp-x'));
@@ -138,6 +139,30 @@ describe('trials', () => {
     cancel.abort(new Error('monitor: sustained violation'));
     const result = await running;
     expect(result).toMatchObject({ cancelled: true, completed: 0 });
+  });
+
+  it('resumes an interrupted experiment: completed trials kept, the running attempt recorded as replaced, the rest run', async () => {
+    const store = await tempStore();
+    const url = await server((_req, res) => res.end('ok'));
+    const deployed: number[] = [];
+    const urlArms = new UrlArms({ control: url, treatment: url });
+    const arms = { kind: 'urls' as const, deploy: (trial: number) => (deployed.push(trial), urlArms.deploy()) };
+    const previous = [
+      { index: 0, attempt: 1, status: 'completed' as const, startedAtMs: 1, endedAtMs: 2, details: { achievedRate: 100 } },
+      { index: 1, attempt: 1, status: 'running' as const, startedAtMs: 3 },
+    ];
+    const result = await runTrials({ experimentId: 'exp-r', seed: 1, workload: workload({ count: 3, maxReplacements: 0 }), corpus: () => stream(simpleCorpus(50)), arms, store, clock: systemClock, previous });
+    expect(deployed).toEqual([1, 2]);
+    expect(result.completed).toBe(3);
+    expect(result.trials.map((t) => [t.index, t.attempt, t.status])).toEqual([
+      [0, 1, 'completed'],
+      [1, 1, 'replaced'],
+      [1, 2, 'completed'],
+      [2, 1, 'completed'],
+    ]);
+    expect(result.trials[1]!.reason).toMatch(/^interrupted: the worker running this trial stopped/);
+    // The interrupted attempt does not count against maxReplacements (0 here).
+    expect(result.trials[0]!.details).toEqual({ achievedRate: 100 });
   });
 
   it('renders deploy commands and refuses unknown placeholders', () => {

@@ -1,0 +1,70 @@
+/**
+ * `tandem run <workload>`: one experiment now, in this process (the inline
+ * queue), whatever queue the config names: queued → running → verdict, then
+ * the report. `--aa --every 6h` repeats an A/A calibration on a schedule.
+ * Exit 0 passed, 1 regressed, 2 cancelled or failed (4: no verdict).
+ */
+import { systemClock } from '../../core/index.js';
+import { createStore } from '../../store/index.js';
+import { InlineQueue } from '../../executor/index.js';
+import { evaluateExperiment } from '../../harness/index.js';
+import { ExitCode } from '../exit-codes.js';
+import { loadCommandConfig, type CliContext } from '../cli-context.js';
+import { parseDurationFlag, parsePositiveInteger } from '../arguments.js';
+import { requestFromFlags, runnerFor, workloadLimits, type ExperimentFlags } from '../experiment-options.js';
+import { exitCodeForReport, render, workloadFor } from './report.js';
+import { latestCalibration } from '../../executor/index.js';
+
+export interface RunOptions extends ExperimentFlags {
+  readonly format?: string;
+  readonly every?: string;
+  readonly times?: string;
+}
+
+export async function run(workloadName: string, options: RunOptions, ctx: CliContext): Promise<number> {
+  const { config } = await loadCommandConfig(options, ctx);
+  const request = requestFromFlags(workloadName, config, options);
+  const everyMs = options.every !== undefined ? parseDurationFlag(options.every, '--every') : undefined;
+  const times = options.times !== undefined ? parsePositiveInteger(options.times, '--times') : everyMs === undefined ? 1 : Number.POSITIVE_INFINITY;
+  const format = (options.format ?? (options.json ? 'json' : 'md')) as 'json' | 'md' | 'html';
+  const store = createStore(config.store, { cwd: ctx.cwd, env: ctx.env });
+  const queue = new InlineQueue({ store, clock: systemClock, run: runnerFor(config, store, ctx.cwd), concurrency: 1, workloadLimits: workloadLimits(config) });
+  const onAbort = (): void => void queue.close();
+  ctx.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    await store.init();
+    let code: number = ExitCode.ok;
+    for (let round = 0; round < times && !ctx.signal?.aborted; round++) {
+      if (round > 0) {
+        try {
+          await systemClock.sleep(everyMs!, ctx.signal);
+        } catch {
+          break;
+        }
+      }
+      const submitted = await queue.submit(request);
+      ctx.err(`${submitted.deduplicated ? 'already submitted' : 'running'}: experiment ${submitted.id} (${request.kind}, ${request.workload}, stage ${request.stage})`);
+      await queue.idle();
+      const record = (await store.experiments.get(submitted.id))!;
+      if (record.status === 'cancelled' || record.status === 'failed') {
+        ctx.err(`experiment ${record.id} ${record.status}${record.reason ? `: ${record.reason}` : ''}`);
+        code = ExitCode.failure;
+        continue;
+      }
+      if (request.kind !== 'experiment') {
+        ctx.out(options.json ? JSON.stringify({ id: record.id, status: record.status, verdict: record.verdict ?? null }) : `experiment ${record.id}: ${record.status}`);
+        continue;
+      }
+      const workload = workloadFor(config, record.workload, ctx);
+      const calibration = await latestCalibration(store, record.workload);
+      const report = await evaluateExperiment(store, record.id, { workload, ...(calibration ? { calibration } : {}) });
+      ctx.out(render(report, format));
+      code = exitCodeForReport(report);
+    }
+    return code;
+  } finally {
+    ctx.signal?.removeEventListener('abort', onAbort);
+    await queue.close();
+    await store.close();
+  }
+}

@@ -1,0 +1,43 @@
+/**
+ * `tandem status [id]`: the newest experiments, or one experiment with its
+ * trials, verdict and lifecycle events.
+ */
+import { UsageError, type ExperimentRecord } from '../../core/index.js';
+import { createStore } from '../../store/index.js';
+import { ExitCode } from '../exit-codes.js';
+import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
+import { parsePositiveInteger } from '../arguments.js';
+
+export interface StatusOptions extends GlobalOptions {
+  readonly workload?: string;
+  readonly limit?: string;
+}
+
+const line = (r: ExperimentRecord): string =>
+  `${r.id.padEnd(34)} ${r.status.padEnd(10)} ${r.workload.padEnd(16)} ${String(r.spec.kind ?? '').padEnd(12)} ${String(r.spec.stage ?? '').padEnd(9)} ${new Date(r.createdAtMs).toISOString()}${r.reason ? `  ${r.reason.slice(0, 80)}` : ''}`;
+
+export async function run(id: string | undefined, options: StatusOptions, ctx: CliContext): Promise<number> {
+  const { config } = await loadCommandConfig(options, ctx);
+  const store = createStore(config.store, { cwd: ctx.cwd, env: ctx.env });
+  try {
+    if (id === undefined) {
+      const records = await store.experiments.list({ ...(options.workload ? { workload: options.workload } : {}), limit: options.limit !== undefined ? parsePositiveInteger(options.limit, '--limit') : 20 });
+      if (options.json) ctx.out(JSON.stringify(records.map(({ id: rid, status, workload, spec, createdAtMs, updatedAtMs, reason }) => ({ id: rid, status, workload, kind: spec.kind, stage: spec.stage, createdAtMs, updatedAtMs, ...(reason ? { reason } : {}) }))));
+      else for (const r of records) ctx.out(line(r));
+      return ExitCode.ok;
+    }
+    const record = await store.experiments.get(id);
+    if (!record) throw new UsageError(`no experiment ${JSON.stringify(id)} in the store at ${store.location}`);
+    const events = await store.experiments.events(id);
+    if (options.json) ctx.out(JSON.stringify({ ...record, events }));
+    else {
+      ctx.out(line(record));
+      for (const t of record.trials) ctx.out(`  trial ${t.index} attempt ${t.attempt}: ${t.status}${t.reason ? ` (${t.reason})` : ''}`);
+      if (record.verdict?.outcome !== undefined) ctx.out(`  verdict: ${String(record.verdict.outcome)}`);
+      for (const e of events) ctx.out(`  ${new Date(e.timeMs).toISOString()} ${e.type}${e.message ? ` ${e.message}` : ''}${e.data?.reason ? ` (${String(e.data.reason)})` : ''}`);
+    }
+    return ExitCode.ok;
+  } finally {
+    await store.close();
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * What `run` and `submit` share: the experiment request built from flags,
+ * and the queue picked from the config (the CLI is where backends are chosen).
+ */
+import { UsageError, systemClock, type TandemConfig } from '../core/index.js';
+import type { Store } from '../store/index.js';
+import { BullMqQueue, InlineQueue, STAGES, httpUrl, parseRequest, runExperiment, type ExperimentQueue, type ExperimentRequest } from '../executor/index.js';
+import { parseDurationFlag, parsePositiveInteger, parsePositiveNumber } from './arguments.js';
+import { sharedSource } from './commands/replay.js';
+import type { GlobalOptions } from './cli-context.js';
+
+export interface ExperimentFlags extends GlobalOptions {
+  readonly control?: string;
+  readonly treatment?: string;
+  readonly controlRevision?: string;
+  readonly treatmentRevision?: string;
+  readonly stage?: string;
+  readonly change?: string;
+  readonly seed?: string;
+  readonly trials?: string;
+  readonly rate?: string;
+  readonly warmup?: string;
+  readonly measure?: string;
+  readonly aa?: boolean;
+  readonly noop?: boolean;
+}
+
+export function requestFromFlags(workload: string, config: TandemConfig, flags: ExperimentFlags): ExperimentRequest {
+  if (!config.workloads.some((w) => w.name === workload)) throw new UsageError(`no workload named ${JSON.stringify(workload)} in the config (known: ${config.workloads.map((w) => w.name).join(', ') || 'none'})`);
+  if (flags.stage !== undefined && !(STAGES as readonly string[]).includes(flags.stage)) throw new UsageError(`--stage must be one of ${STAGES.join(', ')}, got ${JSON.stringify(flags.stage)}`);
+  if ((flags.control === undefined) !== (flags.treatment === undefined) && !flags.aa) throw new UsageError('give both --control and --treatment, or neither');
+  const overrides = {
+    ...(flags.trials !== undefined ? { trials: parsePositiveInteger(flags.trials, '--trials') } : {}),
+    ...(flags.rate !== undefined ? { rate: parsePositiveNumber(flags.rate, '--rate', 'pairs per second') } : {}),
+    ...(flags.warmup !== undefined ? { warmupMs: parseDurationFlag(flags.warmup, '--warmup') } : {}),
+    ...(flags.measure !== undefined ? { measureMs: parseDurationFlag(flags.measure, '--measure') } : {}),
+  };
+  return parseRequest({
+    workload,
+    stage: flags.stage ?? (flags.aa ? 'periodic' : 'diff'),
+    kind: flags.noop ? 'noop' : flags.aa ? 'aa' : 'experiment',
+    ...(flags.change !== undefined ? { change: flags.change } : {}),
+    ...(flags.control !== undefined ? { control: httpUrl(flags.control, '--control') } : {}),
+    ...(flags.treatment !== undefined ? { treatment: httpUrl(flags.treatment, '--treatment') } : {}),
+    ...(flags.controlRevision !== undefined ? { controlRevision: flags.controlRevision } : {}),
+    ...(flags.treatmentRevision !== undefined ? { treatmentRevision: flags.treatmentRevision } : {}),
+    ...(flags.seed !== undefined ? { seed: parsePositiveInteger(flags.seed, '--seed') } : {}),
+    ...(Object.keys(overrides).length > 0 ? { overrides } : {}),
+  });
+}
+
+export function workloadLimits(config: TandemConfig): Map<string, number> {
+  return new Map(config.workloads.filter((w) => w.concurrency !== undefined).map((w) => [w.name, w.concurrency!] as const));
+}
+
+/** The experiment runner of this process. */
+export function runnerFor(config: TandemConfig, store: Store, cwd: string): (id: string, signal: AbortSignal) => Promise<unknown> {
+  return (id, signal) => runExperiment(id, { config, store, clock: systemClock, sharedSource, cwd, signal });
+}
+
+/** The configured queue: inline runs here; BullMQ needs workers (`tandem worker`). */
+export function queueFor(config: TandemConfig, store: Store, cwd: string): ExperimentQueue {
+  if (config.queue.kind === 'bullmq') return new BullMqQueue({ redisUrl: config.queue.redisUrl, prefix: config.queue.prefix, store, clock: systemClock });
+  return new InlineQueue({ store, clock: systemClock, run: runnerFor(config, store, cwd), concurrency: config.queue.concurrency, workloadLimits: workloadLimits(config) });
+}

@@ -1,0 +1,130 @@
+/**
+ * The embedded queue: experiments run in this process, highest priority
+ * (earliest lifecycle stage) first, then in submission order, within a global
+ * concurrency limit and per-workload limits. Cancellation reaches a running
+ * experiment here directly, and from other processes through the store.
+ */
+import { ExperimentCancelledError, type Clock } from '../core/index.js';
+import type { Store } from '../store/index.js';
+import { STAGE_PRIORITY, experimentIdFor, type ExperimentRequest } from './experiment-request.js';
+import { createQueued, isTerminal, transition } from './lifecycle.js';
+import { requestCancel, watchCancellation } from './cancellation-watch.js';
+import type { CancelResult, ExperimentQueue, ExperimentRunner, SubmitResult } from './queue.js';
+
+export interface InlineQueueOptions {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly run: ExperimentRunner;
+  /** @default 1 */
+  readonly concurrency?: number;
+  /** Experiments of a workload at once (the workload's `concurrency`). */
+  readonly workloadLimits?: ReadonlyMap<string, number>;
+}
+
+interface Pending {
+  readonly id: string;
+  readonly workload: string;
+  readonly priority: number;
+  readonly sequence: number;
+}
+
+export class InlineQueue implements ExperimentQueue {
+  readonly kind = 'inline';
+  readonly #options: InlineQueueOptions;
+  readonly #pending: Pending[] = [];
+  readonly #running = new Map<string, { controller: AbortController; workload: string; done: Promise<void> }>();
+  readonly #idle = new Set<() => void>();
+  #sequence = 0;
+  /** Errors of runs, kept for the caller (the store holds each experiment's own reason). */
+  readonly errors: { id: string; error: unknown }[] = [];
+
+  constructor(options: InlineQueueOptions) {
+    this.#options = options;
+  }
+
+  async submit(request: ExperimentRequest): Promise<SubmitResult> {
+    const id = experimentIdFor(request, this.#options.clock.now());
+    const { record, created } = await createQueued(this.#options.store, id, request, this.#options.clock);
+    if (created) {
+      this.#pending.push({ id, workload: request.workload, priority: STAGE_PRIORITY[request.stage], sequence: this.#sequence++ });
+      this.#pump();
+    }
+    return { id, deduplicated: !created, record };
+  }
+
+  /** The order experiments start in; exposed for `tandem status` and tests. */
+  get queued(): readonly string[] {
+    return [...this.#pending].sort((a, b) => a.priority - b.priority || a.sequence - b.sequence).map((p) => p.id);
+  }
+
+  get running(): readonly string[] {
+    return [...this.#running.keys()];
+  }
+
+  #pump(): void {
+    const limit = this.#options.concurrency ?? 1;
+    const ordered = [...this.#pending].sort((a, b) => a.priority - b.priority || a.sequence - b.sequence);
+    for (const next of ordered) {
+      if (this.#running.size >= limit) break;
+      const workloadLimit = this.#options.workloadLimits?.get(next.workload);
+      const ofWorkload = [...this.#running.values()].filter((r) => r.workload === next.workload).length;
+      if (workloadLimit !== undefined && ofWorkload >= workloadLimit) continue;
+      this.#pending.splice(this.#pending.indexOf(next), 1);
+      this.#start(next);
+    }
+    if (this.#pending.length === 0 && this.#running.size === 0) for (const resolve of this.#idle) resolve();
+  }
+
+  #start(job: Pending): void {
+    const controller = new AbortController();
+    const stopWatch = new AbortController();
+    const watching = watchCancellation(this.#options.store, job.id, controller, this.#options.clock, stopWatch.signal);
+    const done = this.#options
+      .run(job.id, controller.signal)
+      .then(
+        () => undefined,
+        (error: unknown) => void this.errors.push({ id: job.id, error }),
+      )
+      .finally(async () => {
+        stopWatch.abort();
+        await watching;
+        this.#running.delete(job.id);
+        this.#pump();
+      });
+    this.#running.set(job.id, { controller, workload: job.workload, done });
+  }
+
+  async cancel(id: string, reason: string): Promise<CancelResult> {
+    const pending = this.#pending.findIndex((p) => p.id === id);
+    const record = await this.#options.store.experiments.get(id);
+    if (pending >= 0) {
+      this.#pending.splice(pending, 1);
+      if (record) await transition(this.#options.store, record, 'cancelled', this.#options.clock, {}, reason);
+      this.#pump();
+      return 'removed';
+    }
+    if (!record) return 'unknown';
+    if (isTerminal(record.status)) return 'finished';
+    await requestCancel(this.#options.store, id, reason, this.#options.clock);
+    this.#running.get(id)?.controller.abort(new ExperimentCancelledError(`cancelled: ${reason}`));
+    return 'signalled';
+  }
+
+  /** Resolves when nothing is queued or running. */
+  idle(): Promise<void> {
+    if (this.#pending.length === 0 && this.#running.size === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        this.#idle.delete(done);
+        resolve();
+      };
+      this.#idle.add(done);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.#pending.length = 0;
+    for (const { controller } of this.#running.values()) controller.abort(new ExperimentCancelledError('cancelled: shutting down'));
+    await Promise.all([...this.#running.values()].map((r) => r.done));
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * The experiment lifecycle: queued → running → passed | regressed | cancelled
+ * | failed (`completed` ends an A/A calibration or a plain replay). Every
+ * transition is stored on the record and appended as an event with its time
+ * and reason.
+ */
+import type { Clock, ExperimentRecord, ExperimentStatus } from '../core/index.js';
+import type { Store } from '../store/index.js';
+import { STAGE_PRIORITY, dedupeKey, type ExperimentRequest } from './experiment-request.js';
+
+export const TERMINAL_STATUSES: ReadonlySet<ExperimentStatus> = new Set(['passed', 'regressed', 'cancelled', 'failed', 'completed']);
+
+export const isTerminal = (status: ExperimentStatus): boolean => TERMINAL_STATUSES.has(status);
+
+/** The request stored with a record, or undefined for records not made by the executor. */
+export function requestOf(record: ExperimentRecord): ExperimentRequest | undefined {
+  return record.spec.request as ExperimentRequest | undefined;
+}
+
+/** Store a new queued experiment, or return the existing one with the same id (a deduplicated submission). */
+export async function createQueued(store: Pick<Store, 'experiments'>, id: string, request: ExperimentRequest, clock: Clock): Promise<{ record: ExperimentRecord; created: boolean }> {
+  const existing = await store.experiments.get(id);
+  if (existing) return { record: existing, created: false };
+  const nowMs = clock.now();
+  const key = dedupeKey(request);
+  const record: ExperimentRecord = {
+    id,
+    workload: request.workload,
+    status: 'queued',
+    createdAtMs: nowMs,
+    updatedAtMs: nowMs,
+    seed: request.seed ?? Math.floor(Math.random() * 0xffffffff),
+    spec: { kind: request.kind === 'aa' ? 'calibration' : request.kind, stage: request.stage, priority: STAGE_PRIORITY[request.stage], request, ...(key !== undefined ? { dedupeKey: key } : {}) },
+    trials: [],
+  };
+  await store.experiments.put(record);
+  await store.experiments.appendEvent({ experimentId: id, timeMs: nowMs, type: 'status', message: 'queued', data: { stage: request.stage, ...(request.change ? { change: request.change } : {}) } });
+  return { record, created: true };
+}
+
+/** Move an experiment to `status`, storing the record and the event. */
+export async function transition(store: Pick<Store, 'experiments'>, record: ExperimentRecord, status: ExperimentStatus, clock: Clock, changes: Partial<ExperimentRecord> = {}, reason?: string): Promise<ExperimentRecord> {
+  const next: ExperimentRecord = { ...record, ...changes, status, updatedAtMs: Math.max(clock.now(), record.updatedAtMs + 1), ...(reason !== undefined ? { reason } : {}) };
+  await store.experiments.put(next);
+  await store.experiments.appendEvent({ experimentId: record.id, timeMs: clock.now(), type: 'status', message: status, ...(reason !== undefined ? { data: { reason } } : {}) });
+  return next;
+}

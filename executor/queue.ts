@@ -1,0 +1,28 @@
+/**
+ * The queue interface both backends implement: `inline` runs experiments in
+ * this process (priority order, global and per-workload limits); `bullmq`
+ * hands them to `tandem worker` processes on any machine sharing the store
+ * and Redis. Submission is idempotent through the experiment id.
+ */
+import type { ExperimentRecord } from '../core/index.js';
+import type { ExperimentRequest } from './experiment-request.js';
+
+export interface SubmitResult {
+  readonly id: string;
+  /** The same change, workload, stage and kind were submitted before: this is that experiment. */
+  readonly deduplicated: boolean;
+  readonly record: ExperimentRecord;
+}
+
+/** `removed`: it was still queued; `signalled`: its worker was told; `finished`: it had already ended. */
+export type CancelResult = 'removed' | 'signalled' | 'finished' | 'unknown';
+
+export interface ExperimentQueue {
+  readonly kind: 'inline' | 'bullmq';
+  submit(request: ExperimentRequest): Promise<SubmitResult>;
+  cancel(id: string, reason: string): Promise<CancelResult>;
+  close(): Promise<void>;
+}
+
+/** Runs one stored experiment to its end; aborting `signal` cancels it. */
+export type ExperimentRunner = (id: string, signal: AbortSignal) => Promise<unknown>;

@@ -1,0 +1,47 @@
+/**
+ * Per-workload concurrency across workers: a Redis sorted set per workload
+ * whose members are the experiments holding a slot, scored by when their
+ * hold expires. Holders renew; a worker killed with SIGKILL stops renewing and
+ * its slot frees itself, while the worker that resumes the same experiment
+ * takes the same slot back.
+ */
+import type { Redis } from 'ioredis';
+
+const ACQUIRE = `
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+if redis.call('ZSCORE', KEYS[1], ARGV[4]) or redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[3]) then
+  redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[2]), ARGV[4])
+  return 1
+end
+return 0`;
+
+export class WorkloadSlots {
+  readonly #redis: Redis;
+  readonly #prefix: string;
+  readonly #ttlMs: number;
+
+  constructor(redis: Redis, prefix: string, ttlMs = 15_000) {
+    this.#redis = redis;
+    this.#prefix = prefix;
+    this.#ttlMs = ttlMs;
+  }
+
+  #key(workload: string): string {
+    return `${this.#prefix}:tandem:slots:${workload}`;
+  }
+
+  /** Take (or renew) a slot of `workload` for experiment `id` when fewer than `limit` are held. */
+  async acquire(workload: string, id: string, limit: number): Promise<boolean> {
+    return (await this.#redis.eval(ACQUIRE, 1, this.#key(workload), Date.now(), this.#ttlMs, limit, id)) === 1;
+  }
+
+  async release(workload: string, id: string): Promise<void> {
+    await this.#redis.zrem(this.#key(workload), id);
+  }
+
+  /** Renew the hold every third of its lifetime until `signal` aborts. */
+  hold(workload: string, id: string, limit: number, signal: AbortSignal): void {
+    const timer = setInterval(() => void this.acquire(workload, id, limit).catch(() => undefined), Math.max(1_000, this.#ttlMs / 3));
+    signal.addEventListener('abort', () => clearInterval(timer), { once: true });
+  }
+}
