@@ -41,6 +41,8 @@ export interface ReplayExperimentOptions {
   readonly existing?: ExperimentRecord;
   /** The caller judges the replay and stores the terminal status (passed or regressed) itself. */
   readonly judgedAfter?: boolean;
+  /** Who runs it (host and pid of a worker), recorded with the running event. */
+  readonly runner?: string;
 }
 
 export interface ReplayExperimentResult {
@@ -88,7 +90,8 @@ export async function replayExperiment(options: ReplayExperimentOptions): Promis
     };
     await save({});
     const resumed = (options.existing?.trials.length ?? 0) > 0;
-    await store.experiments.appendEvent({ experimentId, timeMs: clock.now(), type: 'status', message: 'running', ...(resumed ? { data: { reason: `resumed with ${options.existing!.trials.filter((t) => t.status === 'completed').length} completed trial(s)` } } : {}) });
+    const runningData = { ...(options.runner ? { runner: options.runner } : {}), ...(resumed ? { reason: `resumed with ${options.existing!.trials.filter((t) => t.status === 'completed').length} completed trial(s)` } : {}) };
+    await store.experiments.appendEvent({ experimentId, timeMs: clock.now(), type: 'status', message: 'running', ...(Object.keys(runningData).length > 0 ? { data: runningData } : {}) });
     options.onStart?.(experimentId, seed);
     let status: ExperimentRecord['status'] = 'completed';
     let reason: string | undefined;

@@ -6,6 +6,7 @@
  * including the store, marks the experiment failed with the reason when the
  * store still takes writes; nothing already written is touched.
  */
+import { hostname } from 'node:os';
 import { ConfigError, ExperimentCancelledError, type Clock, type ExperimentRecord, type TandemConfig, type WorkloadConfig } from '../core/index.js';
 import type { Store } from '../store/index.js';
 import type { SharedSource } from '../guardrails/index.js';
@@ -25,6 +26,8 @@ export interface RunContext {
   /** Aborted to cancel the experiment (user cancel, shutdown). */
   readonly signal?: AbortSignal;
   readonly onProgress?: (trial: number, attempt: number, progress: ReplayProgress) => void;
+  /** Who runs experiments here (host and pid), recorded with each running event. @default host:pid */
+  readonly runner?: string;
 }
 
 function applyOverrides(workload: WorkloadConfig, overrides: ExperimentRequest['overrides']): WorkloadConfig {
@@ -60,6 +63,7 @@ export async function runExperiment(id: string, ctx: RunContext): Promise<Experi
     if (ctx.signal?.aborted) return await transition(store, record, 'cancelled', clock, {}, (ctx.signal.reason as Error | undefined)?.message ?? 'cancelled');
     if (request.kind === 'noop') {
       record = await transition(store, record, 'running', clock);
+      await store.experiments.appendEvent({ experimentId: id, timeMs: clock.now(), type: 'runner', message: ctx.runner ?? `${hostname()}:${process.pid}` });
       return await transition(store, record, 'passed', clock, { verdict: { outcome: 'passed', noop: true } });
     }
     const configured = ctx.config.workloads.find((w) => w.name === request.workload);
@@ -76,6 +80,7 @@ export async function runExperiment(id: string, ctx: RunContext): Promise<Experi
       kind: aa ? 'calibration' : 'experiment',
       existing: record,
       judgedAfter: true,
+      runner: ctx.runner ?? `${hostname()}:${process.pid}`,
       deployed: choice.control === undefined && workload.arms?.control.deploy !== undefined,
       arms: (router) => armsFor(workload, choice, router, clock),
       ...(checks?.during ? { duringChecks: checks.during } : {}),

@@ -1,6 +1,3 @@
-import { createServer, type Server } from 'node:http';
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,23 +6,9 @@ import { createLocalStore } from '../../store/index.js';
 import type { ExperimentReport } from '../../harness/index.js';
 import { simpleCorpus } from '../support/corpus.js';
 import { runCli } from '../support/cli.js';
+import { jsonService } from '../support/json-service.js';
 
-/** A JSON service; `failEvery` answers 500 for every n-th item, `note` is rendered by reports (and is hostile). */
-async function service(options: { failEvery?: number; note: string }): Promise<string> {
-  const server: Server = createServer((req, res) => {
-    const item = Number(/\/item\/(\d+)/.exec(req.url ?? '')?.[1] ?? -1);
-    if (options.failEvery !== undefined && item % options.failEvery === 0) {
-      res.statusCode = 500;
-      return res.end('{"error":"boom"}');
-    }
-    res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify({ item, note: options.note, servedAt: process.hrtime.bigint().toString() }));
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
+const service = (options: { failEvery?: number; note: string }): Promise<string> => jsonService(options);
 
 async function project(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'tandem-cli-report-'));

@@ -1,0 +1,120 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { systemClock } from '../../core/index.js';
+import { createLocalStore, type Store } from '../../store/index.js';
+import { InlineQueue, parseRequest, requestCancel, type ExperimentRunner } from '../../executor/index.js';
+
+async function tempStore(): Promise<Store> {
+  const dir = await mkdtemp(join(tmpdir(), 'tandem-inline-queue-'));
+  onTestFinished(() => rm(dir, { recursive: true, force: true }));
+  return createLocalStore({ dir });
+}
+
+/** A runner whose experiments end when the test releases them (or when cancelled). */
+function controlledRunner(): { run: ExperimentRunner; started: string[]; release: (id: string) => void; aborted: Map<string, number> } {
+  const started: string[] = [];
+  const releases = new Map<string, () => void>();
+  const aborted = new Map<string, number>();
+  const run: ExperimentRunner = (id, signal) =>
+    new Promise<void>((resolve) => {
+      started.push(id);
+      releases.set(id, resolve);
+      signal.addEventListener('abort', () => {
+        aborted.set(id, Date.now());
+        resolve();
+      }, { once: true });
+    });
+  return { run, started, release: (id) => releases.get(id)?.(), aborted };
+}
+
+const request = (workload: string, stage: string, change?: string) => parseRequest({ workload, stage, kind: 'noop', ...(change ? { change } : {}) });
+
+async function until(condition: () => boolean, deadlineMs = 5_000): Promise<void> {
+  const end = Date.now() + deadlineMs;
+  while (!condition()) {
+    if (Date.now() > end) throw new Error('condition not met before the deadline');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe('inline queue', () => {
+  it('starts experiments by lifecycle stage (diff > land > release > periodic), then in submission order', async () => {
+    const store = await tempStore();
+    const runner = controlledRunner();
+    const queue = new InlineQueue({ store, clock: systemClock, run: runner.run, concurrency: 1 });
+    onTestFinished(() => queue.close());
+    const blocker = await queue.submit(request('w', 'diff', 'blocker'));
+    const periodic = await queue.submit(request('w', 'periodic', 'p'));
+    const release = await queue.submit(request('w', 'release', 'r'));
+    const land = await queue.submit(request('w', 'land', 'l'));
+    const diff = await queue.submit(request('w', 'diff', 'd'));
+    expect(queue.queued).toEqual([diff.id, land.id, release.id, periodic.id]);
+    for (const id of [blocker.id, diff.id, land.id, release.id]) {
+      await until(() => runner.started.includes(id));
+      runner.release(id);
+    }
+    await until(() => runner.started.length === 5);
+    runner.release(periodic.id);
+    await queue.idle();
+    expect(runner.started).toEqual([blocker.id, diff.id, land.id, release.id, periodic.id]);
+    expect((await store.experiments.get(diff.id))!.status).toBe('queued');
+    expect((await store.experiments.events(diff.id)).map((e) => e.message)).toEqual(['queued']);
+  });
+
+  it('dedupes the same change, workload and stage into one experiment', async () => {
+    const store = await tempStore();
+    const runner = controlledRunner();
+    const queue = new InlineQueue({ store, clock: systemClock, run: runner.run, concurrency: 2 });
+    onTestFinished(() => queue.close());
+    const first = await queue.submit(request('w', 'diff', 'D123'));
+    const retry = await queue.submit(request('w', 'diff', 'D123'));
+    const otherStage = await queue.submit(request('w', 'land', 'D123'));
+    expect(retry).toMatchObject({ id: first.id, deduplicated: true });
+    expect(first.deduplicated).toBe(false);
+    expect(otherStage.id).not.toBe(first.id);
+    await until(() => runner.started.length === 2);
+    runner.release(first.id);
+    runner.release(otherStage.id);
+    await queue.idle();
+    expect(runner.started.filter((id) => id === first.id)).toHaveLength(1);
+  });
+
+  it('holds a workload to its concurrency limit while others run', async () => {
+    const store = await tempStore();
+    const runner = controlledRunner();
+    const queue = new InlineQueue({ store, clock: systemClock, run: runner.run, concurrency: 3, workloadLimits: new Map([['gpu', 1]]) });
+    onTestFinished(() => queue.close());
+    const a = await queue.submit(request('gpu', 'diff', 'a'));
+    const b = await queue.submit(request('gpu', 'diff', 'b'));
+    const c = await queue.submit(request('cpu', 'diff', 'c'));
+    await until(() => runner.started.length === 2);
+    expect(runner.started).toEqual([a.id, c.id]);
+    runner.release(a.id);
+    await until(() => runner.started.includes(b.id));
+    runner.release(b.id);
+    runner.release(c.id);
+    await queue.idle();
+  });
+
+  it('cancels: a queued experiment is removed; a running one is stopped, also from another process through the store', async () => {
+    const store = await tempStore();
+    const runner = controlledRunner();
+    const queue = new InlineQueue({ store, clock: systemClock, run: runner.run, concurrency: 1 });
+    onTestFinished(() => queue.close());
+    const running = await queue.submit(request('w', 'diff', 'run'));
+    const queued = await queue.submit(request('w', 'diff', 'queued'));
+    await until(() => runner.started.includes(running.id));
+    expect(await queue.cancel(queued.id, 'not needed')).toBe('removed');
+    expect(await store.experiments.get(queued.id)).toMatchObject({ status: 'cancelled', reason: 'not needed' });
+    // Another process only has the store: its cancel request reaches this queue's watcher.
+    const requestedAt = Date.now();
+    await requestCancel(store, running.id, 'from elsewhere', systemClock);
+    await until(() => runner.aborted.has(running.id), 2_000);
+    expect(runner.aborted.get(running.id)! - requestedAt).toBeLessThan(1_000);
+    await queue.idle();
+    expect(runner.started).not.toContain(queued.id);
+    expect(await queue.cancel('nope', 'x')).toBe('unknown');
+  });
+});

@@ -1,0 +1,119 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { loadConfig, systemClock } from '../../core/index.js';
+import { createLocalStore, type Store } from '../../store/index.js';
+import { SharedSource } from '../../guardrails/index.js';
+import { createQueued, parseRequest, runExperiment } from '../../executor/index.js';
+import { simpleCorpus } from '../support/corpus.js';
+import { runCli } from '../support/cli.js';
+import { jsonService } from '../support/json-service.js';
+
+/** A project whose only decisive metric is the error share, so verdicts do not depend on timing. */
+export async function executorProject(extraConfig: string[] = []): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'tandem-executor-'));
+  onTestFinished(() => rm(dir, { recursive: true, force: true }));
+  await writeFile(
+    join(dir, 'tandem.config.yaml'),
+    [
+      ...extraConfig,
+      'workloads:',
+      '  - name: svc',
+      '    tier: svc',
+      '    replay: { rate: 200, concurrency: 16, timeout: 5s, minAchievedShare: 0.2 }',
+      '    trials: { count: 3, warmup: 50ms, measure: 300ms }',
+      '    checks:',
+      '      - { metric: latency_shift, critical: false }',
+      '      - { metric: latency_p99, critical: false }',
+      '    harness: { passScore: 0 }',
+      '',
+    ].join('\n'),
+  );
+  const store = createLocalStore({ dir: join(dir, '.tandem') });
+  await store.corpus.append(simpleCorpus(2_000));
+  await store.close();
+  return dir;
+}
+
+describe('tandem run', () => {
+  it('takes an experiment through queued → running → passed or regressed, with a report and the exit code', async () => {
+    const dir = await executorProject();
+    const clean = await jsonService();
+    const failing = await jsonService({ failEvery: 5 });
+    const passed = await runCli(['run', 'svc', '--control', clean, '--treatment', clean, '--change', 'D1', '--format', 'json'], { cwd: dir });
+    expect(passed.code, passed.err).toBe(0);
+    const regressed = await runCli(['run', 'svc', '--control', clean, '--treatment', failing, '--change', 'D2', '--format', 'json'], { cwd: dir });
+    expect(regressed.code, regressed.err).toBe(1);
+    const report = JSON.parse(regressed.out) as { experiment: { id: string; status: string }; verdict: { outcome: string } };
+    expect(report.experiment.status).toBe('regressed');
+    const store = createLocalStore({ dir: join(dir, '.tandem') });
+    const events = await store.experiments.events(report.experiment.id);
+    expect(events.filter((e) => e.type === 'status').map((e) => e.message)).toEqual(['queued', 'running', 'regressed']);
+    expect((await store.experiments.get(report.experiment.id))!.verdict).toMatchObject({ outcome: 'regressed' });
+
+    // The same change again: the same experiment, already finished, not run twice.
+    const again = await runCli(['run', 'svc', '--control', clean, '--treatment', failing, '--change', 'D2', '--format', 'json'], { cwd: dir });
+    expect(again.err).toMatch(new RegExp(`already submitted: experiment ${report.experiment.id}`));
+    expect((await store.experiments.events(report.experiment.id)).filter((e) => e.type === 'status')).toHaveLength(3);
+
+    const status = await runCli(['status', report.experiment.id], { cwd: dir });
+    expect(status.out).toMatch(/regressed/);
+    const waited = await runCli(['wait', report.experiment.id], { cwd: dir });
+    expect(waited.code).toBe(1);
+  });
+
+  it('marks the experiment failed with the reason when a store write fails, keeping what was written', async () => {
+    const dir = await executorProject();
+    const clean = await jsonService();
+    const { config } = await loadConfig({ cwd: dir });
+    const local = createLocalStore({ dir: join(dir, '.tandem') });
+    const outcomes = { append: async () => Promise.reject(new Error('disk full (ENOSPC)')), read: local.outcomes.read.bind(local.outcomes) };
+    // Every store call works except appending outcomes, as when a disk fills mid-run.
+    const broken = new Proxy(local, {
+      get: (target, property) => {
+        if (property === 'outcomes') return outcomes;
+        const value = Reflect.get(target, property, target) as unknown;
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    }) as Store;
+    const { record } = await createQueued(local, 'exp-store-fails', parseRequest({ workload: 'svc', control: clean, treatment: clean }), systemClock);
+    await expect(runExperiment(record.id, { config, store: broken, clock: systemClock, sharedSource: new SharedSource(systemClock), cwd: dir })).rejects.toThrow(/ENOSPC/);
+    const after = await local.experiments.get(record.id);
+    expect(after).toMatchObject({ status: 'failed', reason: expect.stringMatching(/disk full/) });
+    expect((await local.experiments.events(record.id)).filter((e) => e.type === 'status').map((e) => e.message)).toEqual(['queued', 'running', 'failed']);
+  });
+
+  it('repeats A/A calibrations on a schedule (inline --every), each stored as a calibration the reports use', async () => {
+    const dir = await executorProject();
+    const clean = await jsonService();
+    const result = await runCli(['run', 'svc', '--aa', '--control', clean, '--every', '50ms', '--times', '2', '--trials', '4', '--json'], { cwd: dir });
+    expect(result.code, result.err).toBe(0);
+    const lines = result.out.trim().split('\n').map((l) => JSON.parse(l) as { id: string; status: string; verdict: { calibration?: { trials: number } } });
+    expect(lines).toHaveLength(2);
+    expect(lines.map((l) => l.status)).toEqual(['completed', 'completed']);
+    expect(lines[0]!.id).not.toBe(lines[1]!.id);
+    expect(lines[1]!.verdict.calibration).toMatchObject({ trials: 4 });
+    const store = createLocalStore({ dir: join(dir, '.tandem') });
+    expect((await store.experiments.get(lines[1]!.id))!.spec).toMatchObject({ kind: 'calibration', stage: 'periodic' });
+  });
+
+  it('answers bad input with exit 3', async () => {
+    const dir = await executorProject();
+    const cases: [string[], RegExp][] = [
+      [['run', 'nope'], /no workload named "nope"/],
+      [['run', 'svc', '--control', 'http://127.0.0.1:1'], /give both --control and --treatment/],
+      [['run', 'svc', '--stage', 'later'], /later/],
+      [['submit', 'svc', '--noop'], /inline queue runs experiments in the submitting process/],
+      [['worker'], /`tandem worker` serves a BullMQ queue/],
+      [['status', 'missing'], /no experiment "missing"/],
+      [['wait', 'missing'], /no experiment "missing"/],
+      [['cancel', 'missing'], /no experiment "missing"/],
+    ];
+    for (const [args, message] of cases) {
+      const result = await runCli(args, { cwd: dir });
+      expect(result.code, args.join(' ')).toBe(3);
+      expect(result.err, args.join(' ')).toMatch(message);
+    }
+  });
+});
