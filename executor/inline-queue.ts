@@ -45,7 +45,9 @@ export class InlineQueue implements ExperimentQueue {
   async submit(request: ExperimentRequest): Promise<SubmitResult> {
     const id = experimentIdFor(request, this.#options.clock.now());
     const { record, created } = await createQueued(this.#options.store, id, request, this.#options.clock);
-    if (created) {
+    // An unfinished experiment found again (its process died) is run here and resumes from its completed trials.
+    const orphaned = !created && !isTerminal(record.status) && !this.#running.has(id) && !this.#pending.some((p) => p.id === id);
+    if (created || orphaned) {
       this.#pending.push({ id, workload: request.workload, priority: STAGE_PRIORITY[request.stage], sequence: this.#sequence++ });
       this.#pump();
     }
