@@ -33,7 +33,8 @@ describe('tandem replay', () => {
     expect(summary).toMatchObject({ status: 'completed', seed: 5 });
     expect(summary.trials.map((t) => t.status)).toEqual(['completed', 'completed']);
     expect(summary.arms.control!.requests).toBe(summary.arms.treatment!.requests);
-    expect(summary.arms.control!.requests).toBeGreaterThanOrEqual(30);
+    // 2 trials x 500 ms at 40 pairs/s is 40 pairs; a loaded CI machine may fall somewhat behind the open-loop schedule.
+    expect(summary.arms.control!.requests).toBeGreaterThanOrEqual(20);
     expect(summary.arms.treatment!.errors).toBe(0);
     const record = await store.experiments.get(summary.experimentId);
     expect(record).toMatchObject({ status: 'completed', seed: 5, workload: 'ranking' });

@@ -34,7 +34,7 @@ async function project(): Promise<Project> {
       '  - name: svc',
       '    tier: svc',
       // Several experiments replay at once on a small CI machine: the share of the rate they reach varies.
-      '    replay: { rate: 100, concurrency: 16, timeout: 5s, minAchievedShare: 0.2 }',
+      '    replay: { rate: 60, concurrency: 16, timeout: 5s, minAchievedShare: 0.2 }',
       '    trials: { count: 3, warmup: 50ms, measure: 400ms }',
       '    checks:',
       '      - { metric: latency_shift, critical: false }',
