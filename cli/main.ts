@@ -25,6 +25,7 @@ import * as worker from './commands/worker.js';
 import * as status from './commands/status.js';
 import * as cancel from './commands/cancel.js';
 import * as wait from './commands/wait.js';
+import * as affected from './commands/affected.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -222,6 +223,14 @@ export function buildProgram(ctx: CliContext, setExit: (code: number) => void): 
     .argument('<experiment>', 'experiment id')
     .option('--timeout <duration>', 'give up after this long (default 1h)')
     .action(async (id: string, _options, command: Command) => setExit(await wait.run(id, command.optsWithGlobals<wait.WaitOptions>(), ctx)));
+
+  program
+    .command('affected')
+    .description('the workloads a change selects (build graph, global inputs, config consumption) and why; the rest with the reason')
+    .requiredOption('--base <rev>', 'the revision the change starts from')
+    .option('--head <rev>', 'the revision of the change (default HEAD)')
+    .option('--repo <dir>', 'the git repository (default: the working directory)')
+    .action(async (_options, command: Command) => setExit(await affected.run(command.optsWithGlobals<affected.AffectedOptions>(), ctx)));
 
   for (const planned of PLANNED_COMMANDS) {
     program

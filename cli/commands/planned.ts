@@ -11,7 +11,6 @@ export interface PlannedCommand {
 }
 
 export const PLANNED_COMMANDS: readonly PlannedCommand[] = [
-  { name: 'affected', summary: 'list workloads a change can reach', issue: 10 },
   { name: 'triggers', summary: 'evaluate trigger selection offline', issue: 10 },
   { name: 'bisect', summary: 'find the first bad revision in a range', issue: 10 },
   { name: 'bisect-step', summary: 'one step of `git bisect run`', issue: 10 },

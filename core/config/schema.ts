@@ -239,13 +239,30 @@ const workload = z.strictObject({
       .describe('Periodic A/A experiments keep the noise floor known (BullMQ: a repeatable job; inline: `tandem run --aa --every`).'),
     triggers: z
       .strictObject({
-        targets: z.array(z.string().min(1)).default([]).describe('Build targets whose changes select this workload.'),
-        configFiles: z.array(z.string().min(1)).default([]).describe('Config files whose changes select this workload.'),
+        targets: z.array(z.string().min(1)).default([]).describe('Build targets whose changes (or whose dependencies\' changes) select this workload.'),
+        configFiles: z.array(z.string().min(1)).default([]).describe('Globs of config files whose changes select this workload when its service read them recently.'),
+        service: z.string().min(1).optional().describe("Service name in the config consumption index; defaults to the workload's tier."),
         priority: z.enum(['high', 'normal', 'low']).default('normal'),
         sampleProbability: share.default(1).describe('Probability that a low-priority workload runs at diff time.'),
       })
       .prefault({}),
   });
+
+const triggersConfig = z.strictObject({
+  graph: z
+    .discriminatedUnion('kind', [
+      z.strictObject({ kind: z.literal('workspaces'), root: z.string().min(1).optional().describe('Workspace root, relative to the repository root.') }),
+      z.strictObject({ kind: z.literal('json'), file: z.string().min(1).describe('A JSON build graph export: {"targets": [{"name", "srcs", "deps"}]}.') }),
+    ])
+    .optional()
+    .describe('Where the build graph comes from: npm/yarn/pnpm workspaces, or a JSON export of Bazel, Buck or Pants.'),
+  globalInputs: z
+    .array(z.string().min(1))
+    .default(['package-lock.json', 'yarn.lock', 'pnpm-lock.yaml', 'tsconfig.json', 'tandem.config.yaml'])
+    .describe('Files whose change selects every workload (the graph file itself always is one).'),
+  ignore: z.array(z.string().min(1)).default([]).describe('Globs of files owned by no target that select nothing (otherwise such a file selects everything).'),
+  configRecency: positiveDuration.prefault('7d').describe('A config file or setting counts as read when a service read it this recently.'),
+});
 
 export const configSchema = z
   .strictObject({
@@ -261,6 +278,7 @@ export const configSchema = z
     recorder: recorder.prefault({}).describe('Sampling of production requests into the corpus.'),
     workloads: z.array(workload).default([]).describe('What to replay and how to judge it.'),
     lattices: z.array(z.unknown()).default([]).describe('Degradation lattices (product states L0..Ln).'),
+    triggers: triggersConfig.prefault({}).describe('How a change selects workloads: build graph, global inputs, config consumption.'),
   });
 
 export type TandemConfig = z.output<typeof configSchema>;

@@ -1,0 +1,141 @@
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { createLocalStore } from '../../store/index.js';
+import type { Selection } from '../../triggers/index.js';
+import { runCli } from '../support/cli.js';
+
+/** A git repository in a temp dir with an npm workspace: a ← b (b depends on a), c alone, and a config file. */
+async function repo(extraConfig: string[] = []): Promise<{ dir: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'tandem-affected-'));
+  onTestFinished(() => rm(dir, { recursive: true, force: true }));
+  const git = (...args: string[]): string => execFileSync('git', args, { cwd: dir, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } }).trim();
+  const write = async (files: Record<string, string>): Promise<void> => {
+    for (const [file, text] of Object.entries(files)) {
+      await mkdir(dirname(join(dir, file)), { recursive: true });
+      await writeFile(join(dir, file), text);
+    }
+  };
+  git('init', '-q', '-b', 'main');
+  await write({
+    'package.json': JSON.stringify({ name: 'root', private: true, workspaces: ['packages/*'] }),
+    'package-lock.json': '{}',
+    '.gitignore': '.tandem/\n',
+    'packages/a/package.json': JSON.stringify({ name: '@x/a' }),
+    'packages/a/index.js': 'export const a = 1;\n',
+    'packages/b/package.json': JSON.stringify({ name: '@x/b', dependencies: { '@x/a': '*', lodash: '^4' } }),
+    'packages/b/index.js': 'export const b = 1;\n',
+    'packages/c/package.json': JSON.stringify({ name: '@x/c' }),
+    'packages/c/index.js': 'export const c = 1;\n',
+    'config/ranking.yaml': 'model:\n  depth: 3\nlogging:\n  level: info\n',
+    'docs/guide.md': '# guide\n',
+    'tandem.config.yaml': [
+      'triggers:',
+      '  graph: { kind: workspaces }',
+      '  globalInputs: [package-lock.json]',
+      ...extraConfig,
+      'workloads:',
+      '  - { name: wa, tier: a, triggers: { targets: ["@x/a"] } }',
+      '  - { name: wb, tier: b, triggers: { targets: ["@x/b"] } }',
+      '  - { name: wc, tier: c, triggers: { targets: ["@x/c"], priority: low, sampleProbability: 0.5 } }',
+      '  - { name: ranking, tier: ranking, triggers: { configFiles: ["config/*.yaml"] } }',
+      '  - { name: search, tier: search, triggers: { configFiles: ["config/*.yaml"] } }',
+      '',
+    ].join('\n'),
+  });
+  git('add', '-A');
+  git('commit', '-q', '-m', 'base');
+  return { dir };
+}
+
+async function commit(dir: string, files: Record<string, string>): Promise<string> {
+  for (const [file, text] of Object.entries(files)) {
+    await mkdir(dirname(join(dir, file)), { recursive: true });
+    await writeFile(join(dir, file), text);
+  }
+  const env = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
+  execFileSync('git', ['add', '-A'], { cwd: dir, env });
+  execFileSync('git', ['commit', '-q', '-m', 'change'], { cwd: dir, env });
+  return execFileSync('git', ['rev-parse', 'HEAD'], { cwd: dir, encoding: 'utf8' }).trim();
+}
+
+async function affected(dir: string, base = 'HEAD~1'): Promise<Selection> {
+  const result = await runCli(['affected', '--base', base, '--head', 'HEAD', '--json'], { cwd: dir });
+  expect(result.code, result.err).toBe(0);
+  return JSON.parse(result.out) as Selection;
+}
+
+const names = (list: readonly { workload: string }[]): string[] => list.map((s) => s.workload).sort();
+
+describe('tandem affected', () => {
+  it('selects the changed package plus its dependents, with the shortest path, and says why the rest were skipped', async () => {
+    const { dir } = await repo();
+    await commit(dir, { 'packages/a/index.js': 'export const a = 2;\n' });
+    const selection = await affected(dir);
+    expect(names(selection.selected)).toEqual(['wa', 'wb']);
+    expect(selection.selected.find((s) => s.workload === 'wb')!.path).toEqual(['packages/a/index.js', '@x/a', '@x/b']);
+    expect(selection.selected.find((s) => s.workload === 'wb')!.reasons[0]).toBe('packages/a/index.js reaches @x/b through @x/a');
+    expect(selection.skipped.find((s) => s.workload === 'wc')!.reason).toMatch(/no changed file reaches its targets/);
+    const text = await runCli(['affected', '--base', 'HEAD~1'], { cwd: dir });
+    expect(text.out).toMatch(/selected {2}wb \(normal\): packages\/a\/index\.js reaches @x\/b through @x\/a/);
+  });
+
+  it('selects everything for a global input or an unowned file (unless ignored), saying so', async () => {
+    const { dir } = await repo();
+    await commit(dir, { 'package-lock.json': '{"lockfileVersion":3}' });
+    const lock = await affected(dir);
+    expect(names(lock.selected).length + names(lock.deferred).length).toBe(5);
+    expect(lock.selected.find((s) => s.workload === 'wa')!.reasons).toContain('global input package-lock.json changed');
+    await commit(dir, { 'docs/guide.md': '# guide, edited\n' });
+    const docs = await affected(dir);
+    expect(docs.selected.find((s) => s.workload === 'wa')!.reasons[0]).toMatch(/docs\/guide\.md is owned by no build target \(conservative/);
+
+    const ignored = await repo(['  ignore: ["docs/**"]']);
+    await commit(ignored.dir, { 'docs/guide.md': '# guide, edited\n' });
+    expect((await affected(ignored.dir)).selected).toEqual([]);
+  });
+
+  it('refuses a base revision that does not exist with exit 3, never an empty selection', async () => {
+    const { dir } = await repo();
+    const result = await runCli(['affected', '--base', 'no-such-branch', '--json'], { cwd: dir });
+    expect(result.code).toBe(3);
+    expect(result.err).toMatch(/--base "no-such-branch" is not a revision of the repository/);
+    expect(result.out).toBe('');
+  });
+
+  it('selects by config consumption: the setting a service read, falling back to the file without per-setting evidence', async () => {
+    const { dir } = await repo();
+    const store = createLocalStore({ dir: join(dir, '.tandem') });
+    const now = Date.now();
+    await store.configReads.append([
+      { service: 'ranking', file: 'config/ranking.yaml', setting: 'model.depth', timeMs: now - 60_000 },
+      { service: 'search', file: 'config/ranking.yaml', setting: '', timeMs: now - 60_000 },
+    ]);
+    await store.close();
+    await commit(dir, { 'config/ranking.yaml': 'model:\n  depth: 3\nlogging:\n  level: debug\n' });
+    const logging = await affected(dir);
+    // ranking only read model.depth: a logging change is suppressed; search has only file-level evidence.
+    expect(names(logging.selected)).toEqual(['search']);
+    expect(logging.selected[0]!.reasons[0]).toMatch(/config config\/ranking\.yaml changed and search read it \(file level: no per-setting evidence\)/);
+    await commit(dir, { 'config/ranking.yaml': 'model:\n  depth: 4\nlogging:\n  level: debug\n' });
+    const depth = await affected(dir);
+    expect(names(depth.selected)).toEqual(['ranking', 'search']);
+    expect(depth.selected.find((s) => s.workload === 'ranking')!.reasons[0]).toBe('config config/ranking.yaml: ranking read changed setting(s) model.depth');
+  });
+
+  it('samples low-priority workloads by (change, workload): the same change always decides the same way', async () => {
+    const { dir } = await repo();
+    const decisions: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      await commit(dir, { 'packages/c/index.js': `export const c = ${i + 2};\n` });
+      const first = await affected(dir);
+      const retry = await affected(dir);
+      expect(names(retry.selected)).toEqual(names(first.selected));
+      decisions.push(first.deferred.some((d) => d.workload === 'wc') ? 'deferred' : 'selected');
+      if (first.deferred.length > 0) expect(first.deferred[0]!.reason).toMatch(/low priority: sampled out at diff time/);
+    }
+    expect(decisions).toHaveLength(8);
+  });
+});

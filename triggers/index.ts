@@ -1,0 +1,8 @@
+/** Change-aware triggers: build-graph reachability, config consumption, priority sampling (bisection and lattice changes follow). */
+export { BuildGraph, type BuildTarget, type Reach } from './build-graph.js';
+export { loadBuildGraph, loadWorkspaces, parseJsonGraph, type GraphSource } from './graph-loaders.js';
+export { globToRegExp, staticPrefix } from './glob.js';
+export { changedFiles, fileAt, resolveRevision, revisionsBetween } from './git.js';
+export { changedSettings } from './config-diff.js';
+export { selectWorkloads, sampleValue, serviceOf, type Selection, type SelectedWorkload, type ConfigChange, type SelectOptions } from './select.js';
+export { selectForChange, type ChangeSelection } from './select-for-change.js';
