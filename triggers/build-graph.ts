@@ -32,8 +32,9 @@ export interface Reach {
 export class BuildGraph {
   readonly names: readonly string[];
   readonly #index = new Map<string, number>();
-  /** Reverse edges: for each target, the targets that depend on it. */
-  readonly #dependents: number[][];
+  /** Reverse edges in compressed form: the dependents of target i are #edges[#offsets[i] .. #offsets[i + 1]). */
+  readonly #offsets: Int32Array;
+  readonly #edges: Int32Array;
   /** Directory prefix → owners whose globs start there. */
   readonly #owners = new Map<string, Owner[]>();
   /** Dependencies naming no target, reported by `problems`. */
@@ -45,13 +46,26 @@ export class BuildGraph {
       if (this.#index.has(t.name)) this.problems.push(`target ${t.name} is defined twice`);
       this.#index.set(t.name, i);
     });
-    this.#dependents = targets.map(() => []);
-    targets.forEach((t, i) => {
-      for (const dep of t.deps) {
+    const counts = new Int32Array(targets.length + 1);
+    const resolved = targets.map((t) =>
+      t.deps.flatMap((dep) => {
         const j = this.#index.get(dep);
-        if (j === undefined) this.problems.push(`target ${t.name} depends on unknown target ${dep}`);
-        else this.#dependents[j]!.push(i);
-      }
+        if (j === undefined) {
+          this.problems.push(`target ${t.name} depends on unknown target ${dep}`);
+          return [];
+        }
+        counts[j + 1]!++;
+        return [j];
+      }),
+    );
+    for (let i = 1; i <= targets.length; i++) counts[i]! += counts[i - 1]!;
+    this.#offsets = counts;
+    this.#edges = new Int32Array(counts[targets.length]!);
+    const fill = counts.slice(0, targets.length);
+    resolved.forEach((deps, i) => {
+      for (const j of deps) this.#edges[fill[j]!++] = i;
+    });
+    targets.forEach((t, i) => {
       for (const src of t.srcs) {
         // A bare directory owns everything below it.
         const glob = /[*?{]/.test(src) || /\.[A-Za-z0-9]+$/.test(src) ? src : `${src.replace(/\/$/, '')}/**`;
@@ -88,10 +102,11 @@ export class BuildGraph {
    * Every target a change reaches (owners of changed files and all their dependents),
    * each with a shortest path from a changed file. Files owned by no target are returned apart.
    */
-  affected(changedFiles: readonly string[]): { reached: Map<string, Reach>; unowned: string[] } {
+  affected(changedFiles: readonly string[]): { reached: Reached; unowned: string[] } {
     const parent = new Int32Array(this.names.length).fill(-2); // -2 unseen, -1 reached from a file
     const fileOf = new Map<number, string>();
-    const queue: number[] = [];
+    const queue = new Int32Array(this.names.length);
+    let tail = 0;
     const unowned: string[] = [];
     for (const file of changedFiles) {
       const owners = this.owners(file);
@@ -101,30 +116,21 @@ export class BuildGraph {
         if (parent[i] !== -2) continue;
         parent[i] = -1;
         fileOf.set(i, file);
-        queue.push(i);
+        queue[tail++] = i;
       }
     }
-    for (let head = 0; head < queue.length; head++) {
+    const offsets = this.#offsets;
+    const edges = this.#edges;
+    for (let head = 0; head < tail; head++) {
       const i = queue[head]!;
-      for (const j of this.#dependents[i]!) {
+      for (let e = offsets[i]!; e < offsets[i + 1]!; e++) {
+        const j = edges[e]!;
         if (parent[j] !== -2) continue;
         parent[j] = i;
-        queue.push(j);
+        queue[tail++] = j;
       }
     }
-    const reached = new Map<string, Reach>();
-    const pathTo = (i: number): string[] => {
-      const chain: string[] = [];
-      let k = i;
-      while (parent[k] !== -1) {
-        chain.push(this.names[k]!);
-        k = parent[k]!;
-      }
-      chain.push(this.names[k]!, fileOf.get(k)!);
-      return chain.reverse();
-    };
-    for (const i of queue) reached.set(this.names[i]!, { target: this.names[i]!, get path() { return pathTo(i); } });
-    return { reached, unowned };
+    return { reached: new Reached(this.names, this.#index, parent, queue.subarray(0, tail), fileOf), unowned };
   }
 
   /** Reverse closure by a separate BFS per changed file: the naive baseline the benchmark compares with. */
@@ -135,7 +141,9 @@ export class BuildGraph {
       const queue = this.owners(file).map((o) => this.#index.get(o)!);
       for (const i of queue) seen.add(i);
       for (let head = 0; head < queue.length; head++) {
-        for (const j of this.#dependents[queue[head]!]!) {
+        const i = queue[head]!;
+        for (let e = this.#offsets[i]!; e < this.#offsets[i + 1]!; e++) {
+          const j = this.#edges[e]!;
           if (seen.has(j)) continue;
           seen.add(j);
           queue.push(j);
@@ -144,5 +152,53 @@ export class BuildGraph {
       for (const i of seen) all.add(this.names[i]!);
     }
     return all;
+  }
+}
+
+/** The targets a change reached; paths are built only for the targets asked about. */
+export class Reached {
+  readonly #names: readonly string[];
+  readonly #index: ReadonlyMap<string, number>;
+  readonly #parent: Int32Array;
+  readonly #order: Int32Array;
+  readonly #fileOf: ReadonlyMap<number, string>;
+
+  constructor(names: readonly string[], index: ReadonlyMap<string, number>, parent: Int32Array, order: Int32Array, fileOf: ReadonlyMap<number, string>) {
+    this.#names = names;
+    this.#index = index;
+    this.#parent = parent;
+    this.#order = order;
+    this.#fileOf = fileOf;
+  }
+
+  get size(): number {
+    return this.#order.length;
+  }
+
+  has(target: string): boolean {
+    const i = this.#index.get(target);
+    return i !== undefined && this.#parent[i] !== -2;
+  }
+
+  /** The target with a shortest path from a changed file to it, or undefined when the change does not reach it. */
+  get(target: string): Reach | undefined {
+    const i = this.#index.get(target);
+    if (i === undefined || this.#parent[i] === -2) return undefined;
+    const chain: string[] = [];
+    let k = i;
+    while (this.#parent[k] !== -1) {
+      chain.push(this.#names[k]!);
+      k = this.#parent[k]!;
+    }
+    chain.push(this.#names[k]!, this.#fileOf.get(k)!);
+    return { target, path: chain.reverse() };
+  }
+
+  *keys(): IterableIterator<string> {
+    for (const i of this.#order) yield this.#names[i]!;
+  }
+
+  *values(): IterableIterator<Reach> {
+    for (const name of this.keys()) yield this.get(name)!;
   }
 }

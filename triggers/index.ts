@@ -1,5 +1,5 @@
 /** Change-aware triggers: build-graph reachability, config consumption, priority sampling (bisection and lattice changes follow). */
-export { BuildGraph, type BuildTarget, type Reach } from './build-graph.js';
+export { BuildGraph, Reached, type BuildTarget, type Reach } from './build-graph.js';
 export { loadBuildGraph, loadWorkspaces, parseJsonGraph, type GraphSource } from './graph-loaders.js';
 export { globToRegExp, staticPrefix } from './glob.js';
 export { changedFiles, fileAt, resolveRevision, revisionsBetween } from './git.js';
