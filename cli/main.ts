@@ -26,6 +26,7 @@ import * as status from './commands/status.js';
 import * as cancel from './commands/cancel.js';
 import * as wait from './commands/wait.js';
 import * as affected from './commands/affected.js';
+import * as bisect from './commands/bisect.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -231,6 +232,25 @@ export function buildProgram(ctx: CliContext, setExit: (code: number) => void): 
     .option('--head <rev>', 'the revision of the change (default HEAD)')
     .option('--repo <dir>', 'the git repository (default: the working directory)')
     .action(async (_options, command: Command) => setExit(await affected.run(command.optsWithGlobals<affected.AffectedOptions>(), ctx)));
+
+  program
+    .command('bisect')
+    .description('find the first bad revision: each step an experiment of the candidate against the good revision')
+    .requiredOption('--workload <name>', 'workload whose deploy template takes {revision}')
+    .requiredOption('--good <rev>', 'a revision without the regression')
+    .option('--bad <rev>', 'a revision with it (default HEAD)')
+    .option('--metric <name>', 'the regressed metric to chase (default: the experiment verdict)')
+    .option('--repo <dir>', 'the git repository (default: the working directory)')
+    .action(async (_options, command: Command) => setExit(await bisect.run(command.optsWithGlobals<bisect.BisectOptions>(), ctx)));
+
+  program
+    .command('bisect-step')
+    .description('judge the checked-out revision for `git bisect run` (exit 0 good, 1 bad, 125 skip)')
+    .requiredOption('--workload <name>', 'workload whose deploy template takes {revision}')
+    .requiredOption('--good <rev>', 'a revision without the regression')
+    .option('--metric <name>', 'the regressed metric to chase')
+    .option('--repo <dir>', 'the git repository (default: the working directory)')
+    .action(async (_options, command: Command) => setExit(await bisect.step(command.optsWithGlobals<bisect.BisectOptions>(), ctx)));
 
   for (const planned of PLANNED_COMMANDS) {
     program

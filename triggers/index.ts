@@ -6,3 +6,4 @@ export { changedFiles, fileAt, resolveRevision, revisionsBetween } from './git.j
 export { changedSettings } from './config-diff.js';
 export { selectWorkloads, sampleValue, serviceOf, type Selection, type SelectedWorkload, type ConfigChange, type SelectOptions } from './select.js';
 export { selectForChange, type ChangeSelection } from './select-for-change.js';
+export { bisectRevisions, type BisectResult, type BisectStep, type StepOutcome, type StepVerdict } from './bisect.js';

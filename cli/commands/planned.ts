@@ -12,8 +12,6 @@ export interface PlannedCommand {
 
 export const PLANNED_COMMANDS: readonly PlannedCommand[] = [
   { name: 'triggers', summary: 'evaluate trigger selection offline', issue: 10 },
-  { name: 'bisect', summary: 'find the first bad revision in a range', issue: 10 },
-  { name: 'bisect-step', summary: 'one step of `git bisect run`', issue: 10 },
   { name: 'capacity', summary: 'capacity test of a degradation lattice', issue: 11 },
   { name: 'demo', summary: 'the whole platform in one command', issue: 12 },
 ];

@@ -1,0 +1,72 @@
+/**
+ * One bisection step as an experiment: the candidate revision deployed as
+ * treatment against the good revision as control, through the workload's
+ * deploy template, run in this process. Regressed → bad; passed with the
+ * metric of interest settled → good; a revision that cannot be deployed →
+ * skip; inconclusive → one retry with twice the trials, then skip.
+ */
+import { UsageError, systemClock, type TandemConfig, type WorkloadConfig } from '../core/index.js';
+import type { Store } from '../store/index.js';
+import { InlineQueue, parseRequest } from '../executor/index.js';
+import type { StepOutcome } from '../triggers/index.js';
+import { runnerFor } from './experiment-options.js';
+
+interface JudgedMetric {
+  readonly metric: string;
+  readonly verdict: string;
+}
+
+export function bisectWorkload(config: TandemConfig, name: string): WorkloadConfig {
+  const workload = config.workloads.find((w) => w.name === name);
+  if (!workload) throw new UsageError(`no workload named ${JSON.stringify(name)} in the config (known: ${config.workloads.map((w) => w.name).join(', ') || 'none'})`);
+  if (!workload.arms?.control.deploy || !workload.arms.treatment.deploy) throw new UsageError(`workload ${name} needs deploy commands for both arms (with {revision}) to test revisions`);
+  return workload;
+}
+
+export async function judgeRevision(options: { config: TandemConfig; store: Store; cwd: string; workload: WorkloadConfig; good: string; revision: string; metric?: string | undefined; signal?: AbortSignal | undefined }): Promise<StepOutcome> {
+  const { workload } = options;
+  const queue = new InlineQueue({ store: options.store, clock: systemClock, run: runnerFor(options.config, options.store, options.cwd), concurrency: 1 });
+  const onAbort = (): void => void queue.close();
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    for (const attempt of [1, 2]) {
+      const trials = workload.trials.count * attempt;
+      const request = parseRequest({
+        workload: workload.name,
+        stage: 'diff',
+        change: `bisect:${options.good}:${options.revision}${attempt > 1 ? ':retry' : ''}`,
+        controlRevision: options.good,
+        treatmentRevision: options.revision,
+        ...(attempt > 1 ? { overrides: { trials } } : {}),
+      });
+      const { id } = await queue.submit(request);
+      await queue.idle();
+      const record = (await options.store.experiments.get(id))!;
+      if (record.status === 'cancelled') return { verdict: 'skip', reason: `cancelled: ${record.reason ?? ''}`, experimentId: id };
+      const noVerdict = record.status === 'failed' && (record.reason ?? '').startsWith('no verdict');
+      if (record.status === 'failed' && !noVerdict) {
+        // A revision that does not build or start fails its trials for infrastructure reasons: git bisect's "skip".
+        return { verdict: 'skip', reason: `could not be tested: ${(record.reason ?? 'failed').split('\n')[0]}`, experimentId: id };
+      }
+      const metrics = (record.verdict?.metrics as JudgedMetric[] | undefined) ?? [];
+      const focus = options.metric === undefined ? undefined : metrics.find((m) => m.metric === options.metric);
+      if (options.metric !== undefined && !noVerdict && focus === undefined) return { verdict: 'skip', reason: `metric ${options.metric} is not judged in this workload (add a check for it)`, experimentId: id };
+      let inconclusive: string | undefined;
+      if (noVerdict) inconclusive = record.reason ?? 'no verdict';
+      else if (focus !== undefined) {
+        if (focus.verdict === 'regression') return { verdict: 'bad', reason: `${focus.metric} regressed`, experimentId: id };
+        if (focus.verdict === 'inconclusive' || focus.verdict === 'no data') inconclusive = `${focus.metric} ${focus.verdict}`;
+        else return { verdict: 'good', reason: `${focus.metric}: ${focus.verdict}`, experimentId: id };
+      } else {
+        // Without a metric to chase, the experiment's verdict decides.
+        const regressed = metrics.filter((m) => m.verdict === 'regression').map((m) => m.metric);
+        return record.status === 'regressed' ? { verdict: 'bad', reason: `regressed: ${regressed.join(', ')}`, experimentId: id } : { verdict: 'good', reason: 'passed', experimentId: id };
+      }
+      if (attempt === 2) return { verdict: 'skip', reason: `inconclusive twice (${inconclusive}), the second time with ${trials} trials`, experimentId: id };
+    }
+    throw new Error('unreachable');
+  } finally {
+    options.signal?.removeEventListener('abort', onAbort);
+    await queue.close();
+  }
+}
