@@ -8,7 +8,6 @@ import { NotImplementedError, TandemError, errorMessage } from '../core/index.js
 import { ExitCode, exitCodeFor } from './exit-codes.js';
 import { loadCommandConfig, processContext, type CliContext, type GlobalOptions } from './cli-context.js';
 import { PLANNED_COMMANDS } from './commands/planned.js';
-import type { ExperimentFlags } from './experiment-options.js';
 import * as validate from './commands/validate.js';
 import * as schema from './commands/schema.js';
 import * as storeInit from './commands/store-init.js';
@@ -193,9 +192,13 @@ export function buildProgram(ctx: CliContext, setExit: (code: number) => void): 
     .option('--noop', 'a no-op experiment: exercises the lifecycle and the store only')
     .action(async (workload: string, _options, command: Command) => setExit(await runCommand.run(workload, command.optsWithGlobals<runCommand.RunOptions>(), ctx)));
 
-  experimentFlags(program.command('submit').description('enqueue an experiment for `tandem worker`s (queue.kind: bullmq); duplicates of the same change dedupe').argument('<workload>', 'workload from the config'))
+  experimentFlags(program.command('submit').description('submit experiments for a change: one workload, or every workload --base..--head selects; duplicates of the same change dedupe').argument('[workload]', 'workload from the config (or use --base)'))
+    .option('--base <rev>', 'select workloads by what changed since this revision')
+    .option('--head <rev>', 'the revision of the change (default HEAD)')
+    .option('--repo <dir>', 'the git repository (default: the working directory)')
+    .option('--wait', 'wait for the verdicts; exit 0 passed, 1 regression, 2 cancelled/failed (always, with the inline queue)')
     .option('--noop', 'a no-op experiment: exercises the queue only')
-    .action(async (workload: string, _options, command: Command) => setExit(await submit.run(workload, command.optsWithGlobals<ExperimentFlags>(), ctx)));
+    .action(async (workload: string | undefined, _options, command: Command) => setExit(await submit.run(workload, command.optsWithGlobals<submit.SubmitOptions>(), ctx)));
 
   program
     .command('worker')

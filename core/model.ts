@@ -40,8 +40,8 @@ export interface Sample {
   readonly labels?: Readonly<Record<string, string>>;
 }
 
-/** `completed`: ran to the end without a verdict (a plain replay). */
-export type ExperimentStatus = 'queued' | 'running' | 'passed' | 'regressed' | 'completed' | 'cancelled' | 'failed';
+/** `completed`: ran to the end without a verdict (a plain replay, an A/A calibration). `deferred`: selected for a change but sampled out at its stage (low priority). */
+export type ExperimentStatus = 'queued' | 'running' | 'passed' | 'regressed' | 'completed' | 'cancelled' | 'failed' | 'deferred';
 
 /** One paired trial attempt; replaced and excluded attempts are kept with their reason. */
 export interface TrialRecord {

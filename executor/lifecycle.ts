@@ -8,7 +8,7 @@ import type { Clock, ExperimentRecord, ExperimentStatus } from '../core/index.js
 import type { Store } from '../store/index.js';
 import { STAGE_PRIORITY, dedupeKey, type ExperimentRequest } from './experiment-request.js';
 
-export const TERMINAL_STATUSES: ReadonlySet<ExperimentStatus> = new Set(['passed', 'regressed', 'cancelled', 'failed', 'completed']);
+export const TERMINAL_STATUSES: ReadonlySet<ExperimentStatus> = new Set(['passed', 'regressed', 'cancelled', 'failed', 'completed', 'deferred']);
 
 export const isTerminal = (status: ExperimentStatus): boolean => TERMINAL_STATUSES.has(status);
 

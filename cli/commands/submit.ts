@@ -1,26 +1,98 @@
 /**
- * `tandem submit <workload> --change C [--stage diff]`: enqueue an experiment
- * for `tandem worker`s (queue.kind: bullmq). The same change, workload, stage
- * and kind give the same experiment: a CI retry prints the existing id.
+ * `tandem submit`: experiments for a change, by lifecycle stage.
+ *
+ *   tandem submit <workload> --change C [--stage S]           one workload
+ *   tandem submit --base REV --head REV [--stage S] [--wait]   every workload the change selects
+ *
+ * With `queue.kind: bullmq` experiments go to `tandem worker`s (`--wait`
+ * blocks until they end); with the inline queue they run here and are
+ * waited for. Workloads sampled out are stored as `deferred`, with the
+ * reason. The summary is Markdown (a CI comment); the exit code is the
+ * verdict: 0 all passed, 1 a regression, 2 cancelled or failed.
  */
-import { UsageError } from '../../core/index.js';
-import { createStore } from '../../store/index.js';
+import { UsageError, systemClock, type ExperimentRecord } from '../../core/index.js';
+import { createStore, type Store } from '../../store/index.js';
+import { createQueued, isTerminal, parseRequest, transition, experimentIdFor } from '../../executor/index.js';
+import { selectForChange, type ChangeSelection } from '../../triggers/index.js';
+import { escapeMarkdownCell } from '../../harness/index.js';
 import { ExitCode } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext } from '../cli-context.js';
 import { queueFor, requestFromFlags, type ExperimentFlags } from '../experiment-options.js';
+import { InlineQueue } from '../../executor/index.js';
 
-export async function run(workloadName: string, options: ExperimentFlags, ctx: CliContext): Promise<number> {
+export interface SubmitOptions extends ExperimentFlags {
+  readonly base?: string;
+  readonly head?: string;
+  readonly repo?: string;
+  readonly wait?: boolean;
+  readonly timeout?: string;
+}
+
+function summary(records: readonly ExperimentRecord[], selection: ChangeSelection | undefined): string {
+  const lines = ['### Tandem experiments', ''];
+  if (selection) lines.push(`Change ${selection.base.slice(0, 12)}..${selection.head.slice(0, 12)}: ${selection.changedFiles.length} file(s), ${selection.selected.length} workload(s) selected, ${selection.deferred.length} deferred, ${selection.skipped.length} skipped.`, '');
+  if (records.length > 0) {
+    lines.push('| Workload | Experiment | Status | Why |', '| --- | --- | --- | --- |');
+    for (const r of records) {
+      const why = selection?.selected.find((s) => s.workload === r.workload)?.reasons.join('; ') ?? selection?.deferred.find((d) => d.workload === r.workload)?.reason ?? '';
+      lines.push(`| ${escapeMarkdownCell(r.workload)} | ${escapeMarkdownCell(r.id)} | ${escapeMarkdownCell(r.status)}${r.reason && r.status !== 'passed' ? `: ${escapeMarkdownCell(r.reason.slice(0, 200))}` : ''} | ${escapeMarkdownCell(why)} |`);
+    }
+  }
+  for (const s of selection?.skipped ?? []) lines.push(`- skipped ${escapeMarkdownCell(s.workload)}: ${escapeMarkdownCell(s.reason)}`);
+  return `${lines.join('\n')}\n`;
+}
+
+async function waitAll(store: Store, ids: readonly string[], deadlineMs: number, signal: AbortSignal | undefined): Promise<ExperimentRecord[]> {
+  for (;;) {
+    const records = (await Promise.all(ids.map((id) => store.experiments.get(id)))).filter((r): r is ExperimentRecord => r !== undefined);
+    if (records.every((r) => isTerminal(r.status)) || Date.now() > deadlineMs || signal?.aborted) return records;
+    await systemClock.sleep(250, signal).catch(() => undefined);
+  }
+}
+
+export function exitCodeForRecords(records: readonly ExperimentRecord[]): number {
+  if (records.some((r) => r.status === 'regressed')) return ExitCode.regression;
+  if (records.some((r) => r.status === 'cancelled' || r.status === 'failed' || !isTerminal(r.status))) return ExitCode.failure;
+  return ExitCode.ok;
+}
+
+export async function run(workloadName: string | undefined, options: SubmitOptions, ctx: CliContext): Promise<number> {
   const { config } = await loadCommandConfig(options, ctx);
-  if (config.queue.kind !== 'bullmq') throw new UsageError('the inline queue runs experiments in the submitting process: use `tandem run`, or set queue.kind: bullmq and start `tandem worker`s');
-  const request = requestFromFlags(workloadName, config, options);
+  if ((workloadName === undefined) === (options.base === undefined)) throw new UsageError('name a workload, or give --base (and --head) to submit every workload the change selects');
   const store = createStore(config.store, { cwd: ctx.cwd, env: ctx.env });
   const queue = queueFor(config, store, ctx.cwd);
   try {
     await store.init();
-    const result = await queue.submit(request);
-    if (options.json) ctx.out(JSON.stringify({ id: result.id, deduplicated: result.deduplicated, status: result.record.status }));
-    else ctx.out(`${result.deduplicated ? 'already submitted' : 'submitted'}: ${result.id} (${result.record.status})`);
-    return ExitCode.ok;
+    let selection: ChangeSelection | undefined;
+    const ids: string[] = [];
+    const deferredRecords: ExperimentRecord[] = [];
+    if (workloadName !== undefined) {
+      const result = await queue.submit(requestFromFlags(workloadName, config, options));
+      ids.push(result.id);
+      if (!options.wait && queue.kind === 'bullmq') ctx.err(`${result.deduplicated ? 'already submitted' : 'submitted'}: ${result.id} (${result.record.status})`);
+      if (options.json && !options.wait && queue.kind === 'bullmq') {
+        ctx.out(JSON.stringify({ id: result.id, deduplicated: result.deduplicated, status: result.record.status }));
+        return ExitCode.ok;
+      }
+    } else {
+      selection = await selectForChange({ config, repo: options.repo ?? ctx.cwd, base: options.base!, head: options.head ?? 'HEAD', configReads: store.configReads, nowMs: Date.now() });
+      const stage = options.stage ?? 'diff';
+      for (const s of selection.selected) ids.push((await queue.submit(requestFromFlags(s.workload, config, { ...options, stage, change: selection.head }))).id);
+      for (const d of selection.deferred) {
+        // Recorded, never silently dropped: a deferred workload is an experiment that did not run, with why.
+        const request = parseRequest({ workload: d.workload, stage, change: selection.head });
+        const { record, created } = await createQueued(store, experimentIdFor(request, Date.now()), request, systemClock);
+        deferredRecords.push(created ? await transition(store, record, 'deferred', systemClock, {}, d.reason) : record);
+      }
+    }
+    const wait = options.wait === true || queue instanceof InlineQueue;
+    if (queue instanceof InlineQueue) await queue.idle();
+    const timeoutMs = 6 * 3_600_000;
+    const records = wait ? await waitAll(store, ids, Date.now() + timeoutMs, ctx.signal) : ((await Promise.all(ids.map((id) => store.experiments.get(id)))).filter(Boolean) as ExperimentRecord[]);
+    const all = [...records, ...deferredRecords];
+    if (options.json) ctx.out(JSON.stringify({ ...(selection ? { selection } : {}), experiments: all.map(({ id, workload, status, reason }) => ({ id, workload, status, ...(reason ? { reason } : {}) })) }));
+    else ctx.out(summary(all, selection));
+    return wait ? exitCodeForRecords(records) : ExitCode.ok;
   } finally {
     await queue.close();
     await store.close();

@@ -104,7 +104,7 @@ describe('tandem run', () => {
       [['run', 'nope'], /no workload named "nope"/],
       [['run', 'svc', '--control', 'http://127.0.0.1:1'], /give both --control and --treatment/],
       [['run', 'svc', '--stage', 'later'], /later/],
-      [['submit', 'svc', '--noop'], /inline queue runs experiments in the submitting process/],
+      [['submit', '--noop'], /name a workload, or give --base/],
       [['worker'], /`tandem worker` serves a BullMQ queue/],
       [['status', 'missing'], /no experiment "missing"/],
       [['wait', 'missing'], /no experiment "missing"/],

@@ -125,6 +125,27 @@ describe('tandem affected', () => {
     expect(depth.selected.find((s) => s.workload === 'ranking')!.reasons[0]).toBe('config config/ranking.yaml: ranking read changed setting(s) model.depth');
   });
 
+  it('submits what a change selects (inline: runs and waits), records deferred workloads, and summarizes in Markdown', async () => {
+    const { dir } = await repo();
+    await commit(dir, { 'packages/a/index.js': 'export const a = 3;\n', 'packages/c/index.js': 'export const c = 3;\n' });
+    const json = await runCli(['submit', '--base', 'HEAD~1', '--stage', 'diff', '--noop', '--json'], { cwd: dir });
+    expect(json.code, json.err).toBe(0);
+    const result = JSON.parse(json.out) as { selection: Selection; experiments: { workload: string; status: string; reason?: string }[] };
+    const byWorkload = new Map(result.experiments.map((e) => [e.workload, e]));
+    expect(byWorkload.get('wa')!.status).toBe('passed');
+    expect(byWorkload.get('wb')!.status).toBe('passed');
+    const wc = byWorkload.get('wc')!;
+    expect(['passed', 'deferred']).toContain(wc.status);
+    if (wc.status === 'deferred') expect(wc.reason).toMatch(/sampled out at diff time/);
+    expect(byWorkload.has('ranking')).toBe(false);
+    // A retry of the same change and stage finds the same experiments.
+    const retry = await runCli(['submit', '--base', 'HEAD~1', '--noop', '--json'], { cwd: dir });
+    expect((JSON.parse(retry.out) as typeof result).experiments.map((e) => e.workload).sort()).toEqual(result.experiments.map((e) => e.workload).sort());
+    const md = await runCli(['submit', '--base', 'HEAD~1', '--noop'], { cwd: dir });
+    expect(md.out).toMatch(/^### Tandem experiments/);
+    expect(md.out).toMatch(/\| wb \| exp-[0-9a-f]+ \| passed \| packages\/a\/index\.js reaches @x\/b through @x\/a \|/);
+  });
+
   it('samples low-priority workloads by (change, workload): the same change always decides the same way', async () => {
     const { dir } = await repo();
     const decisions: string[] = [];
