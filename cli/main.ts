@@ -26,6 +26,8 @@ import * as cancel from './commands/cancel.js';
 import * as wait from './commands/wait.js';
 import * as affected from './commands/affected.js';
 import * as bisect from './commands/bisect.js';
+import * as ingest from './commands/ingest.js';
+import * as triggersCommand from './commands/triggers.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -254,6 +256,22 @@ export function buildProgram(ctx: CliContext, setExit: (code: number) => void): 
     .option('--metric <name>', 'the regressed metric to chase')
     .option('--repo <dir>', 'the git repository (default: the working directory)')
     .action(async (_options, command: Command) => setExit(await bisect.step(command.optsWithGlobals<bisect.BisectOptions>(), ctx)));
+
+  program
+    .command('ingest')
+    .description('HTTP ingest of the config consumption index (POST /config-reads) until Ctrl-C')
+    .option('--listen <[host:]port>', 'address to listen on (default 127.0.0.1:7400)')
+    .option('--token-env <VAR>', 'environment variable holding the bearer token (default TANDEM_INGEST_TOKEN)')
+    .action(async (_options, command: Command) => setExit(await ingest.run(command.optsWithGlobals<ingest.IngestOptions>(), ctx)));
+
+  program
+    .command('triggers')
+    .description('trigger selection tools')
+    .command('evaluate')
+    .description("replay recent config changes offline: how many the setting-level refinement suppresses, and how many of those settings were read later (FIRE's evaluation)")
+    .option('--since <duration>', 'how far back (default 30d)')
+    .option('--repo <dir>', 'the git repository (default: the working directory)')
+    .action(async (_options, command: Command) => setExit(await triggersCommand.evaluate(command.optsWithGlobals<triggersCommand.EvaluateOptions>(), ctx)));
 
   for (const planned of PLANNED_COMMANDS) {
     program

@@ -48,3 +48,24 @@ export async function fileAt(cwd: string, rev: string, file: string): Promise<st
 export async function revisionsBetween(cwd: string, good: string, bad: string): Promise<string[]> {
   return (await git(cwd, ['rev-list', '--reverse', '--first-parent', `${good}..${bad}`])).split('\n').filter((r) => r !== '');
 }
+
+export interface CommitChange {
+  readonly commit: string;
+  readonly parent: string;
+  readonly timeMs: number;
+  readonly files: readonly string[];
+}
+
+/** Commits since `sinceMs` (first-parent, newest first) with the files each changed. */
+export async function commitsSince(cwd: string, sinceMs: number): Promise<CommitChange[]> {
+  const out = await git(cwd, ['log', '--first-parent', `--since=${new Date(sinceMs).toISOString()}`, '--format=%x01%H %P %ct', '--name-only', '--no-renames']);
+  return out
+    .split('\x01')
+    .filter((block) => block.trim() !== '')
+    .map((block) => {
+      const [header, ...files] = block.trim().split('\n');
+      // "<commit> <parents…> <time>": a root commit has no parent, a merge several (the first is the line's).
+      const parts = header!.split(' ');
+      return { commit: parts[0]!, parent: parts.length > 2 ? parts[1]! : '', timeMs: Number(parts[parts.length - 1]) * 1000, files: files.filter((f) => f !== '') };
+    });
+}

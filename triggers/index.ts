@@ -7,3 +7,6 @@ export { changedSettings } from './config-diff.js';
 export { selectWorkloads, sampleValue, serviceOf, type Selection, type SelectedWorkload, type ConfigChange, type SelectOptions } from './select.js';
 export { selectForChange, type ChangeSelection } from './select-for-change.js';
 export { bisectRevisions, type BisectResult, type BisectStep, type StepOutcome, type StepVerdict } from './bisect.js';
+export { ConfigReadReporter, httpConfigReadSink, startIngestServer, type ConfigReadSink, type IngestServer } from './config-reads.js';
+export { evaluateConfigTriggers, type ConfigTriggerEvaluation } from './evaluate-config-triggers.js';
+export { commitsSince, type CommitChange } from './git.js';

@@ -11,7 +11,6 @@ export interface PlannedCommand {
 }
 
 export const PLANNED_COMMANDS: readonly PlannedCommand[] = [
-  { name: 'triggers', summary: 'evaluate trigger selection offline', issue: 10 },
   { name: 'capacity', summary: 'capacity test of a degradation lattice', issue: 11 },
   { name: 'demo', summary: 'the whole platform in one command', issue: 12 },
 ];

@@ -146,6 +146,29 @@ describe('tandem affected', () => {
     expect(md.out).toMatch(/\| wb \| exp-[0-9a-f]+ \| passed \| packages\/a\/index\.js reaches @x\/b through @x\/a \|/);
   });
 
+  it('evaluates the setting-level refinement offline over past config changes (FIRE)', async () => {
+    const { dir } = await repo();
+    const store = createLocalStore({ dir: join(dir, '.tandem') });
+    const now = Date.now();
+    // ranking reads model.depth (read again after the changes below); search reads the file as a whole.
+    await store.configReads.append([
+      { service: 'ranking', file: 'config/ranking.yaml', setting: 'model.depth', timeMs: now + 30_000 },
+      { service: 'search', file: 'config/ranking.yaml', setting: '', timeMs: now - 60_000 },
+    ]);
+    await store.close();
+    await commit(dir, { 'config/ranking.yaml': 'model:\n  depth: 3\nlogging:\n  level: debug\n' });
+    await commit(dir, { 'config/ranking.yaml': 'model:\n  depth: 5\nlogging:\n  level: debug\n' });
+    const result = await runCli(['triggers', 'evaluate', '--since', '1h', '--json'], { cwd: dir });
+    expect(result.code, result.err).toBe(0);
+    const evaluation = JSON.parse(result.out) as Record<string, number>;
+    // The first commit (the file appearing: both settings) and the two edits, times 2 reading services.
+    // search stays at file level; the ranking pairs are suppressed (no read of model.depth before them),
+    // and model.depth, changed by the first and third commits, was read later: two misses.
+    expect(evaluation).toMatchObject({ configChanges: 3, fileLevelSelections: 6, settingLevelSelections: 3, suppressed: 3, fileLevelFallbacks: 3, suppressedSettings: 4, suppressedSettingsReadLater: 2 });
+    const text = await runCli(['triggers', 'evaluate', '--since', '1h'], { cwd: dir });
+    expect(text.out).toMatch(/suppressed: 3 \(50\.0%\); of their 4 changed setting\(s\), 2 were read later \(50\.0%\)/);
+  });
+
   it('samples low-priority workloads by (change, workload): the same change always decides the same way', async () => {
     const { dir } = await repo();
     const decisions: string[] = [];

@@ -1,0 +1,187 @@
+/**
+ * The config consumption index: services say which config files (and
+ * settings) they read. A library call buffers reads in memory — one entry per
+ * (service, file, setting), the latest time kept — and flushes them in
+ * batches, so reporting never slows the service; an HTTP ingest endpoint
+ * takes the same reads from services in other languages. Both end in the
+ * store (ConfigReadStore: latest read per service, file and setting).
+ */
+import { createServer, type Server } from 'node:http';
+import { once } from 'node:events';
+import { timingSafeEqual } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { request } from 'undici';
+import type { Clock, ConfigRead } from '../core/index.js';
+
+export type ConfigReadSink = (reads: readonly ConfigRead[]) => Promise<void>;
+
+export interface ConfigReadReporterOptions {
+  readonly service: string;
+  readonly sink: ConfigReadSink;
+  readonly clock: Clock;
+  /** @default 5000 */
+  readonly flushIntervalMs?: number;
+  /** Distinct (file, setting) pairs held before reads are dropped and counted. @default 10000 */
+  readonly maxPending?: number;
+}
+
+export class ConfigReadReporter {
+  readonly #options: ConfigReadReporterOptions;
+  readonly #pending = new Map<string, ConfigRead>();
+  readonly #stop = new AbortController();
+  readonly #loop: Promise<void>;
+  dropped = 0;
+  failedFlushes = 0;
+
+  constructor(options: ConfigReadReporterOptions) {
+    this.#options = options;
+    this.#loop = this.#run();
+  }
+
+  /** Record that the service read `file` (and `setting`, a dotted path, when known). Cheap: a map update. */
+  read(file: string, setting = ''): void {
+    const key = `${file}\u0000${setting}`;
+    const existing = this.#pending.get(key);
+    if (!existing && this.#pending.size >= (this.#options.maxPending ?? 10_000)) {
+      this.dropped++;
+      return;
+    }
+    this.#pending.set(key, { service: this.#options.service, file, setting, timeMs: this.#options.clock.now() });
+  }
+
+  async flush(): Promise<void> {
+    if (this.#pending.size === 0) return;
+    const batch = [...this.#pending.values()];
+    this.#pending.clear();
+    try {
+      await this.#options.sink(batch);
+    } catch {
+      // Kept for the next flush (newer reads of the same key win); the index is best effort, the service is not.
+      this.failedFlushes++;
+      for (const r of batch) {
+        const key = `${r.file}\u0000${r.setting}`;
+        if (!this.#pending.has(key)) this.#pending.set(key, r);
+      }
+    }
+  }
+
+  async #run(): Promise<void> {
+    while (!this.#stop.signal.aborted) {
+      try {
+        await this.#options.clock.sleep(this.#options.flushIntervalMs ?? 5_000, this.#stop.signal);
+      } catch {
+        break;
+      }
+      await this.flush();
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#stop.abort();
+    await this.#loop;
+    await this.flush();
+  }
+}
+
+/** A sink posting to a Tandem ingest endpoint. */
+export function httpConfigReadSink(url: string, token?: string): ConfigReadSink {
+  return async (reads) => {
+    const response = await request(`${url.replace(/\/$/, '')}/config-reads`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: JSON.stringify(reads),
+      headersTimeout: 5_000,
+      bodyTimeout: 5_000,
+    });
+    const text = await response.body.text();
+    if (response.statusCode !== 202) throw new Error(`ingest answered ${response.statusCode}: ${text.slice(0, 200)}`);
+  };
+}
+
+const MAX_BODY_BYTES = 1_048_576;
+
+/** Check one posted read; the message names the entry and the field. */
+function validate(entry: unknown, index: number, nowMs: number): ConfigRead | string {
+  if (entry === null || typeof entry !== 'object') return `entry ${index}: must be an object`;
+  const e = entry as Record<string, unknown>;
+  for (const field of ['service', 'file'] as const) if (typeof e[field] !== 'string' || e[field] === '' || (e[field] as string).length > 1_000) return `entry ${index}: "${field}" must be a non-empty string`;
+  if (e.setting !== undefined && typeof e.setting !== 'string') return `entry ${index}: "setting" must be a string`;
+  if (e.timeMs !== undefined && (typeof e.timeMs !== 'number' || !Number.isFinite(e.timeMs) || e.timeMs > nowMs + 60_000)) return `entry ${index}: "timeMs" must be epoch milliseconds, not in the future`;
+  return { service: e.service as string, file: e.file as string, setting: (e.setting as string | undefined) ?? '', timeMs: (e.timeMs as number | undefined) ?? nowMs };
+}
+
+export interface IngestServer {
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * POST /config-reads with a JSON array (or NDJSON) of {service, file, setting?, timeMs?}:
+ * 202 when stored, 400 naming the bad entry (nothing of that request is stored), 401 without
+ * the bearer token when one is configured, 413 above 1 MiB.
+ */
+export async function startIngestServer(options: { host: string; port: number; token?: string | undefined; sink: ConfigReadSink; clock: Clock }): Promise<IngestServer> {
+  const expected = options.token ? Buffer.from(`Bearer ${options.token}`) : undefined;
+  const server: Server = createServer((req, res) => {
+    const reply = (status: number, body: Record<string, unknown>): void => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    if (req.method === 'GET' && req.url === '/healthz') return reply(200, { ok: true });
+    if (req.url !== '/config-reads') return reply(404, { error: 'not found: POST /config-reads' });
+    if (req.method !== 'POST') return reply(405, { error: 'use POST' });
+    if (expected) {
+      const given = Buffer.from(req.headers.authorization ?? '');
+      if (given.length !== expected.length || !timingSafeEqual(given, expected)) return reply(401, { error: 'missing or wrong bearer token' });
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        reply(413, { error: `body above ${MAX_BODY_BYTES} bytes: send smaller batches` });
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (size > MAX_BODY_BYTES) return;
+      const text = Buffer.concat(chunks).toString('utf8').trim();
+      let entries: unknown[];
+      try {
+        entries = text.startsWith('[') ? (JSON.parse(text) as unknown[]) : text.split('\n').filter((l) => l.trim() !== '').map((line, i) => {
+          try {
+            return JSON.parse(line) as unknown;
+          } catch {
+            throw new Error(`line ${i + 1}: not JSON`);
+          }
+        });
+      } catch (error) {
+        return reply(400, { error: `body must be a JSON array or NDJSON: ${(error as Error).message}` });
+      }
+      const nowMs = options.clock.now();
+      const reads: ConfigRead[] = [];
+      for (const [i, entry] of entries.entries()) {
+        const checked = validate(entry, i, nowMs);
+        if (typeof checked === 'string') return reply(400, { error: checked });
+        reads.push(checked);
+      }
+      options.sink(reads).then(
+        () => reply(202, { accepted: reads.length }),
+        (error: unknown) => reply(503, { error: `store unavailable: ${(error as Error).message}` }),
+      );
+    });
+  });
+  server.listen(options.port, options.host);
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
