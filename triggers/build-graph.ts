@@ -15,6 +15,8 @@ export interface BuildTarget {
   readonly srcs: readonly string[];
   /** Targets this one depends on. */
   readonly deps: readonly string[];
+  /** External packages it depends on (workspaces), for narrowing lockfile changes. */
+  readonly externalDeps?: readonly string[];
 }
 
 interface Owner {
@@ -39,9 +41,15 @@ export class BuildGraph {
   readonly #owners = new Map<string, Owner[]>();
   /** Dependencies naming no target, reported by `problems`. */
   readonly problems: string[] = [];
+  /** External package → targets depending on it directly. */
+  readonly #usersOf = new Map<string, string[]>();
+  /** Whether any target declared its external dependencies (a lockfile change can then be narrowed). */
+  readonly knowsExternalDeps: boolean;
 
   constructor(targets: readonly BuildTarget[]) {
     this.names = targets.map((t) => t.name);
+    this.knowsExternalDeps = targets.some((t) => t.externalDeps !== undefined);
+    for (const t of targets) for (const dep of t.externalDeps ?? []) this.#usersOf.set(dep, [...(this.#usersOf.get(dep) ?? []), t.name]);
     targets.forEach((t, i) => {
       if (this.#index.has(t.name)) this.problems.push(`target ${t.name} is defined twice`);
       this.#index.set(t.name, i);
@@ -102,7 +110,13 @@ export class BuildGraph {
    * Every target a change reaches (owners of changed files and all their dependents),
    * each with a shortest path from a changed file. Files owned by no target are returned apart.
    */
-  affected(changedFiles: readonly string[]): { reached: Reached; unowned: string[] } {
+  /** Targets depending directly on any of these external packages. */
+  usersOf(packages: Iterable<string>): string[] {
+    return [...new Set([...packages].flatMap((p) => this.#usersOf.get(p) ?? []))];
+  }
+
+  /** `seeds`: targets changed by something other than their own files (e.g. a dependency in the lockfile), labelled for the path. */
+  affected(changedFiles: readonly string[], seeds: readonly { target: string; cause: string }[] = []): { reached: Reached; unowned: string[] } {
     const parent = new Int32Array(this.names.length).fill(-2); // -2 unseen, -1 reached from a file
     const fileOf = new Map<number, string>();
     const queue = new Int32Array(this.names.length);
@@ -118,6 +132,13 @@ export class BuildGraph {
         fileOf.set(i, file);
         queue[tail++] = i;
       }
+    }
+    for (const { target, cause } of seeds) {
+      const i = this.#index.get(target);
+      if (i === undefined || parent[i] !== -2) continue;
+      parent[i] = -1;
+      fileOf.set(i, cause);
+      queue[tail++] = i;
     }
     const offsets = this.#offsets;
     const edges = this.#edges;

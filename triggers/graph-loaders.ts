@@ -83,7 +83,7 @@ export async function loadWorkspaces(root: string): Promise<BuildTarget[]> {
     packages.push({ name: pkg.name, dir, deps });
   }
   const names = new Set(packages.map((p) => p.name));
-  return packages.map((p) => ({ name: p.name, srcs: [p.dir], deps: [...new Set(p.deps.filter((d) => names.has(d) && d !== p.name))] }));
+  return packages.map((p) => ({ name: p.name, srcs: [p.dir], deps: [...new Set(p.deps.filter((d) => names.has(d) && d !== p.name))], externalDeps: [...new Set(p.deps.filter((d) => !names.has(d)))] }));
 }
 
 export type GraphSource = { readonly kind: 'workspaces'; readonly root?: string | undefined } | { readonly kind: 'json'; readonly file: string };

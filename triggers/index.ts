@@ -10,3 +10,5 @@ export { bisectRevisions, type BisectResult, type BisectStep, type StepOutcome, 
 export { ConfigReadReporter, httpConfigReadSink, startIngestServer, type ConfigReadSink, type IngestServer } from './config-reads.js';
 export { evaluateConfigTriggers, type ConfigTriggerEvaluation } from './evaluate-config-triggers.js';
 export { commitsSince, type CommitChange } from './git.js';
+export { changedLatticeStates } from './lattice-changes.js';
+export { changedLockedPackages } from './lockfile-changes.js';

@@ -11,7 +11,9 @@ import { loadBuildGraph } from './graph-loaders.js';
 import { changedFiles, fileAt, resolveRevision } from './git.js';
 import { changedSettings } from './config-diff.js';
 import { globToRegExp, matchesAny } from './glob.js';
-import { selectWorkloads, type ConfigChange, type Selection } from './select.js';
+import { selectWorkloads, type ConfigChange, type LatticeChange, type Selection } from './select.js';
+import { changedLatticeStates } from './lattice-changes.js';
+import { changedLockedPackages } from './lockfile-changes.js';
 
 export interface ChangeSelection extends Selection {
   readonly base: string;
@@ -36,6 +38,20 @@ export async function selectForChange(options: { config: TandemConfig; repo: str
     const [before, after] = await Promise.all([fileAt(repo, base, file), fileAt(repo, head, file)]);
     configChanges.push({ file, settings: changedSettings(file, before, after) });
   }
-  const selection = selectWorkloads({ config, ...(graph ? { graph } : {}), ...(graphFile ? { graphFile } : {}), changedFiles: files, configChanges, configReads: reads, change: head });
+  const latticeGlobs = config.triggers.latticeFiles.map(globToRegExp);
+  const latticeChanges: LatticeChange[] = [];
+  for (const file of files.filter((f) => matchesAny(f, latticeGlobs))) {
+    const [before, after] = await Promise.all([fileAt(repo, base, file), fileAt(repo, head, file)]);
+    latticeChanges.push({ file, services: changedLatticeStates(file, before, after) });
+  }
+  const lockfileChanges = new Map<string, Set<string>>();
+  if (config.triggers.narrowLockfile) {
+    for (const file of files.filter((f) => f.endsWith('package-lock.json'))) {
+      const [before, after] = await Promise.all([fileAt(repo, base, file), fileAt(repo, head, file)]);
+      const packages = changedLockedPackages(before, after);
+      if (packages) lockfileChanges.set(file, packages);
+    }
+  }
+  const selection = selectWorkloads({ config, ...(graph ? { graph } : {}), ...(graphFile ? { graphFile } : {}), changedFiles: files, configChanges, configReads: reads, change: head, latticeChanges, lockfileChanges });
   return { ...selection, base, head, configChanges };
 }

@@ -20,8 +20,16 @@ export interface ConfigChange {
   readonly settings?: readonly string[] | undefined;
 }
 
+export interface LatticeChange {
+  readonly file: string;
+  /** Service → states whose level for it changed; undefined when the file is not a readable lattice. */
+  readonly services: ReadonlyMap<string, readonly string[]> | undefined;
+}
+
 export interface SelectedWorkload {
   readonly workload: string;
+  /** Lattice states whose level for this workload's service changed: candidates to validate. */
+  readonly candidateStates?: readonly string[];
   readonly priority: WorkloadConfig['triggers']['priority'];
   readonly reasons: readonly string[];
   /** Changed file → … → the workload's target, for build-graph selections. */
@@ -46,6 +54,9 @@ export interface SelectOptions {
   readonly configReads?: readonly ConfigReadSummary[];
   /** Identifies the change for sampling (e.g. the head commit). */
   readonly change: string;
+  readonly latticeChanges?: readonly LatticeChange[];
+  /** Lockfile → direct dependencies whose resolved subtree changed (narrowing enabled and readable). */
+  readonly lockfileChanges?: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
 /** A uniform number in [0, 1) from (change, workload): the same change always samples the same way. */
@@ -62,7 +73,9 @@ export function selectWorkloads(options: SelectOptions): Selection {
   const ignore = config.triggers.ignore.map(globToRegExp);
   const configGlobs = new Map(workloads.map((w) => [w.name, w.triggers.configFiles.map(globToRegExp)]));
   const readFiles = new Set((options.configReads ?? []).map((r) => r.file));
-  const isConfigFile = (file: string): boolean => readFiles.has(file) || [...configGlobs.values()].some((globs) => matchesAny(file, globs));
+  const latticeGlobs = config.triggers.latticeFiles.map(globToRegExp);
+  const isConfigFile = (file: string): boolean => readFiles.has(file) || matchesAny(file, latticeGlobs) || [...configGlobs.values()].some((globs) => matchesAny(file, globs));
+  const narrowed = options.lockfileChanges ?? new Map<string, ReadonlySet<string>>();
 
   const reasons = new Map<string, string[]>(workloads.map((w) => [w.name, []]));
   const paths = new Map<string, readonly string[]>();
@@ -70,11 +83,19 @@ export function selectWorkloads(options: SelectOptions): Selection {
     for (const w of workloads) reasons.get(w.name)!.push(reason);
   };
 
-  for (const file of changedFiles) if (matchesAny(file, globalInputs)) everything(`global input ${file} changed`);
+  const seeds: { target: string; cause: string }[] = [];
+  for (const file of changedFiles) {
+    if (!matchesAny(file, globalInputs)) continue;
+    const packages = narrowed.get(file);
+    if (packages && options.graph?.knowsExternalDeps) {
+      // Narrowed: the workspace packages using a changed dependency are the changed targets.
+      for (const target of options.graph.usersOf(packages)) seeds.push({ target, cause: `${file} (${[...packages].slice(0, 5).join(', ')}${packages.size > 5 ? ', …' : ''})` });
+    } else everything(`global input ${file} changed`);
+  }
 
   const notConfig = changedFiles.filter((f) => !isConfigFile(f));
   if (options.graph) {
-    const { reached, unowned } = options.graph.affected(notConfig);
+    const { reached, unowned } = options.graph.affected(notConfig, seeds);
     for (const file of unowned) if (!matchesAny(file, ignore) && !matchesAny(file, globalInputs)) everything(`${file} is owned by no build target (conservative: add it to triggers.ignore if it cannot affect a service)`);
     for (const w of workloads) {
       let best: readonly string[] | undefined;
@@ -111,6 +132,22 @@ export function selectWorkloads(options: SelectOptions): Selection {
     }
   }
 
+  const candidates = new Map<string, Set<string>>();
+  for (const change of options.latticeChanges ?? []) {
+    if (change.services === undefined) {
+      everything(`lattice ${change.file} changed and could not be compared state by state (conservative)`);
+      continue;
+    }
+    for (const w of workloads) {
+      const states = change.services.get(serviceOf(w));
+      if (!states || states.length === 0) continue;
+      reasons.get(w.name)!.push(`lattice ${change.file} changed ${serviceOf(w)}'s level in ${states.join(', ')}`);
+      const set = candidates.get(w.name) ?? new Set<string>();
+      for (const s of states) set.add(s);
+      candidates.set(w.name, set);
+    }
+  }
+
   const selected: SelectedWorkload[] = [];
   const skipped: Selection['skipped'][number][] = [];
   const deferred: Selection['deferred'][number][] = [];
@@ -127,7 +164,13 @@ export function selectWorkloads(options: SelectOptions): Selection {
         continue;
       }
     }
-    selected.push({ workload: w.name, priority: w.triggers.priority, reasons: [...new Set(why)], ...(paths.has(w.name) ? { path: paths.get(w.name)! } : {}) });
+    selected.push({
+      workload: w.name,
+      priority: w.triggers.priority,
+      reasons: [...new Set(why)],
+      ...(paths.has(w.name) ? { path: paths.get(w.name)! } : {}),
+      ...(candidates.has(w.name) ? { candidateStates: [...candidates.get(w.name)!] } : {}),
+    });
   }
   return { changedFiles, selected, skipped, deferred };
 }

@@ -261,6 +261,11 @@ const triggersConfig = z.strictObject({
     .default(['package-lock.json', 'yarn.lock', 'pnpm-lock.yaml', 'tsconfig.json', 'tandem.config.yaml'])
     .describe('Files whose change selects every workload (the graph file itself always is one).'),
   ignore: z.array(z.string().min(1)).default([]).describe('Globs of files owned by no target that select nothing (otherwise such a file selects everything).'),
+  narrowLockfile: z.boolean().default(false).describe('A package-lock.json change selects only the workspace packages whose resolved dependencies changed (and their dependents), instead of everything.'),
+  latticeFiles: z
+    .array(z.string().min(1))
+    .default(['lattices/**/*.{yaml,yml,json}', '**/*.lattice.{yaml,yml,json}'])
+    .describe('Degradation lattice files: a change selects the workloads of services whose level changed in some state, with those states as candidates.'),
   configRecency: positiveDuration.prefault('7d').describe('A config file or setting counts as read when a service read it this recently.'),
 });
 

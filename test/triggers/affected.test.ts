@@ -169,6 +169,31 @@ describe('tandem affected', () => {
     expect(text.out).toMatch(/suppressed: 3 \(50\.0%\); of their 4 changed setting\(s\), 2 were read later \(50\.0%\)/);
   });
 
+  it('selects the services whose level changed in a lattice state, with those states as candidates', async () => {
+    const { dir } = await repo();
+    const lattice = (rankingL1: number) => ['states:', '  - { name: L0, levels: { ranking: 0, search: 0 } }', `  - { name: L1, levels: { ranking: ${rankingL1}, search: 0 } }`, '  - { name: L2, levels: { ranking: 2, search: 1 } }', ''].join('\n');
+    await commit(dir, { 'lattices/serving.yaml': lattice(1) });
+    await commit(dir, { 'lattices/serving.yaml': lattice(2) });
+    const selection = await affected(dir);
+    expect(names(selection.selected)).toEqual(['ranking']);
+    expect(selection.selected[0]).toMatchObject({ candidateStates: ['L1'], reasons: ["lattice lattices/serving.yaml changed ranking's level in L1"] });
+  });
+
+  it('narrows a lockfile change to the packages using a changed dependency, when configured', async () => {
+    const lockfile = (lodash: string) => JSON.stringify({ lockfileVersion: 3, packages: { '': {}, 'node_modules/lodash': { version: lodash }, 'node_modules/left-pad': { version: '1.0.0' } } });
+    const { dir } = await repo(['  narrowLockfile: true']);
+    await commit(dir, { 'package-lock.json': lockfile('4.17.20') });
+    await commit(dir, { 'package-lock.json': lockfile('4.17.21') });
+    const narrowed = await affected(dir);
+    // @x/b depends on lodash; nothing depends on @x/b, and @x/a and @x/c do not use lodash.
+    expect(names(narrowed.selected)).toEqual(['wb']);
+    expect(narrowed.selected[0]!.reasons[0]).toBe('package-lock.json (lodash) is in target @x/b');
+    const { dir: wide } = await repo();
+    await commit(wide, { 'package-lock.json': lockfile('4.17.20') });
+    await commit(wide, { 'package-lock.json': lockfile('4.17.21') });
+    expect((await affected(wide)).selected.find((s) => s.workload === 'wa')!.reasons).toContain('global input package-lock.json changed');
+  });
+
   it('samples low-priority workloads by (change, workload): the same change always decides the same way', async () => {
     const { dir } = await repo();
     const decisions: string[] = [];
