@@ -24,6 +24,7 @@ export {
   type DetectorConfig,
   type CheckConfig,
 } from './config/schema.js';
+export { latticeSchema, type LatticeConfig } from './config/lattice-schema.js';
 export { loadConfig, parseConfig, parseConfigText, DEFAULT_CONFIG_FILES, type LoadedConfig } from './config/load.js';
 export { formatPath } from './config/format-issues.js';
 export type {

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { parseDuration } from '../duration.js';
+import { latticeSchema } from './lattice-schema.js';
 
 /** A value used in file names and table keys: letters, digits, `.`, `_`, `-`. */
 export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -282,7 +283,7 @@ export const configSchema = z
       .describe('How experiments are run: in this process (default) or by `tandem worker`s through Redis.'),
     recorder: recorder.prefault({}).describe('Sampling of production requests into the corpus.'),
     workloads: z.array(workload).default([]).describe('What to replay and how to judge it.'),
-    lattices: z.array(z.unknown()).default([]).describe('Degradation lattices (product states L0..Ln).'),
+    lattices: z.array(latticeSchema).default([]).describe('Degradation lattices (HiLO product states L0..Ln).'),
     triggers: triggersConfig.prefault({}).describe('How a change selects workloads: build graph, global inputs, config consumption.'),
   });
 

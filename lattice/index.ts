@@ -1,0 +1,6 @@
+/** Degradation lattices (HiLO): load-factors, the controller, its HTTP face and the service-side client. */
+export { Reservoir } from './reservoir.js';
+export { LoadFactors } from './load-factor.js';
+export { LatticeController, type Decision, type Transition, type ControllerOptions } from './controller.js';
+export { startControllerServer, type ControllerServer } from './controller-server.js';
+export { LatticeClient, type LatticeClientOptions } from './client.js';

@@ -1,0 +1,62 @@
+/**
+ * Product load-factor (HiLO §3.1): each service reports a normalized,
+ * monotone load-factor; per service a reservoir sample over the window
+ * damps noise and short spikes (the service's value is the sample's median);
+ * the product load-factor is the configured aggregate across services.
+ */
+import type { Clock, LatticeConfig } from '../core/index.js';
+import { quantileOf } from '../harness/index.js';
+import { Reservoir } from './reservoir.js';
+
+interface Report {
+  readonly value: number;
+  readonly timeMs: number;
+}
+
+export class LoadFactors {
+  readonly #lattice: LatticeConfig;
+  readonly #clock: Clock;
+  readonly #reservoirs = new Map<string, Reservoir<Report>>();
+
+  constructor(lattice: LatticeConfig, clock: Clock) {
+    this.#lattice = lattice;
+    this.#clock = clock;
+  }
+
+  /** Record a report; values outside [0, 10] or not finite are rejected (a load-factor is normalized). */
+  report(service: string, value: number): void {
+    if (!(service in this.#lattice.services)) throw new RangeError(`service "${service}" is not in lattice ${this.#lattice.name}`);
+    if (!Number.isFinite(value) || value < 0 || value > 10) throw new RangeError(`load-factor of ${service} must be a number in [0, 10], got ${value}`);
+    let reservoir = this.#reservoirs.get(service);
+    if (!reservoir) this.#reservoirs.set(service, (reservoir = new Reservoir<Report>(this.#lattice.reservoirSize, [...service].reduce((h, c) => h * 31 + c.charCodeAt(0), 7) >>> 0)));
+    reservoir.add({ value, timeMs: this.#clock.now() });
+  }
+
+  /** Each service's damped load-factor (median of its reservoir within the window); services without reports are absent. */
+  perService(): Map<string, number> {
+    const since = this.#clock.now() - this.#lattice.window;
+    const values = new Map<string, number>();
+    for (const [service, reservoir] of this.#reservoirs) {
+      reservoir.retain((r) => r.timeMs >= since);
+      if (reservoir.items.length > 0) values.set(service, quantileOf(reservoir.items.map((r) => r.value), 0.5));
+    }
+    return values;
+  }
+
+  /** The product load-factor; undefined without any report in the window. */
+  product(perService = this.perService()): number | undefined {
+    const values = [...perService.values()];
+    if (values.length === 0) return undefined;
+    const aggregate = this.#lattice.aggregate;
+    if (aggregate === 'max') return Math.max(...values);
+    if ('quantile' in aggregate) return quantileOf(values, aggregate.quantile);
+    let weight = 0;
+    let sum = 0;
+    for (const [service, value] of perService) {
+      const w = aggregate.weighted[service] ?? 0;
+      weight += w;
+      sum += w * value;
+    }
+    return weight > 0 ? sum / weight : Math.max(...values);
+  }
+}

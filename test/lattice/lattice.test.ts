@@ -1,0 +1,171 @@
+import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
+import { parseConfigText, systemClock, type LatticeConfig } from '../../core/index.js';
+import { LatticeClient, LatticeController, LoadFactors, Reservoir, startControllerServer, type Decision } from '../../lattice/index.js';
+
+const LATTICE_YAML = [
+  'lattices:',
+  '  - name: serving',
+  '    scenarios: [web, copilot]',
+  '    services: { ranking: { maxLevel: 5 }, prediction: { maxLevel: 3 } }',
+  '    decisionPeriod: 10s',
+  '    recoveryDamping: 3',
+  '    window: 30s',
+  '    priorities: [{ name: high, offset: 0 }, { name: low, offset: 1 }]',
+  '    states:',
+  '      - { name: L0, threshold: 0, levels: { ranking: 0, prediction: 0 } }',
+  '      - { name: L1, threshold: 0.8, levels: { ranking: 1, prediction: 0 } }',
+  '      - { name: L2, threshold: 0.9, levels: { ranking: 2, prediction: 1 } }',
+  '      - { name: L3, threshold: 1.0, levels: { ranking: 3, prediction: 2 } }',
+  '',
+].join('\n');
+
+const lattice = (): LatticeConfig => parseConfigText(LATTICE_YAML, 'lattice.yaml').lattices[0]!;
+
+describe('lattice config', () => {
+  it('rejects levels out of range, missing services, decreasing levels, unordered thresholds and duplicate names, with paths', () => {
+    const bad = LATTICE_YAML.replace('{ name: L1, threshold: 0.8, levels: { ranking: 1, prediction: 0 } }', '{ name: L1, threshold: 0.8, levels: { ranking: 7 } }')
+      .replace('{ name: L3, threshold: 1.0, levels: { ranking: 3, prediction: 2 } }', '{ name: L2, threshold: 0.85, levels: { ranking: 1, prediction: 2 } }');
+    let message = '';
+    try {
+      parseConfigText(bad, 'lattice.yaml');
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/lattices\[0\]\.states\[1\]\.levels must assign a level to every service: prediction is missing/);
+    expect(message).toMatch(/lattices\[0\]\.states\[1\]\.levels\.ranking must be <= ranking's maxLevel \(5\)/);
+    expect(message).toMatch(/lattices\[0\]\.states\[3\]\.name state name "L2" is used twice|lattices\[0\]\.states\[3\]\.name.*used twice/);
+    expect(message).toMatch(/lattices\[0\]\.states\[3\]\.threshold must be above the previous state's threshold \(0\.9\)/);
+    expect(message).toMatch(/lattices\[0\]\.states\[3\]\.levels\.ranking must not be below ranking's level in L2 \(2\)/);
+  });
+});
+
+describe('reservoir sampling', () => {
+  it('keeps every item of the stream with the same probability', () => {
+    const counts = new Array<number>(100).fill(0);
+    const runs = 2_000;
+    for (let run = 0; run < runs; run++) {
+      const reservoir = new Reservoir<number>(10, run + 1);
+      for (let i = 0; i < 100; i++) reservoir.add(i);
+      for (const item of reservoir.items) counts[item]!++;
+    }
+    // Each item is kept with probability 10/100: 200 of 2,000 runs, binomial sd ~13.4.
+    expect(Math.min(...counts)).toBeGreaterThan(200 - 5 * 13.4);
+    expect(Math.max(...counts)).toBeLessThan(200 + 5 * 13.4);
+    const firstHalf = counts.slice(0, 50).reduce((a, b) => a + b, 0);
+    expect(Math.abs(firstHalf - 10_000)).toBeLessThan(400);
+  });
+});
+
+describe('lattice controller (HiLO §3.6)', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ now: Date.UTC(2026, 10, 30, 12) });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  function controller() {
+    const config = lattice();
+    const loadFactors = new LoadFactors(config, systemClock);
+    const decisions: Decision[] = [];
+    const control = new LatticeController({ lattice: config, loadFactors, clock: systemClock, onDecision: (d) => void decisions.push(d) });
+    const load = (ranking: number, prediction = 0.1) => {
+      loadFactors.report('ranking', ranking);
+      loadFactors.report('prediction', prediction);
+    };
+    return { control, decisions, load, loadFactors };
+  }
+
+  it('escalates at once, jumping several states, and publishes levels per scenario and priority', async () => {
+    const { control, load } = controller();
+    load(0.5);
+    expect((await control.decide()).state).toBe('L0');
+    await vi.advanceTimersByTimeAsync(31_000); // the old reports leave the window
+    load(1.05);
+    const decision = await control.decide();
+    expect(decision).toMatchObject({ previous: 'L0', state: 'L3', transition: 'escalate', productLoadFactor: 1.05 });
+    expect(decision.levels.web!.default).toEqual({ ranking: 3, prediction: 2 });
+    expect(Object.keys(decision.levels)).toEqual(['web', 'copilot']);
+  });
+
+  it('recovers one state at a time, only after the damping period below recoverBelow, and never oscillates just above a threshold', async () => {
+    const { control, load, decisions } = controller();
+    const abort = new AbortController();
+    onTestFinished(() => abort.abort());
+    const running = control.run(abort.signal);
+    // A steady load just above L2's threshold: L2, and it stays there.
+    for (let i = 0; i < 6; i++) {
+      load(0.91);
+      await vi.advanceTimersByTimeAsync(10_000);
+    }
+    expect(decisions.map((d) => d.state)).toEqual(['L2', 'L2', 'L2', 'L2', 'L2', 'L2']);
+    // Just under the threshold but above recoverBelow (0.81): hysteresis holds L2.
+    for (let i = 0; i < 4; i++) {
+      await vi.advanceTimersByTimeAsync(30_000);
+      load(0.85);
+      await vi.advanceTimersByTimeAsync(10_000);
+    }
+    expect(control.state).toBe('L2');
+    // Load gone: one step down per 3 decisions below recoverBelow.
+    await vi.advanceTimersByTimeAsync(30_000);
+    const before = decisions.length;
+    for (let i = 0; i < 7; i++) {
+      load(0.2, 0.2);
+      await vi.advanceTimersByTimeAsync(10_000);
+    }
+    const after = decisions.slice(before);
+    expect(after.filter((d) => d.transition === 'recover').map((d) => `${d.previous}->${d.state}`)).toEqual(['L2->L1', 'L1->L0']);
+    expect(after.every((d) => d.transition !== 'escalate')).toBe(true);
+    abort.abort();
+    await running;
+  });
+
+  it('degrades low-priority traffic further once degradation starts, and holds the state without reports', async () => {
+    const { control, load } = controller();
+    load(0.82);
+    await control.decide();
+    expect(control.levels('low')).toEqual({ ranking: 2, prediction: 1 });
+    expect(control.levels('high')).toEqual({ ranking: 1, prediction: 0 });
+    await vi.advanceTimersByTimeAsync(60_000);
+    const held = await control.decide();
+    expect(held).toMatchObject({ productLoadFactor: null, state: 'L1', transition: 'hold' });
+  });
+});
+
+describe('lattice client', () => {
+  it('enforces max(local, assigned), and falls back to the local level when the controller is unreachable', async () => {
+    const config = lattice();
+    const loadFactors = new LoadFactors(config, systemClock);
+    const control = new LatticeController({ lattice: config, loadFactors, clock: systemClock });
+    const server = await startControllerServer({ lattice: config, controller: control, loadFactors });
+    let local = 1;
+    let now = Date.now();
+    const clock = { now: () => now, monotonic: () => now, sleep: async () => undefined };
+    const client = new LatticeClient({ controllerUrl: server.url, service: 'ranking', scenario: 'web', localLevel: () => local, clock, pollIntervalMs: 1_000 });
+    expect(await client.reportLoadFactor(1.2)).toBe(true);
+    await control.decide();
+    expect(await client.poll()).toBe(true);
+    expect(client.level()).toBe(3);
+    local = 4;
+    expect(client.level()).toBe(4);
+    await server.close();
+    local = 1;
+    expect(await client.poll()).toBe(false);
+    // Still fresh: the last assignment holds; once stale, only the local level counts.
+    expect(client.level()).toBe(3);
+    now += 5_000;
+    expect(client.level()).toBe(1);
+  });
+
+  it('rejects load-factor reports that are not normalized or name unknown services', async () => {
+    const config = lattice();
+    const loadFactors = new LoadFactors(config, systemClock);
+    const server = await startControllerServer({ lattice: config, controller: new LatticeController({ lattice: config, loadFactors, clock: systemClock }), loadFactors });
+    onTestFinished(() => server.close());
+    const post = async (body: string) => (await fetch(`${server.url}/load-factor`, { method: 'POST', body })).status;
+    expect(await post('{"service":"ranking","value":-1}')).toBe(400);
+    expect(await post('{"service":"nope","value":0.5}')).toBe(400);
+    expect(await post('[{"service":"ranking","value":0.5},{"service":"prediction","value":0.4}]')).toBe(202);
+    expect((await (await fetch(`${server.url}/levels?scenario=mobile`)).json()) as { error: string }).toMatchObject({ error: expect.stringMatching(/no scenario "mobile"/) });
+  });
+});
