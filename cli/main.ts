@@ -28,6 +28,7 @@ import * as affected from './commands/affected.js';
 import * as bisect from './commands/bisect.js';
 import * as ingest from './commands/ingest.js';
 import * as triggersCommand from './commands/triggers.js';
+import * as latticeCommand from './commands/lattice.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -272,6 +273,16 @@ export function buildProgram(ctx: CliContext, setExit: (code: number) => void): 
     .option('--since <duration>', 'how far back (default 30d)')
     .option('--repo <dir>', 'the git repository (default: the working directory)')
     .action(async (_options, command: Command) => setExit(await triggersCommand.evaluate(command.optsWithGlobals<triggersCommand.EvaluateOptions>(), ctx)));
+
+  program
+    .command('lattice')
+    .description('degradation lattices (HiLO)')
+    .command('serve')
+    .description("run a lattice's controller: services report load-factors and take their levels; every decision is stored")
+    .requiredOption('--lattice <name>', 'lattice from the config')
+    .option('--listen <[host:]port>', 'address to listen on (default 127.0.0.1:7300)')
+    .option('--token-env <VAR>', 'environment variable holding the bearer token for load-factor reports (default TANDEM_CONTROLLER_TOKEN)')
+    .action(async (_options, command: Command) => setExit(await latticeCommand.serve(command.optsWithGlobals<latticeCommand.LatticeServeOptions>(), ctx)));
 
   for (const planned of PLANNED_COMMANDS) {
     program

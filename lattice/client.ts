@@ -35,6 +35,13 @@ export class LatticeClient {
     this.#options = options;
   }
 
+  /** The controller's assignment while it is fresh; undefined when it is stale or there was none. */
+  assignedLevel(): number | undefined {
+    const assigned = this.#assigned;
+    const staleAfter = this.#options.staleAfterMs ?? 3 * (this.#options.pollIntervalMs ?? 1_000);
+    return assigned && this.#options.clock.now() - assigned.atMs <= staleAfter ? assigned.level : undefined;
+  }
+
   /** The level to enforce now. */
   level(): number {
     const local = this.#options.localLevel();

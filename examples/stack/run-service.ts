@@ -32,6 +32,10 @@ export interface ServiceConfig {
   readonly restartDelayMs?: number;
   readonly clock?: Clock;
   readonly onErrorRecord?: (record: DependencyErrorRecord) => void;
+  /** A lattice controller to coordinate with (ranking and prediction report load-factors and take assigned levels). */
+  readonly latticeUrl?: string;
+  /** @default 1000 */
+  readonly latticePollMs?: number;
 }
 
 export interface RunningService {
@@ -63,6 +67,8 @@ export function serviceConfigFromEnv(env: NodeJS.ProcessEnv): ServiceConfig {
       featuresUrl: optional(env.FEATURES_URL),
       inferenceUrl: optional(env.INFERENCE_URL),
       rankingUrl: optional(env.RANKING_URL),
+      latticeUrl: optional(env.LATTICE_URL),
+      latticePollMs: integer(env, 'LATTICE_POLL_MS'),
       shardUrls: env.PREDICTION_SHARDS?.split(',').filter((u) => u !== ''),
       faults: parseFaults(env.STACK_FAULTS),
       shards: integer(env, 'STACK_SHARDS'),
@@ -87,6 +93,7 @@ export async function startService(service: string, config: ServiceConfig): Prom
       }),
     );
     const urls = await Promise.all(shards.map((s) => s.host.listen()));
+    if (config.latticeUrl) for (const s of shards) s.host.coordinate(config.latticeUrl, { pollIntervalMs: config.latticePollMs ?? 1_000 });
     return {
       urls,
       shards,
@@ -121,5 +128,6 @@ export async function startService(service: string, config: ServiceConfig): Prom
       throw new InputError(`unknown example service "${service}" (one of ${STACK_SERVICES.join(', ')})`);
   }
   const url = await host.listen();
+  if (config.latticeUrl && (service === 'ranking')) host.coordinate(config.latticeUrl, { pollIntervalMs: config.latticePollMs ?? 1_000 });
   return { urls: [url], close: () => host.close() };
 }

@@ -12,6 +12,7 @@ import type { Clock } from '../../core/index.js';
 import { systemClock } from '../../core/clock.js'; // leaf import: see faults.ts
 import { LoadFactor } from './load-factor.js';
 import { LEVELS_HEADER, ServiceLevels, parseLevelsHeader } from './levels.js';
+import { LatticeClient } from '../../lattice/client.js';
 import { NoWorkerAvailableError, WorkerCrashedError } from './worker-pool.js';
 import { DownstreamError } from './json-client.js';
 
@@ -175,6 +176,39 @@ export class ServiceHost {
     const { port } = this.#server.address() as AddressInfo;
     this.#url = `http://${this.#options.host ?? '127.0.0.1'}:${port}`;
     return this.#url;
+  }
+
+  /**
+   * Take part in a lattice controller's coordination (HiLO): report the load-factor and
+   * take the assigned level every poll; when the controller is unreachable the
+   * assignment ages out and the service keeps its local level.
+   */
+  coordinate(controllerUrl: string, options: { pollIntervalMs?: number; scenario?: string } = {}): void {
+    const client = new LatticeClient({
+      controllerUrl,
+      service: this.name,
+      ...(options.scenario ? { scenario: options.scenario } : {}),
+      localLevel: () => this.levels.local(this.loadFactor.value()),
+      clock: this.clock,
+      pollIntervalMs: options.pollIntervalMs ?? 1_000,
+    });
+    const stop = new AbortController();
+    const loop = (async () => {
+      while (!stop.signal.aborted) {
+        await client.reportLoadFactor(this.loadFactor.value());
+        await client.poll();
+        this.levels.assign(client.assignedLevel() ?? 0);
+        try {
+          await this.clock.sleep(options.pollIntervalMs ?? 1_000, stop.signal);
+        } catch {
+          return;
+        }
+      }
+    })();
+    this.onClose(async () => {
+      stop.abort();
+      await loop;
+    });
   }
 
   /** Release something the service owns (worker pools, clients) when it closes. */

@@ -169,3 +169,71 @@ describe('lattice client', () => {
     expect((await (await fetch(`${server.url}/levels?scenario=mobile`)).json()) as { error: string }).toMatchObject({ error: expect.stringMatching(/no scenario "mobile"/) });
   });
 });
+
+describe('example stack under a lattice controller', () => {
+  it('takes the assigned level while the controller answers, and falls back to its local level when it does not', async () => {
+    const { startStack, startService } = await import('../../examples/stack/index.js');
+    const config = lattice();
+    const loadFactors = new LoadFactors(config, systemClock);
+    const control = new LatticeController({ lattice: config, loadFactors, clock: systemClock });
+    const server = await startControllerServer({ lattice: config, controller: control, loadFactors });
+    const stack = await startStack({ shards: 1 });
+    onTestFinished(() => stack.stop());
+    const ranking = await startService('ranking', { featuresUrl: stack.urls.features, inferenceUrl: stack.urls.gateway, latticeUrl: server.url, latticePollMs: 50 });
+    onTestFinished(() => ranking.close());
+    const levelOf = async () => (await (await fetch(`${ranking.urls[0]}/level`)).json()) as { local: number; assigned: number };
+    const until = async (condition: () => Promise<boolean>, what: string) => {
+      const end = Date.now() + 5_000;
+      while (!(await condition())) {
+        if (Date.now() > end) throw new Error(`${what} not reached`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    // The ranking service reports its own load-factor to the controller.
+    await until(async () => loadFactors.perService().has('ranking'), 'ranking reporting its load-factor');
+    loadFactors.report('prediction', 1.2);
+    await control.decide();
+    expect(control.state).toBe('L3');
+    await until(async () => (await levelOf()).assigned === 3, 'ranking taking level 3');
+    await server.close();
+    await until(async () => (await levelOf()).assigned === 0, 'ranking back on its local level');
+    expect((await levelOf()).local).toBe(0);
+  });
+});
+
+describe('tandem lattice serve', () => {
+  it('runs the controller, takes load-factors over HTTP and stores every decision', async () => {
+    const { mkdtemp, rm, writeFile } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { spawn } = await import('node:child_process');
+    const { createLocalStore } = await import('../../store/index.js');
+    const { REPO_ROOT } = await import('../support/cli.js');
+    const { killHard } = await import('../support/child.js');
+    const dir = await mkdtemp(join(tmpdir(), 'tandem-lattice-serve-'));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
+    await writeFile(join(dir, 'tandem.config.yaml'), LATTICE_YAML.replace('decisionPeriod: 10s', 'decisionPeriod: 200ms'));
+    const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'tandem.js'), 'lattice', 'serve', '--lattice', 'serving', '--listen', '127.0.0.1:0'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    onTestFinished(() => killHard(child));
+    const ready = await new Promise<{ url: string }>((resolve, reject) => {
+      let out = '';
+      child.stdout!.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        const line = out.split('\n').find((l) => l.includes('"controller":"ready"'));
+        if (line) resolve(JSON.parse(line) as { url: string });
+      });
+      child.once('exit', (code) => reject(new Error(`exited ${code}`)));
+    });
+    expect((await fetch(`${ready.url}/load-factor`, { method: 'POST', body: '{"service":"ranking","value":0.95}' })).status).toBe(202);
+    const store = createLocalStore({ dir: join(dir, '.tandem') });
+    const end = Date.now() + 10_000;
+    let decisions: { message?: string }[] = [];
+    while (Date.now() < end) {
+      decisions = (await store.experiments.events('lattice-serving')).filter((e) => (e as { type: string }).type === 'decision');
+      if (decisions.some((d) => d.message === 'L0 -> L2 (escalate)')) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(decisions.map((d) => d.message)).toContain('L0 -> L2 (escalate)');
+    expect(((await (await fetch(`${ready.url}/levels?scenario=web&priority=low`)).json()) as { levels: Record<string, number> }).levels).toEqual({ ranking: 3, prediction: 2 });
+  });
+});
