@@ -29,6 +29,7 @@ import * as bisect from './commands/bisect.js';
 import * as ingest from './commands/ingest.js';
 import * as triggersCommand from './commands/triggers.js';
 import * as latticeCommand from './commands/lattice.js';
+import * as latticeValidate from './commands/lattice-validate.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -274,9 +275,18 @@ export function buildProgram(ctx: CliContext, setExit: (code: number) => void): 
     .option('--repo <dir>', 'the git repository (default: the working directory)')
     .action(async (_options, command: Command) => setExit(await triggersCommand.evaluate(command.optsWithGlobals<triggersCommand.EvaluateOptions>(), ctx)));
 
-  program
-    .command('lattice')
-    .description('degradation lattices (HiLO)')
+  const latticeGroup = program.command('lattice').description('degradation lattices (HiLO)');
+  latticeGroup
+    .command('validate')
+    .description('run each candidate state as a paired experiment (treatment forced by the test-scenario header) and check capacity/quality monotonicity and targets')
+    .requiredOption('--lattice <name>', 'lattice from the config')
+    .requiredOption('--workload <name>', 'workload whose control build serves both arms')
+    .option('--states <names>', 'comma-separated states (default: all but the first)')
+    .option('--control <url>', 'a running control deployment (used for both arms)')
+    .option('--trials <n>', 'override trials.count')
+    .option('--header <name>', 'test-scenario header (default x-tandem-levels)')
+    .action(async (_options, command: Command) => setExit(await latticeValidate.validate(command.optsWithGlobals<latticeValidate.ValidateOptions>(), ctx)));
+  latticeGroup
     .command('serve')
     .description("run a lattice's controller: services report load-factors and take their levels; every decision is stored")
     .requiredOption('--lattice <name>', 'lattice from the config')

@@ -26,6 +26,9 @@ const requestSchema = z.strictObject({
   controlRevision: z.string().min(1).max(200).optional(),
   treatmentRevision: z.string().min(1).max(200).optional(),
   seed: z.number().int().min(0).max(0xffffffff).optional(),
+  /** Both arms run the control build; the treatment differs only by `treatmentHeaders` (lattice state validation). */
+  sameBuild: z.boolean().optional(),
+  treatmentHeaders: z.record(z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/), z.string().max(1_000)).optional(),
   overrides: z
     .strictObject({
       trials: z.number().int().min(1).max(1000).optional(),

@@ -28,6 +28,8 @@ export interface ReplayExperimentOptions {
   readonly kind: string;
   readonly spec?: Readonly<Record<string, unknown>>;
   readonly controlPrime?: string;
+  /** Extra headers for one arm's requests (a test-scenario header on the treatment). */
+  readonly armHeaders?: Readonly<Partial<Record<'control' | 'treatment', Readonly<Record<string, string>>>>>;
   readonly duringChecks?: readonly DuringCheck[];
   readonly signal?: AbortSignal;
   readonly onProgress?: (trial: number, attempt: number, progress: ReplayProgress) => void;
@@ -124,6 +126,7 @@ export async function replayExperiment(options: ReplayExperimentOptions): Promis
         ...(options.onProgress ? { onProgress: options.onProgress } : {}),
         ...(router ? { router } : {}),
         ...(options.controlPrime !== undefined ? { controlPrime: options.controlPrime } : {}),
+        ...(options.armHeaders ? { armHeaders: options.armHeaders } : {}),
         ...(resumed ? { previous: options.existing!.trials } : {}),
       });
       if (result.cancelled) {

@@ -69,8 +69,9 @@ export async function runExperiment(id: string, ctx: RunContext): Promise<Experi
     const configured = ctx.config.workloads.find((w) => w.name === request.workload);
     if (!configured) throw new ConfigError([`workload ${JSON.stringify(request.workload)} is not in the config of this worker`], 'experiment');
     const aa = request.kind === 'aa';
-    const workload = applyOverrides(aa ? controlAgainstControl(configured) : configured, request.overrides);
-    const choice = aa ? { control: request.control, treatment: request.control, controlRevision: request.controlRevision, treatmentRevision: request.controlRevision } : request;
+    const sameBuild = aa || request.sameBuild === true;
+    const workload = applyOverrides(sameBuild ? controlAgainstControl(configured) : configured, request.overrides);
+    const choice = sameBuild ? { control: request.control, treatment: request.control, controlRevision: request.controlRevision, treatmentRevision: request.controlRevision } : request;
     const checks = workload.harness.checksModule !== undefined ? await loadChecksModule(workload.harness.checksModule, ctx.cwd) : undefined;
     const result = await replayExperiment({
       workload,
@@ -84,6 +85,7 @@ export async function runExperiment(id: string, ctx: RunContext): Promise<Experi
       deployed: choice.control === undefined && workload.arms?.control.deploy !== undefined,
       arms: (router) => armsFor(workload, choice, router, clock),
       ...(checks?.during ? { duringChecks: checks.during } : {}),
+      ...(request.treatmentHeaders ? { armHeaders: { treatment: request.treatmentHeaders } } : {}),
       ...(ctx.signal ? { signal: ctx.signal } : {}),
       ...(ctx.onProgress ? { onProgress: ctx.onProgress } : {}),
     });

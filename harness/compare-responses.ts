@@ -34,6 +34,8 @@ export interface RankingComparison {
   readonly overlap: { readonly mean: number; readonly min: number };
   /** The same figures for control′ against control: what "no change" looks like. */
   readonly noise?: { readonly ndcg: number; readonly kendallTau: number; readonly overlap: number };
+  /** Share of compared responses whose ranked list was empty (the no-result rate), per arm. */
+  readonly noResultShare: { readonly control: number; readonly treatment: number };
   /** Mean NDCG of each trial. */
   readonly perTrialNdcg: readonly { readonly trial: number; readonly mean: number }[];
 }
@@ -160,6 +162,8 @@ export function compareResponses(outcomes: readonly RequestOutcome[], options: C
   const noiseTau: number[] = [];
   const noiseOverlap: number[] = [];
   const trialNdcg = new Map<number, number[]>();
+  let emptyControl = 0;
+  let emptyTreatment = 0;
 
   for (const [k, c] of control) {
     const t = treatment.get(k);
@@ -190,6 +194,8 @@ export function compareResponses(outcomes: readonly RequestOutcome[], options: C
       const controlIds = rankedIds(cj, config.ranking);
       const treatmentIds = rankedIds(tj, config.ranking);
       if (controlIds && treatmentIds) {
+        if (controlIds.length === 0) emptyControl++;
+        if (treatmentIds.length === 0) emptyTreatment++;
         let labels: Map<string, number> | undefined;
         if (config.ranking.labelsPath !== undefined) {
           const raw = options.requestBodies?.get(c.recordId);
@@ -245,6 +251,7 @@ export function compareResponses(outcomes: readonly RequestOutcome[], options: C
             kendallTau: summarize(tau),
             overlap: summarize(overlap),
             ...(noiseNdcg.length > 0 ? { noise: { ndcg: summarize(noiseNdcg).mean, kendallTau: summarize(noiseTau).mean, overlap: summarize(noiseOverlap).mean } } : {}),
+            noResultShare: { control: emptyControl / ndcg.length, treatment: emptyTreatment / ndcg.length },
             perTrialNdcg: [...trialNdcg.entries()].sort((a, b) => a[0] - b[0]).map(([trial, values]) => ({ trial, mean: summarize(values).mean })),
           },
         }

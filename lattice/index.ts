@@ -4,3 +4,4 @@ export { LoadFactors } from './load-factor.js';
 export { LatticeController, type Decision, type Transition, type ControllerOptions } from './controller.js';
 export { startControllerServer, type ControllerServer } from './controller-server.js';
 export { LatticeClient, type LatticeClientOptions } from './client.js';
+export { levelsHeaderValue, measureState, checkPromise, type StateMeasurement, type StateValidation } from './state-validation.js';

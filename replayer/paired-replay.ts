@@ -47,6 +47,8 @@ export interface PairedReplayOptions {
    * drops a pair: when it is at its cap its copy is skipped and counted.
    */
   readonly controlPrime?: string;
+  /** Extra headers for one arm's requests only, e.g. a test-scenario header forcing a degradation state on the treatment. */
+  readonly armHeaders?: Readonly<Partial<Record<ArmName, Readonly<Record<string, string>>>>>;
   /** Pairs per second (each arm receives this many requests per second). */
   readonly ratePerSecond: number;
   /** In-flight cap per arm. */
@@ -230,6 +232,8 @@ export async function pairedReplay(options: PairedReplayOptions): Promise<Paired
     );
   };
 
+  const extraControl = Object.entries(options.armHeaders?.control ?? {}).flat();
+  const extraTreatment = Object.entries(options.armHeaders?.treatment ?? {}).flat();
   const records = options.records[Symbol.asyncIterator]();
   let carried: CorpusRecord | undefined;
   let sinceYield = 0;
@@ -300,8 +304,8 @@ export async function pairedReplay(options: PairedReplayOptions): Promise<Paired
       for (const name in record.headers) if (!NOT_REPLAYED.has(name)) shared.push(name, record.headers[name]!);
       shared.push(experimentHeader, identity.experimentId, trialHeader, trialValue, recordHeader, record.id);
       const headers = {
-        control: [...shared, armHeader, 'control', jobHeader, identity.jobs.control],
-        treatment: [...shared, armHeader, 'treatment', jobHeader, identity.jobs.treatment],
+        control: [...shared, armHeader, 'control', jobHeader, identity.jobs.control, ...extraControl],
+        treatment: [...shared, armHeader, 'treatment', jobHeader, identity.jobs.treatment, ...extraTreatment],
         'control-prime': [...shared, armHeader, 'control-prime', jobHeader, `${identity.experimentId}.control-prime`],
       };
       const body = record.body === '' ? null : Buffer.from(record.body, 'base64');

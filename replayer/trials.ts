@@ -39,6 +39,8 @@ export interface RunTrialsOptions {
   readonly router?: { setTrial(trial: number): void; snapshot(): readonly unknown[] };
   /** A second copy of control whose responses the harness uses to cancel noise. */
   readonly controlPrime?: string;
+  /** Extra headers for one arm's requests (a test-scenario header on the treatment). */
+  readonly armHeaders?: Readonly<Partial<Record<ArmName, Readonly<Record<string, string>>>>>;
   /** Every measurement-window outcome as it happens (during-checks read them live). */
   readonly onOutcome?: (outcome: RequestOutcome) => void;
   /**
@@ -156,6 +158,7 @@ export async function runTrials(options: RunTrialsOptions): Promise<TrialsResult
             records: options.corpus(),
             arms: { control: deployments.control.url, treatment: deployments.treatment.url },
             ...(options.controlPrime !== undefined ? { controlPrime: options.controlPrime } : {}),
+            ...(options.armHeaders ? { armHeaders: options.armHeaders } : {}),
             ratePerSecond: workload.replay.rate,
             concurrency: workload.replay.concurrency,
             timeoutMs: workload.replay.timeout,

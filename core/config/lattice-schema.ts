@@ -42,6 +42,13 @@ export const latticeSchema = z
       .default([])
       .describe('Request priorities (HiLO §3.4): lower priority traffic degrades earlier.'),
     states: z.array(state).min(2).describe('Product states in order of severity: L0 (no degradation) first.'),
+    qualityTarget: z
+      .strictObject({
+        maxNdcgLoss: z.number().min(0).max(1).default(0.05).describe('Most NDCG@k any state may lose against L0 (HiLO: 0.5 OneDCG points).'),
+        maxNoResultShare: z.number().min(0).max(1).default(0.01).describe('Most share of empty results any state may add.'),
+      })
+      .prefault({})
+      .describe('What state validation and capacity tests hold every state to.'),
   })
   .superRefine((lattice, ctx) => {
     const services = Object.keys(lattice.services);

@@ -237,3 +237,58 @@ describe('tandem lattice serve', () => {
     expect(((await (await fetch(`${ready.url}/levels?scenario=web&priority=low`)).json()) as { levels: Record<string, number> }).levels).toEqual({ ranking: 3, prediction: 2 });
   });
 });
+
+describe('tandem lattice validate', () => {
+  it('runs each candidate state against L0 on the example stack: capacity grows and quality falls with the state', { timeout: 120_000 }, async () => {
+    const { mkdtemp, rm, writeFile } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { createLocalStore } = await import('../../store/index.js');
+    const { startStack, startService, rankingCorpus } = await import('../../examples/stack/index.js');
+    const { runCli } = await import('../support/cli.js');
+    const dir = await mkdtemp(join(tmpdir(), 'tandem-lattice-validate-'));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
+    const stack = await startStack({ shards: 1 });
+    onTestFinished(() => stack.stop());
+    const ranking = await startService('ranking', { featuresUrl: stack.urls.features, inferenceUrl: stack.urls.gateway });
+    onTestFinished(() => ranking.close());
+    await writeFile(
+      join(dir, 'tandem.config.yaml'),
+      [
+        'workloads:',
+        '  - name: ranking',
+        '    tier: ranking',
+        `    arms: { control: { url: "${ranking.urls[0]}" }, treatment: { url: "${ranking.urls[0]}" } }`,
+        '    replay: { rate: 40, concurrency: 16, timeout: 5s, minAchievedShare: 0.3 }',
+        '    trials: { count: 3, warmup: 100ms, measure: 1s }',
+        '    harness: { minPoints: 20, responses: { ranking: { path: items, id: id, k: 10 } } }',
+        'lattices:',
+        '  - name: serving',
+        '    services: { ranking: { maxLevel: 5 }, prediction: { maxLevel: 3 } }',
+        '    qualityTarget: { maxNdcgLoss: 0.9, maxNoResultShare: 0.01 }',
+        '    states:',
+        '      - { name: L0, threshold: 0, levels: { ranking: 0, prediction: 0 } }',
+        '      - { name: L1, threshold: 0.8, levels: { ranking: 2, prediction: 0 } }',
+        '      - { name: L2, threshold: 0.9, levels: { ranking: 5, prediction: 2 } }',
+        '',
+      ].join('\n'),
+    );
+    const store = createLocalStore({ dir: join(dir, '.tandem') });
+    await store.corpus.append(rankingCorpus(500));
+    await store.close();
+    const result = await runCli(['lattice', 'validate', '--lattice', 'serving', '--workload', 'ranking', '--json'], { cwd: dir });
+    const validation = JSON.parse(result.out) as { ok: boolean; states: { state: string; capacityReclaimed: number; ndcgLoss: number; noResultShare: number; capacityMeasure: string }[]; checks: { name: string; ok: boolean; detail: string }[] };
+    expect(result.code, `${result.err}\n${JSON.stringify(validation.checks)}`).toBe(0);
+    expect(validation.states.map((s) => s.state)).toEqual(['L1', 'L2']);
+    const [l1, l2] = validation.states;
+    expect(l1!.ndcgLoss).toBeGreaterThan(0);
+    expect(l2!.ndcgLoss).toBeGreaterThan(l1!.ndcgLoss);
+    expect(l2!.capacityReclaimed).toBeGreaterThan(0);
+    expect(l1!.capacityMeasure).toBe('latency_shift');
+    // A tighter quality target than the states meet is reported as a broken promise.
+    await writeFile(join(dir, 'tandem.config.yaml'), (await import('node:fs')).readFileSync(join(dir, 'tandem.config.yaml'), 'utf8').replace('maxNdcgLoss: 0.9', 'maxNdcgLoss: 0.0001'));
+    const tight = await runCli(['lattice', 'validate', '--lattice', 'serving', '--workload', 'ranking', '--states', 'L1'], { cwd: dir });
+    expect(tight.code).toBe(1);
+    expect(tight.out).toMatch(/FAIL L1 quality within target/);
+  });
+});
