@@ -20,9 +20,12 @@ export function levelsHeaderValue(levels: Readonly<Record<string, number>>): str
 export interface StateMeasurement {
   readonly state: string;
   readonly experimentId: string;
-  /** Relative reduction of the capacity measure (CPU per arm when deployed, else per-request latency); positive is reclaimed. */
+  /**
+   * Relative reduction of the capacity measure, positive when reclaimed: downstream calls per request
+   * when the router counted them (exact), else CPU per arm (deployed arms), else the per-request latency shift.
+   */
   readonly capacityReclaimed: number;
-  readonly capacityMeasure: 'cpu_seconds' | 'latency_shift';
+  readonly capacityMeasure: 'calls' | 'cpu_seconds' | 'latency_shift';
   readonly capacityInterval: readonly [number, number];
   /** Relative reduction of calls per request to each dependency (router counters), when the router ran. */
   readonly callReduction: Readonly<Record<string, number>>;
@@ -41,11 +44,18 @@ export interface StateValidation {
 /** What one state's experiment report says about capacity and quality. */
 export function measureState(state: string, report: ExperimentReport): StateMeasurement {
   const metric = (name: string) => report.metrics.find((m) => m.metric === name && Number.isFinite(m.estimate));
-  const cpu = metric('cpu_seconds');
-  const capacity = cpu ?? metric('latency_shift');
   const callReduction: Record<string, number> = {};
   for (const m of report.metrics) if (m.metric.startsWith('fanout:') && Number.isFinite(m.estimate)) callReduction[m.metric.slice('fanout:'.length)] = -m.estimate;
   const ranking = report.comparison?.ranking;
+  const calls = (arm: string): number => report.fanout.filter((f) => f.arm === arm).reduce((sum, f) => sum + f.fanOut, 0);
+  const controlCalls = calls('control');
+  const cpu = metric('cpu_seconds');
+  // Exact call counts decide when a state changes how often the service calls out; otherwise its own CPU does.
+  if (controlCalls > 0 && Math.abs(1 - calls('treatment') / controlCalls) > 1e-9) {
+    const reclaimed = 1 - calls('treatment') / controlCalls;
+    return { state, experimentId: report.experiment.id, capacityReclaimed: reclaimed, capacityMeasure: 'calls', capacityInterval: [reclaimed, reclaimed], callReduction, ndcgLoss: ranking ? 1 - ranking.ndcg.mean : Number.NaN, noResultShare: ranking ? ranking.noResultShare.treatment : Number.NaN };
+  }
+  const capacity = cpu ?? metric('latency_shift');
   return {
     state,
     experimentId: report.experiment.id,
