@@ -30,6 +30,7 @@ import * as ingest from './commands/ingest.js';
 import * as triggersCommand from './commands/triggers.js';
 import * as latticeCommand from './commands/lattice.js';
 import * as latticeValidate from './commands/lattice-validate.js';
+import * as capacity from './commands/capacity.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -274,6 +275,22 @@ export function buildProgram(ctx: CliContext, setExit: (code: number) => void): 
     .option('--since <duration>', 'how far back (default 30d)')
     .option('--repo <dir>', 'the git repository (default: the working directory)')
     .action(async (_options, command: Command) => setExit(await triggersCommand.evaluate(command.optsWithGlobals<triggersCommand.EvaluateOptions>(), ctx)));
+
+  program
+    .command('capacity')
+    .description("capacity test: ramp replay to a multiple of the baseline with the lattice's controller live; quality, stability, states and recovery per bucket")
+    .requiredOption('--workload <name>', 'workload whose corpus and control deployment are used')
+    .requiredOption('--lattice <name>', 'lattice whose states and quality target apply')
+    .option('--peak <multiple>', 'top of the ramp as a multiple of the baseline (default 2)')
+    .option('--baseline <req/s>', 'the 1x rate (default replay.rate)')
+    .option('--lead <duration>', 'time at the baseline first (default 1m)')
+    .option('--ramp <duration>', 'ramp duration (default 5m)')
+    .option('--hold <duration>', 'time at the peak (default 5m)')
+    .option('--cooldown <duration>', 'time back at the baseline (default 5m)')
+    .option('--bucket <duration>', 'timeline resolution (default 1m)')
+    .option('--controller <url>', 'the lattice controller the services coordinate with (omit for an uncoordinated run)')
+    .option('--url <url>', 'the deployment under test (default: the workload control URL)')
+    .action(async (_options, command: Command) => setExit(await capacity.run(command.optsWithGlobals<capacity.CapacityOptions>(), ctx)));
 
   const latticeGroup = program.command('lattice').description('degradation lattices (HiLO)');
   latticeGroup

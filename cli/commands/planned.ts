@@ -11,6 +11,5 @@ export interface PlannedCommand {
 }
 
 export const PLANNED_COMMANDS: readonly PlannedCommand[] = [
-  { name: 'capacity', summary: 'capacity test of a degradation lattice', issue: 11 },
   { name: 'demo', summary: 'the whole platform in one command', issue: 12 },
 ];

@@ -53,9 +53,9 @@ describe('tandem CLI', () => {
 
   it('refuses commands that are not built yet with exit 2, naming the issue', async () => {
     const dir = await tempDir();
-    const result = await runCli(['capacity', '--workload', 'ranking'], { cwd: dir });
+    const result = await runCli(['demo'], { cwd: dir });
     expect(result.code).toBe(2);
-    expect(result.err).toContain('`tandem capacity` is not implemented yet (issue #11)');
+    expect(result.err).toContain('`tandem demo` is not implemented yet (issue #12)');
   });
 
   it('treats unknown commands and options as bad input (exit 3)', async () => {

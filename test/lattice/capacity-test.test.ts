@@ -1,0 +1,71 @@
+import { createServer } from 'node:http';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { parseConfigText, systemClock, type CorpusRecord } from '../../core/index.js';
+import { LatticeController, LoadFactors, rateAt, runCapacityTest, startControllerServer } from '../../lattice/index.js';
+
+const record = (i: number): CorpusRecord => ({ id: `r${i}`, tier: 'svc', timeMs: 0, method: 'POST', path: '/rank', headers: { 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify({ q: i })).toString('base64'), bodyTruncated: false, sampleRate: 1, sampleMode: 'uniform' });
+
+describe('capacity test', () => {
+  it('follows the rate profile: baseline, linear ramp, hold at the peak, baseline again', () => {
+    const profile = { baselineRate: 10, peak: 3, leadMs: 1_000, rampMs: 2_000, holdMs: 1_000, cooldownMs: 1_000 };
+    expect([0, 999, 1_000, 2_000, 2_999, 3_000, 3_999, 4_000, 4_999].map((t) => Math.round(rateAt(profile, t) * 100) / 100)).toEqual([10, 10, 10, 20, 29.99, 30, 30, 10, 10]);
+  });
+
+  it('records quality against L0 answers, no-result rate, stability and the controller state per bucket, and the recovery times', { timeout: 30_000 }, async () => {
+    // A service that degrades while "overloaded": its lists lose their head and some come back empty.
+    let degraded = false;
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const { q } = JSON.parse(Buffer.concat(chunks).toString()) as { q: number };
+        const items = Array.from({ length: 10 }, (_, i) => ({ id: `${q}-${i}` }));
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ items: degraded ? (q % 4 === 0 ? [] : items.slice(3)) : items }));
+      });
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const lattice = parseConfigText(
+      ['lattices:', '  - name: l', '    services: { svc: { maxLevel: 2 } }', '    decisionPeriod: 100ms', '    recoveryDamping: 2', '    window: 300ms', '    states:', '      - { name: L0, threshold: 0, levels: { svc: 0 } }', '      - { name: L1, threshold: 0.5, levels: { svc: 1 } }', '      - { name: L2, threshold: 0.8, levels: { svc: 2 } }', ''].join('\n'),
+      'l.yaml',
+    ).lattices[0]!;
+    const loadFactors = new LoadFactors(lattice, systemClock);
+    const controller = new LatticeController({ lattice, loadFactors, clock: systemClock });
+    const controllerServer = await startControllerServer({ lattice, controller, loadFactors });
+    onTestFinished(() => controllerServer.close());
+    const stop = new AbortController();
+    const deciding = controller.run(stop.signal);
+    onTestFinished(async () => {
+      stop.abort();
+      await deciding;
+    });
+    const profile = { baselineRate: 40, peak: 2, leadMs: 1_500, rampMs: 1_000, holdMs: 1_500, cooldownMs: 2_500 };
+    // The "load": the service reports a high load-factor and degrades during ramp and hold.
+    const started = Date.now();
+    const load = setInterval(() => {
+      const t = Date.now() - started;
+      const overloaded = t > 1_800 + profile.leadMs && t < profile.leadMs + profile.rampMs + profile.holdMs + 1_800;
+      degraded = overloaded;
+      loadFactors.report('svc', overloaded ? 0.9 : 0.1);
+    }, 50);
+    onTestFinished(() => clearInterval(load));
+    const { buckets, summary } = await runCapacityTest({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, records: Array.from({ length: 8 }, (_, i) => record(i)), profile, ranking: { path: 'items', id: 'id', k: 10 }, clock: systemClock, bucketMs: 250, controllerUrl: controllerServer.url, states: ['L0', 'L1', 'L2'], stabilityBuckets: 8, rollingBuckets: 2 });
+    expect(buckets).toHaveLength(Math.ceil((profile.leadMs + profile.rampMs + profile.holdMs + profile.cooldownMs) / 250));
+    // Open loop at the target rate: 40/s is 10 per 250 ms bucket at the baseline, 20 at the peak.
+    expect(buckets[1]!.sent).toBeGreaterThanOrEqual(8);
+    expect(Math.max(...buckets.map((b) => b.sent))).toBeGreaterThanOrEqual(17);
+    expect(summary.baselineQuality).toBe(1);
+    expect(summary.maxQualityLoss).toBeGreaterThan(0.2);
+    expect(summary.maxNoResultShare).toBeGreaterThan(0.1);
+    expect(summary.maxState).toBe('L2');
+    expect(summary.finalState).toBe('L0');
+    expect(summary.activeDegradationMs).toBeGreaterThan(0);
+    expect(summary.qualityRecoveryMs).toBeDefined();
+    expect(buckets.some((b) => b.stability < 1)).toBe(true);
+    expect(buckets.at(-1)!.stability).toBe(1);
+  });
+});
