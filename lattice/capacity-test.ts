@@ -134,10 +134,12 @@ export async function runCapacityTest(options: CapacityTestOptions): Promise<{ b
     }
   };
   try {
-    // Reference pass: every distinct request's answer at L0, before any load.
+    // Reference pass: every distinct request's answer at L0, before any load, paced at the baseline
+    // rate so the pass itself does not push the service into a degraded state.
     const reference = new Map<string, string[]>();
     const distinct = records.slice(0, 2_000);
     for (let i = 0; i < distinct.length && !options.signal?.aborted; i += 8) {
+      if (i > 0) await clock.sleep(Math.ceil((8 * 1000) / profile.baselineRate), options.signal).catch(() => undefined);
       await Promise.all(
         distinct.slice(i, i + 8).map(async (record) => {
           const answer = await send(record);
