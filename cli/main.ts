@@ -290,6 +290,7 @@ export function buildProgram(ctx: CliContext, setExit: (code: number) => void): 
     .option('--bucket <duration>', 'timeline resolution (default 1m)')
     .option('--controller <url>', 'the lattice controller the services coordinate with (omit for an uncoordinated run)')
     .option('--url <url>', 'the deployment under test (default: the workload control URL)')
+    .option('--html <file>', 'also write the HTML report (traffic, load-factor and state on one time axis)')
     .action(async (_options, command: Command) => setExit(await capacity.run(command.optsWithGlobals<capacity.CapacityOptions>(), ctx)));
 
   const latticeGroup = program.command('lattice').description('degradation lattices (HiLO)');

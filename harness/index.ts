@@ -38,3 +38,4 @@ export { renderJson } from './reports/json-report.js';
 export { renderMarkdown } from './reports/markdown-report.js';
 export { renderHtml } from './reports/html-report.js';
 export { escapeHtml, escapeMarkdownCell } from './reports/escape.js';
+export { lineChart, intervalChart, barChart, type Series } from './reports/svg-charts.js';

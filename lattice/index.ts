@@ -6,3 +6,4 @@ export { startControllerServer, type ControllerServer } from './controller-serve
 export { LatticeClient, type LatticeClientOptions } from './client.js';
 export { levelsHeaderValue, measureState, checkPromise, type StateMeasurement, type StateValidation } from './state-validation.js';
 export { runCapacityTest, rateAt, type CapacityProfile, type CapacityBucket, type CapacitySummary, type CapacityTestOptions } from './capacity-test.js';
+export { renderCapacityHtml } from './capacity-report.js';

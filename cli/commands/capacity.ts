@@ -11,7 +11,9 @@ import { InputError, UsageError, systemClock } from '../../core/index.js';
 import { createStore } from '../../store/index.js';
 import { readCorpusWindow } from '../../recorder/index.js';
 import { newExperimentId } from '../../executor/index.js';
-import { runCapacityTest } from '../../lattice/index.js';
+import { writeFile, rename } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { renderCapacityHtml, runCapacityTest } from '../../lattice/index.js';
 import { ExitCode } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
 import { parseDurationFlag, parsePositiveNumber } from '../arguments.js';
@@ -29,6 +31,7 @@ export interface CapacityOptions extends GlobalOptions {
   readonly bucket?: string;
   readonly controller?: string;
   readonly url?: string;
+  readonly html?: string;
 }
 
 export async function run(options: CapacityOptions, ctx: CliContext): Promise<number> {
@@ -101,6 +104,12 @@ export async function run(options: CapacityOptions, ctx: CliContext): Promise<nu
       trials: [],
       verdict: { outcome: ok ? 'passed' : 'regressed', summary },
     });
+    if (options.html !== undefined) {
+      const target = resolve(ctx.cwd, options.html);
+      await writeFile(`${target}.tmp`, renderCapacityHtml({ title: `capacity test ${experimentId}: ${workload.name} at ${profile.peak}×`, baselineRate: profile.baselineRate, bucketMs, buckets, summary, states: lattice.states.map((s) => s.name), ok }));
+      await rename(`${target}.tmp`, target);
+      ctx.err(`report written to ${target}`);
+    }
     if (options.json) ctx.out(JSON.stringify({ experimentId, ok, summary, buckets }));
     else {
       const pct = (v: number): string => `${(v * 100).toFixed(1)}%`;

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { parseConfigText, systemClock, type CorpusRecord } from '../../core/index.js';
-import { LatticeController, LoadFactors, rateAt, runCapacityTest, startControllerServer } from '../../lattice/index.js';
+import { LatticeController, LoadFactors, rateAt, renderCapacityHtml, runCapacityTest, startControllerServer } from '../../lattice/index.js';
 
 const record = (i: number): CorpusRecord => ({ id: `r${i}`, tier: 'svc', timeMs: 0, method: 'POST', path: '/rank', headers: { 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify({ q: i })).toString('base64'), bodyTruncated: false, sampleRate: 1, sampleMode: 'uniform' });
 
@@ -43,12 +43,13 @@ describe('capacity test', () => {
       stop.abort();
       await deciding;
     });
-    const profile = { baselineRate: 40, peak: 2, leadMs: 1_500, rampMs: 1_000, holdMs: 1_500, cooldownMs: 2_500 };
+    const profile = { baselineRate: 40, peak: 2, leadMs: 1_500, rampMs: 1_000, holdMs: 1_500, cooldownMs: 4_000 };
     // The "load": the service reports a high load-factor and degrades during ramp and hold.
     const started = Date.now();
     const load = setInterval(() => {
       const t = Date.now() - started;
-      const overloaded = t > 1_800 + profile.leadMs && t < profile.leadMs + profile.rampMs + profile.holdMs + 1_800;
+      // Overloaded from shortly into the ramp to the end of the hold; the cooldown leaves seconds to recover.
+      const overloaded = t > profile.leadMs + 300 && t < profile.leadMs + profile.rampMs + profile.holdMs;
       degraded = overloaded;
       loadFactors.report('svc', overloaded ? 0.9 : 0.1);
     }, 50);
@@ -67,5 +68,69 @@ describe('capacity test', () => {
     expect(summary.qualityRecoveryMs).toBeDefined();
     expect(buckets.some((b) => b.stability < 1)).toBe(true);
     expect(buckets.at(-1)!.stability).toBe(1);
+  });
+});
+
+describe('tandem capacity', () => {
+  it('runs from the config, stores the timeline, writes the HTML report and exits by the quality target', { timeout: 30_000 }, async () => {
+    const { mkdtemp, readFile, rm, writeFile } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { createLocalStore } = await import('../../store/index.js');
+    const { runCli } = await import('../support/cli.js');
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ items: [{ id: 'a' }, { id: 'b' }] }));
+      });
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const dir = await mkdtemp(join(tmpdir(), 'tandem-capacity-'));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
+    await writeFile(
+      join(dir, 'tandem.config.yaml'),
+      [
+        'workloads:',
+        '  - name: svc',
+        '    tier: svc',
+        `    arms: { control: { url: "http://127.0.0.1:${(server.address() as AddressInfo).port}" }, treatment: { url: "http://127.0.0.1:${(server.address() as AddressInfo).port}" } }`,
+        '    replay: { rate: 20 }',
+        '    harness: { responses: { ranking: { path: items, id: id, k: 2 } } }',
+        'lattices:',
+        '  - name: l',
+        '    services: { svc: { maxLevel: 1 } }',
+        '    states:',
+        '      - { name: L0, threshold: 0, levels: { svc: 0 } }',
+        '      - { name: L1, threshold: 1, levels: { svc: 1 } }',
+        '',
+      ].join('\n'),
+    );
+    const store = createLocalStore({ dir: join(dir, '.tandem') });
+    await store.corpus.append(Array.from({ length: 5 }, (_, i) => ({ ...record(i), timeMs: Date.now() - 1_000 })));
+    await store.close();
+    const result = await runCli(['capacity', '--workload', 'svc', '--lattice', 'l', '--peak', '2', '--lead', '500ms', '--ramp', '500ms', '--hold', '500ms', '--cooldown', '500ms', '--bucket', '250ms', '--html', 'capacity.html', '--json'], { cwd: dir });
+    expect(result.code, result.err).toBe(0);
+    const { experimentId, ok, buckets } = JSON.parse(result.out) as { experimentId: string; ok: boolean; buckets: unknown[] };
+    expect(ok).toBe(true);
+    expect(buckets).toHaveLength(8);
+    const stored = createLocalStore({ dir: join(dir, '.tandem') });
+    expect(await stored.experiments.get(experimentId)).toMatchObject({ status: 'passed', spec: { kind: 'capacity', coordinated: false } });
+    const samples = [];
+    for await (const s of stored.samples.read(experimentId, { metric: 'sent' })) samples.push(s);
+    expect(samples.length).toBe(8);
+    const page = await readFile(join(dir, 'capacity.html'), 'utf8');
+    expect(page).toMatch(/<svg[^>]*aria-label="traffic, load-factor and state over time"/);
+    const bad = await runCli(['capacity', '--workload', 'svc', '--lattice', 'nope'], { cwd: dir });
+    expect(bad.code).toBe(3);
+    expect(bad.err).toMatch(/no lattice named "nope"/);
+  });
+
+  it('escapes what the HTML report renders', () => {
+    const page = renderCapacityHtml({ title: '<script>alert(1)</script>', baselineRate: 10, bucketMs: 1_000, buckets: [], summary: { peakRateReached: 0, overloadDurationMs: 0, activeDegradationMs: 0, baselineQuality: 1, maxQualityLoss: 0, maxNoResultShare: 0, meanNoResultShare: 0, maxState: '<b>' }, states: ['L0'], ok: true });
+    expect(page).not.toMatch(/<script|<b>/);
+    expect(page).toContain('&lt;script&gt;');
   });
 });
