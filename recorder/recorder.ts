@@ -37,6 +37,8 @@ export interface RecorderOptions {
   readonly log?: (line: string) => void;
   /** Injectable randomness for tests. */
   readonly random?: () => number;
+  /** Requests carrying any of these headers (lower-case) come from a replay and are never recorded. @default [EXPERIMENT_HEADER] */
+  readonly skipHeaders?: readonly string[];
 }
 
 export class Recorder {
@@ -49,9 +51,11 @@ export class Recorder {
   readonly #clock: Clock;
   readonly #closeTimeoutMs: number;
   readonly #counts = { forwarded: 0, sampled: 0, skippedReplay: 0, bytes: 0, upstreamErrors: new Map<string, number>() };
+  readonly #skipHeaders: readonly string[];
 
   constructor(options: RecorderOptions) {
     this.tier = options.tier;
+    this.#skipHeaders = (options.skipHeaders ?? [EXPERIMENT_HEADER]).map((h) => h.toLowerCase());
     this.maxBodyBytes = options.maxBodyBytes ?? 1_048_576;
     this.#clock = options.clock;
     this.#closeTimeoutMs = options.closeTimeoutMs ?? 5_000;
@@ -137,9 +141,11 @@ export class Recorder {
    */
   shouldRecord(url: string, headers: Readonly<Record<string, string | string[] | undefined>>): boolean {
     this.#counts.forwarded++;
-    if (headers[EXPERIMENT_HEADER] !== undefined) {
-      this.#counts.skippedReplay++;
-      return false;
+    for (const header of this.#skipHeaders) {
+      if (headers[header] !== undefined) {
+        this.#counts.skippedReplay++;
+        return false;
+      }
     }
     return this.sampler.sample(url, headers);
   }

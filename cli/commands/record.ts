@@ -5,7 +5,7 @@
 import { once } from 'node:events';
 import { UsageError, systemClock } from '../../core/index.js';
 import { assertName, createStore } from '../../store/index.js';
-import { Recorder, startSidecar, type StickyKey } from '../../recorder/index.js';
+import { EXPERIMENT_HEADER, Recorder, startSidecar, type StickyKey } from '../../recorder/index.js';
 import { ExitCode } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
 import { parseListen, parseRate } from '../arguments.js';
@@ -59,6 +59,8 @@ export async function run(options: RecordOptions, ctx: CliContext): Promise<numb
     maxBodyBytes: config.recorder.maxBodyBytes,
     bufferRecords: config.recorder.bufferRecords,
     ...(stickyKey ? { stickyKey } : {}),
+    // Replayed traffic is never recorded: the default header plus each workload's own identity prefix.
+    skipHeaders: [...new Set([EXPERIMENT_HEADER, ...config.workloads.map((w) => `${w.replay.identityHeaderPrefix}experiment`)])],
     log: (line) => ctx.err(line),
   });
   const sidecar = await startSidecar({ recorder, upstream: upstream.href.replace(/\/$/, ''), host: listen.host, port: listen.port, adminHost: admin.host, adminPort: admin.port });

@@ -1,6 +1,6 @@
 /**
- * Names that must be unique (workloads; dependencies and detectors within a
- * workload). Checked on the raw input, not as a schema refinement, because
+ * Names that must be unique (workloads, lattices; dependencies and detectors
+ * within a workload). Checked on the raw input, not as a schema refinement, because
  * refinements do not run while any other issue exists, and a user fixing a
  * config wants every problem in one pass.
  */
@@ -32,7 +32,7 @@ function duplicates(list: unknown, path: (string | number)[]): FormattedIssue[] 
 export function duplicateNameIssues(raw: unknown): FormattedIssue[] {
   if (raw === null || typeof raw !== 'object') return [];
   const workloads = (raw as { workloads?: unknown }).workloads;
-  const issues = duplicates(workloads, ['workloads']);
+  const issues = [...duplicates(workloads, ['workloads']), ...duplicates((raw as { lattices?: unknown }).lattices, ['lattices'])];
   if (Array.isArray(workloads)) {
     workloads.forEach((workload: unknown, i) => {
       if (workload === null || typeof workload !== 'object') return;

@@ -300,3 +300,10 @@ describe('tandem lattice validate', () => {
     expect(tight.out).toMatch(/FAIL L1 quality within target/);
   });
 });
+
+describe('lattice names', () => {
+  it('must be unique across lattices', () => {
+    const twice = LATTICE_YAML + LATTICE_YAML.split('\n').slice(1).join('\n');
+    expect(() => parseConfigText(twice, 'lattice.yaml')).toThrow(/lattices\[1\]\.name must be unique, got "serving" \(also used by lattices\[0\]\)/);
+  });
+});

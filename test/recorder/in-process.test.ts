@@ -107,3 +107,17 @@ describe('lookback', () => {
     expect((await all(readCorpusWindow(corpus, { tier: 'api', lookbackMs: 4 * 3_600_000, nowMs: now, limit: 2 }))).map((r) => r.id)).toEqual(['r3.9', 'r1']);
   });
 });
+
+describe('replayed traffic', () => {
+  it('is never recorded: the default experiment header and any configured one', async () => {
+    const corpus = await localCorpus();
+    const recorder = new Recorder({ tier: 'api', store: corpus, clock: systemClock, rate: 1, skipHeaders: ['x-tandem-experiment', 'x-replay-experiment'] });
+    const url = await serve(recordingHandler(recorder, (_req, res) => res.end('ok')));
+    for (const headers of [{}, { 'x-tandem-experiment': 'exp-1' }, { 'X-Replay-Experiment': 'exp-2' }]) await (await request(`${url}/x`, { headers })).body.text();
+    await recorder.writer.flush();
+    const records = [];
+    for await (const r of corpus.read('api', { sinceMs: 0 })) records.push(r);
+    expect(records).toHaveLength(1);
+    expect(recorder.shouldRecord('/y', { 'x-replay-experiment': 'e' })).toBe(false);
+  });
+});
