@@ -25,7 +25,7 @@ const LATTICE = [
   '',
 ].join('\n');
 
-async function capacityRun(coordinated: boolean, baselineRate: number): Promise<CapacitySummary> {
+async function capacityRun(coordinated: boolean, baselineRate: number, deadlineMs: number): Promise<CapacitySummary> {
   const lattice = parseConfigText(LATTICE, 'bench').lattices[0]!;
   const loadFactors = new LoadFactors(lattice, systemClock);
   const controller = new LatticeController({ lattice, loadFactors, clock: systemClock });
@@ -46,6 +46,8 @@ async function capacityRun(coordinated: boolean, baselineRate: number): Promise<
       states: lattice.states.map((s) => s.name),
       stabilityBuckets: 6,
       rollingBuckets: 3,
+      // The frontend's deadline: a ranking that cannot fetch features in time answers 504, no results for the user.
+      ...(deadlineMs > 0 ? { headers: { 'x-deadline-ms': String(deadlineMs) } } : {}),
     });
     return summary;
   } finally {
@@ -59,12 +61,13 @@ async function capacityRun(coordinated: boolean, baselineRate: number): Promise<
 
 export async function run(args: string[]): Promise<void> {
   const baselineRate = Number(args[args.indexOf('--baseline') + 1]) || 50;
-  const coordinated = await capacityRun(true, baselineRate);
-  const uncoordinated = await capacityRun(false, baselineRate);
+  const deadlineMs = args.includes('--deadline') ? Number(args[args.indexOf('--deadline') + 1]) : 0;
+  const coordinated = await capacityRun(true, baselineRate, deadlineMs);
+  const uncoordinated = await capacityRun(false, baselineRate, deadlineMs);
   process.stderr.write(`coordinated: states up to ${coordinated.maxState}, final ${coordinated.finalState}, degraded ${coordinated.activeDegradationMs / 1000}s of ${coordinated.overloadDurationMs / 1000}s, quality loss ${coordinated.maxQualityLoss.toFixed(3)}, no-result ${coordinated.maxNoResultShare}\n`);
   process.stderr.write(`uncoordinated: states up to ${uncoordinated.maxState}, quality loss ${uncoordinated.maxQualityLoss.toFixed(3)}, no-result ${uncoordinated.maxNoResultShare}\n`);
   const index = (state: string | undefined): number => (state === undefined ? -1 : Number(state.slice(1)));
-  const figures = { baselineRate, peak: 2, coordinated, uncoordinated };
+  const figures = { baselineRate, peak: 2, deadlineMs, coordinated, uncoordinated };
   const targets = {
     coordinatedMaxStateIndex: { value: index(coordinated.maxState), min: 2 },
     coordinatedFinalStateIndex: { value: index(coordinated.finalState), max: 0 },

@@ -43,7 +43,7 @@ export interface CapacityBucket {
   readonly sent: number;
   readonly dropped: number;
   readonly errors: number;
-  /** Share of answered requests with an empty ranked list. */
+  /** Share of requests that gave the user no results: failed (5xx, timeout, connection) or an empty ranked list. */
   readonly noResultShare: number;
   /** Mean NDCG@k against the L0 reference answers (NaN without ranked answers). */
   readonly quality: number;
@@ -230,7 +230,7 @@ export async function runCapacityTest(options: CapacityTestOptions): Promise<{ b
       sent: a.sent,
       dropped: a.dropped,
       errors: a.errors,
-      noResultShare: a.answered > 0 ? a.empty / a.answered : 0,
+      noResultShare: a.answered + a.errors > 0 ? (a.empty + a.errors) / (a.answered + a.errors) : 0,
       quality: mean(a.ndcg),
       stability: a.compared > 0 ? a.identical / a.compared : Number.NaN,
       ...controllerSamples[i],
