@@ -7,7 +7,7 @@
  */
 import { UsageError, systemClock, type TandemConfig, type WorkloadConfig } from '../core/index.js';
 import type { Store } from '../store/index.js';
-import { InlineQueue, parseRequest } from '../executor/index.js';
+import { InlineQueue, endedWithoutVerdict, parseRequest } from '../executor/index.js';
 import type { StepOutcome } from '../triggers/index.js';
 import { runnerFor } from './experiment-options.js';
 
@@ -43,7 +43,7 @@ export async function judgeRevision(options: { config: TandemConfig; store: Stor
       await queue.idle();
       const record = (await options.store.experiments.get(id))!;
       if (record.status === 'cancelled') return { verdict: 'skip', reason: `cancelled: ${record.reason ?? ''}`, experimentId: id };
-      const noVerdict = record.status === 'failed' && (record.reason ?? '').startsWith('no verdict');
+      const noVerdict = endedWithoutVerdict(record);
       if (record.status === 'failed' && !noVerdict) {
         // A revision that does not build or start fails its trials for infrastructure reasons: git bisect's "skip".
         return { verdict: 'skip', reason: `could not be tested: ${(record.reason ?? 'failed').split('\n')[0]}`, experimentId: id };

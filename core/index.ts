@@ -9,6 +9,7 @@ export {
   errorMessage,
 } from './errors.js';
 export { systemClock, type Clock } from './clock.js';
+export { replyJson, bearerCheck, readBody } from './json-endpoint.js';
 export { parseDuration, formatDuration } from './duration.js';
 export {
   configSchema,

@@ -2,7 +2,7 @@
 export { replayExperiment, newExperimentId, type ReplayExperimentOptions, type ReplayExperimentResult } from './replay-experiment.js';
 export { armsFor, httpUrl, controlAgainstControl, type ArmChoice } from './experiment-arms.js';
 export { STAGES, STAGE_PRIORITY, parseRequest, dedupeKey, experimentIdFor, type Stage, type ExperimentRequest, type ExperimentRequestInput } from './experiment-request.js';
-export { createQueued, transition, isTerminal, requestOf, TERMINAL_STATUSES } from './lifecycle.js';
+export { createQueued, transition, isTerminal, requestOf, endedWithoutVerdict, TERMINAL_STATUSES } from './lifecycle.js';
 export { runExperiment, latestCalibration, type RunContext } from './run-experiment.js';
 export { requestCancel, watchCancellation, CANCEL_EVENT } from './cancellation-watch.js';
 export { type ExperimentQueue, type ExperimentRunner, type SubmitResult, type CancelResult } from './queue.js';

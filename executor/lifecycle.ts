@@ -45,3 +45,8 @@ export async function transition(store: Pick<Store, 'experiments'>, record: Expe
   await store.experiments.appendEvent({ experimentId: record.id, timeMs: clock.now(), type: 'status', message: status, ...(reason !== undefined ? { data: { reason } } : {}) });
   return next;
 }
+
+/** The experiment ended failed because no verdict could be reached (too little data), not because its infrastructure failed. */
+export function endedWithoutVerdict(record: ExperimentRecord): boolean {
+  return record.status === 'failed' && record.verdict?.outcome === 'no data';
+}

@@ -7,11 +7,10 @@
  *   GET  /levels?scenario=web&priority=low                                  → {state, levels, decidedAtMs}
  *   GET  /decisions                                                          → the recent decisions
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { once } from 'node:events';
-import { timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import type { LatticeConfig } from '../core/index.js';
+import { bearerCheck, readBody, replyJson, type LatticeConfig } from '../core/index.js';
 import type { LatticeController } from './controller.js';
 import type { LoadFactors } from './load-factor.js';
 
@@ -21,54 +20,41 @@ export interface ControllerServer {
 }
 
 export async function startControllerServer(options: { lattice: LatticeConfig; controller: LatticeController; loadFactors: LoadFactors; host?: string; port?: number; token?: string | undefined; recentDecisions?: () => readonly unknown[] }): Promise<ControllerServer> {
-  const expected = options.token ? Buffer.from(`Bearer ${options.token}`) : undefined;
-  const server: Server = createServer((req, res) => {
-    const reply = (status: number, body: unknown): void => {
-      res.writeHead(status, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(body));
-    };
+  const authorized = bearerCheck(options.token);
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://controller');
-    if (req.method === 'GET' && url.pathname === '/healthz') return reply(200, { ok: true });
+    if (req.method === 'GET' && url.pathname === '/healthz') return replyJson(res, 200, { ok: true });
     if (req.method === 'GET' && url.pathname === '/levels') {
       const scenario = url.searchParams.get('scenario') ?? options.lattice.scenarios[0]!;
-      if (!options.lattice.scenarios.includes(scenario)) return reply(404, { error: `no scenario "${scenario}" in lattice ${options.lattice.name}` });
+      if (!options.lattice.scenarios.includes(scenario)) return replyJson(res, 404, { error: `no scenario "${scenario}" in lattice ${options.lattice.name}` });
       const priority = url.searchParams.get('priority') ?? undefined;
-      return reply(200, { lattice: options.lattice.name, scenario, state: options.controller.state, levels: options.controller.levels(priority), decidedAtMs: options.controller.lastDecision?.timeMs ?? null });
+      return replyJson(res, 200, { lattice: options.lattice.name, scenario, state: options.controller.state, levels: options.controller.levels(priority), decidedAtMs: options.controller.lastDecision?.timeMs ?? null });
     }
-    if (req.method === 'GET' && url.pathname === '/decisions') return reply(200, options.recentDecisions?.() ?? (options.controller.lastDecision ? [options.controller.lastDecision] : []));
-    if (url.pathname !== '/load-factor') return reply(404, { error: 'not found' });
-    if (req.method !== 'POST') return reply(405, { error: 'use POST' });
-    if (expected) {
-      const given = Buffer.from(req.headers.authorization ?? '');
-      if (given.length !== expected.length || !timingSafeEqual(given, expected)) return reply(401, { error: 'missing or wrong bearer token' });
+    if (req.method === 'GET' && url.pathname === '/decisions') return replyJson(res, 200, options.recentDecisions?.() ?? (options.controller.lastDecision ? [options.controller.lastDecision] : []));
+    if (url.pathname !== '/load-factor') return replyJson(res, 404, { error: 'not found' });
+    if (req.method !== 'POST') return replyJson(res, 405, { error: 'use POST' });
+    if (!authorized(req)) return replyJson(res, 401, { error: 'missing or wrong bearer token' });
+    const text = await readBody(req, 65_536);
+    if (text === undefined) return replyJson(res, 413, { error: 'body above 64 KiB' });
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      return replyJson(res, 400, { error: 'body must be JSON: {"service": "...", "value": 0.8} or an array of them' });
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= 65_536) chunks.push(chunk);
-    });
-    req.on('end', () => {
-      if (size > 65_536) return reply(413, { error: 'body above 64 KiB' });
-      let body: unknown;
+    const reports = Array.isArray(body) ? body : [body];
+    for (const [i, r] of reports.entries()) {
+      const { service, value } = (r ?? {}) as { service?: unknown; value?: unknown };
+      if (typeof service !== 'string' || typeof value !== 'number') return replyJson(res, 400, { error: `report ${i}: needs "service" (string) and "value" (number)` });
       try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      } catch {
-        return reply(400, { error: 'body must be JSON: {"service": "...", "value": 0.8} or an array of them' });
+        options.loadFactors.report(service, value);
+      } catch (error) {
+        return replyJson(res, 400, { error: `report ${i}: ${(error as Error).message}` });
       }
-      const reports = Array.isArray(body) ? body : [body];
-      for (const [i, r] of reports.entries()) {
-        const { service, value } = (r ?? {}) as { service?: unknown; value?: unknown };
-        if (typeof service !== 'string' || typeof value !== 'number') return reply(400, { error: `report ${i}: needs "service" (string) and "value" (number)` });
-        try {
-          options.loadFactors.report(service, value);
-        } catch (error) {
-          return reply(400, { error: `report ${i}: ${(error as Error).message}` });
-        }
-      }
-      return reply(202, { accepted: reports.length });
-    });
-  });
+    }
+    replyJson(res, 202, { accepted: reports.length });
+  };
+  const server: Server = createServer((req, res) => void handle(req, res).catch(() => res.destroy()));
   server.listen(options.port ?? 0, options.host ?? '127.0.0.1');
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;

@@ -6,12 +6,11 @@
  * takes the same reads from services in other languages. Both end in the
  * store (ConfigReadStore: latest read per service, file and setting).
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { once } from 'node:events';
-import { timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
-import type { Clock, ConfigRead } from '../core/index.js';
+import { bearerCheck, readBody, replyJson, type Clock, type ConfigRead } from '../core/index.js';
 
 export type ConfigReadSink = (reads: readonly ConfigRead[]) => Promise<void>;
 
@@ -121,58 +120,46 @@ export interface IngestServer {
  * the bearer token when one is configured, 413 above 1 MiB.
  */
 export async function startIngestServer(options: { host: string; port: number; token?: string | undefined; sink: ConfigReadSink; clock: Clock }): Promise<IngestServer> {
-  const expected = options.token ? Buffer.from(`Bearer ${options.token}`) : undefined;
-  const server: Server = createServer((req, res) => {
-    const reply = (status: number, body: Record<string, unknown>): void => {
-      res.writeHead(status, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(body));
-    };
-    if (req.method === 'GET' && req.url === '/healthz') return reply(200, { ok: true });
-    if (req.url !== '/config-reads') return reply(404, { error: 'not found: POST /config-reads' });
-    if (req.method !== 'POST') return reply(405, { error: 'use POST' });
-    if (expected) {
-      const given = Buffer.from(req.headers.authorization ?? '');
-      if (given.length !== expected.length || !timingSafeEqual(given, expected)) return reply(401, { error: 'missing or wrong bearer token' });
+  const authorized = bearerCheck(options.token);
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (req.method === 'GET' && req.url === '/healthz') return replyJson(res, 200, { ok: true });
+    if (req.url !== '/config-reads') return replyJson(res, 404, { error: 'not found: POST /config-reads' });
+    if (req.method !== 'POST') return replyJson(res, 405, { error: 'use POST' });
+    if (!authorized(req)) return replyJson(res, 401, { error: 'missing or wrong bearer token' });
+    const text = (await readBody(req, MAX_BODY_BYTES))?.trim();
+    if (text === undefined) return replyJson(res, 413, { error: `body above ${MAX_BODY_BYTES} bytes: send smaller batches` });
+    let entries: unknown[];
+    try {
+      entries = text.startsWith('[')
+        ? (JSON.parse(text) as unknown[])
+        : text
+            .split('\n')
+            .filter((l) => l.trim() !== '')
+            .map((line, i) => {
+              try {
+                return JSON.parse(line) as unknown;
+              } catch {
+                throw new Error(`line ${i + 1}: not JSON`);
+              }
+            });
+    } catch (error) {
+      return replyJson(res, 400, { error: `body must be a JSON array or NDJSON: ${(error as Error).message}` });
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        reply(413, { error: `body above ${MAX_BODY_BYTES} bytes: send smaller batches` });
-        req.destroy();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => {
-      if (size > MAX_BODY_BYTES) return;
-      const text = Buffer.concat(chunks).toString('utf8').trim();
-      let entries: unknown[];
-      try {
-        entries = text.startsWith('[') ? (JSON.parse(text) as unknown[]) : text.split('\n').filter((l) => l.trim() !== '').map((line, i) => {
-          try {
-            return JSON.parse(line) as unknown;
-          } catch {
-            throw new Error(`line ${i + 1}: not JSON`);
-          }
-        });
-      } catch (error) {
-        return reply(400, { error: `body must be a JSON array or NDJSON: ${(error as Error).message}` });
-      }
-      const nowMs = options.clock.now();
-      const reads: ConfigRead[] = [];
-      for (const [i, entry] of entries.entries()) {
-        const checked = validate(entry, i, nowMs);
-        if (typeof checked === 'string') return reply(400, { error: checked });
-        reads.push(checked);
-      }
-      options.sink(reads).then(
-        () => reply(202, { accepted: reads.length }),
-        (error: unknown) => reply(503, { error: `store unavailable: ${(error as Error).message}` }),
-      );
-    });
-  });
+    const nowMs = options.clock.now();
+    const reads: ConfigRead[] = [];
+    for (const [i, entry] of entries.entries()) {
+      const checked = validate(entry, i, nowMs);
+      if (typeof checked === 'string') return replyJson(res, 400, { error: checked });
+      reads.push(checked);
+    }
+    try {
+      await options.sink(reads);
+    } catch (error) {
+      return replyJson(res, 503, { error: `store unavailable: ${(error as Error).message}` });
+    }
+    replyJson(res, 202, { accepted: reads.length });
+  };
+  const server: Server = createServer((req, res) => void handle(req, res).catch(() => res.destroy()));
   server.listen(options.port, options.host);
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;

@@ -8,10 +8,9 @@
  * verdict checks the lattice's quality target. Exit 0 within target, 1 not.
  */
 import { InputError, UsageError, systemClock } from '../../core/index.js';
-import { createStore } from '../../store/index.js';
+import { createStore, writeFileAtomic } from '../../store/index.js';
 import { readCorpusWindow } from '../../recorder/index.js';
 import { newExperimentId } from '../../executor/index.js';
-import { writeFile, rename } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { renderCapacityHtml, runCapacityTest } from '../../lattice/index.js';
 import { ExitCode } from '../exit-codes.js';
@@ -106,8 +105,7 @@ export async function run(options: CapacityOptions, ctx: CliContext): Promise<nu
     });
     if (options.html !== undefined) {
       const target = resolve(ctx.cwd, options.html);
-      await writeFile(`${target}.tmp`, renderCapacityHtml({ title: `capacity test ${experimentId}: ${workload.name} at ${profile.peak}×`, baselineRate: profile.baselineRate, bucketMs, buckets, summary, states: lattice.states.map((s) => s.name), ok }));
-      await rename(`${target}.tmp`, target);
+      await writeFileAtomic(target, renderCapacityHtml({ title: `capacity test ${experimentId}: ${workload.name} at ${profile.peak}×`, baselineRate: profile.baselineRate, bucketMs, buckets, summary, states: lattice.states.map((s) => s.name), ok }));
       ctx.err(`report written to ${target}`);
     }
     if (options.json) ctx.out(JSON.stringify({ experimentId, ok, summary, buckets }));

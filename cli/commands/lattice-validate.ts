@@ -7,7 +7,7 @@
  */
 import { UsageError, systemClock } from '../../core/index.js';
 import { createStore } from '../../store/index.js';
-import { InlineQueue, parseRequest } from '../../executor/index.js';
+import { InlineQueue, endedWithoutVerdict, parseRequest } from '../../executor/index.js';
 import { evaluateExperiment } from '../../harness/index.js';
 import { checkPromise, levelsHeaderValue, measureState } from '../../lattice/index.js';
 import { ExitCode } from '../exit-codes.js';
@@ -55,7 +55,7 @@ export async function validate(options: ValidateOptions, ctx: CliContext): Promi
       ctx.err(`state ${name} (${levelsHeaderValue(state.levels)}): experiment ${id}`);
       await queue.idle();
       const record = (await store.experiments.get(id))!;
-      if (record.status === 'cancelled' || (record.status === 'failed' && !(record.reason ?? '').startsWith('no verdict'))) {
+      if (record.status === 'cancelled' || (record.status === 'failed' && !endedWithoutVerdict(record))) {
         ctx.err(`state ${name}: experiment ${record.status}: ${record.reason ?? ''}`);
         return ExitCode.failure;
       }

@@ -4,10 +4,9 @@
  * experiment record; the exit code is the verdict's (0 passed, 1 regressed,
  * 4 no verdict, 2 cancelled or failed experiments).
  */
-import { writeFile, rename } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { UsageError, configSchema, type TandemConfig, type WorkloadConfig } from '../../core/index.js';
-import { createStore } from '../../store/index.js';
+import { createStore, writeFileAtomic } from '../../store/index.js';
 import { evaluateExperiment, loadChecksModule, renderHtml, renderJson, renderMarkdown, type ExperimentReport } from '../../harness/index.js';
 import { latestCalibration } from '../../executor/index.js';
 import { ExitCode } from '../exit-codes.js';
@@ -60,8 +59,7 @@ export async function run(experimentId: string, options: ReportOptions, ctx: Cli
     if (options.out !== undefined) {
       // Written whole or not at all: a CI artifact is never a torn file.
       const target = resolve(ctx.cwd, options.out);
-      await writeFile(`${target}.tmp`, text, { mode: 0o644 });
-      await rename(`${target}.tmp`, target);
+      await writeFileAtomic(target, text);
       ctx.err(`report written to ${target}: ${report.verdict.outcome}`);
     } else ctx.out(text);
     return exitCodeForReport(report);

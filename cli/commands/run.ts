@@ -6,14 +6,13 @@
  */
 import { systemClock } from '../../core/index.js';
 import { createStore } from '../../store/index.js';
-import { InlineQueue } from '../../executor/index.js';
+import { InlineQueue, latestCalibration } from '../../executor/index.js';
 import { evaluateExperiment } from '../../harness/index.js';
 import { ExitCode } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext } from '../cli-context.js';
 import { parseDurationFlag, parsePositiveInteger } from '../arguments.js';
 import { requestFromFlags, runnerFor, workloadLimits, type ExperimentFlags } from '../experiment-options.js';
 import { exitCodeForReport, render, workloadFor } from './report.js';
-import { latestCalibration } from '../../executor/index.js';
 
 export interface RunOptions extends ExperimentFlags {
   readonly format?: string;

@@ -12,13 +12,12 @@
  */
 import { UsageError, systemClock, type ExperimentRecord } from '../../core/index.js';
 import { createStore, type Store } from '../../store/index.js';
-import { createQueued, isTerminal, parseRequest, transition, experimentIdFor } from '../../executor/index.js';
+import { InlineQueue, createQueued, experimentIdFor, isTerminal, parseRequest, transition } from '../../executor/index.js';
 import { selectForChange, type ChangeSelection } from '../../triggers/index.js';
 import { escapeMarkdownCell } from '../../harness/index.js';
 import { ExitCode } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext } from '../cli-context.js';
 import { queueFor, requestFromFlags, type ExperimentFlags } from '../experiment-options.js';
-import { InlineQueue } from '../../executor/index.js';
 
 export interface SubmitOptions extends ExperimentFlags {
   readonly base?: string;

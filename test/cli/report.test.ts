@@ -1,20 +1,17 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createLocalStore } from '../../store/index.js';
 import type { ExperimentReport } from '../../harness/index.js';
 import { simpleCorpus } from '../support/corpus.js';
 import { runCli } from '../support/cli.js';
 import { jsonService } from '../support/json-service.js';
+import { tempProject } from '../support/project.js';
 
 const service = (options: { failEvery?: number; note: string }): Promise<string> => jsonService(options);
 
 async function project(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'tandem-cli-report-'));
-  onTestFinished(() => rm(dir, { recursive: true, force: true }));
-  await writeFile(
-    join(dir, 'tandem.config.yaml'),
+  return tempProject(
     [
       'workloads:',
       '  - name: svc',
@@ -24,13 +21,10 @@ async function project(): Promise<string> {
       '    trials: { count: 3, warmup: 100ms, measure: 1s }',
       '    harness:',
       '      responses: { ignoreFields: [servedAt], maxStatusMismatchShare: 0.05 }',
-      '',
-    ].join('\n'),
+    ],
+    simpleCorpus(2_000),
+    'tandem-cli-report-',
   );
-  const store = createLocalStore({ dir: join(dir, '.tandem') });
-  await store.corpus.append(simpleCorpus(2_000));
-  await store.close();
-  return dir;
 }
 
 describe('tandem report', () => {

@@ -1,7 +1,5 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig, systemClock } from '../../core/index.js';
 import { createLocalStore, type Store } from '../../store/index.js';
 import { SharedSource } from '../../guardrails/index.js';
@@ -9,13 +7,11 @@ import { createQueued, parseRequest, runExperiment } from '../../executor/index.
 import { simpleCorpus } from '../support/corpus.js';
 import { runCli } from '../support/cli.js';
 import { jsonService } from '../support/json-service.js';
+import { tempProject } from '../support/project.js';
 
 /** A project whose only decisive metric is the error share, so verdicts do not depend on timing. */
 export async function executorProject(extraConfig: string[] = []): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'tandem-executor-'));
-  onTestFinished(() => rm(dir, { recursive: true, force: true }));
-  await writeFile(
-    join(dir, 'tandem.config.yaml'),
+  return tempProject(
     [
       ...extraConfig,
       'workloads:',
@@ -27,13 +23,10 @@ export async function executorProject(extraConfig: string[] = []): Promise<strin
       '      - { metric: latency_shift, critical: false }',
       '      - { metric: latency_p99, critical: false }',
       '    harness: { passScore: 0 }',
-      '',
-    ].join('\n'),
+    ],
+    simpleCorpus(2_000),
+    'tandem-executor-',
   );
-  const store = createLocalStore({ dir: join(dir, '.tandem') });
-  await store.corpus.append(simpleCorpus(2_000));
-  await store.close();
-  return dir;
 }
 
 describe('tandem run', () => {

@@ -166,6 +166,7 @@ describe('lattice client', () => {
     expect(await post('{"service":"ranking","value":-1}')).toBe(400);
     expect(await post('{"service":"nope","value":0.5}')).toBe(400);
     expect(await post('[{"service":"ranking","value":0.5},{"service":"prediction","value":0.4}]')).toBe(202);
+    expect(await post(`[${'{"service":"ranking","value":0.5},'.repeat(3_000)}{}]`)).toBe(413);
     expect((await (await fetch(`${server.url}/levels?scenario=mobile`)).json()) as { error: string }).toMatchObject({ error: expect.stringMatching(/no scenario "mobile"/) });
   });
 });
