@@ -1,76 +1,40 @@
 /**
- * `npm run bench -- capacity`: a seconds-scale capacity test on the example
- * stack (features, gateway and prediction as child processes; ranking
- * coordinating with an in-process lattice controller), ramping to 2× the
- * baseline and back, then the same ramp with ranking uncoordinated. Reports
- * the deepest state at 2×, the state after the cooldown, active degradation
- * against overload time, quality loss and no-result rate of both runs.
+ * `npm run bench -- capacity`: the example stack's capacity story
+ * (examples/stack/capacity-scenario.ts) at 2× the baseline peak, once with
+ * the lattice controller live and once with every service on its own — the
+ * uncoordinated run is the baseline. Reports the deepest state, the state
+ * after the cooldown, active degradation against overload time, quality loss,
+ * no-result rate and recovery times of both runs.
+ *   --baseline R   requests per second at 1× (default 20)
+ *   --hold S       seconds at the peak (default 4)
  */
-import { parseConfigText, systemClock } from '../core/index.js';
-import { LatticeController, LoadFactors, runCapacityTest, startControllerServer, type CapacitySummary } from '../lattice/index.js';
-import { rankingCorpus, startService, startStack } from '../examples/stack/index.js';
-
-const LATTICE = [
-  'lattices:',
-  '  - name: serving',
-  '    services: { ranking: { maxLevel: 5 }, prediction: { maxLevel: 3 } }',
-  '    decisionPeriod: 500ms',
-  '    recoveryDamping: 4',
-  '    window: 2s',
-  '    states:',
-  '      - { name: L0, threshold: 0, levels: { ranking: 0, prediction: 0 } }',
-  '      - { name: L1, threshold: 0.55, levels: { ranking: 2, prediction: 0 } }',
-  '      - { name: L2, threshold: 0.7, levels: { ranking: 4, prediction: 1 } }',
-  '      - { name: L3, threshold: 1.0, levels: { ranking: 5, prediction: 2 } }',
-  '',
-].join('\n');
-
-async function capacityRun(coordinated: boolean, baselineRate: number, deadlineMs: number): Promise<CapacitySummary> {
-  const lattice = parseConfigText(LATTICE, 'bench').lattices[0]!;
-  const loadFactors = new LoadFactors(lattice, systemClock);
-  const controller = new LatticeController({ lattice, loadFactors, clock: systemClock });
-  const server = await startControllerServer({ lattice, controller, loadFactors });
-  const stop = new AbortController();
-  const deciding = controller.run(stop.signal);
-  const stack = await startStack({ shards: 1, isolate: ['features', 'gateway', 'prediction'] });
-  const ranking = await startService('ranking', { featuresUrl: stack.urls.features, inferenceUrl: stack.urls.gateway, ...(coordinated ? { latticeUrl: server.url, latticePollMs: 200 } : {}) });
-  try {
-    const { summary } = await runCapacityTest({
-      url: ranking.urls[0]!,
-      records: rankingCorpus(40),
-      profile: { baselineRate, peak: 2, leadMs: 3_000, rampMs: 3_000, holdMs: 5_000, cooldownMs: 8_000 },
-      ranking: { path: 'items', id: 'id', k: 10 },
-      clock: systemClock,
-      bucketMs: 500,
-      controllerUrl: server.url,
-      states: lattice.states.map((s) => s.name),
-      stabilityBuckets: 6,
-      rollingBuckets: 3,
-      // The frontend's deadline: a ranking that cannot fetch features in time answers 504, no results for the user.
-      ...(deadlineMs > 0 ? { headers: { 'x-deadline-ms': String(deadlineMs) } } : {}),
-    });
-    return summary;
-  } finally {
-    stop.abort();
-    await deciding;
-    await ranking.close();
-    await stack.stop();
-    await server.close();
-  }
-}
+import { runExampleCapacity } from '../examples/stack/index.js';
 
 export async function run(args: string[]): Promise<void> {
-  const baselineRate = Number(args[args.indexOf('--baseline') + 1]) || 50;
-  const deadlineMs = args.includes('--deadline') ? Number(args[args.indexOf('--deadline') + 1]) : 0;
-  const coordinated = await capacityRun(true, baselineRate, deadlineMs);
-  const uncoordinated = await capacityRun(false, baselineRate, deadlineMs);
-  process.stderr.write(`coordinated: states up to ${coordinated.maxState}, final ${coordinated.finalState}, degraded ${coordinated.activeDegradationMs / 1000}s of ${coordinated.overloadDurationMs / 1000}s, quality loss ${coordinated.maxQualityLoss.toFixed(3)}, no-result ${coordinated.maxNoResultShare}\n`);
-  process.stderr.write(`uncoordinated: states up to ${uncoordinated.maxState}, quality loss ${uncoordinated.maxQualityLoss.toFixed(3)}, no-result ${uncoordinated.maxNoResultShare}\n`);
-  const index = (state: string | undefined): number => (state === undefined ? -1 : Number(state.slice(1)));
-  const figures = { baselineRate, peak: 2, deadlineMs, coordinated, uncoordinated };
+  const flag = (name: string): number | undefined => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : undefined);
+  const baselineRate = flag('--baseline') ?? 20;
+  const holdMs = (flag('--hold') ?? 4) * 1000;
+  const coordinated = await runExampleCapacity({ coordinated: true, baselineRate, profile: { holdMs } });
+  const uncoordinated = await runExampleCapacity({ coordinated: false, baselineRate, profile: { holdMs } });
+  const states = coordinated.lattice.states.map((s) => s.name);
+  const c = coordinated.summary;
+  const u = uncoordinated.summary;
+  process.stderr.write(`coordinated: states up to ${c.maxState}, final ${c.finalState}, degraded ${c.activeDegradationMs / 1000}s of ${c.overloadDurationMs / 1000}s overload, NDCG loss ${c.maxQualityLoss.toFixed(3)}, no-result mean ${(c.meanNoResultShare * 100).toFixed(1)}% max ${(c.maxNoResultShare * 100).toFixed(1)}%, quality recovery ${c.qualityRecoveryMs}ms\n`);
+  process.stderr.write(`uncoordinated: NDCG loss ${u.maxQualityLoss.toFixed(3)}, no-result mean ${(u.meanNoResultShare * 100).toFixed(1)}% max ${(u.maxNoResultShare * 100).toFixed(1)}%, quality recovery ${u.qualityRecoveryMs}ms\n`);
+  const figures = {
+    baselineRate,
+    peak: coordinated.profile.peak,
+    featuresDocsPerSecond: coordinated.featuresDocsPerSecond,
+    coordinated: c,
+    uncoordinated: u,
+    noResultShareReduction: u.meanNoResultShare - c.meanNoResultShare,
+    qualityLossRatio: u.maxQualityLoss > 0 ? c.maxQualityLoss / u.maxQualityLoss : null,
+  };
   const targets = {
-    coordinatedMaxStateIndex: { value: index(coordinated.maxState), min: 2 },
-    coordinatedFinalStateIndex: { value: index(coordinated.finalState), max: 0 },
+    coordinatedMaxStateIndex: { value: states.indexOf(c.maxState ?? ''), min: 2 },
+    coordinatedFinalStateIndex: { value: states.indexOf(c.finalState ?? ''), max: 0 },
+    coordinatedMaxNoResultShare: { value: c.maxNoResultShare, max: coordinated.lattice.qualityTarget.maxNoResultShare },
+    coordinatedMaxNdcgLoss: { value: c.maxQualityLoss, max: coordinated.lattice.qualityTarget.maxNdcgLoss },
   };
   process.stdout.write(`${JSON.stringify({ bench: 'capacity', figures, targets })}\n`);
 }

@@ -303,6 +303,9 @@ export function buildProgram(ctx: CliContext, setExit: (code: number) => void): 
     .option('--control <url>', 'a running control deployment (used for both arms)')
     .option('--trials <n>', 'override trials.count')
     .option('--header <name>', 'test-scenario header (default x-tandem-levels)')
+    .option('--base <rev>', "validate the states this change altered (from the base revision; like 'tandem affected')")
+    .option('--head <rev>', 'head revision of the change (default HEAD)')
+    .option('--repo <dir>', 'git repository of the change (default the working directory)')
     .action(async (_options, command: Command) => setExit(await latticeValidate.validate(command.optsWithGlobals<latticeValidate.ValidateOptions>(), ctx)));
   latticeGroup
     .command('serve')

@@ -15,6 +15,9 @@ export type Stage = (typeof STAGES)[number];
 /** BullMQ priority (1 runs first): a diff blocks a person, a periodic A/A blocks nobody. */
 export const STAGE_PRIORITY: Readonly<Record<Stage, number>> = { diff: 1, land: 2, release: 3, periodic: 4 };
 
+const REVISION = /^[A-Za-z0-9][A-Za-z0-9._/=,:+@^~-]*$/;
+const REVISION_MESSAGE = 'must be a git revision or build label: letters, digits and . _ / = , : + @ ^ ~ - (it is substituted into a shell command)';
+
 const requestSchema = z.strictObject({
   workload: z.string().regex(NAME_PATTERN),
   stage: z.enum(STAGES).default('diff'),
@@ -23,8 +26,9 @@ const requestSchema = z.strictObject({
   change: z.string().min(1).max(200).optional(),
   control: z.string().url().optional(),
   treatment: z.string().url().optional(),
-  controlRevision: z.string().min(1).max(200).optional(),
-  treatmentRevision: z.string().min(1).max(200).optional(),
+  // Revisions are substituted into deploy commands run by a shell: only characters of git refs and build labels.
+  controlRevision: z.string().min(1).max(200).regex(REVISION, REVISION_MESSAGE).optional(),
+  treatmentRevision: z.string().min(1).max(200).regex(REVISION, REVISION_MESSAGE).optional(),
   seed: z.number().int().min(0).max(0xffffffff).optional(),
   /** Both arms run the control build; the treatment differs only by `treatmentHeaders` (lattice state validation). */
   sameBuild: z.boolean().optional(),

@@ -4,7 +4,7 @@
  * cooldown, open loop, while the lattice controller does its job. Every
  * bucket records traffic, errors, the no-result rate, quality (NDCG@k of each
  * ranked list against the same request's L0 answer, taken in a reference
- * pass before the ramp), stability (share of requests answered exactly as the
+ * pass before the ramp; a failed request shows the user nothing and counts 0), stability (share of requests answered exactly as the
  * last time the same request was seen within the stability window, as HiLO
  * defines it) and, when a controller is given, its state and product
  * load-factor. The summary gives active degradation time against overload
@@ -45,7 +45,7 @@ export interface CapacityBucket {
   readonly errors: number;
   /** Share of requests that gave the user no results: failed (5xx, timeout, connection) or an empty ranked list. */
   readonly noResultShare: number;
-  /** Mean NDCG@k against the L0 reference answers (NaN without ranked answers). */
+  /** Mean NDCG@k against the L0 reference answers, failed requests counting 0 (NaN without any). */
   readonly quality: number;
   /** Share of requests answered identically to their previous answer within the stability window. */
   readonly stability: number;
@@ -204,6 +204,8 @@ export async function runCapacityTest(options: CapacityTestOptions): Promise<{ b
         const a = acc[bucket]!;
         if (!answer || answer.status >= 500) {
           a.errors++;
+          // The user saw no results: quality 0 for this request, as for an empty list.
+          if (reference.has(record.id)) a.ndcg.push(0);
           return;
         }
         a.answered++;

@@ -12,7 +12,7 @@ import { createStore, writeFileAtomic } from '../../store/index.js';
 import { readCorpusWindow } from '../../recorder/index.js';
 import { newExperimentId } from '../../executor/index.js';
 import { resolve } from 'node:path';
-import { renderCapacityHtml, runCapacityTest } from '../../lattice/index.js';
+import { renderCapacityHtml, runCapacityTest, storeCapacityTest, withinQualityTarget } from '../../lattice/index.js';
 import { ExitCode } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
 import { parseDurationFlag, parsePositiveNumber } from '../arguments.js';
@@ -73,36 +73,8 @@ export async function run(options: CapacityOptions, ctx: CliContext): Promise<nu
       ...(options.controller !== undefined ? { controllerUrl: httpUrl(options.controller, '--controller') } : {}),
       ...(ctx.signal ? { signal: ctx.signal } : {}),
     });
-    const createdAtMs = Date.now();
-    const samples = buckets.flatMap((b) =>
-      (
-        [
-          ['target_rate', b.targetRate],
-          ['sent', b.sent],
-          ['errors', b.errors],
-          ['quality', b.quality],
-          ['stability', b.stability],
-          ['no_result_share', b.noResultShare],
-          ['lattice_state', b.state !== undefined ? lattice.states.findIndex((s) => s.name === b.state) : Number.NaN],
-          ['product_load_factor', b.productLoadFactor ?? Number.NaN],
-        ] as const
-      )
-        .filter(([, v]) => Number.isFinite(v))
-        .map(([metric, value]) => ({ experimentId, trial: 0, arm: 'capacity', metric, timeMs: createdAtMs - buckets.length * bucketMs + b.startMs, value })),
-    );
-    await store.samples.append(samples);
-    const ok = summary.maxQualityLoss <= lattice.qualityTarget.maxNdcgLoss && summary.maxNoResultShare <= lattice.qualityTarget.maxNoResultShare;
-    await store.experiments.put({
-      id: experimentId,
-      workload: workload.name,
-      status: ok ? 'passed' : 'regressed',
-      createdAtMs,
-      updatedAtMs: createdAtMs,
-      seed: 0,
-      spec: { kind: 'capacity', lattice: lattice.name, profile, bucketMs, coordinated: options.controller !== undefined },
-      trials: [],
-      verdict: { outcome: ok ? 'passed' : 'regressed', summary },
-    });
+    const ok = withinQualityTarget(summary, lattice);
+    await storeCapacityTest(store, { experimentId, workload: workload.name, lattice, profile, bucketMs, buckets, summary, coordinated: options.controller !== undefined, ok });
     if (options.html !== undefined) {
       const target = resolve(ctx.cwd, options.html);
       await writeFileAtomic(target, renderCapacityHtml({ title: `capacity test ${experimentId}: ${workload.name} at ${profile.peak}×`, baselineRate: profile.baselineRate, bucketMs, buckets, summary, states: lattice.states.map((s) => s.name), ok }));

@@ -32,7 +32,8 @@ export async function run(options: ExampleStackOptions, ctx: CliContext): Promis
   await loadCommandConfig(options, ctx);
   if (options.service !== undefined) {
     if (!STACK_SERVICES.includes(options.service as StackService)) throw new UsageError(`--service must be one of ${STACK_SERVICES.join(', ')}, got ${JSON.stringify(options.service)}`);
-    const config = { ...serviceConfigFromEnv(ctx.env), ...(options.port !== undefined ? { port: parseListen(options.port, '--port').port } : {}) };
+    // --faults (e.g. from a deploy command's {revision}) wins over STACK_FAULTS; an empty value means none.
+    const config = { ...serviceConfigFromEnv(ctx.env), ...(options.port !== undefined ? { port: parseListen(options.port, '--port').port } : {}), ...(options.faults !== undefined ? { faults: parseFaults(options.faults) } : {}) };
     const running = await startService(options.service, config);
     ctx.out(options.json ? JSON.stringify({ service: options.service, urls: running.urls }) : `${options.service} listening on ${running.urls.join(', ')}`);
     await untilInterrupted(ctx.signal);

@@ -28,7 +28,7 @@ export const latticeSchema = z
   .strictObject({
     name,
     scenarios: z.array(name).min(1).default(['default']).describe('Routes with their own active state (HiLO §3.4).'),
-    services: z.record(z.string(), z.strictObject({ maxLevel: z.number().int().min(1).max(100).describe('Highest level the service implements (levels 0..maxLevel).') })).describe('Participating services.'),
+    services: z.record(z.string(), z.strictObject({ maxLevel: z.number().int().min(0).max(100).describe('Highest level the service implements (levels 0..maxLevel); 0 for a service that only reports its load-factor and is relieved by its callers degrading.') })).describe('Participating services.'),
     aggregate: z
       .union([z.literal('max'), z.strictObject({ quantile: z.number().gt(0).lte(1) }), z.strictObject({ weighted: z.record(z.string(), z.number().gt(0)) })])
       .default('max')

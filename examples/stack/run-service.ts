@@ -36,6 +36,8 @@ export interface ServiceConfig {
   readonly latticeUrl?: string;
   /** @default 1000 */
   readonly latticePollMs?: number;
+  /** The feature service's throughput limit in documents per second (none when absent). */
+  readonly featuresDocsPerSecond?: number;
 }
 
 export interface RunningService {
@@ -69,6 +71,7 @@ export function serviceConfigFromEnv(env: NodeJS.ProcessEnv): ServiceConfig {
       rankingUrl: optional(env.RANKING_URL),
       latticeUrl: optional(env.LATTICE_URL),
       latticePollMs: integer(env, 'LATTICE_POLL_MS'),
+      featuresDocsPerSecond: integer(env, 'FEATURES_DOCS_PER_SECOND') || undefined,
       shardUrls: env.PREDICTION_SHARDS?.split(',').filter((u) => u !== ''),
       faults: parseFaults(env.STACK_FAULTS),
       shards: integer(env, 'STACK_SHARDS'),
@@ -106,7 +109,7 @@ export async function startService(service: string, config: ServiceConfig): Prom
   let host;
   switch (service) {
     case 'features':
-      host = createFeaturesService(common);
+      host = createFeaturesService({ ...common, ...(config.featuresDocsPerSecond ? { docsPerSecond: config.featuresDocsPerSecond } : {}) });
       break;
     case 'gateway':
       host = createGatewayService({ ...common, shardUrls: config.shardUrls ?? [] });
@@ -128,6 +131,8 @@ export async function startService(service: string, config: ServiceConfig): Prom
       throw new InputError(`unknown example service "${service}" (one of ${STACK_SERVICES.join(', ')})`);
   }
   const url = await host.listen();
-  if (config.latticeUrl && (service === 'ranking')) host.coordinate(config.latticeUrl, { pollIntervalMs: config.latticePollMs ?? 1_000 });
+  // Ranking takes levels; features has none but reports its load-factor (HiLO: a service that cannot
+  // degrade itself is relieved by its callers degrading).
+  if (config.latticeUrl && (service === 'ranking' || service === 'features')) host.coordinate(config.latticeUrl, { pollIntervalMs: config.latticePollMs ?? 1_000 });
   return { urls: [url], close: () => host.close() };
 }

@@ -11,6 +11,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Clock } from '../../core/index.js';
 import { systemClock } from '../../core/clock.js'; // leaf import: see faults.ts
 import { LoadFactor } from './load-factor.js';
+import { ThroughputLimit } from './throughput-limit.js';
 import { LEVELS_HEADER, ServiceLevels, parseLevelsHeader } from './levels.js';
 import { LatticeClient } from '../../lattice/client.js';
 import { NoWorkerAvailableError, WorkerCrashedError } from './worker-pool.js';
@@ -73,6 +74,12 @@ export interface ServiceHostOptions {
   readonly localThresholds?: readonly number[];
   /** @default 1048576 */
   readonly maxBodyBytes?: number;
+  /**
+   * Model the service's capacity as a fixed throughput in units of work per
+   * second (see ThroughputLimit); its load-factor is then the committed share
+   * of that throughput (1 = at capacity) instead of measured CPU time.
+   */
+  readonly unitsPerSecond?: number;
 }
 
 const FORWARDED = [LEVELS_HEADER, DEADLINE_HEADER, 'baggage', 'traceparent'];
@@ -88,6 +95,9 @@ export class ServiceHost {
   readonly #server: Server;
   readonly #options: ServiceHostOptions;
   readonly #closers: (() => void | Promise<void>)[] = [];
+  readonly #throughput: ThroughputLimit | undefined;
+  /** Requests answered on the service's own routes (not /metrics, /healthz, /level). */
+  #served = 0;
   #url: string | undefined;
 
   constructor(options: ServiceHostOptions) {
@@ -95,11 +105,14 @@ export class ServiceHost {
     this.name = options.name;
     this.clock = options.clock ?? systemClock;
     this.levels = new ServiceLevels(options.name, options.maxLevel ?? 0, options.localThresholds);
-    this.loadFactor = new LoadFactor(this.clock);
+    this.#throughput = options.unitsPerSecond !== undefined ? new ThroughputLimit(options.unitsPerSecond, this.clock) : undefined;
+    this.loadFactor = new LoadFactor(this.clock, this.#throughput ? 1 : undefined);
     this.registry.setDefaultLabels(options.shard ? { service: options.name, shard: options.shard } : { service: options.name });
     const registers = [this.registry];
     const loadFactor = this.loadFactor;
     const levels = this.levels;
+    // collect() runs with `this` bound to the gauge.
+    const host = this;
     this.metrics = {
       requests: new Counter({ name: 'requests_total', help: 'Requests handled, by route and status.', labelNames: ['route', 'status'], registers }),
       errors: new Counter({ name: 'errors_total', help: 'Errors, by kind.', labelNames: ['kind'], registers }),
@@ -113,6 +126,15 @@ export class ServiceHost {
       }),
       restarts: new Counter({ name: 'worker_restarts_total', help: 'Worker crashes followed by a restart.', registers }),
       work: new Counter({ name: 'work_units_total', help: 'Deterministic units of compute work (multiply-adds).', registers }),
+      workPerRequest: new Gauge({
+        name: 'work_units_per_request',
+        help: 'Mean work units per request served since start: the deterministic cost of a request, as FLOPs per query are to a model server.',
+        registers,
+        async collect() {
+          const work = (await host.metrics.work.get()).values.reduce((sum, v) => sum + v.value, 0);
+          this.set(host.#served > 0 ? work / host.#served : 0);
+        },
+      }),
       compute: new Gauge({
         name: 'compute_seconds_total',
         help: 'Seconds spent computing (CPU time of this single-threaded service).',
@@ -150,14 +172,19 @@ export class ServiceHost {
     return this;
   }
 
-  /** Run a synchronous compute section, counting its time toward the load-factor. */
+  /** Run a synchronous compute section, counting its time toward the load-factor (unless capacity is a throughput limit). */
   compute<T>(work: () => T): T {
     const start = performance.now();
     try {
       return work();
     } finally {
-      this.loadFactor.addBusy(performance.now() - start);
+      if (!this.#throughput) this.loadFactor.addBusy(performance.now() - start);
     }
+  }
+
+  /** Wait for `units` of the service's throughput limit; at once when it has none. */
+  async occupy(units: number): Promise<void> {
+    await this.#throughput?.occupy(units, (serviceMs) => this.loadFactor.addBusy(serviceMs));
   }
 
   /** The level in force for a request. */
@@ -256,6 +283,7 @@ export class ServiceHost {
       [status, payload] = this.#failure(error);
     }
     const route = this.#routes.has(routeKey) ? routeKey : url.pathname === '/metrics' || url.pathname === '/healthz' ? routeKey : 'other';
+    if (this.#routes.has(routeKey)) this.#served++;
     this.metrics.requests.inc({ route, status: String(status) });
     this.metrics.duration.observe({ route }, (performance.now() - started) / 1000);
     if (res.destroyed) return;

@@ -31,6 +31,10 @@ export interface StackOptions {
   readonly clock?: Clock;
   /** In-process prediction shards also hand their error records here. */
   readonly onErrorRecord?: (record: DependencyErrorRecord) => void;
+  /** The feature service's throughput limit in documents per second (unlimited when absent). */
+  readonly featuresDocsPerSecond?: number;
+  /** Coordinate ranking, features and prediction with this lattice controller. */
+  readonly lattice?: { readonly url: string; readonly pollMs?: number };
 }
 
 export interface StackUrls {
@@ -111,6 +115,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     restartDelayMs: options.restartDelayMs ?? 250,
     ...(options.clock ? { clock: options.clock } : {}),
   };
+  const coordinated: ServiceConfig = options.lattice ? { latticeUrl: options.lattice.url, latticePollMs: options.lattice.pollMs ?? 1_000 } : {};
   const start = async (service: StackService, config: ServiceConfig): Promise<RunningService> => {
     const child = booting.get(service);
     const running = child ? await child.configure(withoutFunctions(config)) : await startService(service, config);
@@ -124,8 +129,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         shards: options.shards ?? 4,
         workers: options.workersPerShard ?? 2,
         ...(options.onErrorRecord ? { onErrorRecord: options.onErrorRecord } : {}),
+        ...coordinated,
       }),
-      start('features', base),
+      start('features', { ...base, ...coordinated, ...(options.featuresDocsPerSecond ? { featuresDocsPerSecond: options.featuresDocsPerSecond } : {}) }),
     ]);
     const gateway = await start('gateway', { ...base, shardUrls: prediction.urls });
     const ranking = await start('ranking', {
@@ -134,6 +140,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       inferenceUrl: gateway.urls[0]!,
       workers: options.rankingWorkers ?? 2,
       ...(options.faults ? { faults: options.faults } : {}),
+      ...coordinated,
     });
     const query = await start('query', { ...base, rankingUrl: ranking.urls[0]! });
     let stopped: Promise<void> | undefined;

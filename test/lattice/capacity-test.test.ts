@@ -134,3 +134,30 @@ describe('tandem capacity', () => {
     expect(page).toContain('&lt;script&gt;');
   });
 });
+
+describe('capacity test on the example stack (HiLO §4)', () => {
+  it('reaches L2 at 2× with the controller live, recovers to L0 after the cooldown, and beats the uncoordinated run', { timeout: 180_000 }, async () => {
+    const { runExampleCapacity } = await import('../../examples/stack/index.js');
+    const { withinQualityTarget } = await import('../../lattice/index.js');
+    const coordinated = await runExampleCapacity({ coordinated: true });
+    const uncoordinated = await runExampleCapacity({ coordinated: false });
+    const states = coordinated.lattice.states.map((s) => s.name);
+    const index = (state: string | undefined): number => (state === undefined ? -1 : states.indexOf(state));
+    const context = JSON.stringify({ coordinated: coordinated.summary, uncoordinated: uncoordinated.summary });
+    // The feature store reported its load-factor and the controller acted on it.
+    expect(coordinated.decisions.some((d) => (d.perService.features ?? 0) > 0.9), context).toBe(true);
+    expect(index(coordinated.summary.maxState), context).toBeGreaterThanOrEqual(2);
+    expect(coordinated.summary.finalState, context).toBe('L0');
+    // Recovery goes one state at a time; escalation may jump.
+    for (const d of coordinated.decisions.filter((x) => x.transition === 'recover')) expect(index(d.previous) - index(d.state)).toBe(1);
+    expect(coordinated.summary.activeDegradationMs).toBeGreaterThan(0);
+    expect(coordinated.summary.qualityRecoveryMs, context).toBeDefined();
+    // Coordinated: degraded answers, but answers; within the lattice's quality target.
+    expect(withinQualityTarget(coordinated.summary, coordinated.lattice), context).toBe(true);
+    // Uncoordinated: the feature store's queue outgrows ranking's deadline and users get nothing.
+    expect(uncoordinated.summary.maxState).toBeUndefined();
+    expect(uncoordinated.summary.meanNoResultShare, context).toBeGreaterThan(coordinated.summary.meanNoResultShare + 0.05);
+    expect(uncoordinated.summary.maxQualityLoss, context).toBeGreaterThan(coordinated.summary.maxQualityLoss);
+    expect(withinQualityTarget(uncoordinated.summary, uncoordinated.lattice)).toBe(false);
+  });
+});

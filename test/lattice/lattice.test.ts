@@ -308,3 +308,69 @@ describe('lattice names', () => {
     expect(() => parseConfigText(twice, 'lattice.yaml')).toThrow(/lattices\[1\]\.name must be unique, got "serving" \(also used by lattices\[0\]\)/);
   });
 });
+
+describe('tandem lattice validate --base', () => {
+  it('validates only the states a change altered, and nothing when the change leaves the lattice alone', { timeout: 60_000 }, async () => {
+    const { createServer } = await import('node:http');
+    const { execFileSync } = await import('node:child_process');
+    const { writeFile } = await import('node:fs/promises');
+    const { join } = await import('node:path');
+    const { tempProject } = await import('../support/project.js');
+    const { runCli } = await import('../support/cli.js');
+    // A ranking service that drops its head results as its requested level rises.
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        const level = Number(/ranking=(\d+)/.exec(String(req.headers['x-tandem-levels'] ?? ''))?.[1] ?? 0);
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ items: Array.from({ length: 5 }, (_, i) => ({ id: `d${i + level}` })) }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const config = (l2: number): string[] => [
+      'triggers: { latticeFiles: [tandem.config.yaml] }',
+      'workloads:',
+      '  - name: ranking',
+      '    tier: ranking',
+      `    arms: { control: { url: "${url}" }, treatment: { url: "${url}" } }`,
+      '    replay: { rate: 50, concurrency: 8 }',
+      '    trials: { count: 2, warmup: 100ms, measure: 400ms }',
+      '    harness: { minPoints: 5, responses: { ranking: { path: items, id: id, k: 5 } } }',
+      'lattices:',
+      '  - name: serving',
+      '    services: { ranking: { maxLevel: 5 } }',
+      '    qualityTarget: { maxNdcgLoss: 1, maxNoResultShare: 0.01 }',
+      '    states:',
+      '      - { name: L0, threshold: 0, levels: { ranking: 0 } }',
+      '      - { name: L1, threshold: 0.8, levels: { ranking: 1 } }',
+      `      - { name: L2, threshold: 0.9, levels: { ranking: ${l2} } }`,
+    ];
+    const corpus = Array.from({ length: 200 }, (_, i) => ({ id: `r${i}`, tier: 'ranking', timeMs: Date.now() - 1_000, method: 'POST', path: '/rank', headers: { 'content-type': 'application/json' }, body: Buffer.from(`{"q":${i}}`).toString('base64'), bodyTruncated: false, sampleRate: 1, sampleMode: 'uniform' as const }));
+    const dir = await tempProject(config(2), corpus, 'tandem-lattice-change-');
+    const env = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
+    const git = (...args: string[]): void => void execFileSync('git', args, { cwd: dir, env });
+    git('init', '-q', '-b', 'main');
+    await writeFile(join(dir, '.gitignore'), '.tandem/\n');
+    git('add', '-A');
+    git('commit', '-q', '-m', 'lattice');
+    await writeFile(join(dir, 'tandem.config.yaml'), [...config(3), ''].join('\n'));
+    git('commit', '-q', '-am', 'L2 degrades ranking further');
+    const changed = await runCli(['lattice', 'validate', '--lattice', 'serving', '--workload', 'ranking', '--base', 'HEAD~1', '--json'], { cwd: dir });
+    expect(changed.code, `${changed.err}\n${changed.out}`).toBe(0);
+    expect(changed.err).toMatch(/candidate states changed by [0-9a-f]{12}\.\.[0-9a-f]{12}: L2/);
+    const result = JSON.parse(changed.out) as { states: { state: string; ndcgLoss: number }[] };
+    expect(result.states.map((s) => s.state)).toEqual(['L2']);
+    expect(result.states[0]!.ndcgLoss).toBeGreaterThan(0);
+    await writeFile(join(dir, 'README.md'), 'docs\n');
+    git('add', 'README.md');
+    git('commit', '-q', '-m', 'docs only');
+    const untouched = await runCli(['lattice', 'validate', '--lattice', 'serving', '--workload', 'ranking', '--base', 'HEAD~1'], { cwd: dir });
+    expect(untouched.code, untouched.err).toBe(0);
+    expect(untouched.out).toMatch(/no state of lattice serving changed by .* for workload ranking: nothing to validate/);
+    const both = await runCli(['lattice', 'validate', '--lattice', 'serving', '--workload', 'ranking', '--base', 'HEAD~1', '--states', 'L1'], { cwd: dir });
+    expect(both.code).toBe(3);
+    expect(both.err).toMatch(/--states or --base/);
+  });
+});

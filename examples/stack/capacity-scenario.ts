@@ -1,0 +1,122 @@
+/**
+ * The example stack's capacity story (HiLO §4), shared by the capacity test
+ * in the suite, `npm run bench -- capacity` and `tandem demo`.
+ *
+ * The feature store is the bottleneck: it serves a fixed number of documents
+ * per second, sized so the baseline peak uses 60% of it, and it has no
+ * degradation levels of its own. At 2× it would need 120%: uncoordinated,
+ * its queue grows until ranking's deadline for features expires and users
+ * get no results. Coordinated, the controller sees the feature store's
+ * load-factor and moves ranking to a state that scores a fifth of the
+ * documents (L2), which relieves the feature store at a small quality cost,
+ * then steps back to L0 one state at a time after the overload.
+ */
+import type { CorpusRecord, LatticeConfig } from '../../core/index.js';
+import { parseConfigText, systemClock } from '../../core/index.js';
+import { LatticeController, LoadFactors, runCapacityTest, startControllerServer, type CapacityBucket, type CapacityProfile, type CapacitySummary, type Decision } from '../../lattice/index.js';
+import { rankingCorpus } from './ranking-corpus.js';
+import { startStack } from './start-stack.js';
+
+/**
+ * The example stack's lattice. Thresholds are on the product load-factor (the
+ * max over services; the feature store's is the share of its throughput in use).
+ * L1 takes multi-queries away (relieves ranking and prediction CPU, not the
+ * feature store), L2 scores a fifth of the documents; recoverBelow is set
+ * below what each state leaves of a 2× load, so the state holds through the
+ * overload and steps down once the load is back at the baseline.
+ */
+export const EXAMPLE_LATTICE_YAML = `lattices:
+  - name: serving
+    services: { ranking: { maxLevel: 5 }, prediction: { maxLevel: 3 }, features: { maxLevel: 0 } }
+    decisionPeriod: 250ms
+    recoveryDamping: 4
+    window: 1s
+    qualityTarget: { maxNdcgLoss: 0.5, maxNoResultShare: 0.01 }
+    states:
+      - { name: L0, threshold: 0, levels: { ranking: 0, prediction: 0, features: 0 } }
+      - { name: L1, threshold: 0.8, recoverBelow: 0.7, levels: { ranking: 2, prediction: 0, features: 0 } }
+      - { name: L2, threshold: 0.95, recoverBelow: 0.18, levels: { ranking: 4, prediction: 1, features: 0 } }
+      - { name: L3, threshold: 1.4, recoverBelow: 0.1, levels: { ranking: 5, prediction: 2, features: 0 } }
+`;
+
+export function exampleLattice(): LatticeConfig {
+  return parseConfigText(EXAMPLE_LATTICE_YAML, 'examples/stack/capacity-scenario.ts').lattices[0]!;
+}
+
+export interface ExampleCapacityOptions {
+  /** Run the controller and have the services coordinate with it (HiLO); false: every service on its own. */
+  readonly coordinated: boolean;
+  /** Requests per second at 1×. @default 20 */
+  readonly baselineRate?: number;
+  /** Share of the feature store's throughput the baseline uses. @default 0.6 */
+  readonly baselineUtilization?: number;
+  /** @default { peak: 2, leadMs: 2000, rampMs: 3000, holdMs: 4000, cooldownMs: 6000 } */
+  readonly profile?: Partial<Omit<CapacityProfile, 'baselineRate'>>;
+  /** @default 500 */
+  readonly bucketMs?: number;
+  /** The frontend's deadline (x-deadline-ms): ranking answers 504 when features take longer. @default 250 */
+  readonly deadlineMs?: number;
+  readonly records?: readonly CorpusRecord[];
+  readonly signal?: AbortSignal;
+}
+
+export interface ExampleCapacityResult {
+  readonly coordinated: boolean;
+  readonly lattice: LatticeConfig;
+  readonly profile: CapacityProfile;
+  readonly bucketMs: number;
+  readonly featuresDocsPerSecond: number;
+  readonly buckets: CapacityBucket[];
+  readonly summary: CapacitySummary;
+  /** Controller decisions, oldest first (empty when uncoordinated). */
+  readonly decisions: Decision[];
+}
+
+/** Run the capacity story once on a fresh stack; everything it started is stopped before it returns. */
+export async function runExampleCapacity(options: ExampleCapacityOptions): Promise<ExampleCapacityResult> {
+  const lattice = exampleLattice();
+  const baselineRate = options.baselineRate ?? 20;
+  const records = options.records ?? rankingCorpus(40);
+  const docs = records.map((r) => (JSON.parse(Buffer.from(r.body, 'base64').toString()) as { candidates: unknown[] }).candidates.length);
+  const meanDocs = docs.reduce((a, b) => a + b, 0) / docs.length;
+  const featuresDocsPerSecond = Math.round((baselineRate * meanDocs) / (options.baselineUtilization ?? 0.6));
+  const profile: CapacityProfile = { baselineRate, peak: 2, leadMs: 2_000, rampMs: 3_000, holdMs: 4_000, cooldownMs: 6_000, ...options.profile };
+  const bucketMs = options.bucketMs ?? 500;
+  const decisions: Decision[] = [];
+  const loadFactors = new LoadFactors(lattice, systemClock);
+  const controller = new LatticeController({ lattice, loadFactors, clock: systemClock, onDecision: (d) => void decisions.push(d) });
+  const server = options.coordinated ? await startControllerServer({ lattice, controller, loadFactors, recentDecisions: () => decisions.slice(-1) }) : undefined;
+  const stop = new AbortController();
+  const deciding = server ? controller.run(stop.signal) : Promise.resolve();
+  try {
+    // Services in child processes, so the load generator's thread does not skew their CPU load-factors.
+    const stack = await startStack({
+      shards: 1,
+      isolate: ['features', 'gateway', 'prediction', 'ranking'],
+      featuresDocsPerSecond,
+      ...(server ? { lattice: { url: server.url, pollMs: 100 } } : {}),
+    });
+    try {
+      const { buckets, summary } = await runCapacityTest({
+        url: stack.urls.ranking,
+        records,
+        profile,
+        ranking: { path: 'items', id: 'id', k: 10 },
+        clock: systemClock,
+        bucketMs,
+        stabilityBuckets: 6,
+        rollingBuckets: 3,
+        headers: { 'x-deadline-ms': String(options.deadlineMs ?? 250) },
+        ...(server ? { controllerUrl: server.url, states: lattice.states.map((s) => s.name) } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+      return { coordinated: options.coordinated, lattice, profile, bucketMs, featuresDocsPerSecond, buckets, summary, decisions };
+    } finally {
+      await stack.stop();
+    }
+  } finally {
+    stop.abort();
+    await deciding;
+    await server?.close();
+  }
+}
