@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests need when their binaries are missing
-# (the tests start private clickhouse-server and redis-server instances).
+# (the tests start private clickhouse-server and redis-server instances, and
+# open the demo's HTML reports in headless chromium).
 # Without root it says which packages to install and fails.
 set -euo pipefail
 missing=()
 have() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] || [ -x "/usr/bin/$1" ]; }
 have clickhouse-server || missing+=(clickhouse-server)
 have redis-server || missing+=(redis-server)
+have chromium || missing+=(chromium)
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
   echo "tests need the Debian packages: ${missing[*]} (sudo apt-get install -y ${missing[*]})" >&2

@@ -4,10 +4,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
-import { NotImplementedError, TandemError, errorMessage } from '../core/index.js';
+import { TandemError, errorMessage } from '../core/index.js';
 import { ExitCode, exitCodeFor } from './exit-codes.js';
-import { loadCommandConfig, processContext, type CliContext, type GlobalOptions } from './cli-context.js';
-import { PLANNED_COMMANDS } from './commands/planned.js';
+import { processContext, type CliContext, type GlobalOptions } from './cli-context.js';
 import * as validate from './commands/validate.js';
 import * as schema from './commands/schema.js';
 import * as storeInit from './commands/store-init.js';
@@ -30,6 +29,7 @@ import * as ingest from './commands/ingest.js';
 import * as triggersCommand from './commands/triggers.js';
 import * as latticeCommand from './commands/lattice.js';
 import * as latticeValidate from './commands/lattice-validate.js';
+import * as demo from './commands/demo.js';
 import * as capacity from './commands/capacity.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -315,17 +315,18 @@ export function buildProgram(ctx: CliContext, setExit: (code: number) => void): 
     .option('--token-env <VAR>', 'environment variable holding the bearer token for load-factor reports (default TANDEM_CONTROLLER_TOKEN)')
     .action(async (_options, command: Command) => setExit(await latticeCommand.serve(command.optsWithGlobals<latticeCommand.LatticeServeOptions>(), ctx)));
 
-  for (const planned of PLANNED_COMMANDS) {
-    program
-      .command(planned.name)
-      .description(`${planned.summary} (not implemented yet)`)
-      .allowUnknownOption()
-      .allowExcessArguments()
-      .action(async (_options, command: Command) => {
-        await loadCommandConfig(globals(command), ctx);
-        throw new NotImplementedError(`\`tandem ${planned.name}\` is not implemented yet (issue #${planned.issue})`);
-      });
-  }
+  program
+    .command('demo')
+    .description('the whole platform on the example stack: record, three experiments, affected workloads, a capacity test; a summary and HTML reports')
+    .option('--dir <dir>', 'where the demo writes its config, store and reports (default .tandem/demo)')
+    .option('--store <kind>', 'local (default) or clickhouse')
+    .option('--clickhouse-url <url>', 'ClickHouse HTTP URL with --store clickhouse (default http://127.0.0.1:8123)')
+    .option('--queue <kind>', 'inline (default) or bullmq')
+    .option('--redis-url <url>', 'Redis URL with --queue bullmq (default redis://127.0.0.1:6379)')
+    .option('--no-worker', 'with --queue bullmq: leave experiments to `tandem worker` processes')
+    .option('--quick', 'shorter recording and trials (tests)')
+    .action(async (_options, command: Command) => setExit(await demo.run(command.optsWithGlobals<demo.DemoOptions>(), ctx)));
+
   return program;
 }
 

@@ -41,11 +41,6 @@ export class StoreError extends TandemError {
   override readonly code: string = 'TANDEM_ERR_STORE';
 }
 
-/** A command exists in the CLI's map but its capability has not been built yet. */
-export class NotImplementedError extends TandemError {
-  override readonly code: string = 'TANDEM_ERR_NOT_IMPLEMENTED';
-}
-
 /** An experiment was cancelled (by a monitor, a user, or a shutdown). */
 export class ExperimentCancelledError extends TandemError {
   override readonly code: string = 'TANDEM_ERR_CANCELLED';

@@ -4,7 +4,6 @@ export {
   UsageError,
   InputError,
   StoreError,
-  NotImplementedError,
   ExperimentCancelledError,
   errorMessage,
 } from './errors.js';

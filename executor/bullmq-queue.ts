@@ -101,6 +101,8 @@ export class BullMqWorker {
   readonly #options: BullMqWorkerOptions;
   readonly #redis: Redis;
   readonly #subscriber: Redis;
+  /** Given to BullMQ's Worker, which does not close a connection it was handed. */
+  readonly #workerRedis: Redis;
   readonly #slots: WorkloadSlots;
   readonly #running = new Map<string, AbortController>();
   readonly worker: Worker<JobData>;
@@ -112,8 +114,9 @@ export class BullMqWorker {
     this.#slots = new WorkloadSlots(this.#redis, options.prefix);
     void this.#subscriber.subscribe(cancelChannel(options.prefix));
     this.#subscriber.on('message', (_channel: string, id: string) => this.#running.get(id)?.abort(new ExperimentCancelledError('cancelled by request')));
+    this.#workerRedis = connection(options.redisUrl);
     this.worker = new Worker<JobData>(QUEUE_NAME, (job, token) => this.#process(job, token), {
-      connection: connection(options.redisUrl),
+      connection: this.#workerRedis,
       prefix: options.prefix,
       concurrency: options.concurrency,
       lockDuration: options.lockDurationMs,
@@ -167,6 +170,7 @@ export class BullMqWorker {
   async close(force = false): Promise<void> {
     if (force) for (const controller of this.#running.values()) controller.abort(new ExperimentCancelledError('cancelled: worker shutting down'));
     await this.worker.close(force);
+    this.#workerRedis.disconnect();
     this.#subscriber.disconnect();
     this.#redis.disconnect();
   }

@@ -6,6 +6,7 @@
  * INFERENCE_URL when run as a process), so a deployment can point them at
  * Tandem's router.
  */
+import { Gauge } from 'prom-client';
 import type { Clock } from '../../core/index.js';
 import { CATALOG_SIZE, FEATURES, MULTI_QUERY_WEIGHTS, burnWork, crossFeatures, encodeTensor, hashString, queryVector } from './model.js';
 import { RANKING_LEVELS } from './levels.js';
@@ -62,6 +63,18 @@ function parseRankRequest(body: unknown): RankRequest {
 export function createRankingService(options: RankingServiceOptions): ServiceHost {
   const host = new ServiceHost({ name: 'ranking', port: options.port, clock: options.clock, maxLevel: RANKING_LEVELS.length - 1 });
   const client = new JsonClient();
+  // Work per scored candidate row (document × multi-query variant): the same for every request of a
+  // build, whatever the request mix, so a change in the cost of scoring shows exactly (FLOPs per candidate).
+  let scoredRows = 0;
+  let scoringWork = 0;
+  new Gauge({
+    name: 'work_units_per_candidate',
+    help: 'Work units per scored candidate row (document x multi-query variant) since start: the cost model of scoring.',
+    registers: [host.registry],
+    collect() {
+      this.set(scoredRows > 0 ? scoringWork / scoredRows : 0);
+    },
+  });
   const faults = options.faults ?? {};
   const pool = new WorkerPool({
     service: 'ranking',
@@ -139,6 +152,8 @@ export function createRankingService(options: RankingServiceOptions): ServiceHos
           work += burnWork(features[0]!, queryVector(rank.surface, rank.query, 0), Math.round((rows * faults.latencyPercent) / 100));
         }
         host.metrics.work.inc(work);
+        scoredRows += rows;
+        scoringWork += work;
       });
       // FIRE §3.2: a per-candidate feature treated as request-level state collapses the batch dimension.
       const collapse = faults.malformedTensorModel === model;

@@ -96,8 +96,6 @@ export class ServiceHost {
   readonly #options: ServiceHostOptions;
   readonly #closers: (() => void | Promise<void>)[] = [];
   readonly #throughput: ThroughputLimit | undefined;
-  /** Requests answered on the service's own routes (not /metrics, /healthz, /level). */
-  #served = 0;
   #url: string | undefined;
 
   constructor(options: ServiceHostOptions) {
@@ -111,8 +109,6 @@ export class ServiceHost {
     const registers = [this.registry];
     const loadFactor = this.loadFactor;
     const levels = this.levels;
-    // collect() runs with `this` bound to the gauge.
-    const host = this;
     this.metrics = {
       requests: new Counter({ name: 'requests_total', help: 'Requests handled, by route and status.', labelNames: ['route', 'status'], registers }),
       errors: new Counter({ name: 'errors_total', help: 'Errors, by kind.', labelNames: ['kind'], registers }),
@@ -126,15 +122,7 @@ export class ServiceHost {
       }),
       restarts: new Counter({ name: 'worker_restarts_total', help: 'Worker crashes followed by a restart.', registers }),
       work: new Counter({ name: 'work_units_total', help: 'Deterministic units of compute work (multiply-adds).', registers }),
-      workPerRequest: new Gauge({
-        name: 'work_units_per_request',
-        help: 'Mean work units per request served since start: the deterministic cost of a request, as FLOPs per query are to a model server.',
-        registers,
-        async collect() {
-          const work = (await host.metrics.work.get()).values.reduce((sum, v) => sum + v.value, 0);
-          this.set(host.#served > 0 ? work / host.#served : 0);
-        },
-      }),
+
       compute: new Gauge({
         name: 'compute_seconds_total',
         help: 'Seconds spent computing (CPU time of this single-threaded service).',
@@ -283,7 +271,6 @@ export class ServiceHost {
       [status, payload] = this.#failure(error);
     }
     const route = this.#routes.has(routeKey) ? routeKey : url.pathname === '/metrics' || url.pathname === '/healthz' ? routeKey : 'other';
-    if (this.#routes.has(routeKey)) this.#served++;
     this.metrics.requests.inc({ route, status: String(status) });
     this.metrics.duration.observe({ route }, (performance.now() - started) / 1000);
     if (res.destroyed) return;

@@ -55,6 +55,8 @@ export interface Stack {
 }
 
 const SERVICE_MAIN = join(import.meta.dirname, 'service-main.ts');
+/** tsx resolved from this package, so child services start from any working directory. */
+const TSX_LOADER = import.meta.resolve('tsx');
 
 interface RunningChild extends RunningService {
   readonly pid: number;
@@ -72,7 +74,7 @@ interface BootingChild {
  * while every service still listens on a port of its own choosing.
  */
 function bootChild(service: StackService): BootingChild {
-  const child = spawn(process.execPath, ['--import', 'tsx', SERVICE_MAIN, service], {
+  const child = spawn(process.execPath, ['--import', TSX_LOADER, SERVICE_MAIN, service], {
     env: { ...process.env, STACK_CONFIG: 'stdin' },
     stdio: ['pipe', 'pipe', 'inherit'],
   });

@@ -51,11 +51,19 @@ describe('tandem CLI', () => {
     }
   });
 
-  it('refuses commands that are not built yet with exit 2, naming the issue', async () => {
+  it('refuses demo backends it does not know, and backend URLs without their backend, with exit 3', async () => {
     const dir = await tempDir();
-    const result = await runCli(['demo'], { cwd: dir });
-    expect(result.code).toBe(2);
-    expect(result.err).toContain('`tandem demo` is not implemented yet (issue #12)');
+    const cases: [string[], RegExp][] = [
+      [['demo', '--store', 'mongo'], /--store must be local or clickhouse, got "mongo"/],
+      [['demo', '--queue', 'kafka'], /--queue must be inline or bullmq, got "kafka"/],
+      [['demo', '--redis-url', 'redis://127.0.0.1:6379'], /--redis-url needs --queue bullmq/],
+      [['demo', '--store', 'clickhouse', '--clickhouse-url', 'ftp://x'], /--clickhouse-url must be an http:\/\/ URL/],
+    ];
+    for (const [args, message] of cases) {
+      const result = await runCli(args, { cwd: dir });
+      expect(result.code, args.join(' ')).toBe(3);
+      expect(result.err, args.join(' ')).toMatch(message);
+    }
   });
 
   it('treats unknown commands and options as bad input (exit 3)', async () => {
@@ -136,6 +144,6 @@ describe('tandem as a user runs it (spawned)', () => {
     const schema = await spawnCli(['schema'], { cwd: dir });
     expect(JSON.parse(schema.out)).toMatchObject({ type: 'object', additionalProperties: false });
     expect(await spawnCli(['store', 'init'], { cwd: dir })).toMatchObject({ code: 0, out: `initialized local store at ${join(dir, '.tandem')}\n` });
-    expect(await spawnCli(['demo'], { cwd: dir })).toMatchObject({ code: 2 });
+    expect(await spawnCli(['demo', '--queue', 'kafka'], { cwd: dir })).toMatchObject({ code: 3 });
   });
 });

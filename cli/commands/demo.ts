@@ -1,0 +1,88 @@
+/**
+ * `tandem demo`: the whole platform on the example stack in one command
+ * (examples/demo/run-demo.ts tells the story), on the embedded default, or
+ * with `--store clickhouse --clickhouse-url URL --queue bullmq --redis-url URL`
+ * on the real backends (a worker runs in this process unless `--no-worker`).
+ * Progress goes to stderr as one live line per step; the summary table and
+ * the report paths to stdout. Exit 0 when every step showed what it is meant
+ * to show, 2 otherwise.
+ */
+import { resolve } from 'node:path';
+import { UsageError } from '../../core/index.js';
+import { runDemo, type DemoResult } from '../../examples/demo/run-demo.js';
+import type { DemoBackends } from '../../examples/demo/demo-project.js';
+import { httpUrl } from '../../executor/index.js';
+import { ExitCode } from '../exit-codes.js';
+import type { CliContext, GlobalOptions } from '../cli-context.js';
+
+export interface DemoOptions extends GlobalOptions {
+  readonly dir?: string;
+  readonly store?: string;
+  readonly clickhouseUrl?: string;
+  readonly queue?: string;
+  readonly redisUrl?: string;
+  /** commander's --no-worker */
+  readonly worker?: boolean;
+  readonly quick?: boolean;
+}
+
+function backendsFrom(options: DemoOptions): DemoBackends {
+  const store = options.store ?? 'local';
+  const queue = options.queue ?? 'inline';
+  if (store !== 'local' && store !== 'clickhouse') throw new UsageError(`--store must be local or clickhouse, got ${JSON.stringify(store)}`);
+  if (queue !== 'inline' && queue !== 'bullmq') throw new UsageError(`--queue must be inline or bullmq, got ${JSON.stringify(queue)}`);
+  if (options.clickhouseUrl !== undefined && store !== 'clickhouse') throw new UsageError('--clickhouse-url needs --store clickhouse');
+  if (options.redisUrl !== undefined && queue !== 'bullmq') throw new UsageError('--redis-url needs --queue bullmq');
+  if (options.redisUrl !== undefined && !/^rediss?:\/\/[^\s]+$/.test(options.redisUrl)) throw new UsageError(`--redis-url must be a redis:// URL, got ${JSON.stringify(options.redisUrl)}`);
+  return {
+    store,
+    queue,
+    ...(options.clickhouseUrl !== undefined ? { clickhouseUrl: httpUrl(options.clickhouseUrl, '--clickhouse-url') } : {}),
+    ...(options.redisUrl !== undefined ? { redisUrl: options.redisUrl } : {}),
+  };
+}
+
+/** One live line per step on a terminal; plain lines (each new one once) otherwise. */
+function progressPrinter(ctx: CliContext): { update: (event: { step: number; title: string; line?: string }) => void; end: () => void } {
+  const tty = process.stderr.isTTY === true;
+  let last = '';
+  return {
+    update({ step, title, line }) {
+      const text = `[${step}/5] ${title}${line ? ` — ${line}` : ''}`;
+      if (text === last) return;
+      if (tty) process.stderr.write(`\r\x1b[K${text.slice(0, (process.stderr.columns ?? 120) - 1)}`);
+      else ctx.err(text);
+      last = text;
+    },
+    end() {
+      if (tty && last !== '') process.stderr.write('\n');
+    },
+  };
+}
+
+export function printSummary(result: DemoResult, ctx: CliContext): void {
+  ctx.out('');
+  ctx.out(`${'  experiment'.padEnd(38)} ${'verdict'.padEnd(24)} key figure`);
+  for (const s of result.steps) ctx.out(`${`${s.asExpected ? ' ' : '!'} ${s.step}. ${s.title}`.padEnd(38)} ${s.verdict.padEnd(24)} ${s.keyFigure}`);
+  ctx.out('');
+  ctx.out(`corpus: ${result.corpusRecords} recorded requests of tier ranking`);
+  ctx.out('reports:');
+  for (const s of result.steps) if (s.reportPath) ctx.out(`  ${s.step}. ${s.reportPath}`);
+  ctx.out(`config, store and reports: ${result.dir}`);
+  if (!result.ok) ctx.out(`steps marked ! did not show what they are meant to: ${result.steps.filter((s) => !s.asExpected).map((s) => s.step).join(', ')}`);
+}
+
+export async function run(options: DemoOptions, ctx: CliContext): Promise<number> {
+  const backends = backendsFrom(options);
+  const dir = resolve(ctx.cwd, options.dir ?? '.tandem/demo');
+  const printer = progressPrinter(ctx);
+  let result: DemoResult;
+  try {
+    result = await runDemo({ dir, backends, worker: options.worker ?? true, quick: options.quick ?? false, onProgress: printer.update, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+  } finally {
+    printer.end();
+  }
+  if (options.json) ctx.out(JSON.stringify(result));
+  else printSummary(result, ctx);
+  return result.ok ? ExitCode.ok : ExitCode.failure;
+}

@@ -1,0 +1,75 @@
+/**
+ * The demo's project: a tandem.config.yaml written for the example stack the
+ * demo started (its URLs are only known then), on the embedded default or on
+ * ClickHouse and BullMQ. One workload, `ranking`, deployed per trial from
+ * `tandem example-stack --service ranking`, whose revision is the set of
+ * faults the build carries (`latency=5`, `malformed-tensor=rank-video`; none
+ * for the control build). Features go to an isolated replica, prediction is
+ * pinned to one of the four shards, and two detectors watch that shard.
+ */
+import { join } from 'node:path';
+
+export type DemoBackends =
+  | { readonly store: 'local'; readonly queue: 'inline' }
+  | { readonly store: 'local' | 'clickhouse'; readonly queue: 'inline' | 'bullmq'; readonly clickhouseUrl?: string; readonly redisUrl?: string; readonly prefix?: string };
+
+export interface DemoProjectOptions {
+  readonly backends: DemoBackends;
+  /** The demo's own directory; the local store lives under it. */
+  readonly dir: string;
+  readonly featuresReplicaUrl: string;
+  readonly shardUrls: readonly string[];
+  /** Index of the shard prediction is pinned to. */
+  readonly pinnedShard: number;
+  readonly trials: number;
+  readonly warmup: string;
+  readonly measure: string;
+  /** Pairs per second. */
+  readonly rate: number;
+  readonly recorderRate: number;
+}
+
+/** Path of the tandem CLI this process runs from, for deploy commands. */
+export const TANDEM_BIN = join(import.meta.dirname, '..', '..', 'bin', 'tandem.js');
+
+const quote = (text: string): string => JSON.stringify(text);
+
+export function demoConfigText(options: DemoProjectOptions): string {
+  const { backends } = options;
+  // The arms' command goes through a shell: paths are quoted; {revision} is validated (shell-safe characters only).
+  const command = `'${process.execPath}' '${TANDEM_BIN}' example-stack --service ranking --port {port} --faults={revision}`;
+  const pinned = options.shardUrls[options.pinnedShard]!;
+  return [
+    '# Written by `tandem demo` for the example stack it started (ports change every run).',
+    backends.store === 'clickhouse' ? `store: { kind: clickhouse, url: ${quote(backends.clickhouseUrl ?? 'http://127.0.0.1:8123')}, database: tandem_demo }` : `store: { kind: local, dir: ${quote(join(options.dir, 'store'))} }`,
+    backends.queue === 'bullmq' ? `queue: { kind: bullmq, redisUrl: ${quote(backends.redisUrl ?? 'redis://127.0.0.1:6379')}, prefix: ${backends.prefix ?? 'tandem-demo'} }` : 'queue: { kind: inline }',
+    `recorder: { rate: ${options.recorderRate}, redact: { headers: [x-api-key] } }`,
+    'workloads:',
+    '  - name: ranking',
+    '    tier: ranking',
+    '    corpus: { lookback: 1h }',
+    '    arms:',
+    `      control: { deploy: { command: ${quote(command)}, readyTimeout: 30s } }`,
+    `      treatment: { deploy: { command: ${quote(command)}, readyTimeout: 30s } }`,
+    `    replay: { rate: ${options.rate}, concurrency: 16, timeout: 5s }`,
+    `    trials: { count: ${options.trials}, warmup: ${options.warmup}, measure: ${options.measure}, maxReplacements: 1 }`,
+    '    dependencies:',
+    `      - { name: features, env: FEATURES_URL, policy: isolated, target: ${quote(options.featuresReplicaUrl)} }`,
+    `      - { name: prediction, env: INFERENCE_URL, policy: pinned, shards: [${options.shardUrls.map(quote).join(', ')}], pinned: [${quote(pinned)}] }`,
+    '    detectors:',
+    `      - { name: attributed-errors, kind: experiment-attributed, source: ${quote(`${pinned}/errors`)}, interval: 250ms, consecutive: 1 }`,
+    `      - { name: pinned-shard-restarts, kind: dependency-health, source: ${quote(`${pinned}/metrics`)}, rule: { metric: worker_restarts_total, compare: increase, above: 0 }, warmup: 0s, interval: 500ms, consecutive: 2 }`,
+    // Judged on the deterministic cost of a request (work units per scored candidate, scraped from each arm) and
+    // on errors; latency is judged but not critical: a few short trials on two shared cores cannot bound
+    // it within ±2% (docs/harness.md explains the noise floor and how many trials would).
+    '    checks:',
+    '      - { metric: work_units_per_candidate, direction: increase-is-bad, threshold: 0.01, critical: true }',
+    '      - { metric: latency_shift, direction: increase-is-bad, threshold: 0.02, critical: false }',
+    '      - { metric: latency_p99, direction: increase-is-bad, threshold: 0.05, critical: false }',
+    '    harness:',
+    '      minPoints: 10',
+    '      passScore: 0.5',
+    '      responses: { ranking: { path: items, id: id, k: 10 } }',
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,84 @@
+/**
+ * One experiment step of the demo: submit the request to the queue, follow
+ * the experiment in the store (the only thing both queues share with this
+ * process) with a progress line per trial, then judge it, write its HTML
+ * report and pick the figures the summary shows.
+ */
+import type { ExperimentRecord, TandemConfig } from '../../core/index.js';
+import type { Store } from '../../store/index.js';
+import { writeFileAtomic } from '../../store/index.js';
+import { isTerminal, parseRequest, type ExperimentQueue } from '../../executor/index.js';
+import { evaluateExperiment, renderHtml, type ExperimentReport } from '../../harness/index.js';
+
+export interface ExperimentStepOptions {
+  readonly config: TandemConfig;
+  readonly store: Store;
+  readonly queue: ExperimentQueue;
+  readonly change: string;
+  readonly treatmentRevision?: string;
+  readonly reportPath: string;
+  readonly progress: (line: string) => void;
+  readonly signal?: AbortSignal;
+  /** Longest wait for the experiment to end. */
+  readonly timeoutMs: number;
+}
+
+export interface ExperimentStepResult {
+  readonly id: string;
+  readonly status: string;
+  readonly report: ExperimentReport;
+  readonly reportPath: string;
+}
+
+const pollMs = 250;
+
+async function until(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  await new Promise<void>((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+function describeTrials(record: ExperimentRecord, count: number): string {
+  const done = record.trials.filter((t) => t.status === 'completed').length;
+  const running = record.trials.find((t) => t.status === 'running');
+  return running ? `trial ${running.index + 1}/${count} running (${done} done)` : `${done}/${count} trials done`;
+}
+
+export async function runExperimentStep(options: ExperimentStepOptions): Promise<ExperimentStepResult> {
+  const workload = options.config.workloads.find((w) => w.name === 'ranking')!;
+  const request = parseRequest({ workload: 'ranking', stage: 'diff', change: options.change, ...(options.treatmentRevision ? { treatmentRevision: options.treatmentRevision } : {}) });
+  const { id } = await options.queue.submit(request);
+  const deadline = Date.now() + options.timeoutMs;
+  let record: ExperimentRecord | undefined;
+  for (;;) {
+    record = await options.store.experiments.get(id);
+    if (record && isTerminal(record.status)) break;
+    if (options.signal?.aborted) {
+      await options.queue.cancel(id, 'demo interrupted');
+      throw options.signal.reason instanceof Error ? options.signal.reason : new Error('interrupted');
+    }
+    if (Date.now() > deadline) {
+      await options.queue.cancel(id, 'demo step timed out');
+      throw new Error(`experiment ${id} did not finish within ${options.timeoutMs / 1000} s (status ${record?.status ?? 'unknown'})`);
+    }
+    options.progress(`experiment ${id}: ${record ? `${record.status}, ${describeTrials(record, workload.trials.count)}` : 'queued'}`);
+    await until(pollMs, options.signal);
+  }
+  const report = await evaluateExperiment(options.store, id, { workload });
+  await writeFileAtomic(options.reportPath, renderHtml(report));
+  return { id, status: record.status, report, reportPath: options.reportPath };
+}
+
+/** "+4.9% [+4.8%, +5.0%]" for a metric of the report, or undefined when it has no estimate. */
+export function effectOf(report: ExperimentReport, metric: string): { text: string; verdict: string; estimate: number; low: number; high: number } | undefined {
+  const m = report.metrics.find((x) => x.metric === metric);
+  if (!m || !Number.isFinite(m.estimate)) return undefined;
+  const pct = (v: number): string => `${v >= 0 ? '+' : ''}${(v * 100).toFixed(1)}%`;
+  return { text: `${pct(m.estimate)} [${pct(m.low)}, ${pct(m.high)}]`, verdict: m.verdict, estimate: m.estimate, low: m.low, high: m.high };
+}

@@ -1,0 +1,259 @@
+/**
+ * `tandem demo`: the whole platform on the example stack, in one run.
+ *
+ *   0. start the example stack (features, gateway, four prediction shards and
+ *      ranking as child processes; an isolated features replica for experiments);
+ *      play production traffic through the query service while the recording
+ *      sidecar in front of ranking samples a corpus;
+ *   1. a clean change: ranking control against an identical treatment;
+ *   2. +5% ranking CPU work: judged a regression, with effect and interval;
+ *   3. a malformed-tensor change, prediction pinned to one shard and features on
+ *      the isolated replica: cancelled by the experiment-attributed detector;
+ *      only the pinned shard restarted, the others saw no experiment traffic;
+ *   4. which workloads three sample changes would trigger;
+ *   5. a short capacity test of the example lattice at 2× (HiLO).
+ *
+ * Everything it starts is stopped in `finally` blocks, so an abort (Ctrl-C)
+ * leaves no process or port behind; files (config, store, reports) stay under `dir`.
+ */
+import { setMaxListeners } from 'node:events';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseConfigText, systemClock, type TandemConfig } from '../../core/index.js';
+import { createStore, writeFileAtomic, type Store } from '../../store/index.js';
+import { BullMqQueue, BullMqWorker, InlineQueue, runExperiment, type ExperimentQueue } from '../../executor/index.js';
+import { EXPERIMENT_HEADER, Recorder, startSidecar } from '../../recorder/index.js';
+import { SharedSource } from '../../guardrails/index.js';
+import { renderCapacityHtml, storeCapacityTest, withinQualityTarget } from '../../lattice/index.js';
+import { generateTraffic, metricTotal, runExampleCapacity, startService, startStack } from '../stack/index.js';
+import { demoConfigText, type DemoBackends } from './demo-project.js';
+import { effectOf, runExperimentStep } from './experiment-step.js';
+import { affectedForSampleChanges, type SampleChangeResult } from './sample-changes.js';
+
+export interface DemoOptions {
+  /** Where the demo's config, local store and reports go. */
+  readonly dir: string;
+  readonly backends: DemoBackends;
+  /** Run a BullMQ worker in this process (with the bullmq queue). @default true */
+  readonly worker?: boolean;
+  /** Shorter recording and trials, for tests. */
+  readonly quick?: boolean;
+  readonly signal?: AbortSignal;
+  /** A step starts (`step`) or reports progress within it (`line`). */
+  readonly onProgress?: (event: { step: number; title: string; line?: string }) => void;
+}
+
+export interface DemoStep {
+  readonly step: number;
+  readonly title: string;
+  /** What the step ended with: passed, regressed, cancelled, selected …, within target … */
+  readonly verdict: string;
+  /** The figure that says why. */
+  readonly keyFigure: string;
+  /** Whether the step showed what it is meant to show. */
+  readonly asExpected: boolean;
+  readonly experimentId?: string;
+  readonly reportPath?: string;
+  readonly details?: Readonly<Record<string, unknown>>;
+}
+
+export interface DemoResult {
+  readonly dir: string;
+  readonly corpusRecords: number;
+  readonly steps: readonly DemoStep[];
+  readonly ok: boolean;
+}
+
+const PINNED_SHARD = 2;
+
+export async function runDemo(options: DemoOptions): Promise<DemoResult> {
+  const quick = options.quick ?? false;
+  // Every in-flight request of the traffic generator and the replayer listens on this one signal.
+  if (options.signal) setMaxListeners(10_000, options.signal);
+  const runId = Date.now().toString(36);
+  const reports = join(options.dir, 'reports');
+  await mkdir(reports, { recursive: true });
+  const progress = (step: number, title: string, line?: string): void => options.onProgress?.({ step, title, ...(line !== undefined ? { line } : {}) });
+  const steps: DemoStep[] = [];
+  const closers: (() => Promise<void>)[] = [];
+  const closeAll = async (): Promise<void> => {
+    for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
+  };
+  const aborted = (): void => {
+    if (options.signal?.aborted) throw options.signal.reason instanceof Error ? options.signal.reason : new Error('interrupted');
+  };
+  try {
+    progress(0, 'starting the example stack and recording production traffic');
+    const stack = await startStack({ shards: 4, workersPerShard: 2, isolate: ['features', 'gateway', 'prediction', 'ranking'] });
+    closers.push(() => stack.stop());
+    const replica = await startService('features', {});
+    closers.push(() => replica.close());
+    aborted();
+
+    const configText = demoConfigText({
+      // A queue prefix of its own: jobs of an earlier, interrupted demo are never picked up.
+      backends: { ...options.backends, prefix: `tandem-demo-${runId}` },
+      dir: options.dir,
+      featuresReplicaUrl: replica.urls[0]!,
+      shardUrls: stack.urls.shards,
+      pinnedShard: PINNED_SHARD,
+      trials: quick ? 3 : 5,
+      warmup: quick ? '500ms' : '1s',
+      measure: quick ? '2s' : '3s',
+      rate: 20,
+      recorderRate: 0.5,
+    });
+    await writeFile(join(options.dir, 'tandem.config.yaml'), configText);
+    const config = parseConfigText(configText, join(options.dir, 'tandem.config.yaml'));
+    const store = createStore(config.store, { cwd: options.dir });
+    closers.push(() => store.close());
+    await store.init();
+    const queue = await openQueue(config, store, options, closers);
+    if (config.queue.kind === 'bullmq' && options.worker === false) progress(0, 'waiting for workers', `start one: npx tandem worker --config ${join(options.dir, 'tandem.config.yaml')}`);
+
+    // Production traffic through the query service; the sidecar in front of ranking records a sample.
+    const recorder = new Recorder({ tier: 'ranking', store: store.corpus, clock: systemClock, rate: config.recorder.rate, redact: config.recorder.redact, skipHeaders: [EXPERIMENT_HEADER], log: () => undefined });
+    const sidecar = await startSidecar({ recorder, upstream: stack.urls.ranking });
+    const query = await startService('query', { rankingUrl: sidecar.url });
+    const recordMs = quick ? 5_000 : 8_000;
+    const trafficRate = 50;
+    const recording = setInterval(() => progress(0, 'recording', `production traffic ${trafficRate} req/s through query → ranking; sampling ${config.recorder.rate * 100}% into the corpus`), 1_000);
+    let traffic;
+    try {
+      traffic = await generateTraffic({ url: query.urls[0]!, rate: trafficRate, maxRequests: Math.ceil((trafficRate * recordMs) / 1000), maxDurationMs: recordMs, ...(options.signal ? { signal: options.signal } : {}) });
+    } finally {
+      clearInterval(recording);
+      await query.close();
+      await sidecar.close();
+      await recorder.close();
+    }
+    aborted();
+    let corpusRecords = 0;
+    for await (const _ of store.corpus.read('ranking', { sinceMs: Date.now() - 3_600_000 })) corpusRecords++;
+    progress(0, 'recorded', `${traffic.sent} production requests (${traffic.failed} failed), ${corpusRecords} recorded for tier ranking`);
+
+    const experiment = async (step: number, title: string, change: string, treatmentRevision?: string) => {
+      progress(step, title);
+      const result = await runExperimentStep({ config, store, queue, change: `demo-${runId}-${change}`, ...(treatmentRevision ? { treatmentRevision } : {}), reportPath: join(reports, `${step}-${change}.html`), progress: (line) => progress(step, title, line), timeoutMs: 150_000, ...(options.signal ? { signal: options.signal } : {}) });
+      aborted();
+      return result;
+    };
+
+    const clean = await experiment(1, 'clean change: ranking against an identical build', 'clean');
+    const cleanWork = effectOf(clean.report, 'work_units_per_candidate');
+    const cleanLatency = effectOf(clean.report, 'latency_shift');
+    steps.push({
+      step: 1,
+      title: 'clean change',
+      verdict: clean.status,
+      keyFigure: `work/candidate ${cleanWork?.text ?? 'n/a'} ${cleanWork?.verdict ?? ''}; latency ${cleanLatency?.text ?? 'n/a'} ${cleanLatency?.verdict ?? ''}`,
+      asExpected: clean.status === 'passed' && cleanWork?.verdict === 'no change',
+      experimentId: clean.id,
+      reportPath: clean.reportPath,
+      details: { workPerCandidate: cleanWork, latencyShift: cleanLatency },
+    });
+
+    const slow = await experiment(2, 'latency regression: +5% ranking CPU work', 'latency', 'latency=5');
+    const slowWork = effectOf(slow.report, 'work_units_per_candidate');
+    const slowLatency = effectOf(slow.report, 'latency_shift');
+    steps.push({
+      step: 2,
+      title: '+5% ranking CPU work',
+      verdict: slow.status,
+      keyFigure: `work/candidate ${slowWork?.text ?? 'n/a'} ${slowWork?.verdict ?? ''}; latency ${slowLatency?.text ?? 'n/a'} ${slowLatency?.verdict ?? ''}`,
+      asExpected: slow.status === 'regressed' && slowWork?.verdict === 'regression',
+      experimentId: slow.id,
+      reportPath: slow.reportPath,
+      details: { workPerCandidate: slowWork, latencyShift: slowLatency },
+    });
+
+    const restartsBefore = await Promise.all(stack.urls.shards.map((url) => metricTotal(url, 'worker_restarts_total')));
+    const malformed = await experiment(3, 'malformed tensors, prediction pinned to one shard', 'malformed', 'malformed-tensor=rank-video');
+    const restarts = (await Promise.all(stack.urls.shards.map((url) => metricTotal(url, 'worker_restarts_total')))).map((n, i) => n - restartsBefore[i]!);
+    const experimentTraffic = await Promise.all(stack.urls.shards.map((url) => metricTotal(url, 'experiment_requests_total')));
+    const others = (values: number[]): number[] => values.filter((_, i) => i !== PINNED_SHARD);
+    const cancellation = malformed.report.cancellation;
+    steps.push({
+      step: 3,
+      title: 'malformed tensors (pinned shard)',
+      verdict: malformed.status,
+      keyFigure: `${cancellation ? `cancelled by ${cancellation.detector}` : 'not cancelled'}; restarts per shard [${restarts.join(', ')}]; experiment requests per shard [${experimentTraffic.join(', ')}]`,
+      asExpected: malformed.status === 'cancelled' && cancellation?.detector === 'attributed-errors' && restarts[PINNED_SHARD]! > 0 && others(restarts).every((n) => n === 0) && others(experimentTraffic).every((n) => n === 0),
+      experimentId: malformed.id,
+      reportPath: malformed.reportPath,
+      details: { cancellation, pinnedShard: PINNED_SHARD, restartsPerShard: restarts, experimentRequestsPerShard: experimentTraffic },
+    });
+
+    progress(4, 'affected workloads for three sample changes');
+    const changes = await affectedForSampleChanges({ dir: join(options.dir, 'sample-repo'), configReads: store.configReads, nowMs: Date.now() });
+    steps.push(affectedStep(changes));
+    aborted();
+
+    // The capacity test runs its own stack (the feature store as the bottleneck, the controller live).
+    await closeAll();
+    progress(5, 'capacity test of the example lattice at 2x');
+    const capacityStore = createStore(config.store, { cwd: options.dir });
+    closers.push(() => capacityStore.close());
+    const ticker = setInterval(() => progress(5, 'capacity test', 'ramping to 2x the baseline peak with the lattice controller live'), 1_000);
+    let capacity;
+    try {
+      capacity = await runExampleCapacity({ coordinated: true, ...(options.signal ? { signal: options.signal } : {}) });
+    } finally {
+      clearInterval(ticker);
+    }
+    aborted();
+    const ok = withinQualityTarget(capacity.summary, capacity.lattice);
+    const capacityId = `capacity-demo-${runId}`;
+    await storeCapacityTest(capacityStore, { experimentId: capacityId, workload: 'ranking', lattice: capacity.lattice, profile: capacity.profile, bucketMs: capacity.bucketMs, buckets: capacity.buckets, summary: capacity.summary, coordinated: true, ok });
+    const capacityReport = join(reports, '5-capacity.html');
+    const states = capacity.lattice.states.map((s) => s.name);
+    await writeFileAtomic(capacityReport, renderCapacityHtml({ title: `demo capacity test: example stack at ${capacity.profile.peak}×`, baselineRate: capacity.profile.baselineRate, bucketMs: capacity.bucketMs, buckets: capacity.buckets, summary: capacity.summary, states, ok }));
+    const s = capacity.summary;
+    steps.push({
+      step: 5,
+      title: 'capacity test at 2x',
+      verdict: ok ? 'within quality target' : 'OUTSIDE quality target',
+      keyFigure: `states up to ${s.maxState ?? 'n/a'}, back to ${s.finalState ?? 'n/a'}; NDCG loss ${s.maxQualityLoss.toFixed(3)} (target ${capacity.lattice.qualityTarget.maxNdcgLoss}); no-result ${(s.maxNoResultShare * 100).toFixed(1)}%; quality recovered in ${s.qualityRecoveryMs !== undefined ? `${(s.qualityRecoveryMs / 1000).toFixed(1)} s` : 'n/a'}`,
+      asExpected: ok && states.indexOf(s.maxState ?? '') >= 2 && s.finalState === 'L0',
+      experimentId: capacityId,
+      reportPath: capacityReport,
+      details: { summary: s },
+    });
+    return { dir: options.dir, corpusRecords, steps, ok: steps.every((step) => step.asExpected) };
+  } finally {
+    await closeAll();
+  }
+}
+
+/** Queue of the config; with bullmq, a worker in this process unless told otherwise. */
+async function openQueue(config: TandemConfig, store: Store, options: DemoOptions, closers: (() => Promise<void>)[]): Promise<ExperimentQueue> {
+  const sharedSource = new SharedSource(systemClock);
+  const run = (id: string, signal: AbortSignal) => runExperiment(id, { config, store, clock: systemClock, sharedSource, cwd: options.dir, signal });
+  if (config.queue.kind === 'inline') {
+    const queue = new InlineQueue({ store, clock: systemClock, run, concurrency: 1 });
+    closers.push(() => queue.close());
+    return queue;
+  }
+  const { redisUrl, prefix } = config.queue;
+  const queue = new BullMqQueue({ redisUrl, prefix, store, clock: systemClock });
+  closers.push(() => queue.close());
+  if (options.worker ?? true) {
+    const worker = new BullMqWorker({ redisUrl, prefix, store, clock: systemClock, run, concurrency: 1, lockDurationMs: config.queue.lockDuration, stalledIntervalMs: config.queue.stalledInterval, workloadLimits: new Map() });
+    closers.push(() => worker.close());
+  }
+  return queue;
+}
+
+function affectedStep(changes: readonly SampleChangeResult[]): DemoStep {
+  const picked = changes.map((c) => `${c.change} → ${c.selected.map((s) => s.workload).join(', ') || 'nothing'}`);
+  const [source, unrelated, configChange] = changes;
+  const ranking = (c: SampleChangeResult | undefined): boolean => c?.selected.some((s) => s.workload === 'ranking') ?? false;
+  return {
+    step: 4,
+    title: 'affected workloads',
+    verdict: `ranking: ${changes.filter((c) => ranking(c)).length} of ${changes.length} changes`,
+    keyFigure: picked.join('; '),
+    asExpected: ranking(source) && !ranking(unrelated) && ranking(configChange),
+    details: { changes },
+  };
+}

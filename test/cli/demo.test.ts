@@ -1,0 +1,127 @@
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { DemoResult } from '../../examples/demo/run-demo.js';
+import { REPO_ROOT } from '../support/cli.js';
+import { tempDir } from '../support/temp-dir.js';
+import { launchChromium, pageErrors } from '../support/browser.js';
+
+/** Processes whose environment carries `marker`: everything the demo started inherits it. */
+async function processesWith(marker: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const pid of (await readdir('/proc')).filter((name) => /^\d+$/.test(name))) {
+    try {
+      if ((await readFile(`/proc/${pid}/environ`, 'latin1')).includes(`TANDEM_DEMO_MARKER=${marker}`)) found.push(`${pid}: ${(await readFile(`/proc/${pid}/cmdline`, 'latin1')).replaceAll('\0', ' ')}`);
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return found;
+}
+
+/** `tandem demo` as a user runs it; `interruptWhen` sends SIGINT once stderr matches it. */
+function demo(args: string[], cwd: string, marker: string, interruptWhen?: RegExp): Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string; err: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'tandem.js'), 'demo', ...args], { cwd, env: { ...process.env, TANDEM_DEMO_MARKER: marker }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    let interrupted = false;
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => {
+      err += chunk.toString();
+      if (interruptWhen && !interrupted && interruptWhen.test(err)) {
+        interrupted = true;
+        child.kill('SIGINT');
+      }
+    });
+    child.once('error', reject);
+    child.once('close', (code, signal) => resolve({ code, signal, out, err }));
+  });
+}
+
+describe('tandem demo', () => {
+  it('tells the whole story on the embedded default, writes reports that open cleanly in Chromium, and leaves no process behind', { timeout: 240_000 }, async () => {
+    const dir = await tempDir('tandem-demo-');
+    const marker = randomUUID();
+    const result = await demo(['--quick', '--json'], dir, marker);
+    expect(result.code, result.err.slice(-3000)).toBe(0);
+    const summary = JSON.parse(result.out) as DemoResult;
+    const step = (n: number) => summary.steps.find((s) => s.step === n)!;
+    expect(summary.corpusRecords).toBeGreaterThan(50);
+    // 1. identical builds: no change in the cost of scoring, experiment passed.
+    expect(step(1)).toMatchObject({ verdict: 'passed', asExpected: true });
+    expect((step(1).details!.workPerCandidate as { verdict: string }).verdict).toBe('no change');
+    // 2. +5% ranking CPU work: regressed, effect +5% with its interval.
+    expect(step(2)).toMatchObject({ verdict: 'regressed', asExpected: true });
+    const work = step(2).details!.workPerCandidate as { estimate: number; low: number; high: number; verdict: string };
+    expect(work.verdict).toBe('regression');
+    expect(work.estimate).toBeCloseTo(0.05, 2);
+    expect(work.low).toBeLessThanOrEqual(work.estimate);
+    expect(step(2).keyFigure).toMatch(/work\/candidate \+5\.0% \[\+\d+\.\d%, \+\d+\.\d%\] regression/);
+    // 3. malformed tensors: cancelled by the attributed detector; only the pinned shard restarted or saw experiment traffic.
+    expect(step(3)).toMatchObject({ verdict: 'cancelled', asExpected: true });
+    const { restartsPerShard, experimentRequestsPerShard, pinnedShard } = step(3).details as { restartsPerShard: number[]; experimentRequestsPerShard: number[]; pinnedShard: number };
+    expect(restartsPerShard[pinnedShard]).toBeGreaterThan(0);
+    expect(restartsPerShard.filter((_, i) => i !== pinnedShard)).toEqual([0, 0, 0]);
+    expect(experimentRequestsPerShard.filter((_, i) => i !== pinnedShard)).toEqual([0, 0, 0]);
+    // 4. the source change and the config change reach ranking; the billing change does not.
+    const changes = (step(4).details as { changes: { change: string; selected: { workload: string }[] }[] }).changes;
+    expect(changes.map((c) => c.selected.map((s) => s.workload))).toEqual([['ranking'], ['billing'], ['ranking']]);
+    // 5. capacity test: L2 or deeper at 2x, back to L0, within the quality target.
+    expect(step(5)).toMatchObject({ verdict: 'within quality target', asExpected: true });
+    expect(step(5).keyFigure).toMatch(/states up to L[2-5], back to L0/);
+    expect(await processesWith(marker)).toEqual([]);
+
+    const reports = summary.steps.flatMap((s) => (s.reportPath ? [s.reportPath] : []));
+    expect(reports).toHaveLength(4);
+    const browser = await launchChromium();
+    try {
+      for (const report of reports) {
+        const { errors, title } = await pageErrors(browser, `file://${report}`);
+        expect(errors, report).toEqual([]);
+        expect(title.length, report).toBeGreaterThan(0);
+      }
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it('stops everything it started on Ctrl-C', { timeout: 120_000 }, async () => {
+    const dir = await tempDir('tandem-demo-int-');
+    const marker = randomUUID();
+    const result = await demo(['--quick'], dir, marker, /\[1\/5\].*trial 1\/3 running/);
+    expect(result.code).not.toBe(0);
+    expect(result.err).toMatch(/interrupted|cancel/i);
+    expect(await processesWith(marker)).toEqual([]);
+  });
+});
+
+describe('tandem demo on the real backends', () => {
+  it('tells the same story with --store clickhouse and --queue bullmq (worker in process), the experiments in ClickHouse', { timeout: 240_000 }, async () => {
+    const { inject } = await import('vitest');
+    const { createClickHouseStore } = await import('../../store/index.js');
+    const dir = await tempDir('tandem-demo-real-');
+    const marker = randomUUID();
+    const url = inject('clickhouseUrl');
+    const result = await demo(['--quick', '--json', '--store', 'clickhouse', '--clickhouse-url', url, '--queue', 'bullmq', '--redis-url', inject('redisUrl')], dir, marker);
+    expect(result.code, result.err.slice(-3000)).toBe(0);
+    const summary = JSON.parse(result.out) as DemoResult;
+    expect(summary.steps.map((s) => [s.step, s.verdict, s.asExpected])).toEqual([
+      [1, 'passed', true],
+      [2, 'regressed', true],
+      [3, 'cancelled', true],
+      [4, 'ranking: 2 of 3 changes', true],
+      [5, 'within quality target', true],
+    ]);
+    expect(await readFile(join(dir, '.tandem', 'demo', 'tandem.config.yaml'), 'utf8')).toMatch(/queue: \{ kind: bullmq/);
+    const store = createClickHouseStore({ url, database: 'tandem_demo' });
+    try {
+      for (const step of summary.steps.filter((s) => s.experimentId)) expect((await store.experiments.get(step.experimentId!))?.status, `step ${step.step}`).toBe(step.step === 5 ? 'passed' : step.verdict);
+    } finally {
+      await store.close();
+    }
+    expect(await processesWith(marker)).toEqual([]);
+  });
+});
