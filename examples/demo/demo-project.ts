@@ -58,7 +58,8 @@ export function demoConfigText(options: DemoProjectOptions): string {
     `      - { name: prediction, env: INFERENCE_URL, policy: pinned, shards: [${options.shardUrls.map(quote).join(', ')}], pinned: [${quote(pinned)}] }`,
     '    detectors:',
     `      - { name: attributed-errors, kind: experiment-attributed, source: ${quote(`${pinned}/errors`)}, interval: 250ms, consecutive: 1 }`,
-    `      - { name: pinned-shard-restarts, kind: dependency-health, source: ${quote(`${pinned}/metrics`)}, rule: { metric: worker_restarts_total, compare: increase, above: 0 }, warmup: 0s, interval: 500ms, consecutive: 2 }`,
+    // The backstop: restarts of the pinned shard, whoever caused them (slower than the attributed detector by design).
+    `      - { name: pinned-shard-restarts, kind: dependency-health, source: ${quote(`${pinned}/metrics`)}, rule: { metric: worker_restarts_total, compare: increase, above: 0 }, warmup: 0s, interval: 1s, consecutive: 3 }`,
     // Judged on the deterministic cost of a request (work units per scored candidate, scraped from each arm) and
     // on errors; latency is judged but not critical: a few short trials on two shared cores cannot bound
     // it within ±2% (docs/harness.md explains the noise floor and how many trials would).

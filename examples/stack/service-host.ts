@@ -162,11 +162,15 @@ export class ServiceHost {
 
   /** Run a synchronous compute section, counting its time toward the load-factor (unless capacity is a throughput limit). */
   compute<T>(work: () => T): T {
-    const start = performance.now();
+    // CPU time, not wall time: on a busy machine a section preempted by other processes is not busier.
+    const start = process.cpuUsage();
     try {
       return work();
     } finally {
-      if (!this.#throughput) this.loadFactor.addBusy(performance.now() - start);
+      if (!this.#throughput) {
+        const used = process.cpuUsage(start);
+        this.loadFactor.addBusy((used.user + used.system) / 1000);
+      }
     }
   }
 

@@ -46,7 +46,7 @@ describe('tandem demo', () => {
     const dir = await tempDir('tandem-demo-');
     const marker = randomUUID();
     const result = await demo(['--quick', '--json'], dir, marker);
-    expect(result.code, result.err.slice(-3000)).toBe(0);
+    expect(result.code, `${result.err.slice(-2000)}\n${result.out}`).toBe(0);
     const summary = JSON.parse(result.out) as DemoResult;
     const step = (n: number) => summary.steps.find((s) => s.step === n)!;
     expect(summary.corpusRecords).toBeGreaterThan(50);
@@ -106,7 +106,7 @@ describe('tandem demo on the real backends', () => {
     const marker = randomUUID();
     const url = inject('clickhouseUrl');
     const result = await demo(['--quick', '--json', '--store', 'clickhouse', '--clickhouse-url', url, '--queue', 'bullmq', '--redis-url', inject('redisUrl')], dir, marker);
-    expect(result.code, result.err.slice(-3000)).toBe(0);
+    expect(result.code, `${result.err.slice(-2000)}\n${result.out}`).toBe(0);
     const summary = JSON.parse(result.out) as DemoResult;
     expect(summary.steps.map((s) => [s.step, s.verdict, s.asExpected])).toEqual([
       [1, 'passed', true],

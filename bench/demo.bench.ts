@@ -1,0 +1,51 @@
+/**
+ * `npm run bench -- demo [--quick]`: `tandem demo` end to end in a child
+ * process, as a new user runs it. The target is the issue's: under 3 minutes
+ * on a 2-core machine. The baseline, measured from the same run, is the time
+ * the story itself schedules (recording, every trial's warm-up and
+ * measurement window, the capacity profile): the ratio says how much the
+ * platform adds on top (process starts, deploys per trial, judging, reports).
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { DemoResult } from '../examples/demo/run-demo.js';
+import { parseConfigText } from '../core/index.js';
+
+export async function run(args: string[]): Promise<void> {
+  const quick = args.includes('--quick');
+  const dir = await mkdtemp(join(tmpdir(), 'tandem-bench-demo-'));
+  try {
+    const started = performance.now();
+    const { code, out } = await new Promise<{ code: number | null; out: string }>((resolve, reject) => {
+      const child = spawn(process.execPath, [join(import.meta.dirname, '..', 'bin', 'tandem.js'), 'demo', '--json', ...(quick ? ['--quick'] : [])], { cwd: dir, stdio: ['ignore', 'pipe', 'inherit'] });
+      let text = '';
+      child.stdout.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      child.once('error', reject);
+      child.once('close', (exitCode) => resolve({ code: exitCode, out: text }));
+    });
+    const totalSeconds = (performance.now() - started) / 1000;
+    if (code !== 0) throw new Error(`tandem demo exited ${code}`);
+    const result = JSON.parse(out) as DemoResult;
+    const config = parseConfigText(await readFile(join(dir, '.tandem', 'demo', 'tandem.config.yaml'), 'utf8'), 'demo');
+    const trials = config.workloads[0]!.trials;
+    const capacity = result.steps.find((s) => s.step === 5)!.details!.summary as { overloadDurationMs: number };
+    // Recording, two full experiments, the cancelled one's first trial (at most), the capacity profile (lead + overload + cooldown).
+    const recordingSeconds = quick ? 5 : 8;
+    const experimentSeconds = (trials.count * (trials.warmup + trials.measure)) / 1000;
+    const capacitySeconds = (2_000 + capacity.overloadDurationMs + 6_000) / 1000;
+    const scheduledSeconds = recordingSeconds + 2 * experimentSeconds + (trials.warmup + trials.measure) / 1000 + capacitySeconds;
+    const figures = {
+      quick,
+      totalSeconds: Number(totalSeconds.toFixed(1)),
+      scheduledSeconds,
+      overheadRatio: Number((totalSeconds / scheduledSeconds).toFixed(2)),
+      stepsAsExpected: result.steps.filter((s) => s.asExpected).length,
+    };
+    process.stderr.write(`tandem demo${quick ? ' --quick' : ''}: ${figures.totalSeconds} s in all, ${scheduledSeconds} s of it scheduled by the story (x${figures.overheadRatio}); ${figures.stepsAsExpected}/5 steps as expected\n`);
+    process.stdout.write(`${JSON.stringify({ bench: 'demo', figures, targets: { totalSeconds: { value: figures.totalSeconds, max: 180 }, stepsAsExpected: { value: figures.stepsAsExpected, min: 5 } } })}\n`);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
