@@ -34,7 +34,7 @@ export async function run(args: string[]): Promise<void> {
     // Recording, two full experiments, the cancelled one's first trial (at most), the capacity profile (lead + overload + cooldown).
     const recordingSeconds = quick ? 5 : 8;
     const experimentSeconds = (trials.count * (trials.warmup + trials.measure)) / 1000;
-    const capacitySeconds = (2_000 + capacity.overloadDurationMs + 6_000) / 1000;
+    const capacitySeconds = (2_000 + capacity.overloadDurationMs + 6_000) / 1000; // lead + ramp and hold + cooldown
     const scheduledSeconds = recordingSeconds + 2 * experimentSeconds + (trials.warmup + trials.measure) / 1000 + capacitySeconds;
     const figures = {
       quick,

@@ -30,7 +30,7 @@ export const EXAMPLE_LATTICE_YAML = `lattices:
     services: { ranking: { maxLevel: 5 }, prediction: { maxLevel: 3 }, features: { maxLevel: 0 } }
     decisionPeriod: 250ms
     recoveryDamping: 4
-    window: 1s
+    window: 500ms
     qualityTarget: { maxNdcgLoss: 0.5, maxNoResultShare: 0.01 }
     states:
       - { name: L0, threshold: 0, levels: { ranking: 0, prediction: 0, features: 0 } }
@@ -50,11 +50,11 @@ export interface ExampleCapacityOptions {
   readonly baselineRate?: number;
   /** Share of the feature store's throughput the baseline uses. @default 0.6 */
   readonly baselineUtilization?: number;
-  /** @default { peak: 2, leadMs: 2000, rampMs: 3000, holdMs: 4000, cooldownMs: 6000 } */
+  /** @default { peak: 2, leadMs: 2000, rampMs: 4000, holdMs: 4000, cooldownMs: 6000 } */
   readonly profile?: Partial<Omit<CapacityProfile, 'baselineRate'>>;
   /** @default 500 */
   readonly bucketMs?: number;
-  /** The frontend's deadline (x-deadline-ms): ranking answers 504 when features take longer. @default 250 */
+  /** The frontend's deadline (x-deadline-ms): ranking answers 504 when features take longer. @default 400 */
   readonly deadlineMs?: number;
   readonly records?: readonly CorpusRecord[];
   readonly signal?: AbortSignal;
@@ -80,7 +80,7 @@ export async function runExampleCapacity(options: ExampleCapacityOptions): Promi
   const docs = records.map((r) => (JSON.parse(Buffer.from(r.body, 'base64').toString()) as { candidates: unknown[] }).candidates.length);
   const meanDocs = docs.reduce((a, b) => a + b, 0) / docs.length;
   const featuresDocsPerSecond = Math.round((baselineRate * meanDocs) / (options.baselineUtilization ?? 0.6));
-  const profile: CapacityProfile = { baselineRate, peak: 2, leadMs: 2_000, rampMs: 3_000, holdMs: 4_000, cooldownMs: 6_000, ...options.profile };
+  const profile: CapacityProfile = { baselineRate, peak: 2, leadMs: 2_000, rampMs: 4_000, holdMs: 4_000, cooldownMs: 6_000, ...options.profile };
   const bucketMs = options.bucketMs ?? 500;
   const decisions: Decision[] = [];
   const loadFactors = new LoadFactors(lattice, systemClock);
@@ -106,7 +106,7 @@ export async function runExampleCapacity(options: ExampleCapacityOptions): Promi
         bucketMs,
         stabilityBuckets: 6,
         rollingBuckets: 3,
-        headers: { 'x-deadline-ms': String(options.deadlineMs ?? 250) },
+        headers: { 'x-deadline-ms': String(options.deadlineMs ?? 400) },
         ...(server ? { controllerUrl: server.url, states: lattice.states.map((s) => s.name) } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
       });
