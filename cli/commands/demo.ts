@@ -7,6 +7,7 @@
  * the report paths to stdout. Exit 0 when every step showed what it is meant
  * to show, 2 otherwise.
  */
+import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { UsageError } from '../../core/index.js';
 import { runDemo, type DemoResult } from '../../examples/demo/run-demo.js';
@@ -75,6 +76,11 @@ export function printSummary(result: DemoResult, ctx: CliContext): void {
 export async function run(options: DemoOptions, ctx: CliContext): Promise<number> {
   const backends = backendsFrom(options);
   const dir = resolve(ctx.cwd, options.dir ?? '.tandem/demo');
+  try {
+    await mkdir(dir, { recursive: true });
+  } catch (error) {
+    throw new UsageError(`--dir: cannot create ${dir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
   const printer = progressPrinter(ctx);
   let result: DemoResult;
   try {

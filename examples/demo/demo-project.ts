@@ -9,9 +9,16 @@
  */
 import { join } from 'node:path';
 
-export type DemoBackends =
-  | { readonly store: 'local'; readonly queue: 'inline' }
-  | { readonly store: 'local' | 'clickhouse'; readonly queue: 'inline' | 'bullmq'; readonly clickhouseUrl?: string; readonly redisUrl?: string; readonly prefix?: string };
+export interface DemoBackends {
+  readonly store: 'local' | 'clickhouse';
+  readonly queue: 'inline' | 'bullmq';
+  /** @default http://127.0.0.1:8123 */
+  readonly clickhouseUrl?: string;
+  /** @default redis://127.0.0.1:6379 */
+  readonly redisUrl?: string;
+  /** BullMQ key prefix. @default tandem-demo */
+  readonly prefix?: string;
+}
 
 export interface DemoProjectOptions {
   readonly backends: DemoBackends;

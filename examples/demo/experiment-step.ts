@@ -4,7 +4,7 @@
  * process) with a progress line per trial, then judge it, write its HTML
  * report and pick the figures the summary shows.
  */
-import type { ExperimentRecord, TandemConfig } from '../../core/index.js';
+import { systemClock, type ExperimentRecord, type TandemConfig } from '../../core/index.js';
 import type { Store } from '../../store/index.js';
 import { writeFileAtomic } from '../../store/index.js';
 import { isTerminal, parseRequest, type ExperimentQueue } from '../../executor/index.js';
@@ -32,18 +32,6 @@ export interface ExperimentStepResult {
 
 const pollMs = 250;
 
-async function until(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  await new Promise<void>((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
-}
-
 function describeTrials(record: ExperimentRecord, count: number): string {
   const done = record.trials.filter((t) => t.status === 'completed').length;
   const running = record.trials.find((t) => t.status === 'running');
@@ -68,7 +56,8 @@ export async function runExperimentStep(options: ExperimentStepOptions): Promise
       throw new Error(`experiment ${id} did not finish within ${options.timeoutMs / 1000} s (status ${record?.status ?? 'unknown'})`);
     }
     options.progress(`experiment ${id}: ${record ? `${record.status}, ${describeTrials(record, workload.trials.count)}` : 'queued'}`);
-    await until(pollMs, options.signal);
+    // An abort ends the wait early; the loop then cancels the experiment.
+    await systemClock.sleep(pollMs, options.signal).catch(() => undefined);
   }
   const report = await evaluateExperiment(options.store, id, { workload });
   await writeFileAtomic(options.reportPath, renderHtml(report));

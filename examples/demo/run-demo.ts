@@ -22,12 +22,12 @@ import { join } from 'node:path';
 import { parseConfigText, systemClock, type TandemConfig } from '../../core/index.js';
 import { createStore, writeFileAtomic, type Store } from '../../store/index.js';
 import { BullMqQueue, BullMqWorker, InlineQueue, runExperiment, type ExperimentQueue } from '../../executor/index.js';
-import { EXPERIMENT_HEADER, Recorder, startSidecar } from '../../recorder/index.js';
+import { Recorder, startSidecar } from '../../recorder/index.js';
 import { SharedSource } from '../../guardrails/index.js';
 import { renderCapacityHtml, storeCapacityTest, withinQualityTarget } from '../../lattice/index.js';
 import { generateTraffic, metricTotal, runExampleCapacity, startService, startStack } from '../stack/index.js';
 import { demoConfigText, type DemoBackends } from './demo-project.js';
-import { effectOf, runExperimentStep } from './experiment-step.js';
+import { effectOf, runExperimentStep, type ExperimentStepResult } from './experiment-step.js';
 import { affectedForSampleChanges, type SampleChangeResult } from './sample-changes.js';
 
 export interface DemoOptions {
@@ -75,19 +75,20 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   await mkdir(reports, { recursive: true });
   const progress = (step: number, title: string, line?: string): void => options.onProgress?.({ step, title, ...(line !== undefined ? { line } : {}) });
   const steps: DemoStep[] = [];
-  const closers: (() => Promise<void>)[] = [];
-  const closeAll = async (): Promise<void> => {
-    for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
-  };
+  // Closed in this order: the queue (which waits for a running experiment to clean up its arms), then
+  // the example stack, and the store last.
+  const queueClosers: Closer[] = [];
+  const serviceClosers: Closer[] = [];
+  let openStore: Store | undefined;
   const aborted = (): void => {
     if (options.signal?.aborted) throw options.signal.reason instanceof Error ? options.signal.reason : new Error('interrupted');
   };
   try {
     progress(0, 'starting the example stack and recording production traffic');
     const stack = await startStack({ shards: 4, workersPerShard: 2, isolate: ['features', 'gateway', 'prediction', 'ranking'] });
-    closers.push(() => stack.stop());
+    serviceClosers.push(() => stack.stop());
     const replica = await startService('features', {});
-    closers.push(() => replica.close());
+    serviceClosers.push(() => replica.close());
     aborted();
 
     const configText = demoConfigText({
@@ -106,13 +107,13 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     await writeFile(join(options.dir, 'tandem.config.yaml'), configText);
     const config = parseConfigText(configText, join(options.dir, 'tandem.config.yaml'));
     const store = createStore(config.store, { cwd: options.dir });
-    closers.push(() => store.close());
+    openStore = store;
     await store.init();
-    const queue = await openQueue(config, store, options, closers);
+    const queue = openQueue(config, store, options, queueClosers);
     if (config.queue.kind === 'bullmq' && options.worker === false) progress(0, 'waiting for workers', `start one: npx tandem worker --config ${join(options.dir, 'tandem.config.yaml')}`);
 
     // Production traffic through the query service; the sidecar in front of ranking records a sample.
-    const recorder = new Recorder({ tier: 'ranking', store: store.corpus, clock: systemClock, rate: config.recorder.rate, redact: config.recorder.redact, skipHeaders: [EXPERIMENT_HEADER], log: () => undefined });
+    const recorder = new Recorder({ tier: 'ranking', store: store.corpus, clock: systemClock, rate: config.recorder.rate, redact: config.recorder.redact, log: () => undefined });
     const sidecar = await startSidecar({ recorder, upstream: stack.urls.ranking });
     const query = await startService('query', { rankingUrl: sidecar.url });
     const recordMs = quick ? 5_000 : 8_000;
@@ -139,33 +140,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       return result;
     };
 
-    const clean = await experiment(1, 'clean change: ranking against an identical build', 'clean');
-    const cleanWork = effectOf(clean.report, 'work_units_per_candidate');
-    const cleanLatency = effectOf(clean.report, 'latency_shift');
-    steps.push({
-      step: 1,
-      title: 'clean change',
-      verdict: clean.status,
-      keyFigure: `work/candidate ${cleanWork?.text ?? 'n/a'} ${cleanWork?.verdict ?? ''}; latency ${cleanLatency?.text ?? 'n/a'} ${cleanLatency?.verdict ?? ''}`,
-      asExpected: clean.status === 'passed' && cleanWork?.verdict === 'no change',
-      experimentId: clean.id,
-      reportPath: clean.reportPath,
-      details: { workPerCandidate: cleanWork, latencyShift: cleanLatency },
-    });
-
-    const slow = await experiment(2, 'latency regression: +5% ranking CPU work', 'latency', 'latency=5');
-    const slowWork = effectOf(slow.report, 'work_units_per_candidate');
-    const slowLatency = effectOf(slow.report, 'latency_shift');
-    steps.push({
-      step: 2,
-      title: '+5% ranking CPU work',
-      verdict: slow.status,
-      keyFigure: `work/candidate ${slowWork?.text ?? 'n/a'} ${slowWork?.verdict ?? ''}; latency ${slowLatency?.text ?? 'n/a'} ${slowLatency?.verdict ?? ''}`,
-      asExpected: slow.status === 'regressed' && slowWork?.verdict === 'regression',
-      experimentId: slow.id,
-      reportPath: slow.reportPath,
-      details: { workPerCandidate: slowWork, latencyShift: slowLatency },
-    });
+    steps.push(costStep(1, 'clean change', await experiment(1, 'clean change: ranking against an identical build', 'clean'), 'passed', 'no change'));
+    steps.push(costStep(2, '+5% ranking CPU work', await experiment(2, 'latency regression: +5% ranking CPU work', 'latency', 'latency=5'), 'regressed', 'regression'));
 
     const restartsBefore = await Promise.all(stack.urls.shards.map((url) => metricTotal(url, 'worker_restarts_total')));
     const malformed = await experiment(3, 'malformed tensors, prediction pinned to one shard', 'malformed', 'malformed-tensor=rank-video');
@@ -190,10 +166,9 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     aborted();
 
     // The capacity test runs its own stack (the feature store as the bottleneck, the controller live).
-    await closeAll();
+    await closeAll(queueClosers);
+    await closeAll(serviceClosers);
     progress(5, 'capacity test of the example lattice at 2x');
-    const capacityStore = createStore(config.store, { cwd: options.dir });
-    closers.push(() => capacityStore.close());
     const ticker = setInterval(() => progress(5, 'capacity test', 'ramping to 2x the baseline peak with the lattice controller live'), 1_000);
     let capacity;
     try {
@@ -204,7 +179,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     aborted();
     const ok = withinQualityTarget(capacity.summary, capacity.lattice);
     const capacityId = `capacity-demo-${runId}`;
-    await storeCapacityTest(capacityStore, { experimentId: capacityId, workload: 'ranking', lattice: capacity.lattice, profile: capacity.profile, bucketMs: capacity.bucketMs, buckets: capacity.buckets, summary: capacity.summary, coordinated: true, ok });
+    await storeCapacityTest(store, { experimentId: capacityId, workload: 'ranking', lattice: capacity.lattice, profile: capacity.profile, bucketMs: capacity.bucketMs, buckets: capacity.buckets, summary: capacity.summary, coordinated: true, ok });
     const capacityReport = join(reports, '5-capacity.html');
     const states = capacity.lattice.states.map((s) => s.name);
     await writeFileAtomic(capacityReport, renderCapacityHtml({ title: `demo capacity test: example stack at ${capacity.profile.peak}×`, baselineRate: capacity.profile.baselineRate, bucketMs: capacity.bucketMs, buckets: capacity.buckets, summary: capacity.summary, states, ok }));
@@ -221,12 +196,36 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     });
     return { dir: options.dir, corpusRecords, steps, ok: steps.every((step) => step.asExpected) };
   } finally {
-    await closeAll();
+    await closeAll(queueClosers);
+    await closeAll(serviceClosers);
+    await openStore?.close();
   }
 }
 
+type Closer = () => Promise<void>;
+
+async function closeAll(closers: Closer[]): Promise<void> {
+  for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
+}
+
+/** A step that judges the cost of scoring: the critical metric's verdict, with latency beside it. */
+function costStep(step: number, title: string, result: ExperimentStepResult, status: string, workVerdict: string): DemoStep {
+  const work = effectOf(result.report, 'work_units_per_candidate');
+  const latency = effectOf(result.report, 'latency_shift');
+  return {
+    step,
+    title,
+    verdict: result.status,
+    keyFigure: `work/candidate ${work?.text ?? 'n/a'} ${work?.verdict ?? ''}; latency ${latency?.text ?? 'n/a'} ${latency?.verdict ?? ''}`,
+    asExpected: result.status === status && work?.verdict === workVerdict,
+    experimentId: result.id,
+    reportPath: result.reportPath,
+    details: { workPerCandidate: work, latencyShift: latency },
+  };
+}
+
 /** Queue of the config; with bullmq, a worker in this process unless told otherwise. */
-async function openQueue(config: TandemConfig, store: Store, options: DemoOptions, closers: (() => Promise<void>)[]): Promise<ExperimentQueue> {
+function openQueue(config: TandemConfig, store: Store, options: DemoOptions, closers: Closer[]): ExperimentQueue {
   const sharedSource = new SharedSource(systemClock);
   const run = (id: string, signal: AbortSignal) => runExperiment(id, { config, store, clock: systemClock, sharedSource, cwd: options.dir, signal });
   if (config.queue.kind === 'inline') {

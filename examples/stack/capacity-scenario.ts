@@ -85,7 +85,7 @@ export async function runExampleCapacity(options: ExampleCapacityOptions): Promi
   const decisions: Decision[] = [];
   const loadFactors = new LoadFactors(lattice, systemClock);
   const controller = new LatticeController({ lattice, loadFactors, clock: systemClock, onDecision: (d) => void decisions.push(d) });
-  const server = options.coordinated ? await startControllerServer({ lattice, controller, loadFactors, recentDecisions: () => decisions.slice(-1) }) : undefined;
+  const server = options.coordinated ? await startControllerServer({ lattice, controller, loadFactors }) : undefined;
   const stop = new AbortController();
   const deciding = server ? controller.run(stop.signal) : Promise.resolve();
   try {

@@ -71,7 +71,7 @@ export function serviceConfigFromEnv(env: NodeJS.ProcessEnv): ServiceConfig {
       rankingUrl: optional(env.RANKING_URL),
       latticeUrl: optional(env.LATTICE_URL),
       latticePollMs: integer(env, 'LATTICE_POLL_MS'),
-      featuresDocsPerSecond: integer(env, 'FEATURES_DOCS_PER_SECOND') || undefined,
+      featuresDocsPerSecond: positive(integer(env, 'FEATURES_DOCS_PER_SECOND'), 'FEATURES_DOCS_PER_SECOND'),
       shardUrls: env.PREDICTION_SHARDS?.split(',').filter((u) => u !== ''),
       faults: parseFaults(env.STACK_FAULTS),
       shards: integer(env, 'STACK_SHARDS'),
@@ -79,6 +79,11 @@ export function serviceConfigFromEnv(env: NodeJS.ProcessEnv): ServiceConfig {
       restartDelayMs: integer(env, 'STACK_RESTART_DELAY_MS'),
     }).filter(([, v]) => v !== undefined),
   ) as ServiceConfig;
+}
+
+function positive(value: number | undefined, name: string): number | undefined {
+  if (value === 0) throw new InputError(`${name} must be a positive number of documents per second (unset for no limit), got 0`);
+  return value;
 }
 
 export async function startService(service: string, config: ServiceConfig): Promise<RunningService> {

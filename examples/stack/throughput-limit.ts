@@ -25,11 +25,6 @@ export class ThroughputLimit {
     return (Math.max(0, units) / this.unitsPerSecond) * 1000;
   }
 
-  /** Current queue: ms until work arriving now would start. */
-  backlogMs(): number {
-    return Math.max(0, this.#freeAtMs - this.clock.monotonic());
-  }
-
   /**
    * Queue `units` and resolve when they have been served. `onReserve` gets the
    * service time at once (the work is committed whether or not the caller waits).

@@ -51,14 +51,16 @@ describe('tandem CLI', () => {
     }
   });
 
-  it('refuses demo backends it does not know, and backend URLs without their backend, with exit 3', async () => {
+  it('refuses demo backends it does not know, backend URLs without their backend and a --dir it cannot create, with exit 3', async () => {
     const dir = await tempDir();
     const cases: [string[], RegExp][] = [
       [['demo', '--store', 'mongo'], /--store must be local or clickhouse, got "mongo"/],
       [['demo', '--queue', 'kafka'], /--queue must be inline or bullmq, got "kafka"/],
       [['demo', '--redis-url', 'redis://127.0.0.1:6379'], /--redis-url needs --queue bullmq/],
       [['demo', '--store', 'clickhouse', '--clickhouse-url', 'ftp://x'], /--clickhouse-url must be an http:\/\/ URL/],
+      [['demo', '--dir', 'tandem.config.yaml/demo'], /--dir: cannot create .*tandem\.config\.yaml\/demo: ENOTDIR/],
     ];
+    await writeFile(join(dir, 'tandem.config.yaml'), 'workloads: []\n');
     for (const [args, message] of cases) {
       const result = await runCli(args, { cwd: dir });
       expect(result.code, args.join(' ')).toBe(3);

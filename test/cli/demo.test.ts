@@ -2,8 +2,9 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import type { DemoResult } from '../../examples/demo/run-demo.js';
+import { createClickHouseStore } from '../../store/index.js';
 import { REPO_ROOT } from '../support/cli.js';
 import { tempDir } from '../support/temp-dir.js';
 import { launchChromium, pageErrors } from '../support/browser.js';
@@ -100,8 +101,6 @@ describe('tandem demo', () => {
 
 describe('tandem demo on the real backends', () => {
   it('tells the same story with --store clickhouse and --queue bullmq (worker in process), the experiments in ClickHouse', { timeout: 240_000 }, async () => {
-    const { inject } = await import('vitest');
-    const { createClickHouseStore } = await import('../../store/index.js');
     const dir = await tempDir('tandem-demo-real-');
     const marker = randomUUID();
     const url = inject('clickhouseUrl');

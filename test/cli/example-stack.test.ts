@@ -38,6 +38,9 @@ describe('tandem example-stack', () => {
     const bad = await runCli(['example-stack', '--service', 'nope'], { cwd: dir });
     expect(bad.code).toBe(3);
     expect((await runCli(['example-stack', '--faults', 'latency=x'], { cwd: dir })).code).toBe(3);
+    const noThroughput = await runCli(['example-stack', '--service', 'features'], { cwd: dir, env: { FEATURES_DOCS_PER_SECOND: '0' } });
+    expect(noThroughput.code).toBe(3);
+    expect(noThroughput.err).toContain('FEATURES_DOCS_PER_SECOND must be a positive number of documents per second');
     const stop = new AbortController();
     const features = await runCli(['example-stack', '--service', 'features', '--json'], {
       cwd: dir,

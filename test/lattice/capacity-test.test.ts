@@ -3,7 +3,8 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { parseConfigText, systemClock, type CorpusRecord } from '../../core/index.js';
-import { LatticeController, LoadFactors, rateAt, renderCapacityHtml, runCapacityTest, startControllerServer } from '../../lattice/index.js';
+import { LatticeController, LoadFactors, rateAt, renderCapacityHtml, runCapacityTest, startControllerServer, withinQualityTarget } from '../../lattice/index.js';
+import { runExampleCapacity } from '../../examples/stack/index.js';
 
 const record = (i: number): CorpusRecord => ({ id: `r${i}`, tier: 'svc', timeMs: 0, method: 'POST', path: '/rank', headers: { 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify({ q: i })).toString('base64'), bodyTruncated: false, sampleRate: 1, sampleMode: 'uniform' });
 
@@ -137,8 +138,6 @@ describe('tandem capacity', () => {
 
 describe('capacity test on the example stack (HiLO §4)', () => {
   it('reaches L2 at 2× with the controller live, recovers to L0 after the cooldown, and beats the uncoordinated run', { timeout: 180_000 }, async () => {
-    const { runExampleCapacity } = await import('../../examples/stack/index.js');
-    const { withinQualityTarget } = await import('../../lattice/index.js');
     const coordinated = await runExampleCapacity({ coordinated: true });
     const uncoordinated = await runExampleCapacity({ coordinated: false });
     const states = coordinated.lattice.states.map((s) => s.name);

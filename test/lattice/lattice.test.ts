@@ -1,6 +1,12 @@
+import { execFileSync } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { parseConfigText, systemClock, type LatticeConfig } from '../../core/index.js';
 import { LatticeClient, LatticeController, LoadFactors, Reservoir, startControllerServer, type Decision } from '../../lattice/index.js';
+import { tempProject } from '../support/project.js';
+import { runCli } from '../support/cli.js';
 
 const LATTICE_YAML = [
   'lattices:',
@@ -311,12 +317,6 @@ describe('lattice names', () => {
 
 describe('tandem lattice validate --base', () => {
   it('validates only the states a change altered, and nothing when the change leaves the lattice alone', { timeout: 60_000 }, async () => {
-    const { createServer } = await import('node:http');
-    const { execFileSync } = await import('node:child_process');
-    const { writeFile } = await import('node:fs/promises');
-    const { join } = await import('node:path');
-    const { tempProject } = await import('../support/project.js');
-    const { runCli } = await import('../support/cli.js');
     // A ranking service that drops its head results as its requested level rises.
     const server = createServer((req, res) => {
       req.resume();
