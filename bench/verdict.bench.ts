@@ -1,181 +1,139 @@
 /**
- * `npm run bench -- verdict [--synthetic-only] [--experiments N]`: verdict quality.
- *
- * 1. Synthetic (bench/support/synthetic-experiment.ts): seeded A/A experiments
- *    give the false-positive rate; seeded +3% latency experiments with 5
- *    trials give the power. The same data judged by a Kayenta-style pooled
- *    Mann–Whitney judge (bench/support/kayenta-judge.ts) is the baseline.
- * 2. Example stack: the ranking service deployed per trial as control and
- *    treatment (crossover slots, CPU and RSS measured), once with the +5% CPU
- *    `latency` fault in the treatment and once unchanged; the harness must
- *    call the first a regression and the second no change.
+ * `npm run bench -- verdict [--experiments N]`: verdict quality on seeded
+ * synthetic experiments (bench/support/verdict-scenarios.ts), at least 1,000
+ * per figure. Tandem's sequential judge (looks after trials 4..30) against, on
+ * the same data: the same judge with a fixed horizon, a naive threshold rule,
+ * a plain t-test without calibration or slot term, and a Kayenta-style pooled
+ * Mann–Whitney. The real-process counterpart is `verdict-stack`.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { configSchema, systemClock, type WorkloadConfig } from '../core/index.js';
-import { createLocalStore } from '../store/index.js';
-import { DeployedArms } from '../replayer/index.js';
-import { SharedSource } from '../guardrails/index.js';
-import { replayExperiment } from '../executor/index.js';
-import { calibrate, evaluateExperiment, judge, metricPolicies, trialMetrics, type Calibration, type ExperimentReport } from '../harness/index.js';
-import { rankingCorpus, startStack } from '../examples/stack/index.js';
+import { calibrate, metricPolicies, trialMetrics } from '../harness/index.js';
 import { syntheticExperiment } from './support/synthetic-experiment.js';
-import { kayentaJudge } from './support/kayenta-judge.js';
+import { DESIGN, NOISE, fixedJudge, kayenta, makeExperiment, naiveThreshold, plainTTest, regressionAtAnyLook, sequentialJudge, slotSigns, type Experiment, type Scenario } from './support/verdict-scenarios.js';
 
-const here = import.meta.dirname;
+const FIXED_MAX = 40;
 
-interface SyntheticFigures {
-  readonly experiments: number;
-  readonly regressedShare: number;
-  readonly anyMetricFlaggedShare: number;
-  readonly latencyShiftRegressionShare: number;
-  readonly kayentaRegressionShare: number;
+interface BaselineRates {
+  readonly naiveThreshold: number;
+  readonly tTestUncalibrated: number;
+  readonly kayentaPooled: number;
 }
 
-/** An A/A calibration of the synthetic workload: 20 trials, judged in subsets of 5 (what `tandem calibrate` does). */
-function syntheticCalibration(seed: number, armDrift?: number): Calibration {
-  const trials = syntheticExperiment({ seed, trials: 20, records: 1_500, shift: 0, ...(armDrift !== undefined ? { armDrift } : {}) });
-  const metrics = trials.flatMap((t) => trialMetrics(t, { seed, resamples: 0 }));
-  const slotSigns = new Map(trials.map((t) => [t.index, t.index % 2 === 0 ? 1 : -1] as const));
-  return calibrate(metrics, { experimentId: 'synthetic-aa', workload: 'synthetic', createdAtMs: 0, policies: metricPolicies([], [...new Set(metrics.map((m) => m.metric))]), slotSigns, configuredTrials: 5, seed, subsets: 200 });
+interface ScenarioResult {
+  readonly regressed: number;
+  readonly meanTrials: number;
+  readonly anyFlagged: number;
+  readonly baselines: BaselineRates;
 }
 
-function syntheticRun(count: number, shift: number, seedBase: number, calibration?: Calibration, armDrift?: number): SyntheticFigures {
+const share = (count: number, of: number): number => Number((count / of).toFixed(4));
+
+function runScenario(scenario: Scenario, count: number, seedBase: number, baselineTrials: number, judgeOne: (e: Experiment, seed: number) => void = () => undefined, trials: number = DESIGN.maxTrials): ScenarioResult {
   let regressed = 0;
-  let flagged = 0;
-  let latencyShift = 0;
-  let kayenta = 0;
+  let usedTrials = 0;
+  let anyFlagged = 0;
+  const baseline = { naiveThreshold: 0, tTestUncalibrated: 0, kayentaPooled: 0 };
   for (let i = 0; i < count; i++) {
     const seed = seedBase + i;
-    const trials = syntheticExperiment({ seed, trials: 5, records: 1_500, shift, ...(armDrift !== undefined ? { armDrift } : {}) });
-    const metrics = trials.flatMap((t) => trialMetrics(t, { seed, resamples: 0 }));
-    // Crossover: slots alternate from trial to trial.
-    const slotSigns = new Map(trials.map((t) => [t.index, t.index % 2 === 0 ? 1 : -1] as const));
-    const verdict = judge(metrics, { policies: metricPolicies([], [...new Set(metrics.map((m) => m.metric))]), slotSigns, ...(calibration ? { calibration } : {}) });
-    if (verdict.outcome === 'regressed') regressed++;
-    if (verdict.metrics.some((m) => m.judged && (m.verdict === 'regression' || m.verdict === 'improvement'))) flagged++;
-    if (verdict.metrics.find((m) => m.metric === 'latency_shift')?.verdict === 'regression') latencyShift++;
-    const pooled = (arm: string): number[] => trials.flatMap((t) => t.outcomes.filter((o) => o.arm === arm).map((o) => o.latencyMs));
-    if (kayentaJudge(pooled('control'), pooled('treatment'), { alpha: 0.05, floor: 0.02, seed }).verdict !== 'pass') kayenta++;
+    const e = makeExperiment(seed, scenario, Math.max(trials, baselineTrials));
+    const run = sequentialJudge(e, calibration);
+    if (run.regressed) regressed++;
+    if (run.anyFlagged) anyFlagged++;
+    usedTrials += run.trials;
+    if (naiveThreshold(e, baselineTrials)) baseline.naiveThreshold++;
+    if (plainTTest(e, baselineTrials)) baseline.tTestUncalibrated++;
+    if (kayenta(e, baselineTrials, seed)) baseline.kayentaPooled++;
+    judgeOne(e, seed);
   }
-  return { experiments: count, regressedShare: regressed / count, anyMetricFlaggedShare: flagged / count, latencyShiftRegressionShare: latencyShift / count, kayentaRegressionShare: kayenta / count };
+  return {
+    regressed: share(regressed, count),
+    meanTrials: Number((usedTrials / count).toFixed(2)),
+    anyFlagged: share(anyFlagged, count),
+    baselines: { naiveThreshold: share(baseline.naiveThreshold, count), tTestUncalibrated: share(baseline.tTestUncalibrated, count), kayentaPooled: share(baseline.kayentaPooled, count) },
+  };
 }
 
-async function stackRun(faults: string, seed: number): Promise<ExperimentReport> {
-  const dir = await mkdtemp(join(tmpdir(), 'tandem-bench-verdict-'));
-  const stack = await startStack({ shards: 2, isolate: ['features', 'gateway', 'prediction'] });
-  const store = createLocalStore({ dir: join(dir, '.tandem') });
-  try {
-    await store.corpus.append(rankingCorpus(3_000));
-    const command = `${process.execPath} ${join(here, '..', 'bin', 'tandem.js')} example-stack --service ranking --port {port}`;
-    const env = { FEATURES_URL: stack.urls.features, INFERENCE_URL: stack.urls.gateway };
-    const workload: WorkloadConfig = configSchema.parse({
-      workloads: [
-        {
-          name: 'ranking',
-          tier: 'ranking',
-          arms: { control: { deploy: { command, env: { ...env, STACK_FAULTS: '' } } }, treatment: { deploy: { command, env: { ...env, STACK_FAULTS: faults } } } },
-          // Both arms share two cores with the stack and the replayer: 30 pairs/s keeps them well below the
-          // ~65 pairs/s where they saturate (queueing would swamp the effect). Freshly started processes differ
-          // by ~3% from trial to trial (the start-up lottery), so 16 trials are needed to bound an unchanged
-          // build inside ±2%; VERDICT_* override for exploration.
-          replay: { rate: Number(process.env.VERDICT_RATE ?? 30), concurrency: 32, timeout: '5s' },
-          trials: { count: Number(process.env.VERDICT_TRIALS ?? 16), warmup: '3s', measure: process.env.VERDICT_MEASURE ?? '10s' },
-        },
-      ],
-    }).workloads[0]!;
-    const result = await replayExperiment({
-      workload,
-      store,
-      clock: systemClock,
-      sharedSource: new SharedSource(systemClock),
-      kind: 'bench',
-      deployed: true,
-      seed,
-      arms: () =>
-        new DeployedArms({
-          specs: { control: { command, env: { ...env, STACK_FAULTS: '' }, readyPath: '/healthz', readyTimeoutMs: 30_000 }, treatment: { command, env: { ...env, STACK_FAULTS: faults }, readyPath: '/healthz', readyTimeoutMs: 30_000 } },
-          revisions: {},
-          dependencyEnv: {},
-          clock: systemClock,
-        }),
-    });
-    if (result.status !== 'completed') throw new Error(`stack experiment ${result.status}: ${result.reason ?? ''}`);
-    return await evaluateExperiment(store, result.experimentId, { workload });
-  } finally {
-    await store.close();
-    await stack.stop();
-    await rm(dir, { recursive: true, force: true });
-  }
-}
-
-const brief = (report: ExperimentReport, metric: string): Record<string, unknown> => {
-  const m = report.metrics.find((v) => v.metric === metric);
-  return m ? { verdict: m.verdict, estimate: Number(m.estimate.toFixed(4)), low: Number(m.low.toFixed(4)), high: Number(m.high.toFixed(4)) } : { verdict: 'absent' };
-};
+/** The workload's A/A calibration: 30 trials at the base noise, its false-positive rate measured by the sequential judge. */
+const calibration = (() => {
+  const data = syntheticExperiment({ seed: 99, trials: DESIGN.maxTrials, records: NOISE.records, shift: 0, armDrift: NOISE.armDrift, trialDrift: NOISE.trialDrift, recordSigma: NOISE.recordSigma, requestSigma: NOISE.requestSigma });
+  return calibrate(
+    data.flatMap((t) => trialMetrics(t, { seed: 99, resamples: 0 })),
+    { experimentId: 'synthetic-aa', workload: 'synthetic', createdAtMs: 0, policies: metricPolicies([]), slotSigns, design: DESIGN, seed: 99, subsets: 200 },
+  );
+})();
 
 export async function run(args: string[]): Promise<void> {
-  if (args.includes('--stack-only')) {
-    const report = await stackRun(args[args.indexOf('--stack-only') + 1] === 'clean' ? '' : 'latency=5', 21);
-    for (const metric of ['latency_shift', 'cpu_seconds', 'latency_p99']) {
-      process.stderr.write(`${metric}: ${JSON.stringify(brief(report, metric))} per trial ${report.perTrial.filter((t) => t.metric === metric).map((t) => t.effect.toFixed(4)).join(' ')}\n`);
-    }
-    process.stderr.write(`trials ${report.trials.map((t) => `${t.status} ${JSON.stringify(t.slots)} ${t.achievedRate ?? ''}`).join(' | ')}\n`);
-    for (const t of report.excludedTrials) process.stderr.write(`  left out: trial ${t.index}: ${t.reason}\n`);
-    return;
-  }
-  const experiments = Number(args[args.indexOf('--experiments') + 1]) || 300;
+  const count = Math.max(1, Number(args[args.indexOf('--experiments') + 1]) || 1_000);
   const started = Date.now();
-  const calibration = syntheticCalibration(99);
-  const aa = syntheticRun(experiments, 0, 10_000, calibration);
-  const shifted = syntheticRun(Math.max(200, Math.round(experiments * 0.7)), 0.03, 50_000, calibration);
-  const aaOwn = syntheticRun(experiments, 0, 10_000);
-  const shiftedOwn = syntheticRun(Math.max(200, Math.round(experiments * 0.7)), 0.03, 50_000);
-  // Placement noise four times larger: each arm's trial drifts by 2% on its own. Pooling requests across
-  // trials (as Kayenta does) mistakes that drift for a change; the trial as the unit does not.
-  const drifty = syntheticRun(experiments, 0, 90_000, syntheticCalibration(98, 0.02), 0.02);
+  const log = (line: string): void => void process.stderr.write(`${line}\n`);
   const pct = (v: number): string => `${(v * 100).toFixed(1)}%`;
-  process.stderr.write(`synthetic: ${aa.experiments} A/A and ${shifted.experiments} +3% experiments (5 trials of 1,500 pairs), judged twice, in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
-  process.stderr.write(`  calibration (20 A/A trials): latency_shift noise sd ${pct(calibration.metrics.latency_shift!.sd)}, floor at 5 trials ${pct(calibration.metrics.latency_shift!.noiseFloor)}, judge FPR ${pct(calibration.falsePositiveRate)}\n`);
-  process.stderr.write(`  with calibration: A/A regressed ${pct(aa.regressedShare)}, any metric flagged ${pct(aa.anyMetricFlaggedShare)}; +3% regressed ${pct(shifted.regressedShare)}\n`);
-  process.stderr.write(`  own trials only:  A/A regressed ${pct(aaOwn.regressedShare)}, any metric flagged ${pct(aaOwn.anyMetricFlaggedShare)}; +3% regressed ${pct(shiftedOwn.regressedShare)}\n`);
-  process.stderr.write(`  Kayenta-style pooled judge: A/A ${pct(aa.kayentaRegressionShare)}; +3% ${pct(shifted.kayentaRegressionShare)}\n`);
-  process.stderr.write(`  A/A with 2% per-arm trial drift: Tandem regressed ${pct(drifty.regressedShare)}, any flagged ${pct(drifty.anyMetricFlaggedShare)}; Kayenta-style ${pct(drifty.kayentaRegressionShare)}\n`);
 
-  const figures: Record<string, unknown> = {
-    aaExperiments: aa.experiments,
-    shiftExperiments: shifted.experiments,
-    aaFalsePositiveRate: aa.regressedShare,
-    aaAnyMetricFlaggedRate: aa.anyMetricFlaggedShare,
-    power3pct5trials: shifted.regressedShare,
-    uncalibratedFalsePositiveRate: aaOwn.regressedShare,
-    uncalibratedAnyMetricFlaggedRate: aaOwn.anyMetricFlaggedShare,
-    uncalibratedPower3pct5trials: shiftedOwn.regressedShare,
-    kayentaFalsePositiveRate: aa.kayentaRegressionShare,
-    kayentaPower3pct: shifted.kayentaRegressionShare,
-    powerRatioVsKayenta: shifted.kayentaRegressionShare > 0 ? Number((shifted.regressedShare / shifted.kayentaRegressionShare).toFixed(3)) : null,
-    driftAaFalsePositiveRate: drifty.regressedShare,
-    driftAaAnyMetricFlaggedRate: drifty.anyMetricFlaggedShare,
-    kayentaDriftAaFalsePositiveRate: drifty.kayentaRegressionShare,
-    calibratedNoiseSd: Number(calibration.metrics.latency_shift!.sd.toFixed(5)),
+  // +3%: the sequential judge, and the fixed-horizon judge at every n, on the same experiments.
+  const fixedRegressed = new Array<number>(FIXED_MAX + 1).fill(0);
+  const plus3 = runScenario({ name: '+3%', shift: 0.03 }, count, 30_000, DESIGN.maxTrials, (e) => {
+    for (let n = 3; n <= FIXED_MAX; n++) if (fixedJudge(e, n)) fixedRegressed[n]!++;
+  }, FIXED_MAX);
+  const fixedPower = fixedRegressed.map((c) => c / count);
+  // The fixed horizon the same judge needs for the power the sequential judge reached (the max is the bench's ceiling).
+  const fixedTrials3 = fixedPower.findIndex((p, n) => n >= 3 && p >= plus3.regressed);
+  const fixedN = fixedTrials3 > 0 ? fixedTrials3 : FIXED_MAX;
+  log(`+3%: sequential power ${pct(plus3.regressed)} in ${plus3.meanTrials} trials on average; the fixed horizon needs ${fixedTrials3 > 0 ? fixedTrials3 : `> ${FIXED_MAX}`} trials for it (power by n: ${[4, 8, 12, 16, 20, 24, 32, 40].map((n) => `${n}:${pct(fixedPower[n]!)}`).join(' ')})`);
+
+  // Every other scenario; the baselines judge with the fixed-horizon trial count (the same trial budget).
+  let anyLook = 0;
+  const aa = runScenario({ name: 'A/A', shift: 0 }, count, 10_000, fixedN, (e) => {
+    if (regressionAtAnyLook(e)) anyLook++;
+  });
+  const noise15 = runScenario({ name: 'A/A, noise 1.5x calibrated', shift: 0, noiseScale: 1.5 }, count, 11_000, fixedN);
+  const noise2 = runScenario({ name: 'A/A, noise 2x calibrated', shift: 0, noiseScale: 2 }, count, 12_000, fixedN);
+  let slotOdd = 0;
+  let slotEven = 0;
+  const slot = runScenario({ name: 'A/A, 3% slot bias', shift: 0, slotBias: 0.03 }, count, 13_000, fixedN | 1, (e) => {
+    if (fixedJudge(e, 5)) slotOdd++;
+    if (fixedJudge(e, 6)) slotEven++;
+  });
+  const plus1 = runScenario({ name: '+1% (below the 2% threshold)', shift: 0.01 }, count, 20_000, fixedN);
+  const plus2 = runScenario({ name: '+2%', shift: 0.02 }, count, 40_000, fixedN);
+  const plus3Baselines = runScenario({ name: '+3% baselines', shift: 0.03 }, Math.min(count, 300), 30_000, fixedN);
+  const plus5 = runScenario({ name: '+5%', shift: 0.05 }, count, 50_000, fixedN);
+
+  const scenarios = { aa, noise15, noise2, slot, plus1, plus2, plus3: { ...plus3, baselines: plus3Baselines.baselines }, plus5 };
+  log(`synthetic: ${count} experiments per scenario, ${NOISE.records} pairs per trial, design ${DESIGN.minTrials}..${DESIGN.maxTrials} trials; ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  log(`calibration: latency_shift noise sd ${pct(calibration.metrics.latency_shift!.sd)}, judge's own A/A false-positive rate ${pct(calibration.falsePositiveRate)}`);
+  log(`scenario                         Tandem  trials | naive threshold  t-test  Kayenta (baselines at ${fixedN} trials)`);
+  for (const [name, r] of Object.entries(scenarios)) log(`  ${name.padEnd(30)} ${pct(r.regressed).padStart(6)} ${String(r.meanTrials).padStart(6)} | ${pct(r.baselines.naiveThreshold).padStart(15)} ${pct(r.baselines.tTestUncalibrated).padStart(7)} ${pct(r.baselines.kayentaPooled).padStart(8)}`);
+
+  const aaFprSlotBias = Math.max(slot.regressed, slotOdd / count, slotEven / count);
+  const figures = {
+    baseline: 'the same judge with a fixed horizon (fixedTrials3); naive threshold, uncalibrated t-test and Kayenta-style pooled judge on the same experiments',
+    experimentsPerScenario: count,
+    design: DESIGN,
+    aaFprCalibrated: aa.regressed,
+    aaFprNoise1_5x: noise15.regressed,
+    aaFprNoise2x: noise2.regressed,
+    aaFprSlotBias,
+    aaFprSlotBiasParts: { sequential: slot.regressed, fixedOdd5: share(slotOdd, count), fixedEven6: share(slotEven, count) },
+    aaFprSequential: share(anyLook, count),
+    aaAnyMetricFlagged: aa.anyFlagged,
+    belowThresholdCalledRegressed1: plus1.regressed,
+    power2: plus2.regressed,
+    power3: plus3.regressed,
+    power5: plus5.regressed,
+    meanTrials2: plus2.meanTrials,
+    meanTrials3: plus3.meanTrials,
+    meanTrials5: plus5.meanTrials,
+    fixedTrials3: fixedN,
+    meanTrials3VsFixed: Number((plus3.meanTrials / fixedN).toFixed(3)),
+    calibrationFpr: calibration.falsePositiveRate,
+    baselines: Object.fromEntries(Object.entries(scenarios).map(([name, r]) => [name, r.baselines])),
   };
-  const targets: Record<string, { value: number; min?: number; max?: number }> = {
-    aaFalsePositiveRate: { value: aa.regressedShare, max: 0.05 },
-    aaAnyMetricFlaggedRate: { value: aa.anyMetricFlaggedShare, max: 0.05 },
-    power3pct5trials: { value: shifted.regressedShare, min: 0.9 },
+  const targets = {
+    aaFprCalibrated: { value: aa.regressed, max: 0.05 },
+    aaFprNoise1_5x: { value: noise15.regressed, max: 0.05 },
+    aaFprNoise2x: { value: noise2.regressed, max: 0.05 },
+    aaFprSlotBias: { value: aaFprSlotBias, max: 0.05 },
+    aaFprSequential: { value: share(anyLook, count), max: 0.05 },
+    power3: { value: plus3.regressed, min: 0.9 },
+    meanTrials3VsFixed: { value: Number((plus3.meanTrials / fixedN).toFixed(3)), max: 0.7 },
   };
-  if (!args.includes('--synthetic-only')) {
-    const fault = await stackRun('latency=5', 21);
-    const unchanged = await stackRun('', 22);
-    process.stderr.write(`stack, +5% CPU work: ${fault.verdict.outcome}; latency_shift ${JSON.stringify(brief(fault, 'latency_shift'))}, cpu ${JSON.stringify(brief(fault, 'cpu_seconds'))}\n`);
-    process.stderr.write(`stack, unchanged: ${unchanged.verdict.outcome}; latency_shift ${JSON.stringify(brief(unchanged, 'latency_shift'))}, cpu ${JSON.stringify(brief(unchanged, 'cpu_seconds'))}\n`);
-    figures.stackFault = { outcome: fault.verdict.outcome, latency_shift: brief(fault, 'latency_shift'), latency_mean: brief(fault, 'latency_mean'), latency_p50: brief(fault, 'latency_p50'), cpu_seconds: brief(fault, 'cpu_seconds'), reasons: fault.verdict.reasons };
-    figures.stackUnchanged = { outcome: unchanged.verdict.outcome, latency_shift: brief(unchanged, 'latency_shift'), latency_mean: brief(unchanged, 'latency_mean'), latency_p50: brief(unchanged, 'latency_p50'), cpu_seconds: brief(unchanged, 'cpu_seconds'), reasons: unchanged.verdict.reasons };
-    const faultCalled = fault.verdict.outcome === 'regressed' ? 1 : 0;
-    const unchangedCalled = unchanged.verdict.outcome === 'passed' && brief(unchanged, 'latency_shift').verdict === 'no change' ? 1 : 0;
-    targets.stackFaultCalledRegression = { value: faultCalled, min: 1 };
-    targets.stackUnchangedCalledNoChange = { value: unchangedCalled, min: 1 };
-  }
   process.stdout.write(`${JSON.stringify({ bench: 'verdict', figures, targets })}\n`);
 }

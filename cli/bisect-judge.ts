@@ -30,14 +30,15 @@ export async function judgeRevision(options: { config: TandemConfig; store: Stor
   options.signal?.addEventListener('abort', onAbort, { once: true });
   try {
     for (const attempt of [1, 2]) {
-      const trials = workload.trials.count * attempt;
+      // Each step is judged sequentially; an undecided step is retried once with twice the maximum.
+      const trials = workload.trials.max * attempt;
       const request = parseRequest({
         workload: workload.name,
         stage: 'diff',
         change: `bisect:${options.good}:${options.revision}${attempt > 1 ? ':retry' : ''}`,
         controlRevision: options.good,
         treatmentRevision: options.revision,
-        ...(attempt > 1 ? { overrides: { trials } } : {}),
+        ...(attempt > 1 ? { overrides: { maxTrials: trials, minTrials: Math.min(workload.trials.min, trials) } } : {}),
       });
       const { id } = await queue.submit(request);
       await queue.idle();
@@ -57,12 +58,14 @@ export async function judgeRevision(options: { config: TandemConfig; store: Stor
         if (focus.verdict === 'regression') return { verdict: 'bad', reason: `${focus.metric} regressed`, experimentId: id };
         if (focus.verdict === 'inconclusive' || focus.verdict === 'no data') inconclusive = `${focus.metric} ${focus.verdict}`;
         else return { verdict: 'good', reason: `${focus.metric}: ${focus.verdict}`, experimentId: id };
+      } else if (record.status === 'inconclusive') {
+        inconclusive = `inconclusive: ${((record.verdict?.undecided as string[] | undefined) ?? []).join('; ') || 'a critical metric undecided'}`;
       } else {
         // Without a metric to chase, the experiment's verdict decides.
         const regressed = metrics.filter((m) => m.verdict === 'regression').map((m) => m.metric);
         return record.status === 'regressed' ? { verdict: 'bad', reason: `regressed: ${regressed.join(', ')}`, experimentId: id } : { verdict: 'good', reason: 'passed', experimentId: id };
       }
-      if (attempt === 2) return { verdict: 'skip', reason: `inconclusive twice (${inconclusive}), the second time with ${trials} trials`, experimentId: id };
+      if (attempt === 2) return { verdict: 'skip', reason: `inconclusive twice (${inconclusive}), the second time with up to ${trials} trials`, experimentId: id };
     }
     throw new Error('unreachable');
   } finally {

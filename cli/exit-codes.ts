@@ -1,7 +1,7 @@
 /**
  * Exit codes, mapped from error classes in this one place (README: "Exit codes").
  */
-import { TandemError } from '../core/index.js';
+import { TandemError, type ExperimentRecord } from '../core/index.js';
 
 export const ExitCode = {
   /** Success; for experiments: no regression. */
@@ -14,6 +14,8 @@ export const ExitCode = {
   badInput: 3,
   /** The verdict could not be reached: a metric that must have data had too little (never a pass). */
   noVerdict: 4,
+  /** Judged, but a critical metric is still undecided: a regression beyond its threshold cannot be excluded (never a pass). */
+  inconclusive: 5,
 } as const;
 
 const BAD_INPUT_CODES = new Set(['TANDEM_ERR_CONFIG', 'TANDEM_ERR_USAGE', 'TANDEM_ERR_INPUT']);
@@ -21,4 +23,29 @@ const BAD_INPUT_CODES = new Set(['TANDEM_ERR_CONFIG', 'TANDEM_ERR_USAGE', 'TANDE
 export function exitCodeFor(error: unknown): number {
   if (error instanceof TandemError && BAD_INPUT_CODES.has(error.code)) return ExitCode.badInput;
   return ExitCode.failure;
+}
+
+/** The exit code of a stored experiment, for every command that waits on one (run, wait, submit --wait, report). */
+export function exitCodeForRecord(record: Pick<ExperimentRecord, 'status' | 'verdict'>): number {
+  switch (record.status) {
+    case 'passed':
+    case 'completed':
+      return ExitCode.ok;
+    case 'regressed':
+      return ExitCode.regression;
+    case 'inconclusive':
+      return ExitCode.inconclusive;
+    case 'failed':
+      // A run that ended without a verdict (a metric that must have data had too little) is not a crash.
+      return record.verdict?.outcome === 'no data' ? ExitCode.noVerdict : ExitCode.failure;
+    default:
+      return ExitCode.failure;
+  }
+}
+
+/** Several experiments (submit --wait): the worst of them, in the order regression, failure, no verdict, inconclusive. */
+export function exitCodeForRecords(records: readonly Pick<ExperimentRecord, 'status' | 'verdict'>[]): number {
+  const codes = new Set(records.map(exitCodeForRecord));
+  for (const code of [ExitCode.regression, ExitCode.failure, ExitCode.noVerdict, ExitCode.inconclusive]) if (codes.has(code)) return code;
+  return ExitCode.ok;
 }

@@ -32,7 +32,7 @@ export interface Sample {
   readonly trial: number;
   /** `control`, `treatment`, `control-prime`, or a dependency-side name. */
   readonly arm: string;
-  /** Metric name, e.g. `latency_ms`, `cpu_seconds`, `rss_bytes`, or a scraped Prometheus series. */
+  /** Metric name, e.g. `process_cpu_seconds`, `process_rss_bytes` (a deployed arm, from /proc), or a scraped Prometheus series. */
   readonly metric: string;
   readonly timeMs: number;
   readonly value: number;
@@ -40,8 +40,12 @@ export interface Sample {
   readonly labels?: Readonly<Record<string, string>>;
 }
 
-/** `completed`: ran to the end without a verdict (a plain replay, an A/A calibration). `deferred`: selected for a change but sampled out at its stage (low priority). */
-export type ExperimentStatus = 'queued' | 'running' | 'passed' | 'regressed' | 'completed' | 'cancelled' | 'failed' | 'deferred';
+/**
+ * `completed`: ran to the end without a verdict (a plain replay, an A/A calibration). `inconclusive`: judged,
+ * but a critical metric was still undecided at the last trial (never a pass). `deferred`: selected for a change
+ * but sampled out at its stage (low priority).
+ */
+export type ExperimentStatus = 'queued' | 'running' | 'passed' | 'regressed' | 'inconclusive' | 'completed' | 'cancelled' | 'failed' | 'deferred';
 
 /** One paired trial attempt; replaced and excluded attempts are kept with their reason. */
 export interface TrialRecord {

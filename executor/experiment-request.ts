@@ -33,9 +33,15 @@ const requestSchema = z.strictObject({
   /** Both arms run the control build; the treatment differs only by `treatmentHeaders` (lattice state validation). */
   sameBuild: z.boolean().optional(),
   treatmentHeaders: z.record(z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/), z.string().max(1_000)).optional(),
+  /** What an undecided experiment becomes at this stage; default: the workload's `harness.onInconclusive`. */
+  onInconclusive: z.enum(['pass', 'fail', 'inconclusive']).optional(),
   overrides: z
     .strictObject({
+      /** A fixed horizon: exactly this many trials, one look. */
       trials: z.number().int().min(1).max(1000).optional(),
+      minTrials: z.number().int().min(2).max(1000).optional(),
+      maxTrials: z.number().int().min(2).max(1000).optional(),
+      budgetMs: z.number().gt(0).optional(),
       rate: z.number().gt(0).optional(),
       warmupMs: z.number().min(0).optional(),
       measureMs: z.number().gt(0).optional(),

@@ -1,9 +1,10 @@
-/** Running experiments: the replay of one experiment end to end (queues and the lifecycle come with issue 9). */
+/** Running experiments: requests, the lifecycle, one experiment end to end with its sequential looks, inline and BullMQ queues. */
 export { replayExperiment, newExperimentId, type ReplayExperimentOptions, type ReplayExperimentResult } from './replay-experiment.js';
 export { armsFor, httpUrl, controlAgainstControl, type ArmChoice } from './experiment-arms.js';
 export { STAGES, STAGE_PRIORITY, parseRequest, dedupeKey, experimentIdFor, type Stage, type ExperimentRequest, type ExperimentRequestInput } from './experiment-request.js';
 export { createQueued, transition, isTerminal, requestOf, endedWithoutVerdict, TERMINAL_STATUSES } from './lifecycle.js';
-export { runExperiment, latestCalibration, type RunContext } from './run-experiment.js';
+export { runExperiment, latestCalibration, applyOverrides, type RunContext } from './run-experiment.js';
+export { formatLook, type LookSummary } from './look-summary.js';
 export { requestCancel, watchCancellation, CANCEL_EVENT } from './cancellation-watch.js';
 export { type ExperimentQueue, type ExperimentRunner, type SubmitResult, type CancelResult } from './queue.js';
 export { InlineQueue, type InlineQueueOptions } from './inline-queue.js';

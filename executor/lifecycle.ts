@@ -1,6 +1,6 @@
 /**
- * The experiment lifecycle: queued → running → passed | regressed | cancelled
- * | failed (`completed` ends an A/A calibration or a plain replay). Every
+ * The experiment lifecycle: queued → running → passed | regressed |
+ * inconclusive | cancelled | failed (`completed` ends an A/A calibration or a plain replay). Every
  * transition is stored on the record and appended as an event with its time
  * and reason.
  */
@@ -8,7 +8,7 @@ import type { Clock, ExperimentRecord, ExperimentStatus } from '../core/index.js
 import type { Store } from '../store/index.js';
 import { STAGE_PRIORITY, dedupeKey, type ExperimentRequest } from './experiment-request.js';
 
-export const TERMINAL_STATUSES: ReadonlySet<ExperimentStatus> = new Set(['passed', 'regressed', 'cancelled', 'failed', 'completed', 'deferred']);
+export const TERMINAL_STATUSES: ReadonlySet<ExperimentStatus> = new Set(['passed', 'regressed', 'inconclusive', 'cancelled', 'failed', 'completed', 'deferred']);
 
 export const isTerminal = (status: ExperimentStatus): boolean => TERMINAL_STATUSES.has(status);
 

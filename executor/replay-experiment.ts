@@ -45,6 +45,8 @@ export interface ReplayExperimentOptions {
   readonly judgedAfter?: boolean;
   /** Who runs it (host and pid of a worker), recorded with the running event. */
   readonly runner?: string;
+  /** The sequential look after each completed trial (from trials.min on): true stops the run, decided. */
+  readonly afterTrial?: (experimentId: string, completed: number) => Promise<boolean>;
 }
 
 export interface ReplayExperimentResult {
@@ -75,7 +77,7 @@ export async function replayExperiment(options: ReplayExperimentOptions): Promis
     const first = await corpus()[Symbol.asyncIterator]().next();
     if (first.done) throw new InputError(`no recorded requests of tier ${tier} in the last ${workload.corpus.lookback / 3_600_000} h: record some with \`tandem record\` or \`tandem corpus import\``);
     let record: ExperimentRecord = options.existing
-      ? { ...options.existing, status: 'running' }
+      ? { ...options.existing, status: 'running', spec: { ...options.existing.spec, design: { minTrials: workload.trials.min, maxTrials: workload.trials.max }, ...options.spec } }
       : {
           id: experimentId,
           workload: workload.name,
@@ -83,7 +85,7 @@ export async function replayExperiment(options: ReplayExperimentOptions): Promis
           createdAtMs: nowMs,
           updatedAtMs: nowMs,
           seed,
-          spec: { kind: options.kind, arms: arms.kind, rate: workload.replay.rate, trials: workload.trials.count, ...options.spec },
+          spec: { kind: options.kind, arms: arms.kind, rate: workload.replay.rate, trials: workload.trials.max, design: { minTrials: workload.trials.min, maxTrials: workload.trials.max }, ...options.spec },
           trials: [],
         };
     const save = async (changes: Partial<ExperimentRecord>): Promise<void> => {
@@ -128,7 +130,12 @@ export async function replayExperiment(options: ReplayExperimentOptions): Promis
         ...(options.controlPrime !== undefined ? { controlPrime: options.controlPrime } : {}),
         ...(options.armHeaders ? { armHeaders: options.armHeaders } : {}),
         ...(resumed ? { previous: options.existing!.trials } : {}),
+        ...(options.afterTrial ? { afterTrial: (completed: number) => options.afterTrial!(experimentId, completed) } : {}),
       });
+      if (result.stoppedBy && !result.cancelled) {
+        const why = { decided: 'the verdict was decided', max: `the maximum of ${workload.trials.max} trials was reached`, budget: `the trial budget of ${(workload.trials.budget ?? 0) / 1000} s was spent` }[result.stoppedBy];
+        await store.experiments.appendEvent({ experimentId, timeMs: clock.now(), type: 'trials-stopped', message: `stopped after ${result.completed} trial(s): ${why}`, data: { stoppedBy: result.stoppedBy, completed: result.completed, elapsedMs: clock.now() - nowMs } });
+      }
       if (result.cancelled) {
         status = 'cancelled';
         reason = monitorController.signal.aborted ? (monitorController.signal.reason as Error).message : ((options.signal?.reason as Error | undefined)?.message ?? 'interrupted');

@@ -1,7 +1,8 @@
 /**
  * One experiment run as the executor performs it, from its stored record:
- * replay (arms, router, monitors, trials) → harness verdict → terminal
- * status. Idempotent: a finished experiment is left alone, a running one (its
+ * replay (arms, router, monitors, trials, with a sequential look after each
+ * trial that stops the run once the verdict is decided) → harness verdict →
+ * terminal status. Idempotent: a finished experiment is left alone, a running one (its
  * worker died) resumes with its completed trials. A failure of any step,
  * including the store, marks the experiment failed with the reason when the
  * store still takes writes; nothing already written is touched.
@@ -10,12 +11,13 @@ import { hostname } from 'node:os';
 import { ConfigError, ExperimentCancelledError, type Clock, type ExperimentRecord, type TandemConfig, type WorkloadConfig } from '../core/index.js';
 import type { Store } from '../store/index.js';
 import type { SharedSource } from '../guardrails/index.js';
-import { calibrate, evaluateExperiment, loadChecksModule, loadExperimentData, metricPolicies, trialMetrics, type Calibration } from '../harness/index.js';
+import { calibrate, evaluateExperiment, loadChecksModule, loadExperimentData, lookAtExperiment, metricPolicies, trialMetrics, type Calibration, type OnInconclusive } from '../harness/index.js';
 import type { ReplayProgress } from '../replayer/index.js';
 import { armsFor, controlAgainstControl } from './experiment-arms.js';
 import type { ExperimentRequest } from './experiment-request.js';
 import { isTerminal, requestOf, transition } from './lifecycle.js';
 import { replayExperiment } from './replay-experiment.js';
+import type { LookSummary } from './look-summary.js';
 
 export interface RunContext {
   readonly config: TandemConfig;
@@ -28,19 +30,49 @@ export interface RunContext {
   readonly onProgress?: (trial: number, attempt: number, progress: ReplayProgress) => void;
   /** Who runs experiments here (host and pid), recorded with each running event. @default host:pid */
   readonly runner?: string;
+  /** Each sequential look: the critical metrics' estimates and intervals after `trials` trials. */
+  readonly onLook?: (look: LookSummary) => void;
 }
 
-function applyOverrides(workload: WorkloadConfig, overrides: ExperimentRequest['overrides']): WorkloadConfig {
+
+export function applyOverrides(workload: WorkloadConfig, overrides: ExperimentRequest['overrides']): WorkloadConfig {
   if (!overrides) return workload;
+  let { min, max } = workload.trials;
+  if (overrides.trials !== undefined) min = max = overrides.trials;
+  if (overrides.maxTrials !== undefined) max = overrides.maxTrials;
+  if (overrides.minTrials !== undefined) min = overrides.minTrials;
+  min = Math.min(min, max);
   return {
     ...workload,
     replay: { ...workload.replay, ...(overrides.rate !== undefined ? { rate: overrides.rate } : {}) },
     trials: {
       ...workload.trials,
-      ...(overrides.trials !== undefined ? { count: overrides.trials } : {}),
+      min,
+      max,
+      count: max,
+      ...(overrides.budgetMs !== undefined ? { budget: overrides.budgetMs } : {}),
       ...(overrides.warmupMs !== undefined ? { warmup: overrides.warmupMs } : {}),
       ...(overrides.measureMs !== undefined ? { measure: overrides.measureMs } : {}),
     },
+  };
+}
+
+/** The sequential look of a running experiment: judge its completed trials, store and show what was found. */
+function sequentialLook(ctx: RunContext, options: { workload: WorkloadConfig; calibration: Calibration | undefined; onInconclusive: OnInconclusive }): (id: string, completed: number) => Promise<boolean> {
+  return async (id, completed) => {
+    const verdict = await lookAtExperiment(ctx.store, id, { workload: options.workload, onInconclusive: options.onInconclusive, ...(options.calibration ? { calibration: options.calibration } : {}), now: () => ctx.clock.now() });
+    const summary: LookSummary = {
+      experimentId: id,
+      trials: completed,
+      decided: verdict.decided,
+      outcome: verdict.outcome,
+      metrics: verdict.metrics
+        .filter((m) => m.judged && m.verdict !== 'no data')
+        .map((m) => ({ metric: m.metric, critical: m.policy?.critical ?? false, verdict: m.verdict, estimate: m.estimate, low: m.low, high: m.high, scale: m.scale })),
+    };
+    await ctx.store.experiments.appendEvent({ experimentId: id, timeMs: ctx.clock.now(), type: 'look', message: `after ${completed} trial(s): ${verdict.decided ? `decided (${verdict.outcome})` : 'undecided'}`, data: { ...summary } });
+    ctx.onLook?.(summary);
+    return verdict.decided;
   };
 }
 
@@ -73,6 +105,8 @@ export async function runExperiment(id: string, ctx: RunContext): Promise<Experi
     const workload = applyOverrides(sameBuild ? controlAgainstControl(configured) : configured, request.overrides);
     const choice = sameBuild ? { control: request.control, treatment: request.control, controlRevision: request.controlRevision, treatmentRevision: request.controlRevision } : request;
     const checks = workload.harness.checksModule !== undefined ? await loadChecksModule(workload.harness.checksModule, ctx.cwd) : undefined;
+    const onInconclusive = request.onInconclusive ?? workload.harness.onInconclusive;
+    const calibration = aa ? undefined : await latestCalibration(store, workload.name);
     const result = await replayExperiment({
       workload,
       store,
@@ -84,6 +118,9 @@ export async function runExperiment(id: string, ctx: RunContext): Promise<Experi
       runner: ctx.runner ?? `${hostname()}:${process.pid}`,
       deployed: choice.control === undefined && workload.arms?.control.deploy !== undefined,
       arms: (router) => armsFor(workload, choice, router, clock),
+      spec: { onInconclusive },
+      // An A/A calibration runs all its trials; an experiment stops as soon as its verdict is decided.
+      ...(aa ? {} : { afterTrial: sequentialLook(ctx, { workload, calibration, onInconclusive }) }),
       ...(checks?.during ? { duringChecks: checks.during } : {}),
       ...(request.treatmentHeaders ? { armHeaders: { treatment: request.treatmentHeaders } } : {}),
       ...(ctx.signal ? { signal: ctx.signal } : {}),
@@ -98,19 +135,27 @@ export async function runExperiment(id: string, ctx: RunContext): Promise<Experi
         experimentId: id,
         workload: configured.name,
         createdAtMs: clock.now(),
-        policies: metricPolicies(configured.checks, [...new Set(metrics.map((m) => m.metric))]),
+        policies: metricPolicies(configured.checks),
         slotSigns: data.slotSigns,
-        configuredTrials: configured.trials.count,
+        design: { minTrials: configured.trials.min, maxTrials: configured.trials.max },
         seed: record.seed,
         alpha: configured.harness.alpha,
         minPoints: configured.harness.minPoints,
       });
       return await transition(store, data.record, 'completed', clock, { verdict: { calibration } });
     }
-    const calibration = await latestCalibration(store, workload.name);
-    const report = await evaluateExperiment(store, id, { workload, ...(calibration ? { calibration } : {}), ...(checks ? { checks } : {}), now: () => clock.now() });
+    const report = await evaluateExperiment(store, id, { workload, onInconclusive, ...(calibration ? { calibration } : {}), ...(checks ? { checks } : {}), now: () => clock.now() });
     const latest = (await store.experiments.get(id)) ?? record;
-    const verdict = { outcome: report.verdict.outcome, score: report.verdict.score, reasons: report.verdict.reasons, judgedAt: report.generatedAt, metrics: report.metrics.filter((m) => m.judged).map((m) => ({ metric: m.metric, verdict: m.verdict, estimate: m.estimate, low: m.low, high: m.high })) };
+    const verdict = {
+      outcome: report.verdict.outcome,
+      reasons: report.verdict.reasons,
+      judgedAt: report.generatedAt,
+      trials: report.verdict.trials,
+      decided: report.verdict.decided,
+      undecided: report.verdict.undecided,
+      ...(report.verdict.inconclusivePolicy ? { inconclusivePolicy: report.verdict.inconclusivePolicy } : {}),
+      metrics: report.metrics.filter((m) => m.judged).map((m) => ({ metric: m.metric, verdict: m.verdict, estimate: m.estimate, low: m.low, high: m.high, critical: m.policy?.critical ?? false })),
+    };
     if (report.verdict.outcome === 'no data') return await transition(store, latest, 'failed', clock, { verdict }, `no verdict: ${report.verdict.reasons.join('; ')}`);
     return await transition(store, latest, report.verdict.outcome, clock, { verdict }, report.verdict.reasons.join('; '));
   } catch (error) {

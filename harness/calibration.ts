@@ -1,27 +1,30 @@
 /**
  * A/A calibration: the same machinery with control against control. From
  * one A/A run of many trials it estimates, per metric, the between-trial
- * noise (and so the noise floor at the workload's trial count), the slot
- * bias of the crossover, and the false-positive rate of the full judge,
- * by judging many seeded subsets of the configured trial count.
+ * noise once the slot bias is removed (and so the noise floor of the
+ * workload's design), the slot bias of the crossover with its interval, and
+ * the false-positive rate of the judge that runs: the sequential judge with
+ * the workload's design and the trials' own slot signs, replayed over many
+ * seeded orderings of the A/A trials.
  */
 import { seededRandom } from '../core/index.js';
-import { minimumDetectableEffect, tInterval } from './stats.js';
+import { studentTCdf, studentTQuantile, tInterval } from './stats.js';
 import type { MetricPolicy } from './metric-policy.js';
 import type { TrialMetric } from './trial-metrics.js';
-import { judge } from './verdict.js';
+import { criticalValue, fitLook, sequentialBoundary } from './sequential.js';
+import { judgeSequentially } from './sequential-run.js';
 
 export interface MetricCalibration {
   /** Between-trial sd of the A/A per-trial effects once the slot bias is removed. */
   readonly sd: number;
-  /** Degrees of freedom of `sd` (trials − 2: the mean and the slot bias were estimated). */
+  /** Degrees of freedom of `sd` (trials − 2 with slots: the mean and the slot bias were estimated). */
   readonly df: number;
   readonly trials: number;
-  /** Noise floor: the minimum detectable effect at the workload's trial count. */
+  /** Noise floor: the smallest regression the judge calls with 80% probability at the design's maximum trials. */
   readonly noiseFloor: number;
-  /** Effect seen when the "treatment" copy runs in slot A rather than B (per trial: effect = bias × sign). */
+  /** Effect seen when the "treatment" copy runs in slot A rather than the average (per trial: effect = bias × sign). */
   readonly slotBias: { readonly estimate: number; readonly low: number; readonly high: number; readonly pValue: number };
-  /** Share of judged subsets in which this metric was called a regression or an improvement. */
+  /** Share of sequential A/A runs in which this metric was called a regression or an improvement. */
   readonly falsePositiveRate: number;
   /** Mean A/A effect (should be ~0). */
   readonly meanEffect: number;
@@ -33,11 +36,13 @@ export interface Calibration {
   readonly createdAtMs: number;
   /** Trials in the A/A run. */
   readonly trials: number;
-  /** Trial count judged per subset: the workload's configured count. */
-  readonly configuredTrials: number;
+  /** The design the false-positive rate was measured for. */
+  readonly design: { readonly minTrials: number; readonly maxTrials: number };
   readonly subsets: number;
-  /** Share of subsets in which any judged metric was called a regression or an improvement. */
+  /** Share of sequential A/A runs called regressed (what a CI gate would have failed). */
   readonly falsePositiveRate: number;
+  /** Share of sequential A/A runs in which any judged metric was called a regression or an improvement. */
+  readonly anyMetricFlaggedRate: number;
   readonly metrics: Readonly<Record<string, MetricCalibration>>;
 }
 
@@ -46,8 +51,9 @@ export interface CalibrateOptions {
   readonly workload: string;
   readonly createdAtMs: number;
   readonly policies: ReadonlyMap<string, MetricPolicy>;
-  readonly slotSigns: ReadonlyMap<number, 1 | -1>;
-  readonly configuredTrials: number;
+  readonly slotSigns: ReadonlyMap<number, number>;
+  /** The workload's sequential design. */
+  readonly design: { readonly minTrials: number; readonly maxTrials: number };
   readonly seed: number;
   /** @default 200 */
   readonly subsets?: number;
@@ -55,29 +61,65 @@ export interface CalibrateOptions {
   readonly minPoints?: number;
 }
 
-/** k distinct items of `items`, by a partial Fisher–Yates shuffle. */
-function pick<T>(items: readonly T[], k: number, random: () => number): T[] {
+/** The A/A trials in a seeded random order (Fisher–Yates). */
+function shuffled<T>(items: readonly T[], random: () => number): T[] {
   const copy = [...items];
-  for (let i = 0; i < k; i++) {
-    const j = i + Math.floor(random() * (copy.length - i));
+  for (let i = copy.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
     [copy[i], copy[j]] = [copy[j]!, copy[i]!];
   }
-  return copy.slice(0, k);
+  return copy;
+}
+
+function metricCalibration(rows: readonly TrialMetric[], options: CalibrateOptions): Omit<MetricCalibration, 'falsePositiveRate'> | undefined {
+  const effects = rows.map((r) => r.effect);
+  const signs = rows.map((r) => options.slotSigns.get(r.trial) ?? 0);
+  const fit = fitLook(effects, signs, effects.length);
+  if (!fit) return undefined;
+  const plus = signs.filter((s) => s === 1).length;
+  const minus = signs.filter((s) => s === -1).length;
+  // β has the same standard error as δ in the ±1 regression.
+  const biasSe = fit.slotBias !== undefined ? fit.sd * 0.5 * Math.sqrt(1 / plus + 1 / minus) : Number.NaN;
+  const biasT = fit.slotBias !== undefined ? studentTQuantile(0.975, Math.max(1, fit.df)) : Number.NaN;
+  const biasP = fit.slotBias === undefined ? 1 : biasSe === 0 ? (fit.slotBias === 0 ? 1 : 0) : 2 * (1 - studentTCdf(Math.abs(fit.slotBias / biasSe), Math.max(1, fit.df)));
+  const threshold = options.policies.get(rows[0]!.metric)?.threshold ?? 0.02;
+  const n = options.design.maxTrials;
+  const boundary = sequentialBoundary({ ...options.design, slotted: fit.slotBias !== undefined });
+  const se = fit.sd / Math.sqrt(n);
+  const noiseFloor = Math.max(threshold, criticalValue(boundary, options.alpha ?? 0.05, n - 2) * se) + studentTQuantile(0.8, Math.max(1, n - 2)) * se;
+  return {
+    sd: fit.sd,
+    df: fit.df,
+    trials: rows.length,
+    noiseFloor,
+    slotBias: fit.slotBias !== undefined ? { estimate: fit.slotBias, low: fit.slotBias - biasT * biasSe, high: fit.slotBias + biasT * biasSe, pValue: biasP } : { estimate: 0, low: Number.NaN, high: Number.NaN, pValue: 1 },
+    meanEffect: tInterval(effects).estimate,
+  };
 }
 
 export function calibrate(trialMetrics: readonly TrialMetric[], options: CalibrateOptions): Calibration {
   const trialIndexes = [...new Set(trialMetrics.map((m) => m.trial))].sort((a, b) => a - b);
-  const k = Math.min(options.configuredTrials, trialIndexes.length);
+  const byTrial = new Map<number, TrialMetric[]>(trialIndexes.map((t) => [t, []]));
+  for (const m of trialMetrics) byTrial.get(m.trial)!.push(m);
+  const byMetric = new Map<string, TrialMetric[]>();
+  for (const m of trialMetrics) if (Number.isFinite(m.effect)) byMetric.set(m.metric, [...(byMetric.get(m.metric) ?? []), m]);
+
   const subsets = options.subsets ?? 200;
   const random = seededRandom(options.seed);
   const falseCalls = new Map<string, number>();
-  let anyFalse = 0;
+  let regressed = 0;
+  let anyFlagged = 0;
   for (let s = 0; s < subsets; s++) {
-    const chosen = new Set(pick(trialIndexes, k, random));
-    const verdict = judge(
-      trialMetrics.filter((m) => chosen.has(m.trial)),
-      { policies: options.policies, ...(options.alpha !== undefined ? { alpha: options.alpha } : {}), ...(options.minPoints !== undefined ? { minPoints: options.minPoints } : {}) },
-    );
+    // A sequential A/A experiment: the trials in a random order, looked at as they would arrive.
+    const order = shuffled(trialIndexes, random).slice(0, options.design.maxTrials);
+    const { verdict } = judgeSequentially(order.map((t) => byTrial.get(t)!), {
+      policies: options.policies,
+      slotSigns: options.slotSigns,
+      design: options.design,
+      ...(options.alpha !== undefined ? { alpha: options.alpha } : {}),
+      ...(options.minPoints !== undefined ? { minPoints: options.minPoints } : {}),
+    });
+    if (verdict.outcome === 'regressed') regressed++;
     let any = false;
     for (const m of verdict.metrics) {
       if (m.judged && (m.verdict === 'regression' || m.verdict === 'improvement')) {
@@ -85,40 +127,23 @@ export function calibrate(trialMetrics: readonly TrialMetric[], options: Calibra
         any = true;
       }
     }
-    if (any) anyFalse++;
+    if (any) anyFlagged++;
   }
   const metrics: Record<string, MetricCalibration> = {};
-  const byMetric = new Map<string, TrialMetric[]>();
-  for (const m of trialMetrics) if (Number.isFinite(m.effect)) byMetric.set(m.metric, [...(byMetric.get(m.metric) ?? []), m]);
   for (const [metric, rows] of byMetric) {
     if (rows.length < 3) continue;
-    const all = tInterval(rows.map((r) => r.effect));
-    const sign = (trial: number): number => options.slotSigns.get(trial) ?? 1;
-    // Under A/A the true effect is 0, so effect × sign estimates the slot bias directly.
-    const bias = tInterval(rows.map((r) => r.effect * sign(r.trial)));
-    // What remains once the slot bias is removed is the noise a later experiment cannot remove.
-    const residuals = rows.map((r) => r.effect - bias.estimate * sign(r.trial));
-    const residualMean = residuals.reduce((a, b) => a + b, 0) / residuals.length;
-    const df = rows.length - 2;
-    const sd = Math.sqrt(residuals.reduce((s, r) => s + (r - residualMean) ** 2, 0) / df);
-    metrics[metric] = {
-      sd,
-      df,
-      trials: rows.length,
-      noiseFloor: minimumDetectableEffect(sd, options.configuredTrials, options.alpha),
-      slotBias: { estimate: bias.estimate, low: bias.low, high: bias.high, pValue: bias.pValue },
-      falsePositiveRate: (falseCalls.get(metric) ?? 0) / subsets,
-      meanEffect: all.estimate,
-    };
+    const calibrated = metricCalibration(rows, options);
+    if (calibrated) metrics[metric] = { ...calibrated, falsePositiveRate: (falseCalls.get(metric) ?? 0) / subsets };
   }
   return {
     experimentId: options.experimentId,
     workload: options.workload,
     createdAtMs: options.createdAtMs,
     trials: trialIndexes.length,
-    configuredTrials: k,
+    design: options.design,
     subsets,
-    falsePositiveRate: anyFalse / subsets,
+    falsePositiveRate: regressed / subsets,
+    anyMetricFlaggedRate: anyFlagged / subsets,
     metrics,
   };
 }

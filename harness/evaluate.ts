@@ -10,11 +10,11 @@ import type { Store } from '../store/index.js';
 import type { Calibration } from './calibration.js';
 import { configuredFinalChecks, runFinalChecks, type CheckSet, type FinalCheckResult } from './checks.js';
 import { compareResponses, type ResponseComparison } from './compare-responses.js';
-import { loadExperimentData, type ExcludedTrial, type ExperimentData } from './experiment-data.js';
+import { loadExperimentData, missingDataCauses, type ExcludedTrial, type ExperimentData } from './experiment-data.js';
 import { metricPolicies } from './metric-policy.js';
 import { quantileOf } from './stats.js';
 import { trialMetrics, type TrialMetric } from './trial-metrics.js';
-import { judge, type ExperimentOutcome, type MetricVerdict } from './verdict.js';
+import { judge, type ExperimentOutcome, type ExperimentVerdict, type JudgeOptions, type MetricVerdict, type OnInconclusive } from './verdict.js';
 
 export const REPORT_SCHEMA = 'tandem.report/v1';
 
@@ -39,7 +39,20 @@ export interface ExperimentReport {
     readonly reason?: string;
     readonly spec: Readonly<Record<string, unknown>>;
   };
-  readonly verdict: { readonly outcome: ExperimentOutcome; readonly score: number; readonly reasons: readonly string[]; readonly alpha: number; readonly trials: number };
+  readonly verdict: {
+    readonly outcome: ExperimentOutcome;
+    readonly reasons: readonly string[];
+    readonly alpha: number;
+    readonly trials: number;
+    /** The sequential design judged: looks after every trial from minTrials to maxTrials. */
+    readonly design: { readonly minTrials: number; readonly maxTrials: number };
+    /** Every critical metric decided (or a regression): more trials could not change the outcome. */
+    readonly decided: boolean;
+    /** Critical metrics still undecided, in words. */
+    readonly undecided: readonly string[];
+    /** Set when the outcome is passed or regressed only because the workload's onInconclusive said so. */
+    readonly inconclusivePolicy?: OnInconclusive;
+  };
   readonly metrics: readonly MetricVerdict[];
   /** Per-trial effects of the judged metrics, with their within-trial intervals. */
   readonly perTrial: readonly Pick<TrialMetric, 'metric' | 'trial' | 'control' | 'treatment' | 'effect' | 'low' | 'high'>[];
@@ -60,6 +73,8 @@ export interface ExperimentReport {
 
 export interface EvaluateOptions {
   readonly workload: WorkloadConfig;
+  /** What an undecided experiment becomes; default: the run's (stored in its spec), else the workload's. */
+  readonly onInconclusive?: OnInconclusive;
   readonly calibration?: Calibration;
   readonly checks?: CheckSet;
   /** Recorded request bodies by record id, for ranking labels. */
@@ -93,21 +108,47 @@ function cdf(sorted: readonly number[]): [number, number][] {
   return points;
 }
 
+/** The design an experiment ran under: stored in its spec by the executor, else the workload's. */
+export function designOf(spec: Readonly<Record<string, unknown>>, workload: WorkloadConfig): { minTrials: number; maxTrials: number } {
+  const stored = spec.design as { minTrials?: unknown; maxTrials?: unknown } | undefined;
+  if (typeof stored?.minTrials === 'number' && typeof stored.maxTrials === 'number') return { minTrials: stored.minTrials, maxTrials: stored.maxTrials };
+  return { minTrials: workload.trials.min, maxTrials: workload.trials.max };
+}
+
+function onInconclusiveOf(spec: Readonly<Record<string, unknown>>): OnInconclusive | undefined {
+  const value = spec.onInconclusive;
+  return value === 'pass' || value === 'fail' || value === 'inconclusive' ? value : undefined;
+}
+
+/** How a stored experiment is judged: the same for every look while it runs and for its report. */
+function judgeOptionsFor(data: ExperimentData, options: EvaluateOptions): JudgeOptions {
+  const { record } = data;
+  return {
+    policies: metricPolicies(options.workload.checks),
+    alpha: options.workload.harness.alpha,
+    minPoints: options.workload.harness.minPoints,
+    slotSigns: data.slotSigns,
+    design: designOf(record.spec, options.workload),
+    onInconclusive: options.onInconclusive ?? onInconclusiveOf(record.spec) ?? options.workload.harness.onInconclusive,
+    noDataCauses: missingDataCauses(data),
+    ...(options.calibration ? { calibration: options.calibration } : {}),
+  };
+}
+
+/** One sequential look at a running experiment: its completed trials judged, without comparison or report. */
+export async function lookAtExperiment(store: Pick<Store, 'experiments' | 'outcomes' | 'samples' | 'observations'>, experimentId: string, options: EvaluateOptions): Promise<ExperimentVerdict> {
+  const data = await loadExperimentData(store, experimentId, options.signal);
+  const metrics = data.trials.flatMap((t) => trialMetrics(t, { seed: data.record.seed, resamples: 0 }));
+  return judge(metrics, judgeOptionsFor(data, options));
+}
+
 /** The report model of one stored experiment. */
 export async function evaluateExperiment(store: Pick<Store, 'experiments' | 'outcomes' | 'samples' | 'observations'>, experimentId: string, options: EvaluateOptions): Promise<ExperimentReport> {
   const now = options.now ?? Date.now;
   const data = await loadExperimentData(store, experimentId, options.signal);
   const { record } = data;
   const metrics = data.trials.flatMap((t) => trialMetrics(t, { seed: record.seed }));
-  const policies = metricPolicies(options.workload.checks, [...new Set(metrics.map((m) => m.metric))]);
-  const verdict = judge(metrics, {
-    policies,
-    alpha: options.workload.harness.alpha,
-    minPoints: options.workload.harness.minPoints,
-    passScore: options.workload.harness.passScore,
-    slotSigns: data.slotSigns,
-    ...(options.calibration ? { calibration: options.calibration } : {}),
-  });
+  const verdict = judge(metrics, judgeOptionsFor(data, options));
   const responses = options.workload.harness.responses;
   const comparison = responses
     ? compareResponses([...data.trials.flatMap((t) => t.outcomes), ...data.extraOutcomes], { config: responses, ...(options.requestBodies ? { requestBodies: options.requestBodies } : {}) })
@@ -151,7 +192,16 @@ export async function evaluateExperiment(store: Pick<Store, 'experiments' | 'out
       ...(record.reason ? { reason: record.reason } : {}),
       spec: record.spec,
     },
-    verdict: { outcome, score: verdict.score, reasons, alpha: verdict.alpha, trials: verdict.trials },
+    verdict: {
+      outcome,
+      reasons,
+      alpha: verdict.alpha,
+      trials: verdict.trials,
+      design: verdict.design,
+      decided: verdict.decided,
+      undecided: verdict.undecided,
+      ...(verdict.inconclusivePolicy ? { inconclusivePolicy: verdict.inconclusivePolicy } : {}),
+    },
     metrics: verdict.metrics,
     perTrial: metrics.filter((m) => judgedNames.has(m.metric)).map(({ metric, trial, control: c, treatment: t, effect, low, high }) => ({ metric, trial, control: c, treatment: t, effect, low, high })),
     trials: record.trials.map((t) => ({

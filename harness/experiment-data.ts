@@ -19,14 +19,34 @@ export interface ExperimentData {
   readonly record: ExperimentRecord;
   readonly trials: readonly (TrialData & { readonly attempt: number; readonly record: TrialRecord })[];
   readonly excluded: readonly ExcludedTrial[];
-  /** +1 when the treatment ran in slot A in that trial, −1 in slot B. */
-  readonly slotSigns: ReadonlyMap<number, 1 | -1>;
+  /** Slot sign per trial (see `slotSign`). */
+  readonly slotSigns: ReadonlyMap<number, SlotSign>;
   readonly observations: readonly DetectorObservation[];
   readonly events: readonly ExperimentEvent[];
   /** Outcomes of arms other than control and treatment (control-prime), for response comparison. */
   readonly extraOutcomes: readonly RequestOutcome[];
   /** Lines skipped as unreadable while loading (a torn tail after a crash). */
   readonly corrupt: readonly string[];
+}
+
+/** +1 when the treatment ran in slot A of a trial, −1 in slot B, 0 when the arms have no slots (URLs): the one convention. */
+export type SlotSign = 1 | -1 | 0;
+
+export function slotSign(details: TrialRecord['details']): SlotSign {
+  const slots = details?.slots as { treatment?: unknown } | undefined;
+  return slots?.treatment === 'A' ? 1 : slots?.treatment === 'B' ? -1 : 0;
+}
+
+/** Why trials are missing from the data, in words, for "no data" reasons. */
+export function missingDataCauses(data: Pick<ExperimentData, 'excluded' | 'trials'>): string[] {
+  const causes: string[] = [];
+  const load = data.excluded.filter((t) => t.reason.startsWith('load failed'));
+  if (load.length > 0) causes.push(`${load.length} trial attempt(s) failed their load`);
+  const exhausted = data.trials.filter((t) => t.record.details?.corpusExhausted === true).length;
+  if (exhausted > 0) causes.push(`the corpus ran out in ${exhausted} trial(s)`);
+  const failed = data.excluded.filter((t) => !t.reason.startsWith('load failed'));
+  if (failed.length > 0) causes.push(`${failed.length} trial attempt(s) ${[...new Set(failed.map((t) => t.status))].join('/')}`);
+  return causes;
 }
 
 export async function loadExperimentData(store: Pick<Store, 'experiments' | 'outcomes' | 'samples' | 'observations'>, experimentId: string, signal?: AbortSignal): Promise<ExperimentData> {
@@ -66,10 +86,9 @@ export async function loadExperimentData(store: Pick<Store, 'experiments' | 'out
     list.push(s);
     samples.set(s.trial, list);
   }
-  const slotSigns = new Map<number, 1 | -1>();
+  const slotSigns = new Map<number, SlotSign>();
   const trials = used.map((t) => {
-    const slots = t.details?.slots as { treatment?: string } | undefined;
-    slotSigns.set(t.index, slots?.treatment === 'A' ? 1 : -1);
+    slotSigns.set(t.index, slotSign(t.details));
     // Samples are scraped through warm-up and a little beyond; trial-metrics picks the measurement window.
     const trialSamples = (samples.get(t.index) ?? []).filter((s) => s.timeMs >= t.startedAtMs && (t.endedAtMs === undefined || s.timeMs <= t.endedAtMs + 5_000));
     return {

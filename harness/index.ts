@@ -6,8 +6,8 @@ export {
   regularizedIncompleteBeta,
   tInterval,
   benjaminiHochberg,
-  minimumDetectableEffect,
-  trialsToDetect,
+  fCdf,
+  varianceConsistent,
   bootstrapInterval,
   meanInterval,
   quantileOf,
@@ -15,9 +15,11 @@ export {
 } from './stats.js';
 export { trialMetrics, BUILT_IN_METRICS, type TrialMetric, type TrialData, type EffectScale } from './trial-metrics.js';
 export { metricPolicies, defaultThreshold, type MetricPolicy, type Direction } from './metric-policy.js';
-export { judge, formatEffect, type MetricVerdict, type MetricVerdictKind, type ExperimentVerdict, type ExperimentOutcome, type JudgeOptions } from './verdict.js';
+export { judge, formatEffect, type MetricVerdict, type MetricVerdictKind, type MetricLook, type ExperimentVerdict, type ExperimentOutcome, type JudgeOptions, type OnInconclusive } from './verdict.js';
+export { fitLook, sequentialBoundary, criticalValue, EXACT_TOLERANCE, type LookFit, type SequentialDesign, type Boundary } from './sequential.js';
+export { judgeSequentially, type SequentialRun } from './sequential-run.js';
 export { calibrate, type Calibration, type MetricCalibration } from './calibration.js';
-export { loadExperimentData, type ExperimentData, type ExcludedTrial } from './experiment-data.js';
+export { loadExperimentData, slotSign, missingDataCauses, type ExperimentData, type ExcludedTrial, type SlotSign } from './experiment-data.js';
 export { compareResponses, type ResponseComparison, type FieldDifference, type RankingComparison } from './compare-responses.js';
 export {
   defineChecks,
@@ -33,7 +35,7 @@ export {
   type CheckOutcome,
 } from './checks.js';
 export { fuzz, mutateRequest, MUTATIONS, JSON_CONTRACT, type FuzzOptions, type FuzzReport, type FuzzFinding, type ResponseProperty, type Mutation } from './fuzz.js';
-export { evaluateExperiment, REPORT_SCHEMA, type ExperimentReport, type ArmSummary } from './evaluate.js';
+export { evaluateExperiment, lookAtExperiment, designOf, REPORT_SCHEMA, type ExperimentReport, type ArmSummary } from './evaluate.js';
 export { renderJson } from './reports/json-report.js';
 export { renderMarkdown } from './reports/markdown-report.js';
 export { renderHtml } from './reports/html-report.js';

@@ -119,25 +119,6 @@ export function fCdf(x: number, d1: number, d2: number): number {
   return regularizedIncompleteBeta((d1 * x) / (d1 * x + d2), d1 / 2, d2 / 2);
 }
 
-/**
- * A t interval over `values` whose variance is pooled with a prior estimate
- * (an A/A calibration's between-trial sd with `priorDf` degrees of freedom):
- * the same noise measured on many more trials gives the test more degrees of
- * freedom than the experiment's own few. Use only when the experiment's
- * spread is consistent with the prior (see `varianceConsistent`).
- */
-export function pooledTInterval(values: readonly number[], priorSd: number, priorDf: number, confidence = 0.95): TInterval & { readonly df: number } {
-  const own = tInterval(values, confidence);
-  if (values.length < 2 || !(priorDf >= 1) || !Number.isFinite(priorSd)) return { ...own, df: values.length - 1 };
-  const n = values.length;
-  const df = n - 1 + priorDf;
-  const sd = Math.sqrt(((n - 1) * own.sd ** 2 + priorDf * priorSd ** 2) / df);
-  const standardError = sd / Math.sqrt(n);
-  const critical = studentTQuantile(1 - (1 - confidence) / 2, df);
-  const pValue = standardError === 0 ? (own.estimate === 0 ? 1 : 0) : 2 * (1 - studentTCdf(Math.abs(own.estimate / standardError), df));
-  return { ...own, sd, standardError, low: own.estimate - critical * standardError, high: own.estimate + critical * standardError, pValue: Math.min(1, Math.max(0, pValue)), df };
-}
-
 /** False when the experiment's variance is significantly above the prior's (one-sided F test at `alpha`). */
 export function varianceConsistent(sd: number, n: number, priorSd: number, priorDf: number, alpha = 0.01): boolean {
   if (n < 2 || !(priorSd > 0)) return n >= 2 && sd === 0;
@@ -160,31 +141,6 @@ export function benjaminiHochberg(pValues: readonly number[]): number[] {
     adjusted[index] = running;
   }
   return adjusted;
-}
-
-/**
- * The smallest true effect a t-test over `trials` per-trial effects with this
- * between-trial `sd` detects with probability `power` at two-sided `alpha`.
- */
-export function minimumDetectableEffect(sd: number, trials: number, alpha = 0.05, power = 0.8, df = trials - 1): number {
-  if (trials < 2 || !Number.isFinite(sd)) return Number.NaN;
-  return ((studentTQuantile(1 - alpha / 2, df) + studentTQuantile(power, df)) * sd) / Math.sqrt(trials);
-}
-
-/** Trials needed for the MDE to fall to `effect`; undefined beyond `maxTrials`. The MDE falls as n grows, so a binary search finds it. */
-export function trialsToDetect(sd: number, effect: number, options: { alpha?: number; power?: number; maxTrials?: number } = {}): number | undefined {
-  if (!(effect > 0) || !Number.isFinite(sd)) return undefined;
-  const maxTrials = options.maxTrials ?? 1000;
-  const detects = (n: number): boolean => minimumDetectableEffect(sd, n, options.alpha, options.power) <= effect;
-  if (!detects(maxTrials)) return undefined;
-  let low = 2;
-  let high = maxTrials;
-  while (low < high) {
-    const mid = (low + high) >> 1;
-    if (detects(mid)) high = mid;
-    else low = mid + 1;
-  }
-  return low;
 }
 
 /** The q-quantile of unsorted values (linear interpolation, as simple-statistics does). */

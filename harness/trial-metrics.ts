@@ -13,7 +13,7 @@ import { bootstrapInterval, meanInterval } from './stats.js';
 export type EffectScale = 'relative' | 'absolute';
 
 /** The built-in metrics, judged in every experiment unless a check says otherwise. */
-export const BUILT_IN_METRICS = ['latency_shift', 'latency_mean', 'latency_p50', 'latency_p90', 'latency_p99', 'error_share', 'bytes_mean', 'cpu_seconds', 'rss_bytes'] as const;
+export const BUILT_IN_METRICS = ['latency_shift', 'latency_mean', 'latency_p50', 'latency_p90', 'latency_p99', 'error_share', 'bytes_mean', 'cpu_per_request', 'rss_bytes'] as const;
 
 export interface TrialMetric {
   readonly metric: string;
@@ -81,8 +81,9 @@ function scrapedMetrics(samples: readonly Sample[], windowStartMs: number, windo
   for (const s of samples) {
     if (s.timeMs < windowStartMs || s.timeMs > windowEndMs) continue;
     if (s.arm !== 'control' && s.arm !== 'treatment') continue;
-    // Histogram buckets and summary quantiles do not add up across label sets.
-    if (s.metric.endsWith('_bucket') || s.metric.endsWith('_created') || s.labels?.quantile !== undefined || s.labels?.le !== undefined) continue;
+    // Histogram buckets and summary quantiles do not add up across label sets; the process's own CPU and
+    // memory are measured once per trial (processMetrics).
+    if (s.metric === 'process_cpu_seconds' || s.metric === 'process_rss_bytes' || s.metric.endsWith('_bucket') || s.metric.endsWith('_created') || s.labels?.quantile !== undefined || s.labels?.le !== undefined) continue;
     let byArm = series.get(s.metric);
     if (!byArm) series.set(s.metric, (byArm = new Map()));
     let byTime = byArm.get(s.arm);
@@ -91,7 +92,7 @@ function scrapedMetrics(samples: readonly Sample[], windowStartMs: number, windo
   }
   const result = new Map<string, Record<'control' | 'treatment', { value: number; points: number }>>();
   for (const [name, byArm] of series) {
-    const isCounter = /_(total|count|sum)$/.test(name) || name === 'process_cpu_seconds';
+    const isCounter = /_(total|count|sum)$/.test(name);
     const armValue = (arm: 'control' | 'treatment'): { value: number; points: number } => {
       const points = [...(byArm.get(arm) ?? new Map<number, number>()).entries()].sort((a, b) => a[0] - b[0]);
       if (points.length < 2) return { value: Number.NaN, points: points.length };
@@ -104,6 +105,27 @@ function scrapedMetrics(samples: readonly Sample[], windowStartMs: number, windo
     result.set(name, { control: armValue('control'), treatment: armValue('treatment') });
   }
   return result;
+}
+
+/**
+ * A deployed arm's process, measured outside it: CPU seconds per answered request over the measurement
+ * window (the CPU-time delta between the first and last scrape inside the window, divided by the requests the
+ * arm answered between them) and the mean RSS. One value per arm per trial: the trial is the unit.
+ */
+function processMetrics(samples: readonly Sample[], outcomes: readonly RequestOutcome[], windowStartMs: number, windowEndMs: number): { cpu: Record<'control' | 'treatment', number>; rss: Record<'control' | 'treatment', number> } | undefined {
+  const perArm = (arm: 'control' | 'treatment'): { cpu: number; rss: number } | undefined => {
+    const cpu = samples.filter((s) => s.arm === arm && s.metric === 'process_cpu_seconds' && s.timeMs >= windowStartMs && s.timeMs <= windowEndMs).sort((a, b) => a.timeMs - b.timeMs);
+    const rss = samples.filter((s) => s.arm === arm && s.metric === 'process_rss_bytes' && s.timeMs >= windowStartMs && s.timeMs <= windowEndMs);
+    if (cpu.length < 2) return undefined;
+    const first = cpu[0]!;
+    const last = cpu[cpu.length - 1]!;
+    const answered = outcomes.filter((o) => o.arm === arm && o.status > 0 && o.intendedMs >= first.timeMs && o.intendedMs < last.timeMs).length;
+    return { cpu: answered > 0 && last.value >= first.value ? (last.value - first.value) / answered : Number.NaN, rss: rss.length > 0 ? rss.reduce((sum, s) => sum + s.value, 0) / rss.length : Number.NaN };
+  };
+  const control = perArm('control');
+  const treatment = perArm('treatment');
+  if (!control || !treatment) return undefined;
+  return { cpu: { control: control.cpu, treatment: treatment.cpu }, rss: { control: control.rss, treatment: treatment.rss } };
 }
 
 /** Every metric of one trial: the built-ins, each error class, each scraped series name, and fan-out per dependency. */
@@ -159,9 +181,13 @@ export function trialMetrics(trial: TrialData, options: TrialMetricsOptions): Tr
     // Scrapes run on an interval: the one just after the window's last send still belongs to it.
     const end = Math.max(...intended) + 1_500;
     for (const [name, arms] of scrapedMetrics(trial.samples, start, end)) {
-      const metric = name === 'process_cpu_seconds' ? 'cpu_seconds' : name === 'process_rss_bytes' ? 'rss_bytes' : name;
-      const unit = metric === 'cpu_seconds' ? 'cpu s/s' : metric === 'rss_bytes' ? 'bytes' : /_(total|count|sum)$/.test(name) ? 'per s' : 'value';
-      add(metric, arms.control.value, arms.treatment.value, relative(arms.control.value, arms.treatment.value), noInterval, arms.control.points + arms.treatment.points, 'relative', unit);
+      const unit = /_(total|count|sum)$/.test(name) ? 'per s' : 'value';
+      add(name, arms.control.value, arms.treatment.value, relative(arms.control.value, arms.treatment.value), noInterval, arms.control.points + arms.treatment.points, 'relative', unit);
+    }
+    const process = processMetrics(trial.samples, trial.outcomes, start, end);
+    if (process) {
+      add('cpu_per_request', process.cpu.control, process.cpu.treatment, relative(process.cpu.control, process.cpu.treatment), noInterval, 2, 'relative', 'cpu s/request');
+      add('rss_bytes', process.rss.control, process.rss.treatment, relative(process.rss.control, process.rss.treatment), noInterval, 2, 'relative', 'bytes');
     }
   }
 

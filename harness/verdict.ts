@@ -1,19 +1,37 @@
 /**
  * From per-trial effects to a verdict per metric and one for the experiment.
- * Across trials: a t interval of the per-trial effects; Benjamini–Hochberg
- * across the judged metrics; then the practical threshold decides — a
- * significant change beyond it is a regression or an improvement, an
- * interval inside ±threshold is no change, anything else is inconclusive
- * (with the trial count that would resolve it). Too few points is *no data*,
- * never a pass. Every verdict carries its reason in words.
+ *
+ * Per metric, the looks of the sequential design (harness/sequential.ts) give
+ * an estimate with the slot bias removed, a confidence-sequence interval valid
+ * at every look, and an anytime p-value; Benjamini–Hochberg adjusts the
+ * p-values across the judged metrics. The practical threshold then decides:
+ *   - regression: significant and the estimate beyond the threshold, in the bad direction;
+ *   - no change: the interval excludes a regression beyond the threshold (an equivalence test);
+ *   - improvement: significant and beyond the threshold in the good direction;
+ *   - inconclusive: none of these yet; no data: too little to judge (never a pass).
+ * The experiment passes only when every critical metric is decided not to
+ * regress and no judged metric regressed; an undecided critical metric makes
+ * it `inconclusive` unless the workload says otherwise (`onInconclusive`).
+ * Every verdict carries its reason in words.
  */
-import { benjaminiHochberg, minimumDetectableEffect, pooledTInterval, tInterval, trialsToDetect, varianceConsistent } from './stats.js';
+import { benjaminiHochberg, studentTQuantile, varianceConsistent } from './stats.js';
 import { defaultThreshold, type MetricPolicy } from './metric-policy.js';
+import { criticalValue, fitLook, sequentialBoundary, type Boundary, type LookFit, type NoiseSource } from './sequential.js';
 import type { EffectScale, TrialMetric } from './trial-metrics.js';
 import type { Calibration } from './calibration.js';
 
 export type MetricVerdictKind = 'regression' | 'improvement' | 'no change' | 'inconclusive' | 'no data';
-export type ExperimentOutcome = 'passed' | 'regressed' | 'no data';
+export type ExperimentOutcome = 'passed' | 'regressed' | 'inconclusive' | 'no data';
+/** What an experiment whose critical metrics are still undecided at the end becomes. */
+export type OnInconclusive = 'pass' | 'fail' | 'inconclusive';
+
+/** The estimate and interval of one metric after a given number of trials. */
+export interface MetricLook {
+  readonly trials: number;
+  readonly estimate: number;
+  readonly low: number;
+  readonly high: number;
+}
 
 export interface MetricVerdict {
   readonly metric: string;
@@ -27,37 +45,48 @@ export interface MetricVerdict {
   readonly treatment: number;
   readonly trials: number;
   readonly points: number;
-  /** Effect estimate across trials and its 95% interval, on the metric's scale. */
+  /** Effect estimate (slot bias removed) and its interval, valid at every look of the design, on the metric's scale. */
   readonly estimate: number;
   readonly low: number;
   readonly high: number;
+  /** Anytime-valid p-value of "no change" (holds however many looks were taken). */
   readonly pValue: number;
   /** Benjamini–Hochberg adjusted across the judged metrics of the experiment. */
   readonly adjustedP: number;
-  /** Between-trial standard deviation of the per-trial effects. */
+  /** Between-trial standard deviation of the per-trial effects after the slot term. */
   readonly sd: number;
-  /** Smallest change this experiment could have detected (80% power, 5% two-sided). */
+  /** The smallest regression this rule calls with 80% probability at this trial count (threshold and multiplicity included). */
   readonly minimumDetectableEffect: number;
   /** The calibrated noise floor at this trial count, when an A/A calibration exists. */
   readonly noiseFloor?: number;
-  /** Slot bias removed from the estimate (calibrated, significant, trials unbalanced across slots). */
-  readonly slotBiasCorrection?: number;
-  /** Degrees of freedom of the interval: trials − 1, plus the calibration's when its noise estimate was pooled in. */
+  /** Slot bias β fitted and removed from the estimate (effect when the treatment ran in slot A minus the average). */
+  readonly slotBias?: number;
+  /** Degrees of freedom of the interval. */
   readonly df: number;
-  /** How the between-trial noise was estimated. */
-  readonly noise: 'own trials' | 'pooled with calibration' | 'own trials (above calibration)';
+  readonly noise: NoiseSource;
   readonly suggestedTrials?: number;
+  /** For an undecided metric, what its interval still allows ("a regression up to +3.7%"). */
+  readonly cannotExclude?: string;
+  /** Regression, improvement or no change: more trials are not needed for this metric. */
+  readonly decided: boolean;
+  /** The interval after each look, first to last (how it narrowed). */
+  readonly looks: readonly MetricLook[];
   readonly verdict: MetricVerdictKind;
   readonly reason: string;
 }
 
 export interface ExperimentVerdict {
   readonly outcome: ExperimentOutcome;
-  /** Share of judged metrics with data that did not regress. */
-  readonly score: number;
   readonly reasons: readonly string[];
   readonly alpha: number;
   readonly trials: number;
+  readonly design: { readonly minTrials: number; readonly maxTrials: number };
+  /** The outcome cannot change with more trials: a regression, or every critical metric decided. */
+  readonly decided: boolean;
+  /** The critical metrics still undecided, in words ("a latency_shift regression up to +3.7% cannot be excluded"). */
+  readonly undecided: readonly string[];
+  /** Passed or failed only because the workload's onInconclusive said so. */
+  readonly inconclusivePolicy?: OnInconclusive;
   readonly metrics: readonly MetricVerdict[];
 }
 
@@ -65,13 +94,17 @@ export interface JudgeOptions {
   readonly policies: ReadonlyMap<string, MetricPolicy>;
   /** @default 0.05 */
   readonly alpha?: number;
-  /** @default 50 */
+  /** Request-level metrics with fewer paired records than this are no data. @default 50 */
   readonly minPoints?: number;
-  /** @default 0.75 */
-  readonly passScore?: number;
-  /** +1 when the treatment ran in slot A in that trial, −1 in slot B. */
-  readonly slotSigns?: ReadonlyMap<number, 1 | -1>;
+  /** +1 when the treatment ran in slot A in that trial, −1 in slot B, 0 (or absent) without slots. */
+  readonly slotSigns?: ReadonlyMap<number, number>;
   readonly calibration?: Calibration;
+  /** Looks from minTrials to maxTrials; by default one look at the trials there are (fixed horizon). */
+  readonly design?: { readonly minTrials: number; readonly maxTrials: number };
+  /** @default 'inconclusive' */
+  readonly onInconclusive?: OnInconclusive;
+  /** Why data may be missing (trials whose load failed, a corpus that ran out), appended to no-data reasons. */
+  readonly noDataCauses?: readonly string[];
 }
 
 /** "+3.1%" on a relative scale, "+0.40 pp" on an absolute one (shares). */
@@ -81,14 +114,61 @@ export function formatEffect(value: number, scale: EffectScale): string {
   return scale === 'relative' ? `${sign}${Math.abs(value * 100).toFixed(2)}%` : `${sign}${Math.abs(value * 100).toFixed(2)} pp`;
 }
 
-const isBad = (direction: MetricPolicy['direction'], effect: number): boolean =>
-  direction === 'either' ? effect !== 0 : direction === 'increase-is-bad' ? effect > 0 : effect < 0;
-
 const average = (values: readonly number[]): number => (values.length === 0 ? Number.NaN : values.reduce((a, b) => a + b, 0) / values.length);
+
+/** Metrics measured once per trial per arm (a process's CPU and memory): the trial count is their data. */
+const perTrialMetric = (metric: string): boolean => metric === 'cpu_per_request' || metric === 'rss_bytes';
+
+interface Draft {
+  readonly metric: string;
+  readonly policy?: MetricPolicy;
+  readonly rows: readonly TrialMetric[];
+  readonly points: number;
+  readonly noData?: string;
+  readonly fit?: LookFit;
+  readonly boundary?: Boundary;
+  readonly pValue: number;
+  readonly looks: readonly MetricLook[];
+}
+
+function draftMetric(metric: string, rows: readonly TrialMetric[], options: JudgeOptions, alpha: number): Draft {
+  const policy = options.policies.get(metric);
+  const usable = rows.filter((r) => Number.isFinite(r.effect));
+  const points = rows.reduce((s, r) => s + r.points, 0);
+  const base = { metric, ...(policy ? { policy } : {}), rows, points, pValue: Number.NaN, looks: [] };
+  const minPoints = options.minPoints ?? 50;
+  const causes = options.noDataCauses?.length ? ` (${options.noDataCauses.join('; ')})` : '';
+  if (rows.length === 0) return { ...base, noData: `no data points were collected${causes}` };
+  if (!perTrialMetric(metric) && points < minPoints) return { ...base, noData: `only ${points} data point(s), fewer than the ${minPoints} needed${causes}` };
+  if (usable.length < 2) {
+    const undefinedEffects = rows.length - usable.length;
+    const why = undefinedEffects > 0 ? `; ${undefinedEffects} trial(s) had a zero control value, which has no relative change` : '';
+    return { ...base, noData: `only ${usable.length} trial(s) with a defined effect, at least 2 are needed${why}${causes}` };
+  }
+  const effects = usable.map((r) => r.effect);
+  const signs = usable.map((r) => options.slotSigns?.get(r.trial) ?? 0);
+  const n = effects.length;
+  const fit = fitLook(effects, signs, n);
+  if (!fit) return { ...base, noData: `${n} trial(s) leave no degree of freedom for the noise once the slot bias is fitted; at least 3 are needed` };
+  const design = options.design ?? { minTrials: n, maxTrials: n };
+  const slotted = fit.slotBias !== undefined;
+  // A fixed horizon is one look at the trials there are; a sequential design looks from its minimum to its maximum.
+  const fixed = design.minTrials >= design.maxTrials;
+  const boundary = sequentialBoundary(fixed ? { minTrials: n, maxTrials: n, slotted } : { minTrials: Math.min(design.minTrials, n), maxTrials: Math.max(design.maxTrials, n), slotted });
+  const looks: MetricLook[] = [];
+  let minQ = 1;
+  for (let k = Math.max(2, Math.min(boundary.design.minTrials, n)); k <= n; k++) {
+    const look = k === n ? fit : fitLook(effects, signs, k);
+    if (!look) continue;
+    if (look.q < minQ) minQ = look.q;
+    const half = criticalValue(boundary, alpha, look.df) * look.standardError;
+    looks.push({ trials: k, estimate: look.estimate, low: look.estimate - half, high: look.estimate + half });
+  }
+  return { ...base, fit, boundary, pValue: boundary.anytimeP(minQ), looks };
+}
 
 export function judge(trialMetrics: readonly TrialMetric[], options: JudgeOptions): ExperimentVerdict {
   const alpha = options.alpha ?? 0.05;
-  const minPoints = options.minPoints ?? 50;
   const byMetric = new Map<string, TrialMetric[]>();
   for (const m of trialMetrics) {
     const list = byMetric.get(m.metric) ?? [];
@@ -97,143 +177,124 @@ export function judge(trialMetrics: readonly TrialMetric[], options: JudgeOption
   }
   const names = [...new Set([...byMetric.keys(), ...[...options.policies.values()].filter((p) => p.mustHaveData).map((p) => p.metric)])].sort();
   const trialCount = new Set(trialMetrics.map((m) => m.trial)).size;
-
-  interface Draft {
-    metric: string;
-    policy?: MetricPolicy;
-    rows: TrialMetric[];
-    effects: number[];
-    points: number;
-    interval: ReturnType<typeof tInterval>;
-    df: number;
-    noise: MetricVerdict['noise'];
-    correction?: number;
-    noData?: string;
-  }
-  const drafts: Draft[] = names.map((metric) => {
-    const rows = (byMetric.get(metric) ?? []).slice().sort((a, b) => a.trial - b.trial);
-    const usable = rows.filter((r) => Number.isFinite(r.effect));
-    const effects = usable.map((r) => r.effect);
-    const points = rows.reduce((s, r) => s + r.points, 0);
-    const policy = options.policies.get(metric);
-    let noData: string | undefined;
-    if (rows.length === 0) noData = 'no data points were collected';
-    else if (points < minPoints) noData = `only ${points} data point(s), fewer than the ${minPoints} needed`;
-    else if (effects.length < 2) noData = `only ${effects.length} trial(s) with a defined effect (a zero control value has no relative change); at least 2 are needed`;
-    let interval = tInterval(effects);
-    let correction: number | undefined;
-    const bias = options.calibration?.metrics[metric]?.slotBias;
-    if (!noData && bias && bias.pValue < alpha && options.slotSigns) {
-      // With an odd trial count the crossover cannot balance slots; remove the calibrated bias that remains.
-      const balance = average(usable.map((r) => options.slotSigns!.get(r.trial) ?? 0));
-      if (balance !== 0) {
-        correction = bias.estimate * balance;
-        interval = tInterval(usable.map((r) => r.effect - bias.estimate * (options.slotSigns!.get(r.trial) ?? 0)));
-      }
-    }
-    // The calibration measured this noise on many trials: pooling it in gives the test its degrees of
-    // freedom, unless this experiment is noisier than calibrated (then its own trials are all it has).
-    let df = Math.max(0, interval.n - 1);
-    let noise: MetricVerdict['noise'] = 'own trials';
-    const calibrated = options.calibration?.metrics[metric];
-    if (!noData && calibrated && calibrated.df >= 1 && interval.n >= 2) {
-      const corrected = correction !== undefined ? usable.map((r) => r.effect - bias!.estimate * (options.slotSigns!.get(r.trial) ?? 0)) : effects;
-      if (varianceConsistent(interval.sd, interval.n, calibrated.sd, calibrated.df)) {
-        const pooled = pooledTInterval(corrected, calibrated.sd, calibrated.df);
-        interval = pooled;
-        df = pooled.df;
-        noise = 'pooled with calibration';
-      } else noise = 'own trials (above calibration)';
-    }
-    return { metric, ...(policy ? { policy } : {}), rows, effects, points, interval, df, noise, ...(correction !== undefined ? { correction } : {}), ...(noData ? { noData } : {}) };
-  });
+  const drafts = names.map((metric) => draftMetric(metric, (byMetric.get(metric) ?? []).slice().sort((a, b) => a.trial - b.trial), options, alpha));
 
   const judged = drafts.filter((d) => d.policy && !d.noData);
-  const adjusted = benjaminiHochberg(judged.map((d) => d.interval.pValue));
+  const adjusted = benjaminiHochberg(judged.map((d) => d.pValue));
   const adjustedOf = new Map(judged.map((d, i) => [d.metric, adjusted[i]!]));
+  // Multiplicity for planning: a lone regression among m judged metrics must reach p ≤ α/m under BH.
+  const planningLevel = alpha / Math.max(1, judged.length);
+  const metrics = drafts.map((d) => metricVerdict(d, { alpha, planningLevel, adjustedP: adjustedOf.get(d.metric) ?? Number.NaN, calibration: options.calibration }));
+  return experimentVerdict(metrics, { alpha, trials: trialCount, design: options.design ?? { minTrials: trialCount, maxTrials: trialCount }, onInconclusive: options.onInconclusive ?? 'inconclusive' });
+}
 
-  const metrics: MetricVerdict[] = drafts.map((d) => {
-    const first = d.rows[0];
-    const scale: EffectScale = first?.scale ?? (d.metric.startsWith('error_share') ? 'absolute' : 'relative');
-    const { estimate, low, high, pValue, sd, n } = d.interval;
-    const adjustedP = adjustedOf.get(d.metric) ?? Number.NaN;
-    const mde = minimumDetectableEffect(sd, n, alpha, 0.8, Math.max(1, d.df));
-    const calibrated = options.calibration?.metrics[d.metric];
-    const noiseFloor = calibrated && n >= 2 ? minimumDetectableEffect(calibrated.sd, n, alpha) : undefined;
-    const fmt = (v: number): string => formatEffect(v, scale);
-    const base = {
-      metric: d.metric,
-      unit: first?.unit ?? '',
-      scale,
-      judged: d.policy !== undefined,
-      ...(d.policy ? { policy: d.policy } : {}),
-      control: average(d.rows.map((r) => r.control).filter(Number.isFinite)),
-      treatment: average(d.rows.map((r) => r.treatment).filter(Number.isFinite)),
-      trials: n,
-      points: d.points,
-      estimate,
-      low,
-      high,
-      pValue,
-      adjustedP,
-      sd,
-      minimumDetectableEffect: mde,
-      ...(noiseFloor !== undefined ? { noiseFloor } : {}),
-      ...(d.correction !== undefined ? { slotBiasCorrection: d.correction } : {}),
-      df: d.df,
-      noise: d.noise,
-    };
-    if (d.noData) return { ...base, verdict: 'no data' as const, reason: `no data: ${d.noData}` };
-    const interval = `${fmt(estimate)} [${fmt(low)}, ${fmt(high)}] over ${n} trials${d.noise === 'pooled with calibration' ? ` (noise pooled with the A/A calibration, ${d.df} df)` : d.noise === 'own trials (above calibration)' ? ' (noisier than calibrated: judged on its own trials)' : ''}`;
-    // A reported-only metric gets the same rules with a default policy and its unadjusted p-value; it never
-    // decides the outcome, and its reason says so.
-    const policy = d.policy ?? { metric: d.metric, direction: d.metric.startsWith('latency') || d.metric.startsWith('error_share') ? ('increase-is-bad' as const) : ('either' as const), threshold: defaultThreshold(d.metric, scale), critical: false, mustHaveData: false };
-    const prefix = d.policy ? '' : 'reported, not judged (no check names it); ';
-    const { threshold, direction } = policy;
-    const noise = mde > threshold ? ` With this noise (between-trial sd ${fmt(sd)}) and ${n} trials, a change smaller than ${fmt(mde)} could not have been seen.` : '';
-    const calibratedNote =
-      noiseFloor !== undefined && noiseFloor > threshold
-        ? ` The calibrated noise floor at ${n} trials (${fmt(noiseFloor)}) is wider than the ${fmt(threshold)} threshold${calibrated ? `; ${trialsToDetect(calibrated.sd, threshold, { alpha }) ?? 'more than 1000'} trials would resolve it` : ''}.`
-        : '';
-    const suggestedTrials = trialsToDetect(calibrated?.sd ?? sd, threshold, { alpha });
-    const withSuggestion = <T extends object>(v: T): T & { suggestedTrials?: number } => (suggestedTrials !== undefined && suggestedTrials > n ? { ...v, suggestedTrials } : v);
-    const significant = (d.policy ? adjustedP : pValue) < alpha;
-    if (significant && Math.abs(estimate) >= threshold) {
-      const bad = isBad(direction, estimate);
-      return {
-        ...base,
-        verdict: bad ? ('regression' as const) : ('improvement' as const),
-        reason: `${prefix}${bad ? 'regression' : 'improvement'}: ${interval}; significant (${d.policy ? 'adjusted ' : ''}p = ${(d.policy ? adjustedP : pValue).toPrecision(2)} < ${alpha}) and beyond the ${fmt(threshold)} threshold`,
-      };
-    }
-    if (low > -threshold && high < threshold) {
-      return { ...base, verdict: 'no change' as const, reason: `${prefix}no change: ${interval} lies within ±${fmt(threshold).slice(1)}${significant ? ' (a real but smaller change)' : ''}` };
-    }
-    if (significant) {
-      return withSuggestion({ ...base, verdict: 'inconclusive' as const, reason: `${prefix}inconclusive: ${interval} is significant but its estimate is below the ${fmt(threshold)} threshold while the interval reaches beyond it.${noise}${calibratedNote}` });
-    }
-    const needed = suggestedTrials !== undefined && suggestedTrials > n ? ` About ${suggestedTrials} trials would resolve a ${fmt(threshold)} change.` : '';
-    return withSuggestion({ ...base, verdict: 'inconclusive' as const, reason: `${prefix}inconclusive: ${interval} is not significant (${d.policy ? 'adjusted ' : ''}p = ${Number.isNaN(d.policy ? adjustedP : pValue) ? 'n/a' : (d.policy ? adjustedP : pValue).toPrecision(2)}) but reaches beyond ±${fmt(threshold).slice(1)}.${noise}${calibratedNote}${needed}` });
-  });
+interface VerdictContext {
+  readonly alpha: number;
+  readonly planningLevel: number;
+  readonly adjustedP: number;
+  readonly calibration: Calibration | undefined;
+}
 
-  const judgedMetrics = metrics.filter((m) => m.judged);
-  const reasons: string[] = [];
-  const missing = judgedMetrics.filter((m) => m.verdict === 'no data' && m.policy?.mustHaveData);
-  const regressions = judgedMetrics.filter((m) => m.verdict === 'regression');
-  const critical = regressions.filter((m) => m.policy?.critical);
-  const withData = judgedMetrics.filter((m) => m.verdict !== 'no data');
-  const score = withData.length === 0 ? 0 : (withData.length - regressions.length) / withData.length;
-  const passScore = options.passScore ?? 0.75;
-  let outcome: ExperimentOutcome = 'passed';
-  for (const m of missing) reasons.push(`${m.metric} must have data: ${m.reason}`);
-  for (const m of critical) reasons.push(`critical metric ${m.metric} regressed: ${m.reason}`);
-  if (regressions.length > 0 && score < passScore) reasons.push(`${regressions.length} of ${withData.length} judged metrics regressed (score ${score.toFixed(2)} < ${passScore})`);
-  if (critical.length > 0 || (regressions.length > 0 && score < passScore)) outcome = 'regressed';
-  else if (missing.length > 0 || withData.length === 0) {
-    outcome = 'no data';
-    if (withData.length === 0 && missing.length === 0) reasons.push('no judged metric has data');
-  } else {
-    reasons.push(regressions.length === 0 ? `no judged metric regressed (${withData.length} judged)` : `${regressions.length} non-critical regression(s), score ${score.toFixed(2)} >= ${passScore}`);
+function metricVerdict(d: Draft, ctx: VerdictContext): MetricVerdict {
+  const first = d.rows[0];
+  const scale: EffectScale = first?.scale ?? (d.metric.startsWith('error_share') ? 'absolute' : 'relative');
+  const fmt = (v: number): string => formatEffect(v, scale);
+  const fit = d.fit;
+  const n = fit?.n ?? 0;
+  const half = fit && d.boundary ? criticalValue(d.boundary, ctx.alpha, fit.df) * fit.standardError : Number.NaN;
+  const estimate = fit?.estimate ?? Number.NaN;
+  const low = estimate - half;
+  const high = estimate + half;
+  const policy = d.policy ?? { metric: d.metric, direction: d.metric.startsWith('latency') || d.metric.startsWith('error_share') ? ('increase-is-bad' as const) : ('either' as const), threshold: defaultThreshold(d.metric, scale), critical: false, mustHaveData: false };
+  const { threshold, direction } = policy;
+  const calibrated = ctx.calibration?.metrics[d.metric];
+  // What this rule can see at n trials: significance at the planning level, then the threshold, with 80% power.
+  const planningCritical = fit && d.boundary ? criticalValue(d.boundary, ctx.planningLevel, fit.df) : Number.NaN;
+  const powerQuantile = fit ? studentTQuantile(0.8, Math.max(1, fit.df)) : Number.NaN;
+  const mde = fit ? Math.max(threshold, planningCritical * fit.standardError) + powerQuantile * fit.standardError : Number.NaN;
+  const noiseFloor = calibrated && n >= 2 ? Math.max(threshold, planningCritical * calibrated.sd / Math.sqrt(n)) + powerQuantile * calibrated.sd / Math.sqrt(n) : undefined;
+  const base = {
+    metric: d.metric,
+    unit: first?.unit ?? '',
+    scale,
+    judged: d.policy !== undefined,
+    ...(d.policy ? { policy: d.policy } : {}),
+    control: average(d.rows.map((r) => r.control).filter(Number.isFinite)),
+    treatment: average(d.rows.map((r) => r.treatment).filter(Number.isFinite)),
+    trials: n,
+    points: d.points,
+    estimate,
+    low,
+    high,
+    pValue: d.pValue,
+    adjustedP: ctx.adjustedP,
+    sd: fit?.sd ?? Number.NaN,
+    minimumDetectableEffect: mde,
+    ...(noiseFloor !== undefined ? { noiseFloor } : {}),
+    ...(fit?.slotBias !== undefined ? { slotBias: fit.slotBias } : {}),
+    df: fit?.df ?? 0,
+    noise: fit?.noise ?? ('own trials' as const),
+    looks: d.looks,
+  };
+  if (d.noData || !fit) return { ...base, decided: false, verdict: 'no data', reason: `no data: ${d.noData ?? 'no fit'}` };
+  const prefix = d.policy ? '' : 'reported, not judged (no check names it); ';
+  const p = d.policy ? ctx.adjustedP : d.pValue;
+  const pText = `${d.policy ? 'adjusted ' : ''}p = ${p.toPrecision(2)}`;
+  const noiseText = fit.noise === 'exact (no variation)' ? ', the same in every trial' : '';
+  const noisier = calibrated && calibrated.df >= 1 && fit.noise === 'own trials' && !varianceConsistent(fit.sd, fit.df + 1, calibrated.sd, calibrated.df) ? ` Noisier than the A/A calibration (sd ${fmt(fit.sd).replace(/^[+−±]/, '')} vs ${fmt(calibrated.sd).replace(/^[+−±]/, '')}): the calibration may be stale.` : '';
+  const interval = `${fmt(estimate)} [${fmt(low)}, ${fmt(high)}] over ${n} trials${noiseText}`;
+  const significant = p < ctx.alpha;
+  const badUp = direction !== 'decrease-is-bad';
+  const badDown = direction !== 'increase-is-bad';
+  const regressed = significant && ((badUp && estimate >= threshold) || (badDown && estimate <= -threshold));
+  const improved = significant && ((!badUp && estimate >= threshold) || (!badDown && estimate <= -threshold));
+  const excludesRegression = (!badUp || high < threshold) && (!badDown || low > -threshold);
+  const smaller = significant ? ` (a real change, ${fmt(estimate)}, smaller than the threshold)` : '';
+  if (regressed) return { ...base, decided: true, verdict: 'regression', reason: `${prefix}regression: ${interval}; significant (${pText} < ${ctx.alpha}) and beyond the ${fmt(badUp && estimate > 0 ? threshold : -threshold)} threshold.${noisier}` };
+  if (improved) return { ...base, decided: true, verdict: 'improvement', reason: `${prefix}improvement: ${interval}; significant (${pText} < ${ctx.alpha}) and beyond the threshold in the good direction` };
+  if (excludesRegression) {
+    const bound = direction === 'either' ? `within ±${fmt(threshold).slice(1)}` : badUp ? `below ${fmt(threshold)}` : `above ${fmt(-threshold)}`;
+    return { ...base, decided: true, verdict: 'no change', reason: `${prefix}no change: ${interval} lies ${bound}${smaller}.${noisier}` };
   }
-  return { outcome, score, reasons, alpha, trials: trialCount, metrics };
+  // Undecided: say what cannot be excluded, and what would decide it.
+  const worst = badUp && (!badDown || high >= -low) ? `a regression up to ${fmt(high)}` : `a regression down to ${fmt(low)}`;
+  const gap = Math.abs(estimate) >= threshold ? Math.abs(estimate) : threshold - Math.abs(estimate);
+  const needed = gap > 0 ? Math.ceil(((planningCritical + powerQuantile) * fit.sd / gap) ** 2) : Number.POSITIVE_INFINITY;
+  const suggestion = needed > n && needed <= 1_000 ? ` About ${needed} trials would decide it if the change is about ${fmt(estimate)}.` : needed > 1_000 ? ' A change this close to the threshold needs more than 1,000 trials to decide.' : '';
+  const floor = noiseFloor !== undefined && noiseFloor > 2 * threshold ? ` The calibrated noise at ${n} trials lets only changes beyond ${fmt(noiseFloor)} be seen reliably.` : '';
+  return {
+    ...base,
+    decided: false,
+    ...(needed > n && needed <= 1_000 ? { suggestedTrials: needed } : {}),
+    cannotExclude: worst,
+    verdict: 'inconclusive',
+    reason: `${prefix}inconclusive: ${interval} (${pText}); ${worst} cannot be excluded${smaller}.${suggestion}${floor}${noisier}`,
+  };
+}
+
+function experimentVerdict(metrics: readonly MetricVerdict[], ctx: { alpha: number; trials: number; design: ExperimentVerdict['design']; onInconclusive: OnInconclusive }): ExperimentVerdict {
+  const judged = metrics.filter((m) => m.judged);
+  const reasons: string[] = [];
+  const missing = judged.filter((m) => m.verdict === 'no data' && m.policy?.mustHaveData);
+  const regressions = judged.filter((m) => m.verdict === 'regression');
+  const withData = judged.filter((m) => m.verdict !== 'no data');
+  const undecidedCritical = judged.filter((m) => m.policy?.critical && m.verdict === 'inconclusive');
+  const undecided = undecidedCritical.map((m) => `${m.metric}: ${m.cannotExclude ?? 'a regression'} cannot be excluded`);
+  const common = { alpha: ctx.alpha, trials: ctx.trials, design: ctx.design, undecided, metrics };
+  for (const m of regressions) reasons.push(`${m.policy?.critical ? 'critical metric' : 'judged metric'} ${m.metric} regressed: ${m.reason}`);
+  if (regressions.length > 0) return { ...common, outcome: 'regressed', reasons, decided: true };
+  for (const m of missing) reasons.push(`${m.metric} must have data: ${m.reason}`);
+  if (missing.length > 0) return { ...common, outcome: 'no data', reasons, decided: false };
+  if (withData.length === 0) return { ...common, outcome: 'no data', reasons: ['no judged metric has data'], decided: false };
+  const smallReal = withData.filter((m) => m.verdict === 'no change' && m.reason.includes('a real change'));
+  for (const m of smallReal) reasons.push(`${m.metric} changed significantly but less than its threshold: ${m.reason}`);
+  if (undecidedCritical.length === 0) {
+    const criticalCount = withData.filter((m) => m.policy?.critical).length;
+    reasons.unshift(`every critical metric (${criticalCount}) is decided not to regress beyond its threshold and no judged metric regressed (${withData.length} judged)`);
+    return { ...common, outcome: 'passed', reasons, decided: true };
+  }
+  const statement = `undecided after ${ctx.trials} trials: ${undecided.join('; ')}`;
+  if (ctx.onInconclusive === 'pass') return { ...common, outcome: 'passed', reasons: [`PASSED ONLY BECAUSE THE WORKLOAD ACCEPTS INCONCLUSIVE RESULTS (onInconclusive: pass); ${statement}`, ...reasons], decided: false, inconclusivePolicy: 'pass' };
+  if (ctx.onInconclusive === 'fail') return { ...common, outcome: 'regressed', reasons: [`failed because the workload treats inconclusive results as failures (onInconclusive: fail); ${statement}`, ...reasons], decided: false, inconclusivePolicy: 'fail' };
+  return { ...common, outcome: 'inconclusive', reasons: [statement, ...reasons], decided: false };
 }

@@ -25,7 +25,7 @@ export interface StateMeasurement {
    * when the router counted them (exact), else CPU per arm (deployed arms), else the per-request latency shift.
    */
   readonly capacityReclaimed: number;
-  readonly capacityMeasure: 'calls' | 'cpu_seconds' | 'latency_shift';
+  readonly capacityMeasure: 'calls' | 'cpu_per_request' | 'latency_shift';
   readonly capacityInterval: readonly [number, number];
   /** Relative reduction of calls per request to each dependency (router counters), when the router ran. */
   readonly callReduction: Readonly<Record<string, number>>;
@@ -49,7 +49,7 @@ export function measureState(state: string, report: ExperimentReport): StateMeas
   const ranking = report.comparison?.ranking;
   const calls = (arm: string): number => report.fanout.filter((f) => f.arm === arm).reduce((sum, f) => sum + f.fanOut, 0);
   const controlCalls = calls('control');
-  const cpu = metric('cpu_seconds');
+  const cpu = metric('cpu_per_request');
   // Exact call counts decide when a state changes how often the service calls out; otherwise its own CPU does.
   if (controlCalls > 0 && Math.abs(1 - calls('treatment') / controlCalls) > 1e-9) {
     const reclaimed = 1 - calls('treatment') / controlCalls;
@@ -60,7 +60,7 @@ export function measureState(state: string, report: ExperimentReport): StateMeas
     state,
     experimentId: report.experiment.id,
     capacityReclaimed: capacity ? -capacity.estimate : Number.NaN,
-    capacityMeasure: cpu ? 'cpu_seconds' : 'latency_shift',
+    capacityMeasure: cpu ? 'cpu_per_request' : 'latency_shift',
     capacityInterval: capacity ? [-capacity.high, -capacity.low] : [Number.NaN, Number.NaN],
     callReduction,
     ndcgLoss: ranking ? 1 - ranking.ndcg.mean : Number.NaN,

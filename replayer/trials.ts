@@ -1,7 +1,10 @@
 /**
- * Paired trials: `count` separately started trials, each a warm-up then a
- * measurement window. A trial that fails for infrastructure reasons (an arm
- * not ready, unreachable, too many connection errors) is replaced, up to
+ * Paired trials: separately started trials, each a warm-up then a
+ * measurement window, until the sequential judge has decided (`afterTrial`,
+ * asked after every completed trial from `trials.min` on), `trials.max`
+ * trials have completed, or the wall-time `budget` is spent. A trial that
+ * fails for infrastructure reasons (an arm not ready, unreachable, too many
+ * connection errors, a load it did not achieve) is replaced, up to
  * `maxReplacements`; attempted, replaced, excluded and cancelled trials all
  * stay recorded with their reason.
  */
@@ -49,12 +52,19 @@ export interface RunTrialsOptions {
    * and the run continues with the trials that are missing.
    */
   readonly previous?: readonly TrialRecord[];
+  /**
+   * The sequential look, after each completed trial once `trials.min` have completed:
+   * resolves true when the verdict is decided and no further trial is needed.
+   */
+  readonly afterTrial?: (completed: number) => Promise<boolean>;
 }
 
 export interface TrialsResult {
   readonly trials: readonly TrialRecord[];
   readonly completed: number;
   readonly cancelled: boolean;
+  /** Why no further trial started: the judge decided, the maximum was reached, or the wall-time budget ran out. */
+  readonly stoppedBy?: 'decided' | 'max' | 'budget';
 }
 
 const OUTCOME_BATCH = 5_000;
@@ -105,9 +115,15 @@ export async function runTrials(options: RunTrialsOptions): Promise<TrialsResult
     }
   };
   if (trials.length > 0) await persist();
+  const startedMs = clock.now();
+  let stoppedBy: TrialsResult['stoppedBy'] = 'max';
 
-  for (let index = 0; index < workload.trials.count; index++) {
+  for (let index = 0; completed < workload.trials.max; index++) {
     if (trials.some((t) => t.index === index && t.status === 'completed')) continue;
+    if (workload.trials.budget !== undefined && clock.now() - startedMs >= workload.trials.budget) {
+      stoppedBy = 'budget';
+      break;
+    }
     const firstAttempt = 1 + Math.max(0, ...trials.filter((t) => t.index === index).map((t) => t.attempt));
     for (let attempt = firstAttempt; ; attempt++) {
       if (options.signal?.aborted) return { trials, completed, cancelled: true };
@@ -212,6 +228,11 @@ export async function runTrials(options: RunTrialsOptions): Promise<TrialsResult
           });
           continue;
         }
+        if (result.achievedRate < result.targetRate * workload.replay.minAchievedShare) {
+          // A trial that missed its load measured a different experiment: replaced like any infrastructure failure.
+          await replaceOrFail({ index, attempt, status: 'replaced', startedAtMs, endedAtMs: clock.now(), reason: `load failed: achieved ${result.achievedRate.toFixed(1)} of ${result.targetRate} pairs/s (minAchievedShare ${workload.replay.minAchievedShare})`, details });
+          continue;
+        }
         settle({ index, attempt, status: 'completed', startedAtMs, endedAtMs: clock.now(), details });
         completed++;
         await persist();
@@ -220,6 +241,10 @@ export async function runTrials(options: RunTrialsOptions): Promise<TrialsResult
         await Promise.all([deployments.control.stop(), deployments.treatment.stop()]);
       }
     }
+    if (completed >= workload.trials.min && completed < workload.trials.max && options.afterTrial && (await options.afterTrial(completed))) {
+      stoppedBy = 'decided';
+      break;
+    }
   }
-  return { trials, completed, cancelled: false };
+  return { trials, completed, cancelled: false, stoppedBy };
 }

@@ -4,7 +4,10 @@
  * shared by both arms (the machine got busier), a small per-trial drift of
  * each arm alone (placement: what pairing cannot cancel and what makes the
  * trial the unit of inference), per-request lognormal noise, a 0.1% error
- * rate on both arms, and an optional multiplicative shift of the treatment.
+ * rate on both arms, an optional slot bias (the arm started in slot A runs
+ * slower, as a crossover's first-started process can), and an optional
+ * multiplicative shift of the treatment. Slots alternate as DeployedArms
+ * assigns them: even trials put control in slot A.
  */
 import type { RequestOutcome } from '../../core/index.js';
 import { seededRandom } from '../../core/index.js';
@@ -25,7 +28,12 @@ export interface SyntheticOptions {
   readonly armDrift?: number;
   /** sd of log per-request noise. @default 0.25 */
   readonly requestSigma?: number;
+  /** Relative slowdown of the arm in slot A. @default 0 */
+  readonly slotBias?: number;
 }
+
+/** +1 when the treatment ran in slot A of trial t, −1 in slot B (the DeployedArms crossover). */
+export const syntheticSlotSign = (trial: number): 1 | -1 => (trial % 2 === 0 ? -1 : 1);
 
 /** Standard normal by Box–Muller from a seeded stream. */
 function normal(random: () => number): () => number {
@@ -40,7 +48,12 @@ export function syntheticExperiment(options: SyntheticOptions): TrialData[] {
   const trials: TrialData[] = [];
   for (let t = 0; t < options.trials; t++) {
     const drift = Math.exp((options.trialDrift ?? 0.05) * z());
-    const armFactor = { control: 1 + (options.armDrift ?? 0.005) * z(), treatment: (1 + (options.armDrift ?? 0.005) * z()) * (1 + options.shift) };
+    const slotA = 1 + (options.slotBias ?? 0);
+    const treatmentInA = syntheticSlotSign(t) === 1;
+    const armFactor = {
+      control: (1 + (options.armDrift ?? 0.005) * z()) * (treatmentInA ? 1 : slotA),
+      treatment: (1 + (options.armDrift ?? 0.005) * z()) * (1 + options.shift) * (treatmentInA ? slotA : 1),
+    };
     const outcomes: RequestOutcome[] = [];
     for (let r = 0; r < options.records; r++) {
       for (const arm of ['control', 'treatment'] as const) {

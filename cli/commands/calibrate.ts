@@ -21,14 +21,14 @@ export interface CalibrateOptions extends Omit<ReplayOptions, 'treatment' | 'tre
 
 export function formatCalibration(calibration: Calibration): string[] {
   const lines = [
-    `A/A calibration ${calibration.experimentId}: ${calibration.trials} trials, judged in ${calibration.subsets} seeded subsets of ${calibration.configuredTrials}`,
-    `  false-positive rate (any judged metric): ${(calibration.falsePositiveRate * 100).toFixed(1)}%`,
-    `  ${'metric'.padEnd(28)} ${'noise sd'.padStart(9)} ${'floor@n'.padStart(9)} ${'slot bias [95% CI]'.padStart(30)} ${'p'.padStart(7)} ${'FPR'.padStart(6)}`,
+    `A/A calibration ${calibration.experimentId}: ${calibration.trials} trials, replayed as ${calibration.subsets} seeded sequential experiments (looks after trials ${calibration.design.minTrials} to ${calibration.design.maxTrials})`,
+    `  false-positive rate of the judge: ${(calibration.falsePositiveRate * 100).toFixed(1)}% called regressed, ${(calibration.anyMetricFlaggedRate * 100).toFixed(1)}% with any judged metric flagged`,
+    `  ${'metric'.padEnd(28)} ${'noise sd'.padStart(9)} ${'floor@max'.padStart(9)} ${'slot bias [95% CI]'.padStart(30)} ${'p'.padStart(7)} ${'FPR'.padStart(6)}`,
   ];
   for (const [metric, m] of Object.entries(calibration.metrics).sort((a, b) => a[0].localeCompare(b[0]))) {
     const scale = metric.startsWith('error_share') ? 'absolute' : 'relative';
     lines.push(
-      `  ${metric.slice(0, 28).padEnd(28)} ${formatEffect(m.sd, scale).padStart(9)} ${formatEffect(m.noiseFloor, scale).padStart(9)} ${`${formatEffect(m.slotBias.estimate, scale)} [${formatEffect(m.slotBias.low, scale)}, ${formatEffect(m.slotBias.high, scale)}]`.padStart(30)} ${(Number.isFinite(m.slotBias.pValue) ? m.slotBias.pValue.toPrecision(2) : 'n/a').padStart(7)} ${`${(m.falsePositiveRate * 100).toFixed(1)}%`.padStart(6)}`,
+      `  ${metric.slice(0, 28).padEnd(28)} ${formatEffect(m.sd, scale).replace(/^[+−±]/, '').padStart(9)} ${formatEffect(m.noiseFloor, scale).padStart(9)} ${`${formatEffect(m.slotBias.estimate, scale)} [${formatEffect(m.slotBias.low, scale)}, ${formatEffect(m.slotBias.high, scale)}]`.padStart(30)} ${(Number.isFinite(m.slotBias.pValue) ? m.slotBias.pValue.toPrecision(2) : 'n/a').padStart(7)} ${`${(m.falsePositiveRate * 100).toFixed(1)}%`.padStart(6)}`,
     );
   }
   return lines;
@@ -37,8 +37,8 @@ export function formatCalibration(calibration: Calibration): string[] {
 export async function run(options: CalibrateOptions, ctx: CliContext): Promise<number> {
   const { config } = await loadCommandConfig(options, ctx);
   const configured = findWorkload(config, options.workload);
-  // Enough trials that subsets of the configured count differ from each other.
-  const trials = options.trials !== undefined ? parsePositiveInteger(options.trials, '--trials') : Math.max(10, configured.trials.count * 3);
+  // At least as many trials as the workload's longest experiment, so its sequential judge can be replayed in full.
+  const trials = options.trials !== undefined ? parsePositiveInteger(options.trials, '--trials') : Math.max(10, configured.trials.max);
   const workload = controlAgainstControl(withOverrides(configured, { ...options, trials: String(trials) }));
   const subsets = options.subsets !== undefined ? parsePositiveInteger(options.subsets, '--subsets') : 200;
   const seed = options.seed !== undefined ? parsePositiveInteger(options.seed, '--seed') : undefined;
@@ -51,7 +51,7 @@ export async function run(options: CalibrateOptions, ctx: CliContext): Promise<n
       clock: systemClock,
       sharedSource,
       kind: 'calibration',
-      spec: { calibrates: configured.name, configuredTrials: configured.trials.count },
+      spec: { calibrates: configured.name, design: { minTrials: configured.trials.min, maxTrials: configured.trials.max } },
       deployed: options.control === undefined && workload.arms?.control.deploy !== undefined,
       arms: (router) => armsFor(workload, replayOptions, router),
       ...(seed !== undefined ? { seed } : {}),
@@ -71,9 +71,9 @@ export async function run(options: CalibrateOptions, ctx: CliContext): Promise<n
       experimentId: result.experimentId,
       workload: configured.name,
       createdAtMs: Date.now(),
-      policies: metricPolicies(configured.checks, [...new Set(metrics.map((m) => m.metric))]),
+      policies: metricPolicies(configured.checks),
       slotSigns: data.slotSigns,
-      configuredTrials: configured.trials.count,
+      design: { minTrials: configured.trials.min, maxTrials: configured.trials.max },
       seed: result.seed,
       subsets,
       alpha: configured.harness.alpha,

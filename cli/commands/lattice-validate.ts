@@ -97,7 +97,7 @@ export async function validate(options: ValidateOptions, ctx: CliContext): Promi
     else {
       ctx.out(`lattice ${lattice.name}, workload ${options.workload}: ${result.ok ? 'keeps its promise' : 'BREAKS its promise'}`);
       ctx.out(`  ${'state'.padEnd(8)} ${'capacity reclaimed'.padStart(20)} ${'NDCG loss'.padStart(10)} ${'no-result'.padStart(10)}  experiment`);
-      for (const s of result.states) ctx.out(`  ${s.state.padEnd(8)} ${`${(s.capacityReclaimed * 100).toFixed(1)}% (${s.capacityMeasure === 'cpu_seconds' ? 'CPU' : s.capacityMeasure === 'calls' ? 'calls' : 'latency'})`.padStart(20)} ${s.ndcgLoss.toFixed(4).padStart(10)} ${`${(s.noResultShare * 100).toFixed(2)}%`.padStart(10)}  ${s.experimentId}`);
+      for (const s of result.states) ctx.out(`  ${s.state.padEnd(8)} ${`${(s.capacityReclaimed * 100).toFixed(1)}% (${s.capacityMeasure === 'cpu_per_request' ? 'CPU' : s.capacityMeasure === 'calls' ? 'calls' : 'latency'})`.padStart(20)} ${s.ndcgLoss.toFixed(4).padStart(10)} ${`${(s.noResultShare * 100).toFixed(2)}%`.padStart(10)}  ${s.experimentId}`);
       for (const c of result.checks) ctx.out(`  ${c.ok ? 'ok  ' : 'FAIL'} ${c.name}: ${c.detail}`);
     }
     return result.ok ? ExitCode.ok : ExitCode.regression;

@@ -45,12 +45,14 @@ export function armsFor(workload: WorkloadConfig, options: ReplayOptions, router
 }
 
 export function withOverrides(workload: WorkloadConfig, options: ReplayOptions): WorkloadConfig {
+  const trials = options.trials !== undefined ? parsePositiveInteger(options.trials, '--trials') : undefined;
   return {
     ...workload,
     replay: { ...workload.replay, ...(options.rate !== undefined ? { rate: parsePositiveNumber(options.rate, '--rate', 'pairs per second') } : {}) },
     trials: {
       ...workload.trials,
-      ...(options.trials !== undefined ? { count: parsePositiveInteger(options.trials, '--trials') } : {}),
+      // A plain replay has no judge to stop it: it runs the most trials the workload allows, or exactly --trials.
+      ...(trials !== undefined ? { count: trials, min: trials, max: trials } : {}),
       ...(options.warmup !== undefined ? { warmup: parseDurationFlag(options.warmup, '--warmup') } : {}),
       ...(options.measure !== undefined ? { measure: parseDurationFlag(options.measure, '--measure') } : {}),
     },

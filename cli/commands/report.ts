@@ -30,8 +30,9 @@ export function workloadFor(config: TandemConfig, name: string, ctx: CliContext)
 }
 
 export function exitCodeForReport(report: ExperimentReport): number {
-  if (report.experiment.status === 'cancelled' || report.experiment.status === 'failed') return ExitCode.failure;
-  return report.verdict.outcome === 'passed' ? ExitCode.ok : report.verdict.outcome === 'regressed' ? ExitCode.regression : ExitCode.noVerdict;
+  if (report.experiment.status === 'cancelled' || (report.experiment.status === 'failed' && report.verdict.outcome !== 'no data')) return ExitCode.failure;
+  const byOutcome = { passed: ExitCode.ok, regressed: ExitCode.regression, inconclusive: ExitCode.inconclusive, 'no data': ExitCode.noVerdict } as const;
+  return byOutcome[report.verdict.outcome];
 }
 
 export function render(report: ExperimentReport, format: Format): string {
@@ -53,7 +54,7 @@ export async function run(experimentId: string, options: ReportOptions, ctx: Cli
     await store.experiments.put({
       ...record,
       updatedAtMs: Math.max(Date.now(), record.updatedAtMs + 1),
-      verdict: { ...(record.verdict ?? {}), outcome: report.verdict.outcome, score: report.verdict.score, reasons: report.verdict.reasons, judgedAt: report.generatedAt, metrics: report.metrics.filter((m) => m.judged).map((m) => ({ metric: m.metric, verdict: m.verdict, estimate: m.estimate, low: m.low, high: m.high })) },
+      verdict: { ...(record.verdict ?? {}), outcome: report.verdict.outcome, reasons: report.verdict.reasons, decided: report.verdict.decided, undecided: report.verdict.undecided, judgedAt: report.generatedAt, metrics: report.metrics.filter((m) => m.judged).map((m) => ({ metric: m.metric, verdict: m.verdict, estimate: m.estimate, low: m.low, high: m.high })) },
     });
     const text = render(report, format);
     if (options.out !== undefined) {

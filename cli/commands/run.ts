@@ -2,16 +2,19 @@
  * `tandem run <workload>`: one experiment now, in this process (the inline
  * queue), whatever queue the config names: queued → running → verdict, then
  * the report. `--aa --every 6h` repeats an A/A calibration on a schedule.
- * Exit 0 passed, 1 regressed, 2 cancelled or failed (4: no verdict).
+ * Exit 0 passed, 1 regressed, 2 cancelled or failed, 4 no verdict, 5
+ * inconclusive. A progress line follows the trials and each sequential look.
  */
 import { systemClock } from '../../core/index.js';
 import { createStore } from '../../store/index.js';
-import { InlineQueue, latestCalibration } from '../../executor/index.js';
+import { InlineQueue, endedWithoutVerdict, formatLook, latestCalibration, type LookSummary } from '../../executor/index.js';
 import { evaluateExperiment } from '../../harness/index.js';
-import { ExitCode } from '../exit-codes.js';
+import { ExitCode, exitCodeForRecord } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext } from '../cli-context.js';
 import { parseDurationFlag, parsePositiveInteger } from '../arguments.js';
 import { requestFromFlags, runnerFor, workloadLimits, type ExperimentFlags } from '../experiment-options.js';
+import { progressLine } from './replay.js';
+
 import { exitCodeForReport, render, workloadFor } from './report.js';
 
 export interface RunOptions extends ExperimentFlags {
@@ -27,7 +30,16 @@ export async function run(workloadName: string, options: RunOptions, ctx: CliCon
   const times = options.times !== undefined ? parsePositiveInteger(options.times, '--times') : everyMs === undefined ? 1 : Number.POSITIVE_INFINITY;
   const format = (options.format ?? (options.json ? 'json' : 'md')) as 'json' | 'md' | 'html';
   const store = createStore(config.store, { cwd: ctx.cwd, env: ctx.env });
-  const queue = new InlineQueue({ store, clock: systemClock, run: runnerFor(config, store, ctx.cwd), concurrency: 1, workloadLimits: workloadLimits(config) });
+  const configured = config.workloads.find((w) => w.name === workloadName)!;
+  const trials = progressLine(ctx, request.overrides?.trials ?? request.overrides?.maxTrials ?? configured.trials.max);
+  const show = {
+    onProgress: trials,
+    onLook: (look: LookSummary) => {
+      if (process.stderr.isTTY) process.stderr.write('\r\x1b[2K');
+      ctx.err(formatLook(look));
+    },
+  };
+  const queue = new InlineQueue({ store, clock: systemClock, run: runnerFor(config, store, ctx.cwd, show), concurrency: 1, workloadLimits: workloadLimits(config) });
   const onAbort = (): void => void queue.close();
   ctx.signal?.addEventListener('abort', onAbort, { once: true });
   try {
@@ -44,10 +56,11 @@ export async function run(workloadName: string, options: RunOptions, ctx: CliCon
       const submitted = await queue.submit(request);
       ctx.err(`${submitted.deduplicated ? 'already submitted' : 'running'}: experiment ${submitted.id} (${request.kind}, ${request.workload}, stage ${request.stage})`);
       await queue.idle();
+      if (process.stderr.isTTY) process.stderr.write('\n');
       const record = (await store.experiments.get(submitted.id))!;
-      if (record.status === 'cancelled' || record.status === 'failed') {
+      if (record.status === 'cancelled' || (record.status === 'failed' && !endedWithoutVerdict(record))) {
         ctx.err(`experiment ${record.id} ${record.status}${record.reason ? `: ${record.reason}` : ''}`);
-        code = ExitCode.failure;
+        code = exitCodeForRecord(record);
         continue;
       }
       if (request.kind !== 'experiment') {

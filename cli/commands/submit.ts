@@ -15,7 +15,7 @@ import { createStore, type Store } from '../../store/index.js';
 import { InlineQueue, createQueued, experimentIdFor, isTerminal, parseRequest, transition } from '../../executor/index.js';
 import { selectForChange, type ChangeSelection } from '../../triggers/index.js';
 import { escapeMarkdownCell } from '../../harness/index.js';
-import { ExitCode } from '../exit-codes.js';
+import { ExitCode, exitCodeForRecords } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext } from '../cli-context.js';
 import { queueFor, requestFromFlags, type ExperimentFlags } from '../experiment-options.js';
 
@@ -49,11 +49,6 @@ async function waitAll(store: Store, ids: readonly string[], deadlineMs: number,
   }
 }
 
-export function exitCodeForRecords(records: readonly ExperimentRecord[]): number {
-  if (records.some((r) => r.status === 'regressed')) return ExitCode.regression;
-  if (records.some((r) => r.status === 'cancelled' || r.status === 'failed' || !isTerminal(r.status))) return ExitCode.failure;
-  return ExitCode.ok;
-}
 
 export async function run(workloadName: string | undefined, options: SubmitOptions, ctx: CliContext): Promise<number> {
   const { config } = await loadCommandConfig(options, ctx);

@@ -1,21 +1,17 @@
 /**
  * `tandem wait <id> [--timeout 30m]`: block until the experiment ends; the
  * exit code is its verdict (0 passed or completed, 1 regressed, 2 cancelled,
- * failed or timed out).
+ * failed or timed out, 4 no verdict, 5 inconclusive).
  */
-import { UsageError, systemClock, type ExperimentStatus } from '../../core/index.js';
+import { UsageError, systemClock } from '../../core/index.js';
 import { createStore } from '../../store/index.js';
 import { isTerminal } from '../../executor/index.js';
-import { ExitCode } from '../exit-codes.js';
+import { ExitCode, exitCodeForRecord } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
 import { parseDurationFlag } from '../arguments.js';
 
 export interface WaitOptions extends GlobalOptions {
   readonly timeout?: string;
-}
-
-export function exitCodeForStatus(status: ExperimentStatus): number {
-  return status === 'passed' || status === 'completed' ? ExitCode.ok : status === 'regressed' ? ExitCode.regression : ExitCode.failure;
 }
 
 export async function run(id: string, options: WaitOptions, ctx: CliContext): Promise<number> {
@@ -29,7 +25,7 @@ export async function run(id: string, options: WaitOptions, ctx: CliContext): Pr
       if (!record) throw new UsageError(`no experiment ${JSON.stringify(id)} in the store at ${store.location}`);
       if (isTerminal(record.status)) {
         ctx.out(options.json ? JSON.stringify({ id, status: record.status, ...(record.reason ? { reason: record.reason } : {}), verdict: record.verdict ?? null }) : `${id}: ${record.status}${record.reason ? ` (${record.reason})` : ''}`);
-        return exitCodeForStatus(record.status);
+        return exitCodeForRecord(record);
       }
       if (Date.now() >= deadline) {
         ctx.err(`${id}: still ${record.status} after ${timeoutMs / 1000} s`);

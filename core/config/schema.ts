@@ -153,7 +153,7 @@ const detector = z.strictObject({
 });
 
 const check = z.strictObject({
-  metric: z.string().min(1).describe('Metric judged, e.g. latency_p99, error_share, cpu_seconds.'),
+  metric: z.string().min(1).describe('Metric judged, e.g. latency_shift, latency_p99, error_share, cpu_per_request, or a scraped counter.'),
   direction: z.enum(['increase-is-bad', 'decrease-is-bad', 'either']).default('increase-is-bad'),
   threshold: z.number().min(0).max(10).optional().describe('Practical threshold as a relative change (0.02 = 2%); defaults to 2% for latency, 1% for CPU.'),
   critical: z.boolean().default(false).describe('A regression of this metric fails the experiment on its own.'),
@@ -169,9 +169,19 @@ const ranking = z.strictObject({
 });
 
 const harness = z.strictObject({
+  passScore: z
+    .unknown()
+    .optional()
+    .refine((v) => v === undefined, {
+      error: 'passScore was removed: the verdict no longer votes. An experiment passes only when every critical metric is decided not to regress and no judged metric regressed; mark metrics critical or not with `checks`, and choose harness.onInconclusive (docs/harness.md)',
+    })
+    .describe('Removed (the voting score); setting it is an error that says what replaced it.'),
   alpha: z.number().gt(0).lt(0.5).default(0.05).describe('False discovery rate across the metrics of one experiment (Benjamini–Hochberg).'),
   minPoints: z.number().int().min(1).default(50).describe('A metric with fewer data points (paired records or scraped samples) is "no data", never a pass.'),
-  passScore: z.number().min(0).max(1).default(0.75).describe('Share of judged metrics that must not regress; a critical metric regressing fails on its own.'),
+  onInconclusive: z
+    .enum(['pass', 'fail', 'inconclusive'])
+    .default('inconclusive')
+    .describe('What an experiment becomes when a critical metric is still undecided at the last trial: inconclusive (exit 5, the default), passed (the report says so prominently) or failed (regressed).'),
   checksModule: z.string().min(1).optional().describe('TypeScript or JavaScript module exporting programmable checks (defineChecks): during checks run with the monitors, final checks and fuzz properties at the end.'),
   responses: z
     .strictObject({
@@ -183,6 +193,10 @@ const harness = z.strictObject({
     .optional()
     .describe('Compare responses (requires replay.compareResponses).'),
 });
+
+/** The sequential judge's default design: first look after 4 trials, at most 12 (docs/harness.md). */
+export const DEFAULT_MIN_TRIALS = 4;
+export const DEFAULT_MAX_TRIALS = 12;
 
 const workload = z.strictObject({
     name,
@@ -217,16 +231,31 @@ const workload = z.strictObject({
       .prefault({}),
     trials: z
       .strictObject({
-        count: z.number().int().min(1).max(1000).default(5).describe('Paired trials; the trial is the unit of inference.'),
+        min: z.number().int().min(2).max(1000).optional().describe('First look of the sequential judge: the verdict is looked at after every completed trial from this one on. @default 4'),
+        max: z.number().int().min(2).max(1000).optional().describe('Last trial: a critical metric still undecided then makes the experiment inconclusive. @default 12'),
+        count: z.number().int().min(1).max(1000).optional().describe('Fixed horizon: exactly this many trials and one look at the end (min = max = count); not with min or max.'),
+        budget: positiveDuration.optional().describe('Wall time after which no further trial starts; still undecided then is inconclusive.'),
         warmup: duration.prefault('10s').describe('Start of each trial whose outcomes are discarded.'),
         measure: positiveDuration.prefault('30s').describe('Measurement window of each trial.'),
-        maxReplacements: z.number().int().min(0).default(2).describe('Trials failed for infrastructure reasons that may be replaced.'),
+        maxReplacements: z.number().int().min(0).default(2).describe('Trials failed for infrastructure reasons (an arm not ready, a load not achieved) that may be replaced.'),
         allowFingerprintMismatch: z.boolean().default(false).describe('Keep trials whose arms ran on different machines.'),
         slotCpus: z
           .array(z.string().regex(/^\d+(-\d+)?(,\d+(-\d+)?)*$/, { error: 'must be a CPU list like "0" or "0-1,4"' }))
           .length(2)
           .optional()
           .describe('CPU lists (taskset -c) of slot A and slot B for deployed arms; arms swap slots every trial.'),
+      })
+      .superRefine((t, ctx) => {
+        if (t.count !== undefined && (t.min !== undefined || t.max !== undefined)) ctx.addIssue({ code: 'custom', message: 'give either count (a fixed horizon) or min and max (sequential), not both', path: ['count'] });
+        const min = t.min ?? DEFAULT_MIN_TRIALS;
+        const max = t.max ?? Math.max(min, DEFAULT_MAX_TRIALS);
+        if (t.count === undefined && min > max) ctx.addIssue({ code: 'custom', message: `min (${min}) must be <= max (${max})`, path: ['min'] });
+      })
+      .transform((t) => {
+        const min = t.count ?? t.min ?? DEFAULT_MIN_TRIALS;
+        const max = t.count ?? t.max ?? Math.max(min, DEFAULT_MAX_TRIALS);
+        // `count` stays as the most trials a run may take, for code and records that read it.
+        return { ...t, min, max, count: max };
       })
       .prefault({}),
     dependencies: z.array(dependency).default([]).describe("The SUT's downstream calls and how the egress router contains them."),

@@ -7,7 +7,7 @@
 import { systemClock, type ExperimentRecord, type TandemConfig } from '../../core/index.js';
 import type { Store } from '../../store/index.js';
 import { writeFileAtomic } from '../../store/index.js';
-import { isTerminal, parseRequest, type ExperimentQueue } from '../../executor/index.js';
+import { formatLook, isTerminal, parseRequest, type ExperimentQueue, type LookSummary } from '../../executor/index.js';
 import { evaluateExperiment, renderHtml, type ExperimentReport } from '../../harness/index.js';
 
 export interface ExperimentStepOptions {
@@ -28,22 +28,26 @@ export interface ExperimentStepResult {
   readonly status: string;
   readonly report: ExperimentReport;
   readonly reportPath: string;
+  /** Wall time from submission to the stored verdict. */
+  readonly seconds: number;
 }
 
 const pollMs = 250;
 
-function describeTrials(record: ExperimentRecord, count: number): string {
+function describeTrials(record: ExperimentRecord, max: number): string {
   const done = record.trials.filter((t) => t.status === 'completed').length;
   const running = record.trials.find((t) => t.status === 'running');
-  return running ? `trial ${running.index + 1}/${count} running (${done} done)` : `${done}/${count} trials done`;
+  return running ? `trial ${running.index + 1} running (${done} done, at most ${max})` : `${done} trial(s) done`;
 }
 
 export async function runExperimentStep(options: ExperimentStepOptions): Promise<ExperimentStepResult> {
   const workload = options.config.workloads.find((w) => w.name === 'ranking')!;
   const request = parseRequest({ workload: 'ranking', stage: 'diff', change: options.change, ...(options.treatmentRevision ? { treatmentRevision: options.treatmentRevision } : {}) });
   const { id } = await options.queue.submit(request);
-  const deadline = Date.now() + options.timeoutMs;
+  const started = Date.now();
+  const deadline = started + options.timeoutMs;
   let record: ExperimentRecord | undefined;
+  let looks = 0;
   for (;;) {
     record = await options.store.experiments.get(id);
     if (record && isTerminal(record.status)) break;
@@ -55,13 +59,17 @@ export async function runExperimentStep(options: ExperimentStepOptions): Promise
       await options.queue.cancel(id, 'demo step timed out');
       throw new Error(`experiment ${id} did not finish within ${options.timeoutMs / 1000} s (status ${record?.status ?? 'unknown'})`);
     }
-    options.progress(`experiment ${id}: ${record ? `${record.status}, ${describeTrials(record, workload.trials.count)}` : 'queued'}`);
+    // Each sequential look the executor stored: its estimates and whether the judge has decided.
+    const lookEvents = record ? (await options.store.experiments.events(id)).filter((e) => e.type === 'look') : [];
+    for (const event of lookEvents.slice(looks)) options.progress(formatLook(event.data as unknown as LookSummary));
+    looks = lookEvents.length;
+    options.progress(`experiment ${id}: ${record ? `${record.status}, ${describeTrials(record, workload.trials.max)}` : 'queued'}`);
     // An abort ends the wait early; the loop then cancels the experiment.
     await systemClock.sleep(pollMs, options.signal).catch(() => undefined);
   }
   const report = await evaluateExperiment(options.store, id, { workload });
   await writeFileAtomic(options.reportPath, renderHtml(report));
-  return { id, status: record.status, report, reportPath: options.reportPath };
+  return { id, status: record.status, report, reportPath: options.reportPath, seconds: (Date.now() - started) / 1000 };
 }
 
 /** "+4.9% [+4.8%, +5.0%]" for a metric of the report, or undefined when it has no estimate. */

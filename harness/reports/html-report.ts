@@ -9,6 +9,7 @@
 import type { ExperimentReport } from '../evaluate.js';
 import { formatEffect } from '../verdict.js';
 import { escapeHtml as e } from './escape.js';
+import { sequentialText } from './sequential-text.js';
 import { barChart, intervalChart, lineChart } from './svg-charts.js';
 
 const COLORS = { control: '#1f77b4', treatment: '#d62728' } as const;
@@ -31,8 +32,9 @@ function metricsTable(report: ExperimentReport, judged: boolean): string {
 export function renderHtml(report: ExperimentReport): string {
   const { experiment, verdict } = report;
   const sections: string[] = [];
-  sections.push(`<h1><span class="${verdict.outcome === 'passed' ? 'good' : verdict.outcome === 'regressed' ? 'bad' : 'warn'}">${e(verdict.outcome)}</span> ${e(experiment.workload)}</h1>
-<p class="meta">experiment ${e(experiment.id)} · status ${e(experiment.status)} · seed ${e(experiment.seed)} · ${e(verdict.trials)} trial(s) judged · α ${e(verdict.alpha)} · created ${e(experiment.createdAt)}</p>
+  sections.push(`<h1><span class="${verdict.outcome === 'passed' && !verdict.inconclusivePolicy ? 'good' : verdict.outcome === 'regressed' ? 'bad' : 'warn'}">${e(verdict.outcome)}</span> ${e(experiment.workload)}</h1>
+<p class="meta">experiment ${e(experiment.id)} · status ${e(experiment.status)} · seed ${e(experiment.seed)} · ${e(verdict.trials)} trial(s) judged (${e(sequentialText(report))}) · α ${e(verdict.alpha)} · created ${e(experiment.createdAt)}</p>
+${verdict.outcome === 'inconclusive' || verdict.inconclusivePolicy ? `<p class="banner warn"><strong>Inconclusive${verdict.inconclusivePolicy === 'pass' ? ', passed only because the workload accepts inconclusive results' : verdict.inconclusivePolicy === 'fail' ? ', failed because the workload treats inconclusive results as failures' : ''}.</strong> ${verdict.undecided.map((u) => e(u)).join('; ')}</p>` : ''}
 <ul>${verdict.reasons.map((r) => `<li>${e(r)}</li>`).join('')}</ul>`);
   if (report.cancellation) sections.push(`<p class="bad">Cancelled by detector ${e(report.cancellation.detector)}: ${e(report.cancellation.reason)}</p>`);
   sections.push(`<h2>Judged metrics</h2>${metricsTable(report, true) || '<p class="empty">none</p>'}`);
@@ -56,6 +58,11 @@ export function renderHtml(report: ExperimentReport): string {
       return `<h3>${e(m.metric)} <span class="${VERDICT_CLASS[m.verdict] ?? ''}">${e(m.verdict)}</span></h3>${intervalChart(`per-trial effects of ${m.metric}`, rows, m.policy?.threshold ?? 0, (v) => formatEffect(v, m.scale))}`;
     })
     .join('\n');
+  const narrowing = report.metrics
+    .filter((m) => m.policy?.critical && m.looks.length > 1)
+    .map((m) => `<h3>${e(m.metric)}</h3>${intervalChart(`${m.metric} after each look`, m.looks.map((l) => ({ label: `after ${l.trials} trials`, estimate: l.estimate, low: l.low, high: l.high })), m.policy?.threshold ?? 0, (v) => formatEffect(v, m.scale))}`)
+    .join('\n');
+  if (narrowing) sections.push(`<h2>How the intervals narrowed</h2><p class="meta">The estimate and its confidence-sequence interval (valid at every look) after each completed trial; the judge stopped when every critical metric was decided.</p>${narrowing}`);
   sections.push(`<h2>Per-trial effects</h2><p class="meta">Dots are each trial's effect with its within-trial 95% interval; the last row is the estimate across trials. The green band is ±threshold.</p>${perTrial || '<p class="empty">no judged metric has data</p>'}`);
 
   if (report.detectors.length > 0) {
@@ -108,7 +115,7 @@ export function renderHtml(report: ExperimentReport): string {
 body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1100px;color:#222;padding:0 16px}
 table{border-collapse:collapse;width:100%;margin:8px 0}th,td{border-bottom:1px solid #e4e4e4;padding:4px 6px;text-align:left;vertical-align:top}
 td.n{text-align:right;font-variant-numeric:tabular-nums}td.why{font-size:12px;color:#555}
-.good{color:#176f2c}.bad{color:#b00020}.warn{color:#9a6700}.ok{color:#444}.meta,.empty{color:#666;font-size:12px}
+.banner{border:1px solid #9a6700;background:#fff8e1;padding:8px 12px}.good{color:#176f2c}.bad{color:#b00020}.warn{color:#9a6700}.ok{color:#444}.meta,.empty{color:#666;font-size:12px}
 .tag{font-size:11px;background:#eee;border-radius:3px;padding:0 4px}.tick{font-size:11px;fill:#555}.axis,.legend{font-size:12px}
 code{background:#f4f4f4;padding:0 3px;word-break:break-all}svg{max-width:100%;height:auto}
 </style></head><body>

@@ -7,8 +7,9 @@
 import type { ExperimentReport } from '../evaluate.js';
 import { formatEffect } from '../verdict.js';
 import { escapeMarkdownCell as cell } from './escape.js';
+import { sequentialText } from './sequential-text.js';
 
-const ICON: Readonly<Record<string, string>> = { passed: '✅', regressed: '❌', 'no data': '⚠️' };
+const ICON: Readonly<Record<string, string>> = { passed: '✅', regressed: '❌', inconclusive: '❔', 'no data': '⚠️' };
 
 const number = (value: number, digits = 2): string => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
 
@@ -16,8 +17,12 @@ export function renderMarkdown(report: ExperimentReport): string {
   const lines: string[] = [];
   const { experiment, verdict } = report;
   lines.push(`### ${ICON[verdict.outcome] ?? ''} Tandem: ${cell(verdict.outcome)} — ${cell(experiment.workload)} (${cell(experiment.id)})`, '');
+  if (verdict.outcome === 'inconclusive' || verdict.inconclusivePolicy) {
+    const how = verdict.inconclusivePolicy === 'pass' ? 'passed only because the workload accepts inconclusive results' : verdict.inconclusivePolicy === 'fail' ? 'failed because the workload treats inconclusive results as failures' : 'not passed: more trials, or a less noisy setup, are needed';
+    lines.push(`> **Inconclusive (${how}).** ${verdict.undecided.map(cell).join('; ')}`, '');
+  }
   for (const reason of verdict.reasons) lines.push(`- ${cell(reason)}`);
-  lines.push('', `${verdict.trials} trial(s) judged, seed ${experiment.seed}, α = ${verdict.alpha} (Benjamini–Hochberg across judged metrics).`, '');
+  lines.push('', `${verdict.trials} trial(s) judged (${sequentialText(report)}), seed ${experiment.seed}, α = ${verdict.alpha} (Benjamini–Hochberg across judged metrics).`, '');
   const judged = report.metrics.filter((m) => m.judged);
   if (judged.length > 0) {
     lines.push('| Metric | Control | Treatment | Effect | 95% CI | Verdict | Why |', '| --- | ---: | ---: | ---: | --- | --- | --- |');
@@ -34,6 +39,8 @@ export function renderMarkdown(report: ExperimentReport): string {
     const moved = reported.filter((m) => m.pValue < verdict.alpha).map((m) => `${cell(m.metric)} ${formatEffect(m.estimate, m.scale)}`);
     lines.push(`${reported.length} other counter(s) reported, not judged${moved.length > 0 ? `; moved (unadjusted p < ${verdict.alpha}): ${moved.slice(0, 10).join(', ')}${moved.length > 10 ? ', …' : ''}` : ''}.`, '');
   }
+  const narrowing = lookTable(report);
+  if (narrowing.length > 0) lines.push(...narrowing, '');
   if (report.cancellation) lines.push(`**Cancelled** by detector ${cell(report.cancellation.detector)}: ${cell(report.cancellation.reason)}`, '');
   if (report.excludedTrials.length > 0) {
     lines.push('**Trials left out:**');
@@ -61,4 +68,20 @@ export function renderMarkdown(report: ExperimentReport): string {
   if (report.calibration) lines.push(`Calibrated by A/A run ${cell(report.calibration.experimentId)} (${report.calibration.trials} trials, false-positive rate ${number(report.calibration.falsePositiveRate * 100, 1)}%).`, '');
   for (const note of report.notes) lines.push(`> ${cell(note)}`);
   return `${lines.join('\n').trimEnd()}\n`;
+}
+
+/** How each critical metric's interval narrowed, look by look. */
+function lookTable(report: ExperimentReport): string[] {
+  const critical = report.metrics.filter((m) => m.policy?.critical && m.looks.length > 1);
+  if (critical.length === 0) return [];
+  const lines = ['**How the intervals narrowed** (confidence sequence, valid at every look):', '', `| Trials | ${critical.map((m) => cell(m.metric)).join(' | ')} |`, `| ---: | ${critical.map(() => '---').join(' | ')} |`];
+  const counts = [...new Set(critical.flatMap((m) => m.looks.map((l) => l.trials)))].sort((a, b) => a - b);
+  for (const n of counts) {
+    const cells = critical.map((m) => {
+      const look = m.looks.find((l) => l.trials === n);
+      return look ? `${formatEffect(look.estimate, m.scale)} [${formatEffect(look.low, m.scale)}, ${formatEffect(look.high, m.scale)}]` : '';
+    });
+    lines.push(`| ${n} | ${cells.join(' | ')} |`);
+  }
+  return lines;
 }

@@ -38,7 +38,9 @@ describe('tandem replay', () => {
     expect(summary.arms.treatment!.errors).toBe(0);
     const record = await store.experiments.get(summary.experimentId);
     expect(record).toMatchObject({ status: 'completed', seed: 5, workload: 'ranking' });
-    expect((await store.experiments.events(summary.experimentId)).map((e) => e.message)).toEqual(['running', 'completed']);
+    const events = await store.experiments.events(summary.experimentId);
+    expect(events.filter((e) => e.type === 'status').map((e) => e.message)).toEqual(['running', 'completed']);
+    expect(events.find((e) => e.type === 'trials-stopped')?.message).toBe('stopped after 2 trial(s): the maximum of 2 trials was reached');
     // Identical builds on both sides of a pair answer identically: the latency fault changes no result.
     const hashes = new Map<string, Set<string>>();
     for await (const o of store.outcomes.read(summary.experimentId)) hashes.set(`${o.trial}:${o.recordId}`, (hashes.get(`${o.trial}:${o.recordId}`) ?? new Set()).add(o.bodyHash));

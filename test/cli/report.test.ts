@@ -80,8 +80,8 @@ describe('tandem report', () => {
     const control = await service({ note: 'same' });
     const calibration = await runCli(['calibrate', '--workload', 'svc', '--control', control, '--trials', '6', '--subsets', '50', '--seed', '4', '--json'], { cwd: dir });
     expect(calibration.code, calibration.err).toBe(0);
-    const result = JSON.parse(calibration.out) as { experimentId: string; trials: number; configuredTrials: number; subsets: number; falsePositiveRate: number; metrics: Record<string, { sd: number; noiseFloor: number; slotBias: { pValue: number } }> };
-    expect(result).toMatchObject({ trials: 6, configuredTrials: 3, subsets: 50 });
+    const result = JSON.parse(calibration.out) as { experimentId: string; trials: number; design: unknown; subsets: number; falsePositiveRate: number; metrics: Record<string, { sd: number; noiseFloor: number; slotBias: { pValue: number } }> };
+    expect(result).toMatchObject({ trials: 6, design: { minTrials: 3, maxTrials: 3 }, subsets: 50 });
     expect(result.metrics.error_share!.sd).toBe(0);
     expect(result.metrics.latency_mean!.noiseFloor).toBeGreaterThan(0);
     expect(result.falsePositiveRate).toBeGreaterThanOrEqual(0);

@@ -39,7 +39,7 @@ async function project(): Promise<Project> {
       '    checks:',
       '      - { metric: latency_shift, critical: false }',
       '      - { metric: latency_p99, critical: false }',
-      '    harness: { passScore: 0, minPoints: 20 }',
+      '    harness: { minPoints: 20 }',
       '',
     ].join('\n'),
   );

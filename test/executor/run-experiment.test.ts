@@ -22,7 +22,6 @@ export async function executorProject(extraConfig: string[] = []): Promise<strin
       '    checks:',
       '      - { metric: latency_shift, critical: false }',
       '      - { metric: latency_p99, critical: false }',
-      '    harness: { passScore: 0 }',
     ],
     simpleCorpus(2_000),
     'tandem-executor-',

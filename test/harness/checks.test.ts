@@ -91,7 +91,7 @@ describe('LiveOutcomes', () => {
 });
 
 describe('final checks', () => {
-  const verdict = judge([], { policies: metricPolicies([], []) });
+  const verdict = judge([], { policies: metricPolicies([]) });
 
   it('report failures, including checks that throw, without stopping the others', async () => {
     const results = await runFinalChecks(

@@ -22,6 +22,8 @@ const metric = (name: string, judged: boolean): MetricVerdict => ({
   minimumDetectableEffect: 0.03,
   df: 1,
   noise: 'own trials',
+  decided: true,
+  looks: [{ trials: 2, estimate: 0.1, low: 0.05, high: 0.15 }, { trials: 3, estimate: 0.1, low: 0.06, high: 0.14 }],
   verdict: 'regression',
   reason: `regression because ${HOSTILE}`,
 });
@@ -32,7 +34,7 @@ function hostileReport(): ExperimentReport {
     schema: REPORT_SCHEMA,
     generatedAt: '2026-11-30T12:00:00.000Z',
     experiment: { id: 'exp-1', workload: `w${HOSTILE}`, status: 'completed', seed: 1, createdAt: 'c', updatedAt: 'u', reason: HOSTILE, spec: {} },
-    verdict: { outcome: 'regressed', score: 0.5, reasons: [HOSTILE], alpha: 0.05, trials: 2 },
+    verdict: { outcome: 'inconclusive', reasons: [HOSTILE], alpha: 0.05, trials: 2, design: { minTrials: 2, maxTrials: 4 }, decided: false, undecided: [HOSTILE] },
     metrics: [metric(`latency${HOSTILE}`, true), metric(`counter${HOSTILE}`, false)],
     perTrial: [0, 1].map((trial) => ({ metric: `latency${HOSTILE}`, trial, control: 10, treatment: 11, effect: 0.1, low: 0.05, high: 0.15 })),
     trials: [{ index: 0, attempt: 1, status: 'completed', reason: HOSTILE, slots: { control: HOSTILE } }],
@@ -61,7 +63,7 @@ function hostileReport(): ExperimentReport {
   };
 }
 
-const ALLOWED_TAGS = new Set(['html', 'head', 'meta', 'title', 'style', 'body', 'h1', 'h2', 'h3', 'p', 'ul', 'li', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'span', 'svg', 'rect', 'text', 'polyline', 'line', 'circle', 'details', 'summary', 'code']);
+const ALLOWED_TAGS = new Set(['html', 'head', 'meta', 'title', 'style', 'body', 'h1', 'h2', 'h3', 'p', 'ul', 'li', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'span', 'svg', 'rect', 'text', 'polyline', 'line', 'circle', 'details', 'summary', 'code', 'strong']);
 
 describe('report rendering escapes what it renders', () => {
   it('HTML: only the renderer’s own tags, no script, no event handlers, no external assets', () => {

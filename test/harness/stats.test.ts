@@ -1,16 +1,18 @@
 import { describe, expect, it } from 'vitest';
+import jStat from 'jstat';
 import {
   benjaminiHochberg,
   bootstrapInterval,
   kendallTau,
-  minimumDetectableEffect,
   ndcgAtK,
   ndcgAtKWithLabels,
   overlapAtK,
+  fCdf,
+  regularizedIncompleteBeta,
   studentTCdf,
+  varianceConsistent,
   studentTQuantile,
   tInterval,
-  trialsToDetect,
 } from '../../harness/index.js';
 
 describe('Student t distribution', () => {
@@ -74,17 +76,29 @@ describe('Benjamini–Hochberg', () => {
   });
 });
 
-describe('minimum detectable effect', () => {
-  it('is (t(0.975) + t(0.8)) * sd / sqrt(n)', () => {
-    expect(minimumDetectableEffect(0.01, 5)).toBeCloseTo(((2.7764 + 0.941) * 0.01) / Math.sqrt(5), 4);
-    expect(Number.isNaN(minimumDetectableEffect(0.01, 1))).toBe(true);
+describe('distribution functions against jStat as an oracle', () => {
+  const dfs = [1, 2, 3, 4, 7, 12, 30, 120];
+  it('Student t CDF and quantiles', () => {
+    for (const df of dfs) {
+      for (const t of [-12, -3.1, -1, -0.2, 0, 0.5, 1.96, 4.4, 25]) expect(studentTCdf(t, df)).toBeCloseTo(jStat.studentt.cdf(t, df), 7);
+      for (const p of [0.0005, 0.005, 0.025, 0.2, 0.5, 0.8, 0.975, 0.9975]) expect(studentTQuantile(p, df)).toBeCloseTo(jStat.studentt.inv(p, df), 6);
+    }
   });
 
-  it('suggests the trial count that brings it under a threshold', () => {
-    const n = trialsToDetect(0.02, 0.02)!;
-    expect(minimumDetectableEffect(0.02, n)).toBeLessThanOrEqual(0.02);
-    expect(minimumDetectableEffect(0.02, n - 1)).toBeGreaterThan(0.02);
-    expect(trialsToDetect(Number.NaN, 0.02)).toBeUndefined();
+  it('the regularized incomplete beta function and the F CDF', () => {
+    for (const [a, b] of [[0.5, 0.5], [1, 3], [2.5, 7], [10, 0.5], [30, 40]] as const) {
+      for (const x of [0.001, 0.05, 0.3, 0.5, 0.77, 0.999]) expect(regularizedIncompleteBeta(x, a, b)).toBeCloseTo(jStat.ibeta(x, a, b), 7);
+    }
+    for (const [d1, d2] of [[1, 1], [3, 18], [4, 4], [12, 40]] as const) {
+      for (const x of [0.1, 0.9, 1, 2.5, 8]) expect(fCdf(x, d1, d2)).toBeCloseTo(jStat.centralF.cdf(x, d1, d2), 7);
+    }
+  });
+
+  it('the F test that says an experiment is noisier than its calibration', () => {
+    // Variance ratio 4 with (4, 18) df: P(F > 4) = 0.0171, significant at 5% but not at 1%.
+    expect(1 - fCdf(4, 4, 18)).toBeCloseTo(1 - jStat.centralF.cdf(4, 4, 18), 9);
+    expect(varianceConsistent(2, 5, 1, 18, 0.01)).toBe(true);
+    expect(varianceConsistent(2, 5, 1, 18, 0.05)).toBe(false);
   });
 });
 

@@ -30,6 +30,10 @@ describe('per-trial metrics', () => {
     sample('control', 'process_rss_bytes', 11_000, 300),
     sample('treatment', 'process_rss_bytes', 10_000, 200),
     sample('treatment', 'process_rss_bytes', 11_000, 400),
+    sample('control', 'process_cpu_seconds', 10_000, 1.0),
+    sample('control', 'process_cpu_seconds', 12_000, 1.4),
+    sample('treatment', 'process_cpu_seconds', 10_000, 2.0),
+    sample('treatment', 'process_cpu_seconds', 12_000, 2.36),
     // Outside the measurement window: ignored.
     sample('treatment', 'process_rss_bytes', 60_000, 9_999),
     sample('control', 'latency_bucket', 10_000, 5, { le: '10' }),
@@ -58,8 +62,17 @@ describe('per-trial metrics', () => {
     // control: (250 - 150) / 2 s = 50/s; treatment: 300 / 2 s = 150/s
     expect(get('requests_total')).toMatchObject({ control: 50, treatment: 150, points: 4 });
     expect(get('requests_total').effect).toBeCloseTo(2, 12);
-    expect(get('rss_bytes')).toMatchObject({ control: 200, treatment: 300 });
     expect(metrics.find((m) => m.metric === 'latency_bucket')).toBeUndefined();
+  });
+
+  it("a deployed arm's CPU per answered request and mean RSS: one point per arm per trial", () => {
+    // control: 0.4 CPU s over the 4 requests it answered between its scrapes; treatment: 0.36 s over 3.
+    expect(get('cpu_per_request')).toMatchObject({ points: 2, unit: 'cpu s/request' });
+    expect(get('cpu_per_request').control).toBeCloseTo(0.1, 12);
+    expect(get('cpu_per_request').treatment).toBeCloseTo(0.12, 12);
+    expect(get('cpu_per_request').effect).toBeCloseTo(0.2, 12);
+    expect(get('rss_bytes')).toMatchObject({ control: 200, treatment: 300, points: 2 });
+    expect(metrics.find((m) => m.metric === 'process_cpu_seconds' || m.metric === 'cpu_seconds')).toBeUndefined();
   });
 
   it('fan-out per dependency from the router counters', () => {

@@ -297,7 +297,7 @@ describe('tandem lattice validate', () => {
     expect(l2!.ndcgLoss).toBeGreaterThan(l1!.ndcgLoss);
     // Router counts show the same calls per request at every level here, so each arm's CPU is the measure:
     // fewer multi-queries at ranking level 2, a tenth of the documents at 5.
-    expect(l1!.capacityMeasure).toBe('cpu_seconds');
+    expect(l1!.capacityMeasure).toBe('cpu_per_request');
     expect(l1!.capacityReclaimed).toBeGreaterThan(0);
     expect(l2!.capacityReclaimed).toBeGreaterThan(0);
     // A tighter quality target than the states meet is reported as a broken promise.

@@ -100,8 +100,59 @@ describe('trials', () => {
     const arms = new UrlArms({ control: plain, treatment: elsewhere });
     const strict = runTrials({ experimentId: 'exp-f', seed: 1, workload: workload({ count: 1, maxReplacements: 0 }), corpus: () => stream(simpleCorpus(5)), arms, store, clock: systemClock });
     await expect(strict).rejects.toThrow(/arms ran in different environments \(cpuModel: .* vs Other CPU 9000\)/);
-    const lenient = await runTrials({ experimentId: 'exp-g', seed: 1, workload: workload({ count: 1, allowFingerprintMismatch: true }), corpus: () => stream(simpleCorpus(5)), arms, store, clock: systemClock });
+    const lenient = await runTrials({ experimentId: 'exp-g', seed: 1, workload: workload({ count: 1, allowFingerprintMismatch: true }), corpus: () => stream(simpleCorpus(100)), arms, store, clock: systemClock });
     expect(lenient.trials.map((t) => t.status)).toEqual(['completed']);
+  });
+
+  it('runs sequentially: asks the judge after each trial from min on, and stops when it has decided or at max', async () => {
+    const store = await tempStore();
+    const url = await server((req, res) => {
+      req.resume();
+      res.end('ok');
+    });
+    const asked: number[] = [];
+    const decided = await runTrials({
+      experimentId: 'exp-s',
+      seed: 1,
+      workload: workload({ count: undefined, min: 2, max: 6 }),
+      corpus: () => stream(simpleCorpus(100)),
+      arms: new UrlArms({ control: url, treatment: url }),
+      store,
+      clock: systemClock,
+      afterTrial: async (completed) => {
+        asked.push(completed);
+        return completed >= 3;
+      },
+    });
+    expect(asked).toEqual([2, 3]);
+    expect(decided).toMatchObject({ completed: 3, stoppedBy: 'decided' });
+    const undecided = await runTrials({ experimentId: 'exp-t', seed: 1, workload: workload({ count: undefined, min: 2, max: 3 }), corpus: () => stream(simpleCorpus(100)), arms: new UrlArms({ control: url, treatment: url }), store, clock: systemClock, afterTrial: async () => false });
+    expect(undecided).toMatchObject({ completed: 3, stoppedBy: 'max' });
+  });
+
+  it('starts no trial once the wall-time budget is spent (injected clock)', async () => {
+    const store = await tempStore();
+    const url = await server((req, res) => {
+      req.resume();
+      res.end('ok');
+    });
+    // A clock whose every reading is a minute later: the budget of 90 s is spent after the first trial.
+    let fakeNow = 0;
+    const clock = { ...systemClock, now: () => (fakeNow += 60_000) };
+    const result = await runTrials({ experimentId: 'exp-b', seed: 1, workload: workload({ count: undefined, min: 2, max: 10, budget: '90s' }), corpus: () => stream(simpleCorpus(100)), arms: new UrlArms({ control: url, treatment: url }), store, clock, afterTrial: async () => false });
+    expect(result.stoppedBy).toBe('budget');
+    expect(result.completed).toBeLessThan(10);
+  });
+
+  it('replaces a trial that missed its load, like any infrastructure failure, and fails when replacements run out', async () => {
+    const store = await tempStore();
+    const url = await server((req, res) => {
+      req.resume();
+      res.end('ok');
+    });
+    // Five records for 20 due pairs: the corpus runs out, the achieved rate is a quarter of the target.
+    const short = runTrials({ experimentId: 'exp-l', seed: 1, workload: workload({ count: 1, maxReplacements: 1 }), corpus: () => stream(simpleCorpus(5)), arms: new UrlArms({ control: url, treatment: url }), store, clock: systemClock });
+    await expect(short).rejects.toThrow(/more than 1 trial\(s\) failed for infrastructure reasons:[\s\S]*load failed: achieved [\d.]+ of 100 pairs\/s/);
   });
 
   it('stops between trials when cancelled, and records the cancelled trial', async () => {

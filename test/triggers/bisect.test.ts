@@ -73,7 +73,7 @@ describe('tandem bisect', () => {
         '    checks:',
         '      - { metric: latency_shift, critical: false }',
         '      - { metric: latency_p99, critical: false }',
-        '    harness: { passScore: 0, minPoints: 20 }',
+        '    harness: { minPoints: 20 }',
         '',
       ].join('\n'),
     );

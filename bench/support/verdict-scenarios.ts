@@ -1,0 +1,93 @@
+/**
+ * Scenarios of the verdict bench: seeded synthetic experiments judged by
+ * Tandem's sequential judge and, on the same data, by the baselines it must
+ * beat. Each experiment's trials are generated once and reduced to per-trial
+ * metrics once; every judge then reads the same trials.
+ */
+import { judge, judgeSequentially, metricPolicies, tInterval, trialMetrics, type Calibration, type TrialMetric } from '../../harness/index.js';
+import { kayentaJudge } from './kayenta-judge.js';
+import { syntheticExperiment, syntheticSlotSign, type SyntheticOptions } from './synthetic-experiment.js';
+
+export const THRESHOLD = 0.02;
+export const ALPHA = 0.05;
+
+/** The synthetic workload: per-trial effect sd ≈ 3% (fresh processes per trial on a shared machine). */
+export const NOISE = { records: 200, armDrift: 0.015, trialDrift: 0.05, recordSigma: 0.6, requestSigma: 0.25 } as const;
+export const DESIGN = { minTrials: 4, maxTrials: 30 } as const;
+
+const policies = metricPolicies([]);
+
+export interface Scenario {
+  readonly name: string;
+  readonly shift: number;
+  /** Multiplies the per-arm drift and per-request noise: the experiment's noise relative to the calibration's. */
+  readonly noiseScale?: number;
+  readonly slotBias?: number;
+}
+
+export interface Experiment {
+  readonly trials: readonly (readonly TrialMetric[])[];
+  readonly latencies: readonly { readonly control: readonly number[]; readonly treatment: readonly number[] }[];
+}
+
+export function makeExperiment(seed: number, scenario: Scenario, trials: number): Experiment {
+  const scale = scenario.noiseScale ?? 1;
+  const options: SyntheticOptions = {
+    seed,
+    trials,
+    records: NOISE.records,
+    shift: scenario.shift,
+    armDrift: NOISE.armDrift * scale,
+    trialDrift: NOISE.trialDrift,
+    recordSigma: NOISE.recordSigma,
+    requestSigma: NOISE.requestSigma * scale,
+    slotBias: scenario.slotBias ?? 0,
+  };
+  const data = syntheticExperiment(options);
+  return {
+    trials: data.map((t) => trialMetrics(t, { seed, resamples: 0 })),
+    latencies: data.map((t) => ({ control: t.outcomes.filter((o) => o.arm === 'control').map((o) => o.latencyMs), treatment: t.outcomes.filter((o) => o.arm === 'treatment').map((o) => o.latencyMs) })),
+  };
+}
+
+export const slotSigns = new Map(Array.from({ length: 200 }, (_, t) => [t, syntheticSlotSign(t)] as const));
+
+/** Tandem's judge as an experiment meets it: looks from min to max, stop when decided. */
+export function sequentialJudge(e: Experiment, calibration?: Calibration): { regressed: boolean; trials: number; anyFlagged: boolean } {
+  const run = judgeSequentially(e.trials.slice(0, DESIGN.maxTrials), { policies, slotSigns, design: DESIGN, ...(calibration ? { calibration } : {}) });
+  return { regressed: run.verdict.outcome === 'regressed', trials: run.trials, anyFlagged: run.verdict.metrics.some((m) => m.judged && (m.verdict === 'regression' || m.verdict === 'improvement')) };
+}
+
+/** A regression called at any look from min to max, even after the judge would have stopped: the repeated-looks guarantee. */
+export function regressionAtAnyLook(e: Experiment): boolean {
+  for (let n = DESIGN.minTrials; n <= DESIGN.maxTrials; n++) {
+    if (judge(e.trials.slice(0, n).flat(), { policies, slotSigns, design: DESIGN }).outcome === 'regressed') return true;
+  }
+  return false;
+}
+
+/** The same judge with one look at n trials (a fixed horizon). */
+export function fixedJudge(e: Experiment, n: number): boolean {
+  return judge(e.trials.slice(0, n).flat(), { policies, slotSigns, design: { minTrials: n, maxTrials: n } }).outcome === 'regressed';
+}
+
+const shiftEffects = (e: Experiment, n: number): number[] => e.trials.slice(0, n).map((t) => t.find((m) => m.metric === 'latency_shift')!.effect);
+
+/** Baseline: the mean per-trial latency shift at or beyond the threshold is a regression (no statistics). */
+export function naiveThreshold(e: Experiment, n: number): boolean {
+  const effects = shiftEffects(e, n);
+  return effects.reduce((a, b) => a + b, 0) / effects.length >= THRESHOLD;
+}
+
+/** Baseline: a one-sample t-test of the per-trial latency shifts, without calibration, slot term or threshold. */
+export function plainTTest(e: Experiment, n: number): boolean {
+  const interval = tInterval(shiftEffects(e, n));
+  return interval.pValue < ALPHA && interval.estimate > 0;
+}
+
+/** Baseline: Kayenta-style, every request of n trials pooled per arm, Mann–Whitney with a 2% effect floor. */
+export function kayenta(e: Experiment, n: number, seed: number): boolean {
+  const control = e.latencies.slice(0, n).flatMap((t) => t.control);
+  const treatment = e.latencies.slice(0, n).flatMap((t) => t.treatment);
+  return kayentaJudge(control, treatment, { alpha: ALPHA, floor: THRESHOLD, seed }).verdict === 'regression';
+}

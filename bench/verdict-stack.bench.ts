@@ -1,0 +1,90 @@
+/**
+ * `npm run bench -- verdict-stack [--runs N]`: the sequential judge on real
+ * processes. The example stack runs once; the ranking service is deployed per
+ * trial as control and treatment (crossover slots, CPU per request and RSS
+ * measured from /proc), through the executor exactly as `tandem run` does it,
+ * with the default judged metrics (the work counter is reported, not judged).
+ * N runs with the +5% CPU `latency` fault in the treatment and N of an
+ * unchanged build. Baseline: the unchanged build's runs in the same process.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseConfigText, systemClock, type ExperimentRecord } from '../core/index.js';
+import { createLocalStore } from '../store/index.js';
+import { SharedSource } from '../guardrails/index.js';
+import { InlineQueue, parseRequest, runExperiment } from '../executor/index.js';
+import { rankingCorpus, startStack } from '../examples/stack/index.js';
+
+const here = import.meta.dirname;
+
+function configText(dir: string, featuresUrl: string, gatewayUrl: string): string {
+  const command = `'${process.execPath}' '${join(here, '..', 'bin', 'tandem.js')}' example-stack --service ranking --port {port} --faults={revision}`;
+  return [
+    `store: { kind: local, dir: ${JSON.stringify(join(dir, '.tandem'))} }`,
+    'workloads:',
+    '  - name: ranking',
+    '    tier: ranking',
+    '    arms:',
+    `      control: { deploy: { command: ${JSON.stringify(command)}, env: { FEATURES_URL: ${JSON.stringify(featuresUrl)}, INFERENCE_URL: ${JSON.stringify(gatewayUrl)} }, readyTimeout: 30s } }`,
+    `      treatment: { deploy: { command: ${JSON.stringify(command)}, env: { FEATURES_URL: ${JSON.stringify(featuresUrl)}, INFERENCE_URL: ${JSON.stringify(gatewayUrl)} }, readyTimeout: 30s } }`,
+    // 30 pairs/s keeps both arms well below where two shared cores saturate (queueing would swamp the effect).
+    '    replay: { rate: 30, concurrency: 32, timeout: 5s }',
+    '    trials: { min: 4, max: 16, warmup: 2s, measure: 6s }',
+    '',
+  ].join('\n');
+}
+
+export async function run(args: string[]): Promise<void> {
+  const runs = Math.max(1, Number(args[args.indexOf('--runs') + 1]) || 5);
+  const dir = await mkdtemp(join(tmpdir(), 'tandem-bench-verdict-stack-'));
+  const stack = await startStack({ shards: 2, isolate: ['features', 'gateway', 'prediction'] });
+  const config = parseConfigText(configText(dir, stack.urls.features, stack.urls.gateway), join(dir, 'tandem.config.yaml'));
+  const store = createLocalStore({ dir: join(dir, '.tandem') });
+  const sharedSource = new SharedSource(systemClock);
+  const queue = new InlineQueue({ store, clock: systemClock, run: (id, signal) => runExperiment(id, { config, store, clock: systemClock, sharedSource, cwd: dir, signal }), concurrency: 1 });
+  const log = (line: string): void => void process.stderr.write(`${line}\n`);
+  const results: { faults: string; record: ExperimentRecord; seconds: number }[] = [];
+  try {
+    await store.init();
+    await store.corpus.append(rankingCorpus(6_000));
+    for (let i = 0; i < runs; i++) {
+      for (const faults of ['latency=5', '']) {
+        const started = Date.now();
+        const { id } = await queue.submit(parseRequest({ workload: 'ranking', change: `bench-${i}-${faults || 'clean'}`, seed: 1_000 + i, ...(faults ? { treatmentRevision: faults } : {}) }));
+        await queue.idle();
+        const record = (await store.experiments.get(id))!;
+        const seconds = (Date.now() - started) / 1000;
+        results.push({ faults, record, seconds });
+        const metrics = (record.verdict?.metrics as { metric: string; verdict: string; estimate: number; low: number; high: number }[] | undefined) ?? [];
+        const brief = metrics.filter((m) => ['latency_shift', 'cpu_per_request', 'error_share'].includes(m.metric)).map((m) => `${m.metric} ${(m.estimate * 100).toFixed(2)}% [${(m.low * 100).toFixed(2)}, ${(m.high * 100).toFixed(2)}] ${m.verdict}`);
+        log(`${faults || 'unchanged'} run ${i + 1}: ${record.status} after ${String(record.verdict?.trials ?? '?')} trials, ${seconds.toFixed(0)} s; ${brief.join('; ')}${record.status === 'failed' ? ` (${record.reason ?? ''})` : ''}`);
+      }
+    }
+  } finally {
+    await queue.close();
+    await store.close();
+    await stack.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+  const fault = results.filter((r) => r.faults !== '');
+  const clean = results.filter((r) => r.faults === '');
+  const decidedSeconds = results.filter((r) => r.record.verdict?.decided === true).map((r) => r.seconds).sort((a, b) => a - b);
+  const median = decidedSeconds.length > 0 ? decidedSeconds[Math.floor((decidedSeconds.length - 1) / 2)]! : Number.NaN;
+  const figures = {
+    baseline: 'the unchanged build, judged by the same sequential judge in the same run',
+    runs,
+    stackPower5: fault.filter((r) => r.record.status === 'regressed').length,
+    stackAaRegressed: clean.filter((r) => r.record.status === 'regressed').length,
+    stackAaPassed: clean.filter((r) => r.record.status === 'passed').length,
+    stackAaInconclusive: clean.filter((r) => r.record.status === 'inconclusive').length,
+    stackSecondsToDecision: Number(median.toFixed(1)),
+    meanTrialsFault: Number((fault.reduce((s, r) => s + Number(r.record.verdict?.trials ?? 0), 0) / fault.length).toFixed(1)),
+    meanTrialsUnchanged: Number((clean.reduce((s, r) => s + Number(r.record.verdict?.trials ?? 0), 0) / clean.length).toFixed(1)),
+  };
+  const targets = {
+    stackPower5: { value: figures.stackPower5, min: Math.ceil(runs * 0.8) },
+    stackAaRegressed: { value: figures.stackAaRegressed, max: 0 },
+  };
+  process.stdout.write(`${JSON.stringify({ bench: 'verdict-stack', figures, targets })}\n`);
+}
