@@ -205,7 +205,7 @@ export function buildProgram(ctx: CliContext, setExit: (code: number) => void): 
     .option('--base <rev>', 'select workloads by what changed since this revision')
     .option('--head <rev>', 'the revision of the change (default HEAD)')
     .option('--repo <dir>', 'the git repository (default: the working directory)')
-    .option('--wait', 'wait for the verdicts; exit 0 passed, 1 regression, 2 cancelled/failed (always, with the inline queue)')
+    .option('--wait', 'wait for the verdicts; exit 0 passed, 1 regression, 2 cancelled/failed, 4 no verdict, 5 inconclusive (always, with the inline queue)')
     .option('--noop', 'a no-op experiment: exercises the queue only')
     .action(async (workload: string | undefined, _options, command: Command) => setExit(await submit.run(workload, command.optsWithGlobals<submit.SubmitOptions>(), ctx)));
 
@@ -232,7 +232,7 @@ export function buildProgram(ctx: CliContext, setExit: (code: number) => void): 
 
   program
     .command('wait')
-    .description('wait for an experiment to end; exit 0 passed, 1 regressed, 2 cancelled/failed/timeout')
+    .description('wait for an experiment to end; exit 0 passed, 1 regressed, 2 cancelled/failed/timeout, 4 no verdict, 5 inconclusive')
     .argument('<experiment>', 'experiment id')
     .option('--timeout <duration>', 'give up after this long (default 1h)')
     .action(async (id: string, _options, command: Command) => setExit(await wait.run(id, command.optsWithGlobals<wait.WaitOptions>(), ctx)));

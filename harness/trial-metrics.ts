@@ -109,18 +109,28 @@ function scrapedMetrics(samples: readonly Sample[], windowStartMs: number, windo
 
 /**
  * A deployed arm's process, measured outside it: CPU seconds per answered request over the measurement
- * window (the CPU-time delta between the first and last scrape inside the window, divided by the requests the
- * arm answered between them) and the mean RSS. One value per arm per trial: the trial is the unit.
+ * window and the mean RSS; one value per arm per trial (the trial is the unit). The CPU delta is read at the
+ * window's start and after its last response (samples marked `measure-start`/`measure-end`) and divided by
+ * the requests the arm answered in the window; without the marks (older records), between the first and last
+ * interval scrape inside the window, divided by the requests sent between them.
  */
 function processMetrics(samples: readonly Sample[], outcomes: readonly RequestOutcome[], windowStartMs: number, windowEndMs: number): { cpu: Record<'control' | 'treatment', number>; rss: Record<'control' | 'treatment', number> } | undefined {
   const perArm = (arm: 'control' | 'treatment'): { cpu: number; rss: number } | undefined => {
-    const cpu = samples.filter((s) => s.arm === arm && s.metric === 'process_cpu_seconds' && s.timeMs >= windowStartMs && s.timeMs <= windowEndMs).sort((a, b) => a.timeMs - b.timeMs);
+    const armCpu = samples.filter((s) => s.arm === arm && s.metric === 'process_cpu_seconds');
     const rss = samples.filter((s) => s.arm === arm && s.metric === 'process_rss_bytes' && s.timeMs >= windowStartMs && s.timeMs <= windowEndMs);
+    const rssMean = rss.length > 0 ? rss.reduce((sum, s) => sum + s.value, 0) / rss.length : Number.NaN;
+    const start = armCpu.find((s) => s.labels?.mark === 'measure-start');
+    const end = armCpu.find((s) => s.labels?.mark === 'measure-end');
+    if (start && end) {
+      const answered = outcomes.filter((o) => o.arm === arm && o.status > 0).length;
+      return { cpu: answered > 0 && end.value >= start.value ? (end.value - start.value) / answered : Number.NaN, rss: rssMean };
+    }
+    const cpu = armCpu.filter((s) => s.labels?.mark === undefined && s.timeMs >= windowStartMs && s.timeMs <= windowEndMs).sort((a, b) => a.timeMs - b.timeMs);
     if (cpu.length < 2) return undefined;
     const first = cpu[0]!;
     const last = cpu[cpu.length - 1]!;
     const answered = outcomes.filter((o) => o.arm === arm && o.status > 0 && o.intendedMs >= first.timeMs && o.intendedMs < last.timeMs).length;
-    return { cpu: answered > 0 && last.value >= first.value ? (last.value - first.value) / answered : Number.NaN, rss: rss.length > 0 ? rss.reduce((sum, s) => sum + s.value, 0) / rss.length : Number.NaN };
+    return { cpu: answered > 0 && last.value >= first.value ? (last.value - first.value) / answered : Number.NaN, rss: rssMean };
   };
   const control = perArm('control');
   const treatment = perArm('treatment');

@@ -116,8 +116,11 @@ export function formatEffect(value: number, scale: EffectScale): string {
 
 const average = (values: readonly number[]): number => (values.length === 0 ? Number.NaN : values.reduce((a, b) => a + b, 0) / values.length);
 
-/** Metrics measured once per trial per arm (a process's CPU and memory): the trial count is their data. */
-const perTrialMetric = (metric: string): boolean => metric === 'cpu_per_request' || metric === 'rss_bytes';
+/**
+ * Metrics from paired records (latency, errors, bytes) need `minPoints` records; the others are one value per
+ * arm per trial (a process's CPU and memory, scraped counters and gauges): the trial count is their data.
+ */
+const perTrialMetric = (metric: string): boolean => !/^(latency_|error_share|bytes_mean$)/.test(metric);
 
 interface Draft {
   readonly metric: string;

@@ -70,3 +70,21 @@ export async function scrapeCounters(options: CounterScraperOptions, signal: Abo
   await once();
   return { scrapes, failures };
 }
+
+/**
+ * The CPU time of each deployed arm's process at one instant, stored as a `process_cpu_seconds` sample
+ * labelled with `mark`: read when the measurement window starts and once its last response is in, so a
+ * trial's CPU per request covers exactly the requests it measured (scrapes on an interval miss the edges by
+ * up to a second, several percent of a short window).
+ */
+export async function markProcessCpu(options: Pick<CounterScraperOptions, 'experimentId' | 'trial' | 'arms' | 'samples' | 'clock'>, mark: 'measure-start' | 'measure-end'): Promise<void> {
+  const batch: Sample[] = [];
+  await Promise.all(
+    options.arms.map(async ({ arm, pid }) => {
+      if (pid === undefined) return;
+      const stats = await processStats(pid);
+      if (stats) batch.push({ experimentId: options.experimentId, trial: options.trial, arm, metric: 'process_cpu_seconds', timeMs: options.clock.now(), value: stats.cpuSeconds, labels: { mark } });
+    }),
+  );
+  if (batch.length > 0) await options.samples.append(batch);
+}

@@ -65,6 +65,8 @@ export interface PairedReplayOptions {
   /** Called for every measurement-window outcome. */
   readonly onOutcome: (outcome: RequestOutcome) => void;
   readonly onProgress?: (progress: ReplayProgress) => void;
+  /** Called once, just before the first pair of the measurement window is sent (a deployed arm's CPU is read then). */
+  readonly onMeasureStart?: () => void;
   /** @default 1000 */
   readonly progressIntervalMs?: number;
 }
@@ -159,6 +161,7 @@ export async function pairedReplay(options: PairedReplayOptions): Promise<Paired
   let maxLag = 0;
   let lagSum = 0;
   let corpusExhausted = false;
+  let measureStarted = false;
   let lastProgress = { at: startMono, pairs: 0 };
 
   const report = (nowMono: number): void => {
@@ -312,6 +315,10 @@ export async function pairedReplay(options: PairedReplayOptions): Promise<Paired
       const first = nextFirst();
       firstSide[first]++;
       const second: ArmName = first === 'control' ? 'treatment' : 'control';
+      if (!measureStarted && phaseOf(dueMono, startMono, options.warmupMs) === 'measure') {
+        measureStarted = true;
+        options.onMeasureStart?.();
+      }
       send(first, record, headers, body, dueMono, true);
       send(second, record, headers, body, dueMono, false);
       if (pools['control-prime']) {

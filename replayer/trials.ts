@@ -13,7 +13,7 @@ import type { Store } from '../store/index.js';
 import { ArmNotReadyError, type ArmDeployment, type ArmProvider } from './arms.js';
 import { fingerprintDifferences } from './fingerprint.js';
 import { pairedReplay, type PairedReplayResult, type ReplayProgress } from './paired-replay.js';
-import { scrapeCounters } from './counters.js';
+import { markProcessCpu, scrapeCounters } from './counters.js';
 import type { ArmName } from './schedule.js';
 
 /** More trials failed for infrastructure reasons than the workload allows replacing. */
@@ -157,17 +157,15 @@ export async function runTrials(options: RunTrialsOptions): Promise<TrialsResult
           if (buffer.length > 0) writes.push(options.store.outcomes.append(buffer.splice(0)));
         };
         const stopScraping = new AbortController();
-        const scraping = scrapeCounters(
-          {
-            experimentId: options.experimentId,
-            trial: index,
-            arms: (['control', 'treatment'] as const).map((arm) => ({ arm, url: deployments[arm].url, ...(deployments[arm].pid !== undefined ? { pid: deployments[arm].pid } : {}) })),
-            samples: options.store.samples,
-            clock,
-            intervalMs: options.scrapeIntervalMs ?? 1_000,
-          },
-          stopScraping.signal,
-        );
+        const scraped = {
+          experimentId: options.experimentId,
+          trial: index,
+          arms: (['control', 'treatment'] as const).map((arm) => ({ arm, url: deployments[arm].url, ...(deployments[arm].pid !== undefined ? { pid: deployments[arm].pid } : {}) })),
+          samples: options.store.samples,
+          clock,
+        };
+        const scraping = scrapeCounters({ ...scraped, intervalMs: options.scrapeIntervalMs ?? 1_000 }, stopScraping.signal);
+        const marks: Promise<void>[] = [];
         let result: PairedReplayResult;
         try {
           result = await pairedReplay({
@@ -197,11 +195,13 @@ export async function runTrials(options: RunTrialsOptions): Promise<TrialsResult
               if (buffer.length >= OUTCOME_BATCH) flush();
             },
             ...(options.onProgress ? { onProgress: (p: ReplayProgress) => options.onProgress!(index, attempt, p) } : {}),
+            onMeasureStart: () => void marks.push(markProcessCpu(scraped, 'measure-start')),
           });
+          marks.push(markProcessCpu(scraped, 'measure-end'));
         } finally {
           stopScraping.abort();
           flush();
-          await Promise.all([scraping, ...writes]);
+          await Promise.all([scraping, ...writes, ...marks]);
         }
         const details = {
           ...summarize(result, workload.replay.minAchievedShare),

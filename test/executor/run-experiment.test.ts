@@ -1,3 +1,4 @@
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig, systemClock } from '../../core/index.js';
@@ -107,5 +108,28 @@ describe('tandem run', () => {
       expect(result.code, args.join(' ')).toBe(3);
       expect(result.err, args.join(' ')).toMatch(message);
     }
+  });
+});
+
+describe('inconclusive verdicts', () => {
+  it('ends undecided critical metrics inconclusive (exit 5), never passed unless the run asks for it, and then says so', async () => {
+    // A latency_shift that must be decided within ±0 can never be: with alpha 1e-6 nor can it be called a regression.
+    const dir = await executorProject(['# undecidable on purpose']);
+    const config = join(dir, 'tandem.config.yaml');
+    const text = (await readFile(config, 'utf8')).replace('      - { metric: latency_shift, critical: false }', '      - { metric: latency_shift, critical: true, direction: either, threshold: 0 }').replace('    checks:', '    harness: { alpha: 0.000001 }\n    checks:');
+    await writeFile(config, text);
+    const clean = await jsonService();
+    const undecided = await runCli(['run', 'svc', '--control', clean, '--treatment', clean, '--change', 'I1', '--format', 'md'], { cwd: dir });
+    expect(undecided.code, undecided.err).toBe(5);
+    expect(undecided.out).toMatch(/^### ❔ Tandem: inconclusive/);
+    expect(undecided.out).toMatch(/\*\*Inconclusive \(not passed: more trials, or a less noisy setup, are needed\)\.\*\* latency_shift: a regression (up|down) to [+−]\d+\.\d\d% cannot be excluded/);
+    const accepted = await runCli(['run', 'svc', '--control', clean, '--treatment', clean, '--change', 'I2', '--on-inconclusive', 'pass', '--format', 'md'], { cwd: dir });
+    expect(accepted.code, accepted.err).toBe(0);
+    expect(accepted.out).toMatch(/PASSED ONLY BECAUSE THE WORKLOAD ACCEPTS INCONCLUSIVE RESULTS/);
+    const store = createLocalStore({ dir: join(dir, '.tandem') });
+    const records = await store.experiments.list({ workload: 'svc' });
+    expect(records.map((r) => r.status).sort()).toEqual(['inconclusive', 'passed']);
+    const waited = await runCli(['wait', records.find((r) => r.status === 'inconclusive')!.id], { cwd: dir });
+    expect(waited.code).toBe(5);
   });
 });
