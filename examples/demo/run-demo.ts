@@ -101,7 +101,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       // The same trials in --quick (only the recording is shorter): a fresh process needs about two seconds of
       // traffic before its CPU per request settles, and shorter windows double the per-trial noise.
       minTrials: 4,
-      maxTrials: 24,
+      maxTrials: 32,
       warmup: '2s',
       measure: '3s',
       rate: 30,
@@ -213,7 +213,7 @@ async function closeAll(closers: Closer[]): Promise<void> {
 }
 
 /**
- * A step decided by the sequential judge on what users judge: latency (critical) and CPU per request (judged),
+ * A step decided by the sequential judge on what users judge: CPU per request (critical) and latency (judged),
  * with the service's own work counter shown beside them (reported, not judged). A clean change must pass by
  * equivalence (every critical metric decided within its threshold), a regression must be called on CPU or latency.
  */
@@ -225,7 +225,7 @@ function costStep(step: number, title: string, result: ExperimentStepResult, exp
   const decided = report.verdict.decided && report.verdict.inconclusivePolicy === undefined;
   const asExpected =
     expected === 'passed'
-      ? result.status === 'passed' && decided && latency?.verdict === 'no change' && cpu !== undefined && cpu.verdict !== 'regression'
+      ? result.status === 'passed' && decided && cpu?.verdict === 'no change' && latency !== undefined && latency.verdict !== 'regression'
       : result.status === 'regressed' && (cpu?.verdict === 'regression' || latency?.verdict === 'regression');
   const failure = result.status === 'failed' || result.status === 'cancelled' ? `${(report.experiment.reason ?? result.status).split('\n').join(' ')}; ` : '';
   return {

@@ -51,10 +51,10 @@ describe('tandem demo', () => {
     const summary = JSON.parse(result.out) as DemoResult;
     const step = (n: number) => summary.steps.find((s) => s.step === n)!;
     expect(summary.corpusRecords).toBeGreaterThan(50);
-    // 1. identical builds: passed by equivalence (latency decided within ±5%), stopped by the sequential judge.
+    // 1. identical builds: passed by equivalence (CPU per request decided within ±5%), stopped by the sequential judge.
     expect(step(1)).toMatchObject({ verdict: 'passed', asExpected: true });
-    expect(step(1).details).toMatchObject({ decided: true, latencyShift: { verdict: 'no change' } });
-    expect(step(1).keyFigure).toMatch(/^decided after \d+ trials, \d+ s: CPU\/request .*; latency [+-]\d+\.\d% \[[^\]]*\] no change; work counter \+0\.0%/);
+    expect(step(1).details).toMatchObject({ decided: true, cpuPerRequest: { verdict: 'no change' } });
+    expect(step(1).keyFigure).toMatch(/^decided after \d+ trials, \d+ s: CPU\/request [+-]\d+\.\d% \[[^\]]*\] no change; latency .*; work counter \+0\.0%/);
     // 2. +20% ranking CPU work: regressed on CPU per request or latency, the work counter shown beside (+20.0%, reported).
     expect(step(2)).toMatchObject({ verdict: 'regressed', asExpected: true });
     const { cpuPerRequest, latencyShift, workPerCandidate } = step(2).details as Record<string, { verdict: string; estimate: number }>;

@@ -10,7 +10,7 @@ import { runCli } from '../support/cli.js';
 import { jsonService } from '../support/json-service.js';
 import { tempProject } from '../support/project.js';
 
-/** A project whose only decisive metric is the error share, so verdicts do not depend on timing. */
+/** A project whose only decisive metric is the error share, so verdicts do not depend on timing (thresholds of 1000%). */
 export async function executorProject(extraConfig: string[] = []): Promise<string> {
   return tempProject(
     [
@@ -21,8 +21,8 @@ export async function executorProject(extraConfig: string[] = []): Promise<strin
       '    replay: { rate: 200, concurrency: 16, timeout: 5s, minAchievedShare: 0.2 }',
       '    trials: { count: 3, warmup: 50ms, measure: 300ms }',
       '    checks:',
-      '      - { metric: latency_shift, critical: false }',
-      '      - { metric: latency_p99, critical: false }',
+      '      - { metric: latency_shift, critical: false, threshold: 10 }',
+      '      - { metric: latency_p99, critical: false, threshold: 10 }',
     ],
     simpleCorpus(2_000),
     'tandem-executor-',
@@ -116,13 +116,13 @@ describe('inconclusive verdicts', () => {
     // A latency_shift that must be decided within ±0 can never be: with alpha 1e-6 nor can it be called a regression.
     const dir = await executorProject(['# undecidable on purpose']);
     const config = join(dir, 'tandem.config.yaml');
-    const text = (await readFile(config, 'utf8')).replace('      - { metric: latency_shift, critical: false }', '      - { metric: latency_shift, critical: true, direction: either, threshold: 0 }').replace('    checks:', '    harness: { alpha: 0.000001 }\n    checks:');
+    const text = (await readFile(config, 'utf8')).replace('      - { metric: latency_shift, critical: false, threshold: 10 }', '      - { metric: latency_shift, critical: true, direction: either, threshold: 0 }').replace('    checks:', '    harness: { alpha: 0.000001 }\n    checks:');
     await writeFile(config, text);
     const clean = await jsonService();
     const undecided = await runCli(['run', 'svc', '--control', clean, '--treatment', clean, '--change', 'I1', '--format', 'md'], { cwd: dir });
     expect(undecided.code, undecided.err).toBe(5);
     expect(undecided.out).toMatch(/^### ❔ Tandem: inconclusive/);
-    expect(undecided.out).toMatch(/\*\*Inconclusive \(not passed: more trials, or a less noisy setup, are needed\)\.\*\* latency_shift: a regression (up|down) to [+−]\d+\.\d\d% cannot be excluded/);
+    expect(undecided.out).toMatch(/\*\*Inconclusive \(not passed: more trials, or a less noisy setup, are needed\)\.\*\* latency\\_shift: a regression (up|down) to [+−]\d+\.\d\d% cannot be excluded/);
     const accepted = await runCli(['run', 'svc', '--control', clean, '--treatment', clean, '--change', 'I2', '--on-inconclusive', 'pass', '--format', 'md'], { cwd: dir });
     expect(accepted.code, accepted.err).toBe(0);
     expect(accepted.out).toMatch(/PASSED ONLY BECAUSE THE WORKLOAD ACCEPTS INCONCLUSIVE RESULTS/);
