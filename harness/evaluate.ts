@@ -14,7 +14,7 @@ import { loadExperimentData, missingDataCauses, type ExcludedTrial, type Experim
 import { metricPolicies } from './metric-policy.js';
 import { quantileOf } from './stats.js';
 import { trialMetrics, type TrialMetric } from './trial-metrics.js';
-import { judge, type ExperimentOutcome, type ExperimentVerdict, type JudgeOptions, type MetricVerdict, type OnInconclusive } from './verdict.js';
+import { judge, type ExperimentVerdict, type JudgeOptions, type MetricVerdict, type OnInconclusive } from './verdict.js';
 
 export const REPORT_SCHEMA = 'tandem.report/v1';
 
@@ -39,20 +39,8 @@ export interface ExperimentReport {
     readonly reason?: string;
     readonly spec: Readonly<Record<string, unknown>>;
   };
-  readonly verdict: {
-    readonly outcome: ExperimentOutcome;
-    readonly reasons: readonly string[];
-    readonly alpha: number;
-    readonly trials: number;
-    /** The sequential design judged: looks after every trial from minTrials to maxTrials. */
-    readonly design: { readonly minTrials: number; readonly maxTrials: number };
-    /** Every critical metric decided (or a regression): more trials could not change the outcome. */
-    readonly decided: boolean;
-    /** Critical metrics still undecided, in words. */
-    readonly undecided: readonly string[];
-    /** Set when the outcome is passed or regressed only because the workload's onInconclusive said so. */
-    readonly inconclusivePolicy?: OnInconclusive;
-  };
+  /** The judge's verdict (its metrics are below), with final checks applied to the outcome and reasons. */
+  readonly verdict: Omit<ExperimentVerdict, 'metrics'>;
   readonly metrics: readonly MetricVerdict[];
   /** Per-trial effects of the judged metrics, with their within-trial intervals. */
   readonly perTrial: readonly Pick<TrialMetric, 'metric' | 'trial' | 'control' | 'treatment' | 'effect' | 'low' | 'high'>[];

@@ -54,61 +54,67 @@ function nominalP(estimate: number, standardError: number, df: number): number {
   return Math.min(1, 2 * (1 - studentTCdf(Math.abs(estimate / standardError), df)));
 }
 
+/** Count, mean and sum of squared deviations of a stream (Welford): one update per trial, numerically stable. */
+class RunningMoments {
+  count = 0;
+  mean = 0;
+  m2 = 0;
+  add(value: number): void {
+    this.count++;
+    const delta = value - this.mean;
+    this.mean += delta / this.count;
+    this.m2 += delta * (value - this.mean);
+  }
+}
+
 /**
- * Fit the first `n` effects. `signs[i]` is +1 when the treatment ran in slot A
- * in that trial, −1 in slot B, 0 when the arms have no slots (URLs). The slot
- * term is fitted when both slots occur and a degree of freedom remains;
- * undefined when no degree of freedom is left for the noise at all.
+ * The looks of one metric, one trial at a time (the judge and the boundary's simulation share it, so the
+ * boundary is the law of exactly what judges). `sign` is +1 when the treatment ran in slot A in that trial, −1
+ * in slot B, 0 when the arms have no slots (URLs). The slot term is fitted when both slots occur, every trial
+ * has a slot and a degree of freedom remains; `fit()` is undefined while no degree of freedom is left.
  */
+export class LookAccumulator {
+  readonly #all = new RunningMoments();
+  readonly #plus = new RunningMoments();
+  readonly #minus = new RunningMoments();
+  #min = Infinity;
+  #max = -Infinity;
+
+  add(effect: number, sign: number): void {
+    this.#all.add(effect);
+    if (sign === 1) this.#plus.add(effect);
+    else if (sign === -1) this.#minus.add(effect);
+    if (effect < this.#min) this.#min = effect;
+    if (effect > this.#max) this.#max = effect;
+  }
+
+  fit(): LookFit | undefined {
+    const n = this.#all.count;
+    if (n < 1) return undefined;
+    const plus = this.#plus;
+    const minus = this.#minus;
+    const slotted = plus.count > 0 && minus.count > 0 && plus.count + minus.count === n && n >= 3;
+    // OLS with an intercept and a ±1 slot regressor: δ is the average of the two slot means, β half their difference.
+    const estimate = slotted ? (plus.mean + minus.mean) / 2 : this.#all.mean;
+    const slotBias = slotted ? (plus.mean - minus.mean) / 2 : undefined;
+    const factor = slotted ? 0.5 * Math.sqrt(1 / plus.count + 1 / minus.count) : 1 / Math.sqrt(n);
+    const ss = slotted ? plus.m2 + minus.m2 : this.#all.m2;
+    const df = n - (slotted ? 2 : 1);
+    const withBias = slotBias !== undefined ? { slotBias } : {};
+    // Identical effects in every trial (a deterministic counter): the effect is known exactly.
+    if (this.#max - this.#min <= EXACT_TOLERANCE && n >= 2) return { n, estimate, standardError: 0, sd: 0, df, ...withBias, noise: 'exact (no variation)', q: nominalP(estimate, 0, 1) };
+    if (df < 1) return undefined;
+    const sd = Math.sqrt(Math.max(0, ss) / df);
+    const standardError = sd * factor;
+    return { n, estimate, standardError, sd, df, ...withBias, noise: 'own trials', q: nominalP(estimate, standardError, df) };
+  }
+}
+
+/** One look at the first `n` effects (see LookAccumulator). */
 export function fitLook(effects: readonly number[], signs: readonly number[], n: number): LookFit | undefined {
-  if (n < 1) return undefined;
-  let plus = 0;
-  let minus = 0;
-  let sumPlus = 0;
-  let sumMinus = 0;
-  let min = Infinity;
-  let max = -Infinity;
-  for (let i = 0; i < n; i++) {
-    const e = effects[i]!;
-    if (e < min) min = e;
-    if (e > max) max = e;
-    if (signs[i] === 1) {
-      plus++;
-      sumPlus += e;
-    } else if (signs[i] === -1) {
-      minus++;
-      sumMinus += e;
-    }
-  }
-  const slotted = plus > 0 && minus > 0 && plus + minus === n && n >= 3;
-  let estimate: number;
-  let factor: number;
-  let ss = 0;
-  let slotBias: number | undefined;
-  if (slotted) {
-    const meanPlus = sumPlus / plus;
-    const meanMinus = sumMinus / minus;
-    // OLS with an intercept and a ±1 slot regressor: δ is the average of the two slot means.
-    estimate = (meanPlus + meanMinus) / 2;
-    slotBias = (meanPlus - meanMinus) / 2;
-    factor = 0.5 * Math.sqrt(1 / plus + 1 / minus);
-    for (let i = 0; i < n; i++) ss += (effects[i]! - (signs[i] === 1 ? meanPlus : meanMinus)) ** 2;
-  } else {
-    let sum = 0;
-    for (let i = 0; i < n; i++) sum += effects[i]!;
-    estimate = sum / n;
-    factor = 1 / Math.sqrt(n);
-    for (let i = 0; i < n; i++) ss += (effects[i]! - estimate) ** 2;
-  }
-  const ownDf = n - (slotted ? 2 : 1);
-  // Identical effects in every trial (a deterministic counter): the effect is known exactly.
-  if (max - min <= EXACT_TOLERANCE && n >= 2) {
-    return { n, estimate, standardError: 0, sd: 0, df: ownDf, ...(slotBias !== undefined ? { slotBias } : {}), noise: 'exact (no variation)', q: nominalP(estimate, 0, 1) };
-  }
-  if (ownDf < 1) return undefined;
-  const sd = Math.sqrt(ss / ownDf);
-  const standardError = sd * factor;
-  return { n, estimate, standardError, sd, df: ownDf, ...(slotBias !== undefined ? { slotBias } : {}), noise: 'own trials', q: nominalP(estimate, standardError, ownDf) };
+  const looks = new LookAccumulator();
+  for (let i = 0; i < n; i++) looks.add(effects[i]!, signs[i] ?? 0);
+  return looks.fit();
 }
 
 /** What fixes the law of the looks: when they happen and whether slots are fitted. */
@@ -137,16 +143,15 @@ function gaussian(random: () => number): () => number {
 }
 
 function simulateMinQ(design: SequentialDesign, seed: number): Float64Array {
-  const random = seededRandom(seed);
-  const z = gaussian(random);
-  const signs = Array.from({ length: design.maxTrials }, (_, i) => (design.slotted ? (i % 2 === 0 ? -1 : 1) : 0));
-  const effects = new Array<number>(design.maxTrials);
+  const z = gaussian(seededRandom(seed));
   const mins = new Float64Array(SIMULATIONS);
   for (let s = 0; s < SIMULATIONS; s++) {
-    for (let i = 0; i < design.maxTrials; i++) effects[i] = z();
+    const looks = new LookAccumulator();
     let minQ = 1;
-    for (let n = design.minTrials; n <= design.maxTrials; n++) {
-      const look = fitLook(effects, signs, n);
+    for (let n = 1; n <= design.maxTrials; n++) {
+      looks.add(z(), design.slotted ? (n % 2 === 1 ? -1 : 1) : 0);
+      if (n < design.minTrials) continue;
+      const look = looks.fit();
       if (look && look.q < minQ) minQ = look.q;
     }
     mins[s] = minQ;

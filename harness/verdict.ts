@@ -16,7 +16,7 @@
  */
 import { benjaminiHochberg, studentTQuantile, varianceConsistent } from './stats.js';
 import { defaultThreshold, type MetricPolicy } from './metric-policy.js';
-import { criticalValue, fitLook, sequentialBoundary, type Boundary, type LookFit, type NoiseSource } from './sequential.js';
+import { LookAccumulator, criticalValue, fitLook, sequentialBoundary, type Boundary, type LookFit, type NoiseSource } from './sequential.js';
 import type { EffectScale, TrialMetric } from './trial-metrics.js';
 import type { Calibration } from './calibration.js';
 
@@ -160,8 +160,11 @@ function draftMetric(metric: string, rows: readonly TrialMetric[], options: Judg
   const boundary = sequentialBoundary(fixed ? { minTrials: n, maxTrials: n, slotted } : { minTrials: Math.min(design.minTrials, n), maxTrials: Math.max(design.maxTrials, n), slotted });
   const looks: MetricLook[] = [];
   let minQ = 1;
-  for (let k = Math.max(2, Math.min(boundary.design.minTrials, n)); k <= n; k++) {
-    const look = k === n ? fit : fitLook(effects, signs, k);
+  const accumulator = new LookAccumulator();
+  const firstLook = Math.max(2, Math.min(boundary.design.minTrials, n));
+  for (let k = 1; k <= n; k++) {
+    accumulator.add(effects[k - 1]!, signs[k - 1]!);
+    const look = k < firstLook ? undefined : accumulator.fit();
     if (!look) continue;
     if (look.q < minQ) minQ = look.q;
     const half = criticalValue(boundary, alpha, look.df) * look.standardError;

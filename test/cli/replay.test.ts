@@ -13,7 +13,7 @@ async function project(): Promise<string> {
   onTestFinished(() => rm(dir, { recursive: true, force: true }));
   await writeFile(
     join(dir, 'tandem.config.yaml'),
-    ['workloads:', '  - name: ranking', '    tier: ranking', '    replay: { rate: 40, concurrency: 16, timeout: 5s }', '    trials: { count: 2, warmup: 100ms, measure: 500ms }', ''].join('\n'),
+    ['workloads:', '  - name: ranking', '    tier: ranking', '    replay: { rate: 40, concurrency: 16, timeout: 5s, minAchievedShare: 0.2 }', '    trials: { count: 2, warmup: 100ms, measure: 500ms }', ''].join('\n'),
   );
   return dir;
 }
@@ -79,7 +79,7 @@ async function routedProject(stack: Stack, options: { trials: string; prediction
       '    arms:',
       `      control: { deploy: { command: "${command}", readyTimeout: 30s } }`,
       `      treatment: { deploy: { command: "${command}", readyTimeout: 30s${options.treatmentEnv ? `, env: { ${options.treatmentEnv} }` : ''} } }`,
-      '    replay: { rate: 30, concurrency: 16, timeout: 5s }',
+      '    replay: { rate: 30, concurrency: 16, timeout: 5s, minAchievedShare: 0.2 }',
       `    trials: ${options.trials}`,
       '    dependencies:',
       `      - { name: features, env: FEATURES_URL, policy: isolated, target: "${stack.urls.features}" }`,

@@ -335,7 +335,7 @@ describe('tandem lattice validate --base', () => {
       '  - name: ranking',
       '    tier: ranking',
       `    arms: { control: { url: "${url}" }, treatment: { url: "${url}" } }`,
-      '    replay: { rate: 50, concurrency: 8 }',
+      '    replay: { rate: 50, concurrency: 8, minAchievedShare: 0.2 }',
       '    trials: { count: 2, warmup: 100ms, measure: 400ms }',
       '    harness: { minPoints: 5, responses: { ranking: { path: items, id: id, k: 5 } } }',
       'lattices:',
