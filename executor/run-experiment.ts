@@ -34,7 +34,7 @@ export interface RunContext {
   readonly onLook?: (look: LookSummary) => void;
 }
 
-
+/** A request's overrides of the workload: `trials` is a fixed horizon; min/max trials and budget shape the sequential run. */
 export function applyOverrides(workload: WorkloadConfig, overrides: ExperimentRequest['overrides']): WorkloadConfig {
   if (!overrides) return workload;
   let { min, max } = workload.trials;
