@@ -11,7 +11,7 @@
  * so that P(min over looks of q < α*) = α under no change. Because the t
  * statistics are pivotal (their joint null law depends on neither σ nor β), the
  * law of min q is found once per design by a seeded simulation of the very
- * function that judges (`fitLook`), and cached. Inverting the same boundary
+ * code that judges (`LookAccumulator`), and cached. Inverting the same boundary
  * gives a confidence sequence (intervals valid simultaneously at every look)
  * and an anytime-valid p-value (Howard et al. 2021, §2; Lindon et al. 2022 use
  * the same guarantee for Netflix's sequential canaries).
@@ -19,8 +19,8 @@
  * An A/A calibration is deliberately not pooled into the test. Pooling its
  * noise estimate gains degrees of freedom only when the experiment is as noisy
  * as calibrated; a boundary that keeps the false-positive rate for every
- * ratio of true to calibrated noise loses more than pooling gains (simulated
- * in docs/harness.md). The calibration serves planning instead: the noise
+ * ratio of true to calibrated noise loses more than pooling gains (docs/harness.md,
+ * Inference, point 5). The calibration serves planning instead: the noise
  * floor, the trials a change needs, and a warning when an experiment is
  * noisier than calibrated.
  */
@@ -47,7 +47,6 @@ export interface LookFit {
 
 /** Effects that differ by less than this are the same number (float dust, not noise). */
 export const EXACT_TOLERANCE = 1e-9;
-
 
 function nominalP(estimate: number, standardError: number, df: number): number {
   if (standardError === 0) return Math.abs(estimate) <= EXACT_TOLERANCE ? 1 : 0;

@@ -16,7 +16,7 @@
  */
 import { benjaminiHochberg, studentTQuantile, varianceConsistent } from './stats.js';
 import { defaultThreshold, type MetricPolicy } from './metric-policy.js';
-import { LookAccumulator, criticalValue, fitLook, sequentialBoundary, type Boundary, type LookFit, type NoiseSource } from './sequential.js';
+import { LookAccumulator, criticalValue, sequentialBoundary, type Boundary, type LookFit, type NoiseSource } from './sequential.js';
 import type { EffectScale, TrialMetric } from './trial-metrics.js';
 import type { Calibration } from './calibration.js';
 
@@ -151,25 +151,27 @@ function draftMetric(metric: string, rows: readonly TrialMetric[], options: Judg
   const effects = usable.map((r) => r.effect);
   const signs = usable.map((r) => options.slotSigns?.get(r.trial) ?? 0);
   const n = effects.length;
-  const fit = fitLook(effects, signs, n);
-  if (!fit) return { ...base, noData: `${n} trial(s) leave no degree of freedom for the noise once the slot bias is fitted; at least 3 are needed` };
   const design = options.design ?? { minTrials: n, maxTrials: n };
-  const slotted = fit.slotBias !== undefined;
   // A fixed horizon is one look at the trials there are; a sequential design looks from its minimum to its maximum.
   const fixed = design.minTrials >= design.maxTrials;
-  const boundary = sequentialBoundary(fixed ? { minTrials: n, maxTrials: n, slotted } : { minTrials: Math.min(design.minTrials, n), maxTrials: Math.max(design.maxTrials, n), slotted });
-  const looks: MetricLook[] = [];
-  let minQ = 1;
+  const firstLook = fixed ? n : Math.max(2, Math.min(design.minTrials, n));
+  // One pass: every look from the first, the last one being the verdict's fit.
+  const fits: LookFit[] = [];
   const accumulator = new LookAccumulator();
-  const firstLook = Math.max(2, Math.min(boundary.design.minTrials, n));
   for (let k = 1; k <= n; k++) {
     accumulator.add(effects[k - 1]!, signs[k - 1]!);
     const look = k < firstLook ? undefined : accumulator.fit();
-    if (!look) continue;
-    if (look.q < minQ) minQ = look.q;
-    const half = criticalValue(boundary, alpha, look.df) * look.standardError;
-    looks.push({ trials: k, estimate: look.estimate, low: look.estimate - half, high: look.estimate + half });
+    if (look) fits.push(look);
   }
+  const fit = fits.at(-1);
+  if (!fit || fit.n !== n) return { ...base, noData: `${n} trial(s) leave no degree of freedom for the noise once the slot bias is fitted; at least 3 are needed` };
+  const slotted = fit.slotBias !== undefined;
+  const boundary = sequentialBoundary(fixed ? { minTrials: n, maxTrials: n, slotted } : { minTrials: Math.min(design.minTrials, n), maxTrials: Math.max(design.maxTrials, n), slotted });
+  const looks = fits.map((look): MetricLook => {
+    const half = criticalValue(boundary, alpha, look.df) * look.standardError;
+    return { trials: look.n, estimate: look.estimate, low: look.estimate - half, high: look.estimate + half };
+  });
+  const minQ = Math.min(1, ...fits.map((look) => look.q));
   return { ...base, fit, boundary, pValue: boundary.anytimeP(minQ), looks };
 }
 
@@ -284,15 +286,18 @@ function experimentVerdict(metrics: readonly MetricVerdict[], ctx: { alpha: numb
   const missing = judged.filter((m) => m.verdict === 'no data' && m.policy?.mustHaveData);
   const regressions = judged.filter((m) => m.verdict === 'regression');
   const withData = judged.filter((m) => m.verdict !== 'no data');
-  const undecidedCritical = judged.filter((m) => m.policy?.critical && m.verdict === 'inconclusive');
-  const undecided = undecidedCritical.map((m) => `${m.metric}: ${m.cannotExclude ?? 'a regression'} cannot be excluded`);
+  // A critical metric that was measured but too little to judge (points but no verdict) is undecided, not skipped:
+  // only one never measured at all (CPU of URL arms) may be absent when it need not have data.
+  const undecidedCritical = judged.filter((m) => m.policy?.critical && (m.verdict === 'inconclusive' || (m.verdict === 'no data' && m.points > 0)));
+  const undecided = undecidedCritical.map((m) => (m.verdict === 'no data' ? `${m.metric}: ${m.reason}` : `${m.metric}: ${m.cannotExclude ?? 'a regression'} cannot be excluded`));
   const common = { alpha: ctx.alpha, trials: ctx.trials, design: ctx.design, undecided, metrics };
   for (const m of regressions) reasons.push(`${m.policy?.critical ? 'critical metric' : 'judged metric'} ${m.metric} regressed: ${m.reason}`);
   if (regressions.length > 0) return { ...common, outcome: 'regressed', reasons, decided: true };
   for (const m of missing) reasons.push(`${m.metric} must have data: ${m.reason}`);
   if (missing.length > 0) return { ...common, outcome: 'no data', reasons, decided: false };
   if (withData.length === 0) return { ...common, outcome: 'no data', reasons: ['no judged metric has data'], decided: false };
-  const smallReal = withData.filter((m) => m.verdict === 'no change' && m.reason.includes('a real change'));
+  // Judged metrics are significant on their BH-adjusted p-value, as in metricVerdict.
+  const smallReal = withData.filter((m) => m.verdict === 'no change' && m.adjustedP < ctx.alpha);
   for (const m of smallReal) reasons.push(`${m.metric} changed significantly but less than its threshold: ${m.reason}`);
   if (undecidedCritical.length === 0) {
     const criticalCount = withData.filter((m) => m.policy?.critical).length;

@@ -69,6 +69,9 @@ export interface TrialsResult {
 
 const OUTCOME_BATCH = 5_000;
 
+/** The trial reached its load: achieved at least `minAchievedShare` of the target rate. */
+const loadHeld = (result: PairedReplayResult, minAchievedShare: number): boolean => result.achievedRate >= result.targetRate * minAchievedShare;
+
 function summarize(result: PairedReplayResult, minAchievedShare: number): Record<string, unknown> {
   return {
     sentPairs: result.sentPairs,
@@ -79,7 +82,7 @@ function summarize(result: PairedReplayResult, minAchievedShare: number): Record
     meanLagMs: Number(result.meanLagMs.toFixed(3)),
     targetRate: result.targetRate,
     achievedRate: Number(result.achievedRate.toFixed(2)),
-    load: result.achievedRate >= result.targetRate * minAchievedShare ? 'ok' : 'failed',
+    load: loadHeld(result, minAchievedShare) ? 'ok' : 'failed',
     firstSide: result.firstSide,
     errors: result.errors,
     connectionErrorShare: result.connectionErrorShare,
@@ -228,7 +231,7 @@ export async function runTrials(options: RunTrialsOptions): Promise<TrialsResult
           });
           continue;
         }
-        if (result.achievedRate < result.targetRate * workload.replay.minAchievedShare) {
+        if (!loadHeld(result, workload.replay.minAchievedShare)) {
           // A trial that missed its load measured a different experiment: replaced like any infrastructure failure.
           await replaceOrFail({ index, attempt, status: 'replaced', startedAtMs, endedAtMs: clock.now(), reason: `load failed: achieved ${result.achievedRate.toFixed(1)} of ${result.targetRate} pairs/s (minAchievedShare ${workload.replay.minAchievedShare})`, details });
           continue;

@@ -146,6 +146,16 @@ describe('experiment outcome', () => {
     expect(judge(metrics, { policies, onInconclusive: 'fail' })).toMatchObject({ outcome: 'regressed', inconclusivePolicy: 'fail' });
   });
 
+  it('never skips a critical metric that was measured but too little to judge: inconclusive, not passed', () => {
+    // CPU per request measured in every trial, but the control's value was 0 each time: no relative change.
+    const unjudgeable = rows('cpu_per_request', [0.05, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05], { points: 2 }).map((r) => ({ ...r, control: 0, effect: Number.NaN }));
+    const verdict = judge([...clean('latency_shift'), ...clean('error_share'), ...unjudgeable], { policies });
+    expect(verdict.outcome).toBe('inconclusive');
+    expect(verdict.undecided[0]).toMatch(/^cpu_per_request: no data: .*zero control value/);
+    // Never measured at all (URL arms have no process): not required, the experiment can pass.
+    expect(judge([...clean('latency_shift'), ...clean('error_share')], { policies }).outcome).toBe('passed');
+  });
+
   it('lets an undecided non-critical metric through, but not a regressed one', () => {
     const noisyP99 = rows('latency_p99', [0.2, -0.15, 0.1, -0.2, 0.05, 0.1, -0.1, 0.0]);
     expect(judge([...clean('latency_shift'), ...clean('error_share'), ...noisyP99], { policies }).outcome).toBe('passed');
