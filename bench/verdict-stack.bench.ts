@@ -14,6 +14,7 @@ import { parseConfigText, systemClock, type ExperimentRecord } from '../core/ind
 import { createLocalStore } from '../store/index.js';
 import { SharedSource } from '../guardrails/index.js';
 import { InlineQueue, parseRequest, runExperiment } from '../executor/index.js';
+import { loadExperimentData, trialMetrics } from '../harness/index.js';
 import { rankingCorpus, startStack } from '../examples/stack/index.js';
 
 const here = import.meta.dirname;
@@ -37,6 +38,8 @@ function configText(dir: string, featuresUrl: string, gatewayUrl: string): strin
 
 export async function run(args: string[]): Promise<void> {
   const runs = Math.max(1, Number(args[args.indexOf('--runs') + 1]) || 5);
+  // --unchanged-only: the A/A half alone, to study the unchanged build's spread run by run.
+  const arms = args.includes('--unchanged-only') ? [''] : ['latency=5', ''];
   const dir = await mkdtemp(join(tmpdir(), 'tandem-bench-verdict-stack-'));
   const stack = await startStack({ shards: 2, isolate: ['features', 'gateway', 'prediction'] });
   const config = parseConfigText(configText(dir, stack.urls.features, stack.urls.gateway), join(dir, 'tandem.config.yaml'));
@@ -49,7 +52,7 @@ export async function run(args: string[]): Promise<void> {
     await store.init();
     await store.corpus.append(rankingCorpus(6_000));
     for (let i = 0; i < runs; i++) {
-      for (const faults of ['latency=5', '']) {
+      for (const faults of arms) {
         const started = Date.now();
         const { id } = await queue.submit(parseRequest({ workload: 'ranking', change: `bench-${i}-${faults || 'clean'}`, seed: 1_000 + i, ...(faults ? { treatmentRevision: faults } : {}) }));
         await queue.idle();
@@ -58,6 +61,7 @@ export async function run(args: string[]): Promise<void> {
         results.push({ faults, record, seconds });
         const metrics = (record.verdict?.metrics as { metric: string; verdict: string; estimate: number; low: number; high: number }[] | undefined) ?? [];
         const brief = metrics.filter((m) => ['latency_shift', 'cpu_per_request', 'error_share'].includes(m.metric)).map((m) => `${m.metric} ${(m.estimate * 100).toFixed(2)}% [${(m.low * 100).toFixed(2)}, ${(m.high * 100).toFixed(2)}] ${m.verdict}`);
+        log(`  per trial: ${await perTrialEffects(store, id)}`);
         log(`${faults || 'unchanged'} run ${i + 1}: ${record.status} after ${String(record.verdict?.trials ?? '?')} trials, ${seconds.toFixed(0)} s; ${brief.join('; ')}${record.status === 'failed' ? ` (${record.reason ?? ''})` : ''}`);
       }
     }
@@ -68,6 +72,10 @@ export async function run(args: string[]): Promise<void> {
     await rm(dir, { recursive: true, force: true });
   }
   const fault = results.filter((r) => r.faults !== '');
+  if (fault.length === 0) {
+    process.stdout.write(`${JSON.stringify({ bench: 'verdict-stack', figures: { runs, stackAaRegressed: results.filter((r) => r.record.status === 'regressed').length }, targets: {} })}\n`);
+    return;
+  }
   const clean = results.filter((r) => r.faults === '');
   const decidedSeconds = results.filter((r) => r.record.verdict?.decided === true).map((r) => r.seconds).sort((a, b) => a - b);
   const median = decidedSeconds.length > 0 ? decidedSeconds[Math.floor((decidedSeconds.length - 1) / 2)]! : Number.NaN;
@@ -88,3 +96,21 @@ export async function run(args: string[]): Promise<void> {
   };
   process.stdout.write(`${JSON.stringify({ bench: 'verdict-stack', figures, targets })}\n`);
 }
+
+
+/** Each trial's paired latency and CPU effects with the trial's slot order, so a run-long arm asymmetry shows. */
+async function perTrialEffects(store: ReturnType<typeof createLocalStore>, id: string): Promise<string> {
+  const data = await loadExperimentData(store, id);
+  return data.trials
+    .map((t) => {
+      const metrics = trialMetrics(t, { seed: 1, resamples: 0 });
+      const pick = (name: string): string => {
+        const m = metrics.find((x) => x.metric === name);
+        return m ? `${(m.effect * 100).toFixed(2)}%` : '-';
+      };
+      return `#${t.record.index}${slotsOf(t.record.details)} lat ${pick('latency_shift')} cpu ${pick('cpu_per_request')}`;
+    })
+    .join(' | ');
+}
+
+const slotsOf = (details: Readonly<Record<string, unknown>> | undefined): string => (details?.slots === undefined ? '' : ` ${JSON.stringify(details.slots)}`);

@@ -31,11 +31,18 @@ export function processContext(): CliContext {
   };
   process.once('SIGINT', () => onSignal('SIGINT'));
   process.once('SIGTERM', () => onSignal('SIGTERM'));
+  // `tandem corpus show | head`: a reader that closed the pipe ends the output quietly (no EPIPE stack trace,
+  // no exit code of its own); the command still finishes what it was doing.
+  let stdoutClosed = false;
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    stdoutClosed = true;
+  });
   return {
     signal: interrupted.signal,
     cwd: process.cwd(),
     env: process.env,
-    out: (text) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
+    out: (text) => void (stdoutClosed || process.stdout.write(text.endsWith('\n') ? text : `${text}\n`)),
     err: (text) => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),
   };
 }

@@ -40,8 +40,10 @@ export type {
   RequestOutcome,
   ErrorClass,
 } from './model.js';
+export { LATEST_RECORD_MS } from './model.js';
 export { configReferenceMarkdown } from './config/reference.js';
 export { fnv1a, seededRandom } from './random.js';
 export { parsePrometheusText, type PrometheusSample, type ParsedExposition } from './prometheus-text.js';
 export { freePort } from './free-port.js';
 export { withoutHopByHop } from './hop-by-hop.js';
+export { DEFAULT_SECRET_NAMES } from './secret-names.js';

@@ -4,6 +4,9 @@
  */
 
 /** One sampled production request. */
+/** Latest time a corpus record may carry: the end of year 9999 (ISO-8601 dates, hourly bucket names); the earliest is the epoch. */
+export const LATEST_RECORD_MS = 253_402_300_799_999;
+
 export interface CorpusRecord {
   /** Unique id (UUID) assigned when sampled. */
   readonly id: string;
@@ -20,6 +23,11 @@ export interface CorpusRecord {
   readonly body: string;
   /** True when the body exceeded the recorder's limit; such records are skipped by replay. */
   readonly bodyTruncated: boolean;
+  /**
+   * True when the body was not stored because it could not be redacted (structured but unreadable:
+   * malformed JSON, a broken multipart, an unknown content encoding); `bodyTruncated` is true too, so replay skips it.
+   */
+  readonly bodyWithheld?: boolean;
   /** Sampling rate in force when the record was taken, in (0, 1]. */
   readonly sampleRate: number;
   /** How the record was chosen: uniform sampling, sticky by key, or an import. */

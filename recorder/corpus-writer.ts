@@ -8,7 +8,8 @@
 import type { Clock, CorpusRecord } from '../core/index.js';
 import type { CorpusStore } from '../store/index.js';
 
-export type DropReason = 'buffer-full' | 'store-error';
+/** `record-error`: a sampled request could not be made into a record at all (nothing stored, the client unaffected). */
+export type DropReason = 'buffer-full' | 'store-error' | 'record-error';
 
 export interface CorpusWriterOptions {
   readonly store: CorpusStore;
@@ -30,7 +31,7 @@ export class CorpusWriter {
   #writing: Promise<void> | undefined;
   #closed = false;
   #written = 0;
-  #dropped = { 'buffer-full': 0, 'store-error': 0 };
+  #dropped = { 'buffer-full': 0, 'store-error': 0, 'record-error': 0 };
 
   constructor(options: CorpusWriterOptions) {
     this.#options = options;
@@ -58,6 +59,11 @@ export class CorpusWriter {
     this.#buffer.push(record);
     if (this.#buffer.length >= (this.#options.batchSize ?? 500)) this.#startWrite();
     return true;
+  }
+
+  /** Count a sampled record that never reached `offer`. */
+  dropUnbuilt(): void {
+    this.#dropped['record-error']++;
   }
 
   /** Write everything buffered now (tests, shutdown). */

@@ -8,6 +8,7 @@
 import type { CorpusRecord } from '../core/index.js';
 import { buildRecord } from './record-builder.js';
 import type { Redactor } from './redact.js';
+import { importProblem } from './import-checks.js';
 import type { ParsedImport, SkippedInput } from './import-har.js';
 
 export const GOR_SEPARATOR = '\n🐵🙈🙉\n';
@@ -97,6 +98,11 @@ export function parseGor(data: Buffer, options: { tier: string; redactor: Redact
       continue;
     }
     const timeMs = Math.floor(Number(BigInt(meta[2]!) / 1_000_000n));
+    const problem = importProblem({ timeMs, method: requestLine[1]!, headers });
+    if (problem !== undefined) {
+      skipped.push({ where, reason: problem });
+      continue;
+    }
     records.push(
       buildRecord(options.tier, options.redactor, { timeMs, method: requestLine[1]!, url: path, headers, body, truncated: body.length > options.maxBodyBytes }, { rate: 1, mode: 'import' }),
     );

@@ -7,6 +7,7 @@ import type { CorpusRecord } from '../core/index.js';
 import { InputError } from '../core/index.js';
 import { buildRecord } from './record-builder.js';
 import type { Redactor } from './redact.js';
+import { importProblem } from './import-checks.js';
 
 /** An entry or line that was not imported, and why. */
 export interface SkippedInput {
@@ -66,6 +67,8 @@ export function parseHar(text: string, options: { tier: string; redactor: Redact
       if (headers['content-type'] === undefined && typeof postData.mimeType === 'string' && postData.mimeType !== '') headers['content-type'] = postData.mimeType;
     }
     const truncated = body.length > options.maxBodyBytes;
+    const problem = importProblem({ timeMs: started, method: request.method, headers });
+    if (problem !== undefined) return skipped.push({ where, reason: problem });
     records.push(
       buildRecord(options.tier, options.redactor, { timeMs: started, method: request.method, url: `${url.pathname}${url.search}`, headers, body, truncated }, { rate: 1, mode: 'import' }),
     );

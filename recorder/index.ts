@@ -1,9 +1,9 @@
 /** Recording production requests into a corpus: sampler, redaction, writer, sidecar, in-process wrappers, imports. */
 export { Sampler, type SampleMode, type StickyKey, type SamplerOptions } from './sampler.js';
-export { Redactor, REDACTED, ALWAYS_REDACTED_HEADERS, type RedactionRules } from './redact.js';
+export { Redactor, REDACTED, ALWAYS_REDACTED_HEADERS, rulesForTier, type RedactionRules, type RedactedBody } from './redact.js';
 export { CorpusWriter, type CorpusWriterOptions, type DropReason } from './corpus-writer.js';
 export { Recorder, EXPERIMENT_HEADER, type RecorderOptions, type CapturedRequest } from './recorder.js';
-export { startSidecar, type Sidecar, type SidecarOptions } from './sidecar.js';
+export { startSidecar, passOnUpstreamFailure, type Sidecar, type SidecarOptions } from './sidecar.js';
 export { recordingHandler, recordingInterceptor } from './in-process.js';
 export { parseHar, type ParsedImport, type SkippedInput } from './import-har.js';
 export { parseGor, formatGor, GOR_SEPARATOR } from './import-gor.js';

@@ -23,16 +23,17 @@ export function buildRecord(
 ): CorpusRecord {
   const headers = redactor.headers(request.headers);
   // A truncated body is not stored at all: it could not be redacted reliably.
-  const body = request.truncated ? Buffer.alloc(0) : redactor.body(request.body, headers['content-type']);
+  const redacted = request.truncated ? { body: Buffer.alloc(0) } : redactor.body(request.body, headers);
   return {
     id: randomUUID(),
     tier,
     timeMs: request.timeMs,
     method: request.method.toUpperCase(),
-    path: request.url,
+    path: redactor.url(request.url),
     headers,
-    body: body.toString('base64'),
-    bodyTruncated: request.truncated,
+    body: redacted.body?.toString('base64') ?? '',
+    bodyTruncated: request.truncated || redacted.withheld !== undefined,
+    ...(redacted.withheld !== undefined ? { bodyWithheld: true } : {}),
     sampleRate: sampling.rate,
     sampleMode: sampling.mode,
   };

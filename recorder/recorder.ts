@@ -50,7 +50,7 @@ export class Recorder {
   readonly #writer: CorpusWriter;
   readonly #clock: Clock;
   readonly #closeTimeoutMs: number;
-  readonly #counts = { forwarded: 0, sampled: 0, skippedReplay: 0, bytes: 0, upstreamErrors: new Map<string, number>() };
+  readonly #counts = { forwarded: 0, sampled: 0, skippedReplay: 0, withheld: 0, abandoned: 0, bytes: 0, upstreamErrors: new Map<string, number>() };
   readonly #skipHeaders: readonly string[];
 
   constructor(options: RecorderOptions) {
@@ -87,6 +87,8 @@ export class Recorder {
     counter('recorder_sampled_total', 'Requests chosen for the corpus.', () => counts.sampled);
     counter('recorder_replay_skipped_total', "Requests not recorded because they carry Tandem's experiment identity.", () => counts.skippedReplay);
     counter('recorder_written_total', 'Records written to the corpus store.', () => this.#writer.written);
+    counter('recorder_withheld_total', 'Sampled records stored without their body because it could not be redacted.', () => counts.withheld);
+    counter('recorder_abandoned_total', 'Sampled requests whose client never finished sending the body (not recorded).', () => counts.abandoned);
     counter('recorder_bytes_total', 'Body bytes of sampled records.', () => counts.bytes);
     const writer = (): CorpusWriter => this.#writer;
     new Counter({
@@ -125,7 +127,7 @@ export class Recorder {
         this.set(writer().buffered);
       },
     });
-    this.#redactor = new Redactor(options.redact);
+    this.#redactor = new Redactor(options.redact, { maxDecodedBytes: this.maxBodyBytes });
     this.#writer = new CorpusWriter({
       store: options.store,
       capacity: options.bufferRecords ?? 10_000,
@@ -154,12 +156,34 @@ export class Recorder {
     return this.#clock.now();
   }
 
-  /** Build the redacted record and queue it. Never throws, never waits. */
+  /**
+   * Build the redacted record and queue it. Never throws, never waits: nothing
+   * done with a sampled request may reach the client's response, so a record
+   * that cannot be built is dropped and counted (`record-error`).
+   */
   record(request: CapturedRequest): void {
     this.#counts.sampled++;
-    const record = buildRecord(this.tier, this.#redactor, request, { rate: this.sampler.effectiveRate, mode: this.sampler.mode });
+    let record;
+    try {
+      record = buildRecord(this.tier, this.#redactor, request, { rate: this.sampler.effectiveRate, mode: this.sampler.mode });
+    } catch {
+      this.#writer.dropUnbuilt();
+      return;
+    }
+    if (record.bodyWithheld === true) this.#counts.withheld++;
     this.#counts.bytes += Math.floor((record.body.length * 3) / 4);
     this.#writer.offer(record);
+  }
+
+  /** What became of sampled requests: sampled = written + dropped + buffered; abandoned ones (client left mid-body) are not sampled records. */
+  get accounting(): { sampled: number; written: number; dropped: number; buffered: number; withheld: number; abandoned: number } {
+    const dropped = Object.values(this.#writer.dropped).reduce((a, b) => a + b, 0);
+    return { sampled: this.#counts.sampled, written: this.#writer.written, dropped, buffered: this.#writer.buffered, withheld: this.#counts.withheld, abandoned: this.#counts.abandoned };
+  }
+
+  /** A sampled request whose body never completed: not recorded, counted. */
+  abandon(): void {
+    this.#counts.abandoned++;
   }
 
   /** Count an upstream failure that was passed on to the client. */

@@ -1,28 +1,61 @@
 /**
- * Secrets never reach storage: credential headers and configured header
- * names are replaced by a marker, and so are configured fields of JSON
- * bodies (dotted paths; a path through an array applies to every element).
+ * Secrets never reach storage. Secret names (DEFAULT_SECRET_NAMES unless
+ * configured, plus per-tier additions) are redacted by name in headers, query
+ * parameters, form and multipart fields and JSON fields, whatever the declared
+ * content type; configured dotted paths redact JSON fields from the root.
+ * Redaction replaces only the secret values' bytes (see redact-json.ts), so a
+ * replay sends production's body byte for byte elsewhere.
+ *
+ * A body that looks structured (JSON by type or first byte, a form, multipart,
+ * a content encoding) but cannot be read is *withheld*: stored empty, marked,
+ * counted — never stored verbatim, because its secrets could not be found.
  */
+import { JsonSyntaxError, findSecretValues, replaceRanges, type JsonSecrets } from './redact-json.js';
+import { looksLikeForm, redactFormText, redactUrl } from './redact-form.js';
+import { MultipartSyntaxError, boundaryOf, multipartParts } from './redact-multipart.js';
+import { UnsupportedEncodingError, contentEncodingOf, decode, detectUtf16, encode, utf16ToUtf8, utf8ToUtf16 } from './body-encoding.js';
+import { DEFAULT_SECRET_NAMES } from '../core/index.js';
+import { SecretNames } from './redact-names.js';
+
+export { ALWAYS_REDACTED_HEADERS } from './redact-names.js';
 
 export const REDACTED = '[redacted]';
-
-/** Always redacted, whatever the config says. */
-export const ALWAYS_REDACTED_HEADERS = ['authorization', 'cookie', 'set-cookie', 'proxy-authorization'] as const;
+const JSON_REDACTED = Buffer.from(JSON.stringify(REDACTED));
 
 export interface RedactionRules {
-  /** Header names redacted in addition to ALWAYS_REDACTED_HEADERS. */
+  /** Names redacted in headers, query, form and JSON fields. @default DEFAULT_SECRET_NAMES */
+  readonly names?: readonly string[];
+  /** Header names redacted in addition to ALWAYS_REDACTED_HEADERS and the secret names. */
   readonly headers?: readonly string[];
-  /** Dotted paths into JSON bodies, e.g. "user.email" or "items.token". */
+  /** Dotted paths into JSON bodies, from the root, e.g. "user.email" or "items.token". */
   readonly bodyFields?: readonly string[];
 }
 
-export class Redactor {
-  readonly #headers: ReadonlySet<string>;
-  readonly #paths: readonly (readonly string[])[];
+/** The rules for one tier: the global rules plus the tier's additions. */
+export function rulesForTier(rules: RedactionRules & { readonly tiers?: Readonly<Record<string, RedactionRules>> }, tier: string): RedactionRules {
+  const extra = rules.tiers && Object.hasOwn(rules.tiers, tier) ? rules.tiers[tier]! : {};
+  return {
+    names: [...(rules.names ?? DEFAULT_SECRET_NAMES), ...(extra.names ?? [])],
+    headers: [...(rules.headers ?? []), ...(extra.headers ?? [])],
+    bodyFields: [...(rules.bodyFields ?? []), ...(extra.bodyFields ?? [])],
+  };
+}
 
-  constructor(rules: RedactionRules = {}) {
-    this.#headers = new Set([...ALWAYS_REDACTED_HEADERS, ...(rules.headers ?? []).map((h) => h.toLowerCase())]);
-    this.#paths = (rules.bodyFields ?? []).map((path) => path.split('.'));
+/** A redacted body, or the reason it could not be redacted and must not be stored. */
+export type RedactedBody = { readonly body: Buffer; readonly withheld?: undefined } | { readonly body?: undefined; readonly withheld: string };
+
+export class Redactor {
+  readonly #names: SecretNames;
+  readonly #json: JsonSecrets;
+  readonly #maxDecodedBytes: number;
+
+  constructor(rules: RedactionRules = {}, options: { maxDecodedBytes?: number } = {}) {
+    this.#names = new SecretNames(rules.names ?? DEFAULT_SECRET_NAMES, rules.headers ?? []);
+    const pathsByLength = new Map<number, string[][]>();
+    for (const path of (rules.bodyFields ?? []).map((p) => p.split('.'))) pathsByLength.set(path.length, [...(pathsByLength.get(path.length) ?? []), path]);
+    const names = this.#names;
+    this.#json = { isSecretName: (name) => names.isSecretName(name), pathsByLength };
+    this.#maxDecodedBytes = options.maxDecodedBytes ?? 8 * 1_048_576;
   }
 
   /** Lower-cased headers, repeated values joined with ", ", secrets replaced. */
@@ -31,44 +64,94 @@ export class Redactor {
     for (const [name, value] of Object.entries(raw)) {
       if (value === undefined) continue;
       const lower = name.toLowerCase();
-      out[lower] = this.#headers.has(lower) ? REDACTED : Array.isArray(value) ? value.join(', ') : value;
+      out[lower] = this.#names.isSecretHeader(lower) ? REDACTED : Array.isArray(value) ? value.join(', ') : value;
     }
     return out;
   }
 
-  /**
-   * The body with configured JSON fields redacted. Bodies that are not JSON,
-   * or when no fields are configured, are returned as they are.
-   */
-  body(body: Buffer, contentType: string | undefined): Buffer {
-    if (this.#paths.length === 0 || body.length === 0 || !isJson(contentType)) return body;
-    let value: unknown;
+  /** A request target with secret query parameters' values replaced. */
+  url(url: string): string {
+    return redactUrl(url, (name) => this.#names.isSecretName(name));
+  }
+
+  /** The body with every secret value replaced, the original bytes when there was none, or withheld. */
+  body(body: Buffer, headers: Readonly<Record<string, string>>): RedactedBody {
+    if (body.length === 0) return { body };
     try {
-      value = JSON.parse(body.toString('utf8'));
-    } catch {
-      return body;
+      const encoding = contentEncodingOf(headers['content-encoding'], body);
+      const plain = encoding === 'identity' ? body : decode(body, encoding, this.#maxDecodedBytes);
+      const redacted = this.#plain(plain, headers['content-type']);
+      if (redacted === undefined) return { body };
+      return { body: encoding === 'identity' ? redacted : encode(redacted, encoding) };
+    } catch (error) {
+      return { withheld: withheldReason(error) };
     }
-    let changed = false;
-    for (const path of this.#paths) changed = redactPath(value, path, 0) || changed;
-    return changed ? Buffer.from(JSON.stringify(value)) : body;
+  }
+
+  /** The redacted bytes of an unencoded body, or undefined when nothing in it is secret. */
+  #plain(body: Buffer, contentType: string | undefined): Buffer | undefined {
+    const mediaType = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+    const utf16 = detectUtf16(body, contentType);
+    if (utf16) {
+      const redacted = this.#plain(utf16ToUtf8(body, utf16), mediaType);
+      return redacted && utf8ToUtf16(redacted, utf16);
+    }
+    if (mediaType.startsWith('multipart/')) return this.#multipart(body, contentType ?? '');
+    if (isJsonType(mediaType) || opensJson(body)) return this.#jsonBody(body);
+    if (mediaType === 'application/x-www-form-urlencoded' || (mayBeForm(mediaType) && looksLikeForm(body))) {
+      const text = redactFormText(body.toString('latin1'), (name) => this.#names.isSecretName(name));
+      return text === undefined ? undefined : Buffer.from(text, 'latin1');
+    }
+    return undefined;
+  }
+
+  #jsonBody(body: Buffer): Buffer | undefined {
+    const start = body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
+    const ranges = findSecretValues(body, this.#json, start);
+    return ranges.length === 0 ? undefined : replaceRanges(body, ranges, JSON_REDACTED);
+  }
+
+  #multipart(body: Buffer, contentType: string): Buffer | undefined {
+    const boundary = boundaryOf(contentType);
+    if (boundary === undefined) throw new MultipartSyntaxError('multipart body without a boundary');
+    const ranges: [number, number, Buffer][] = [];
+    for (const part of multipartParts(body, boundary)) {
+      if (part.name !== undefined && this.#names.isSecretName(part.name)) {
+        ranges.push([part.contentStart, part.contentEnd, Buffer.from(REDACTED)]);
+      } else {
+        // Every part is read like a body of its own type (JSON found by its first byte too).
+        const redacted = this.#plain(body.subarray(part.contentStart, part.contentEnd), part.contentType ?? '');
+        if (redacted) ranges.push([part.contentStart, part.contentEnd, redacted]);
+      }
+    }
+    if (ranges.length === 0) return undefined;
+    const pieces: Buffer[] = [];
+    let at = 0;
+    for (const [from, to, replacement] of ranges) {
+      pieces.push(body.subarray(at, from), replacement);
+      at = to;
+    }
+    pieces.push(body.subarray(at));
+    return Buffer.concat(pieces);
   }
 }
 
-function isJson(contentType: string | undefined): boolean {
-  if (contentType === undefined) return false;
-  const type = contentType.split(';')[0]!.trim().toLowerCase();
-  return type === 'application/json' || type.endsWith('+json');
+const isJsonType = (mediaType: string): boolean => mediaType === 'application/json' || mediaType.endsWith('+json') || mediaType === 'application/x-ndjson';
+const mayBeForm = (mediaType: string): boolean => mediaType === '' || mediaType === 'text/plain' || mediaType === 'application/octet-stream';
+
+/** The first byte that is not whitespace (after a UTF-8 BOM) opens an object or array: treated as JSON whatever the type says. */
+function opensJson(body: Buffer): boolean {
+  let i = body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
+  while (body[i] === 0x20 || body[i] === 0x0a || body[i] === 0x0d || body[i] === 0x09) i++;
+  return body[i] === 0x7b || body[i] === 0x5b;
 }
 
-function redactPath(value: unknown, path: readonly string[], depth: number): boolean {
-  if (Array.isArray(value)) return value.reduce<boolean>((changed, item) => redactPath(item, path, depth) || changed, false);
-  if (value === null || typeof value !== 'object') return false;
-  const key = path[depth]!;
-  const record = value as Record<string, unknown>;
-  if (!Object.hasOwn(record, key)) return false;
-  if (depth === path.length - 1) {
-    record[key] = REDACTED;
-    return true;
-  }
-  return redactPath(record[key], path, depth + 1);
+function withheldReason(error: unknown): string {
+  if (error instanceof JsonSyntaxError) return `not valid JSON (${error.message})`;
+  if (error instanceof MultipartSyntaxError) return `not valid multipart (${error.message})`;
+  if (error instanceof UnsupportedEncodingError) return error.message;
+  const code = (error as { code?: string }).code;
+  if (code === 'ERR_BUFFER_TOO_LARGE') return 'larger than the decompression limit once decoded';
+  if (code?.startsWith('Z_') === true || code === 'ERR_ZLIB_INITIALIZATION_FAILED') return 'its content encoding could not be decoded';
+  return `could not be redacted (${error instanceof Error ? error.message.slice(0, 100) : 'unknown error'})`;
 }

@@ -14,7 +14,7 @@ import { once } from 'node:events';
 import { Readable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
-import { withoutHopByHop } from '../core/index.js';
+import { UsageError, errorMessage, withoutHopByHop } from '../core/index.js';
 import type { Recorder } from './recorder.js';
 import { BodyCapture } from './body-capture.js';
 
@@ -42,6 +42,18 @@ function hasBody(req: IncomingMessage): boolean {
   return req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
 }
 
+/** Listen, or fail with an error that names the address (EADDRINUSE, EACCES) instead of hanging. */
+async function listen(server: Server, port: number, host: string, what: string): Promise<void> {
+  server.listen(port, host);
+  try {
+    await once(server, 'listening');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === 'EADDRINUSE' ? 'the address is in use' : code === 'EACCES' ? 'permission denied' : code === 'EADDRNOTAVAIL' ? 'no such local address' : errorMessage(error);
+    throw new UsageError(`cannot listen on ${host}:${port} (${what}): ${why}`, { cause: error });
+  }
+}
+
 /** Upstream failure kinds, for the metric. */
 function failureKind(error: unknown): string {
   const code = (error as { code?: string }).code ?? '';
@@ -52,9 +64,57 @@ function failureKind(error: unknown): string {
   return code === '' ? 'other' : code.toLowerCase();
 }
 
+/**
+ * The request body as a stream that copies what passes into the recorder. A
+ * body the client never finished is not recorded (it never reached the
+ * upstream whole either) and is counted as abandoned.
+ */
+function teeForRecording(req: IncomingMessage, recorder: Recorder, url: string): Readable {
+  const timeMs = recorder.now();
+  const capture = new BodyCapture(recorder.maxBodyBytes);
+  return Readable.from(
+    (async function* tee() {
+      let complete = false;
+      try {
+        for await (const chunk of req as AsyncIterable<Buffer>) {
+          capture.add(chunk);
+          yield chunk;
+        }
+        complete = true;
+      } finally {
+        if (complete) recorder.record({ timeMs, method: req.method ?? 'GET', url, headers: req.headers, body: capture.body(), truncated: capture.truncated });
+        else recorder.abandon();
+      }
+    })(),
+    { objectMode: false },
+  );
+}
+
+/**
+ * An upstream failure reaches the client as the connection failure it was.
+ * The request's socket may already be gone (a client that left, a socket
+ * detached after the response): then there is nothing left to tell, and
+ * nothing here may throw — an exception on this path would take every other
+ * client's request down with the process.
+ */
+export function passOnUpstreamFailure(req: Pick<IncomingMessage, 'socket'>, res: Pick<ServerResponse, 'destroyed' | 'writableFinished' | 'destroy'> & { readonly socket: ServerResponse['socket'] }, error: unknown, recorder: Pick<Recorder, 'upstreamError'>): void {
+  const socket = req.socket ?? res.socket ?? null;
+  if (res.destroyed && !res.writableFinished && (socket === null || socket.destroyed)) return; // the client left first
+  recorder.upstreamError(failureKind(error));
+  if (socket !== null) socket.destroy();
+  else res.destroy();
+}
+
+/** The upstream's origin, and its path as a prefix of every forwarded path (`http://host/api` forwards `/x` as `/api/x`). */
+function upstreamParts(upstream: string): { origin: string; prefix: string } {
+  const url = new URL(upstream);
+  return { origin: url.origin, prefix: url.pathname.replace(/\/+$/, '') };
+}
+
 export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
   const { recorder } = options;
-  const pool = new Pool(options.upstream, {
+  const { origin, prefix } = upstreamParts(options.upstream);
+  const pool = new Pool(origin, {
     connections: options.connections ?? 128,
     // No timeouts of our own: a slow upstream must look exactly as slow to the client.
     headersTimeout: 0,
@@ -68,29 +128,14 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
     let body: Readable | undefined;
     if (!sampled) {
       body = hasBody(req) ? req : undefined;
+    } else if (hasBody(req)) {
+      body = teeForRecording(req, recorder, url);
     } else {
-      const timeMs = recorder.now();
-      const capture = new BodyCapture(recorder.maxBodyBytes);
-      const finish = (): void =>
-        recorder.record({ timeMs, method: req.method ?? 'GET', url, headers: req.headers, body: capture.body(), truncated: capture.truncated });
-      if (hasBody(req)) {
-        body = Readable.from(
-          (async function* tee() {
-            for await (const chunk of req as AsyncIterable<Buffer>) {
-              capture.add(chunk);
-              yield chunk;
-            }
-            finish();
-          })(),
-          { objectMode: false },
-        );
-      } else {
-        finish();
-      }
+      recorder.record({ timeMs: recorder.now(), method: req.method ?? 'GET', url, headers: req.headers, body: Buffer.alloc(0), truncated: false });
     }
     pool
       .stream(
-        { path: url, method: (req.method ?? 'GET') as 'GET', headers: withoutHopByHop(req.headers), body: body ?? null },
+        { path: `${prefix}${url}`, method: (req.method ?? 'GET') as 'GET', headers: withoutHopByHop(req.headers), body: body ?? null },
         ({ statusCode, headers }) => {
           res.writeHead(statusCode, withoutHopByHop(headers as Record<string, string | string[] | undefined>));
           return res;
@@ -98,12 +143,7 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
       )
       // No AbortController per request (it costs a tenth of the throughput): a client that leaves
       // destroys `res`, which fails undici's write into it and aborts the upstream request.
-      .catch((error: unknown) => {
-        if (res.destroyed && !res.writableFinished && req.socket.destroyed) return; // the client left first
-        recorder.upstreamError(failureKind(error));
-        // Pass the failure on as the connection failure it was.
-        req.socket.destroy();
-      });
+      .catch((error: unknown) => passOnUpstreamFailure(req, res, error, recorder));
   };
 
   const server: Server = createServer(handle);
@@ -122,9 +162,16 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
       }
     })();
   });
-  server.listen(options.port ?? 0, options.host ?? '127.0.0.1');
-  admin.listen(options.adminPort ?? 0, options.adminHost ?? options.host ?? '127.0.0.1');
-  await Promise.all([once(server, 'listening'), once(admin, 'listening')]);
+  try {
+    await Promise.all([listen(server, options.port ?? 0, options.host ?? '127.0.0.1', 'proxy'), listen(admin, options.adminPort ?? 0, options.adminHost ?? options.host ?? '127.0.0.1', 'admin')]);
+  } catch (error) {
+    // Nothing may keep the process alive after a failed start: close what did start, and the writer's timer.
+    server.close();
+    admin.close();
+    await pool.close();
+    await recorder.close();
+    throw error;
+  }
   const address = (s: Server): string => {
     const { address: host, port } = s.address() as AddressInfo;
     return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;

@@ -29,7 +29,7 @@ import type {
 import type { ErrorRecordFilter } from './filters.js';
 import { isCorpusRecord, isExperimentRecord } from './record-guards.js';
 import { joinSql, qualified, sql, SqlFragment } from './sql.js';
-import { assertName } from './names.js';
+import { assertName, assertRecordTime } from './names.js';
 import { createStatements, type TableName } from './clickhouse/clickhouse-schema.js';
 import { Tables, parseJson, seconds } from './clickhouse/tables.js';
 import { ClickHouseOutcomeStore } from './clickhouse/clickhouse-outcome-store.js';
@@ -52,7 +52,10 @@ class ClickHouseCorpusStore implements CorpusStore {
   constructor(readonly t: Tables) {}
 
   async append(records: readonly CorpusRecord[]): Promise<void> {
-    for (const r of records) assertName(r.tier, 'corpus record tier');
+    for (const r of records) {
+      assertName(r.tier, 'corpus record tier');
+      assertRecordTime(r.timeMs, `corpus record ${r.id} time`);
+    }
     await this.t.connection.insert(
       this.t.table('corpus'),
       records.map((r) => ({
@@ -64,7 +67,8 @@ class ClickHouseCorpusStore implements CorpusStore {
         path: r.path,
         headers: JSON.stringify(r.headers),
         body: r.body,
-        body_truncated: r.bodyTruncated ? 1 : 0,
+        // 2 marks a withheld body (not stored because it could not be redacted); both skip replay.
+        body_truncated: r.bodyWithheld === true ? 2 : r.bodyTruncated ? 1 : 0,
         sample_rate: r.sampleRate,
         sample_mode: r.sampleMode,
         size_bytes: r.body.length + r.path.length,
@@ -86,7 +90,8 @@ class ClickHouseCorpusStore implements CorpusStore {
         path: row.path,
         headers: parseJson<unknown>(row.headers, null),
         body: row.body,
-        bodyTruncated: Number(row.body_truncated) === 1,
+        bodyTruncated: Number(row.body_truncated) >= 1,
+        ...(Number(row.body_truncated) === 2 ? { bodyWithheld: true } : {}),
         sampleRate: Number(row.sample_rate),
         sampleMode: row.sample_mode,
       };

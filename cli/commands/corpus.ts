@@ -1,12 +1,15 @@
 /** `tandem corpus ls|show|import|export|prune`: look after recorded corpora. */
-import { readFile, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { InputError, UsageError, errorMessage, formatDuration, type CorpusRecord } from '../../core/index.js';
 import { assertName, createStore, type Store } from '../../store/index.js';
-import { Redactor, parseGor, parseHar, type ParsedImport } from '../../recorder/index.js';
+import { Redactor, parseGor, parseHar, rulesForTier, type ParsedImport } from '../../recorder/index.js';
 import { ExitCode } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
 import { parseDurationFlag, parsePositiveInteger } from '../arguments.js';
+import { terminalSafe } from '../terminal-text.js';
+import { writePrivateLines } from '../private-output.js';
 import type { TandemConfig } from '../../core/index.js';
 
 async function withStore<T>(options: GlobalOptions, ctx: CliContext, work: (store: Store, config: TandemConfig) => Promise<T>): Promise<T> {
@@ -60,10 +63,11 @@ export async function show(tier: string, options: ShowOptions, ctx: CliContext):
         continue;
       }
       const body = Buffer.from(record.body, 'base64');
-      ctx.out(`${iso(record.timeMs)}  ${record.method} ${record.path}  (${record.id}, ${record.sampleMode} at ${record.sampleRate})`);
-      for (const [header, value] of Object.entries(record.headers)) ctx.out(`  ${header}: ${value}`);
-      if (record.bodyTruncated) ctx.out('  [body over the size limit: not stored]');
-      else if (body.length > 0) ctx.out(`  ${body.toString('utf8', 0, Math.min(body.length, 400)).replace(/[^\x20-\x7e\u00a0-\uffff]/g, '.')}${body.length > 400 ? ' …' : ''}`);
+      ctx.out(terminalSafe(`${iso(record.timeMs)}  ${record.method} ${record.path}  (${record.id}, ${record.sampleMode} at ${record.sampleRate})`));
+      for (const [header, value] of Object.entries(record.headers)) ctx.out(terminalSafe(`  ${header}: ${value}`));
+      if (record.bodyWithheld === true) ctx.out('  [body withheld: it could not be parsed for redaction]');
+      else if (record.bodyTruncated) ctx.out('  [body over the size limit: not stored]');
+      else if (body.length > 0) ctx.out(`  ${terminalSafe(body.toString('utf8', 0, Math.min(body.length, 400)))}${body.length > 400 ? ' …' : ''}`);
     }
     return ExitCode.ok;
   });
@@ -87,25 +91,44 @@ export async function importFile(file: string, options: ImportOptions, ctx: CliC
     throw new InputError(`cannot read ${file}: ${errorMessage(error)}`);
   }
   return withStore(options, ctx, async (store, config) => {
-    const parse = { tier, redactor: new Redactor(config.recorder.redact), maxBodyBytes: config.recorder.maxBodyBytes };
+    const parse = { tier, redactor: new Redactor(rulesForTier(config.recorder.redact, tier), { maxDecodedBytes: config.recorder.maxBodyBytes }), maxBodyBytes: config.recorder.maxBodyBytes };
     let parsed: ParsedImport;
     try {
       parsed = format === 'har' ? parseHar(data.toString('utf8'), parse) : parseGor(data, parse);
     } catch (error) {
       throw new InputError(`${file}: ${errorMessage(error)}`);
     }
-    let records: CorpusRecord[] = parsed.records;
+    // Ids from the file's content and the entry's place in it: importing the same file again finds its records.
+    const digest = createHash('sha256').update(data).digest('hex').slice(0, 16);
+    let records: CorpusRecord[] = parsed.records.map((r, i) => ({ ...r, id: `import-${digest}-${i}` }));
     if (options.rebase && records.length > 0) {
-      const shift = Date.now() - Math.max(...records.map((r) => r.timeMs));
+      // A loop, not Math.max(...): spreading 130k arguments overflows the call stack.
+      const newest = records.reduce((max, r) => Math.max(max, r.timeMs), Number.NEGATIVE_INFINITY);
+      const shift = Date.now() - newest;
       records = records.map((r) => ({ ...r, timeMs: r.timeMs + shift }));
     }
     await store.init();
-    await store.corpus.append(records);
-    if (options.json) ctx.out(JSON.stringify({ imported: records.length, skipped: parsed.skipped }));
-    else ctx.out(`imported ${records.length} request(s) into tier ${tier} from ${file}${parsed.skipped.length > 0 ? `; skipped ${parsed.skipped.length}:` : ''}`);
+    // Idempotent rather than transactional: a store can fail after writing some hours of an import (no
+    // store here has multi-file transactions), so a re-run writes only what is not there yet.
+    const present = await importedIds(store, tier, `import-${digest}-`);
+    const fresh = records.filter((r) => !present.has(r.id));
+    await store.corpus.append(fresh);
+    const already = records.length - fresh.length;
+    if (options.json) ctx.out(JSON.stringify({ imported: fresh.length, alreadyPresent: already, skipped: parsed.skipped }));
+    else
+      ctx.out(
+        `imported ${fresh.length} request(s) into tier ${tier} from ${file}${already > 0 ? ` (${already} already imported from this file)` : ''}${parsed.skipped.length > 0 ? `; skipped ${parsed.skipped.length}:` : ''}`,
+      );
     if (!options.json) for (const skip of parsed.skipped) ctx.err(`  ${file} ${skip.where}: ${skip.reason}`);
     return ExitCode.ok;
   });
+}
+
+/** Ids of records an earlier import of the same file wrote to the tier. */
+async function importedIds(store: Store, tier: string, prefix: string): Promise<Set<string>> {
+  const ids = new Set<string>();
+  for await (const record of store.corpus.read(tier, { sinceMs: 0 })) if (record.id.startsWith(prefix)) ids.add(record.id);
+  return ids;
 }
 
 export interface ExportOptions extends GlobalOptions {
@@ -117,15 +140,15 @@ export async function exportTier(tier: string, options: ExportOptions, ctx: CliC
   const name = tierArgument(tier, 'tier');
   const sinceMs = options.since !== undefined ? Date.now() - parseDurationFlag(options.since, '--since') : 0;
   return withStore(options, ctx, async (store) => {
-    const lines: string[] = [];
-    for await (const record of store.corpus.read(name, { sinceMs })) lines.push(JSON.stringify(record));
-    const text = lines.length > 0 ? `${lines.join('\n')}\n` : '';
+    // Streamed: a tier can be larger than one string may be.
+    const lines = (async function* () {
+      for await (const record of store.corpus.read(name, { sinceMs })) yield JSON.stringify(record);
+    })();
     if (options.out !== undefined) {
-      // Recorded requests are private: the export is readable by its owner only, like the store.
-      await writeFile(resolve(ctx.cwd, options.out), text, { mode: 0o600 });
-      ctx.err(`exported ${lines.length} record(s) of tier ${name} to ${options.out}`);
-    } else if (text !== '') {
-      ctx.out(text.slice(0, -1));
+      const count = await writePrivateLines(resolve(ctx.cwd, options.out), lines);
+      ctx.err(`exported ${count} record(s) of tier ${name} to ${options.out}`);
+    } else {
+      for await (const line of lines) ctx.out(line);
     }
     return ExitCode.ok;
   });

@@ -5,7 +5,7 @@
 import { once } from 'node:events';
 import { UsageError, systemClock } from '../../core/index.js';
 import { assertName, createStore } from '../../store/index.js';
-import { EXPERIMENT_HEADER, Recorder, startSidecar, type StickyKey } from '../../recorder/index.js';
+import { EXPERIMENT_HEADER, Recorder, rulesForTier, startSidecar, type StickyKey } from '../../recorder/index.js';
 import { ExitCode } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
 import { parseListen, parseRate } from '../arguments.js';
@@ -55,7 +55,7 @@ export async function run(options: RecordOptions, ctx: CliContext): Promise<numb
     store: store.corpus,
     clock: systemClock,
     rate,
-    redact: config.recorder.redact,
+    redact: rulesForTier(config.recorder.redact, options.tier),
     maxBodyBytes: config.recorder.maxBodyBytes,
     bufferRecords: config.recorder.bufferRecords,
     ...(stickyKey ? { stickyKey } : {}),
@@ -63,7 +63,14 @@ export async function run(options: RecordOptions, ctx: CliContext): Promise<numb
     skipHeaders: [...new Set([EXPERIMENT_HEADER, ...config.workloads.map((w) => `${w.replay.identityHeaderPrefix}experiment`)])],
     log: (line) => ctx.err(line),
   });
-  const sidecar = await startSidecar({ recorder, upstream: upstream.href.replace(/\/$/, ''), host: listen.host, port: listen.port, adminHost: admin.host, adminPort: admin.port });
+  let sidecar;
+  try {
+    sidecar = await startSidecar({ recorder, upstream: upstream.href, host: listen.host, port: listen.port, adminHost: admin.host, adminPort: admin.port });
+  } catch (error) {
+    // startSidecar closed the recorder; the store must not keep the process alive either.
+    await store.close();
+    throw error;
+  }
   ctx.out(
     options.json
       ? JSON.stringify({ tier: options.tier, url: sidecar.url, adminUrl: sidecar.adminUrl, upstream: upstream.href, rate })
@@ -73,6 +80,9 @@ export async function run(options: RecordOptions, ctx: CliContext): Promise<numb
   await sidecar.close();
   await store.close();
   const { written, dropped } = recorder.writer;
-  ctx.err(`recorded ${written} requests of tier ${options.tier}; dropped ${dropped['buffer-full']} (buffer full), ${dropped['store-error']} (store errors)`);
+  const { withheld } = recorder.accounting;
+  ctx.err(
+    `recorded ${written} requests of tier ${options.tier} (${withheld} with the body withheld: it could not be redacted); dropped ${dropped['buffer-full']} (buffer full), ${dropped['store-error']} (store errors), ${dropped['record-error']} (could not be recorded)`,
+  );
   return ExitCode.ok;
 }

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { parseDuration } from '../duration.js';
+import { DEFAULT_SECRET_NAMES } from '../secret-names.js';
 import { latticeSchema } from './lattice-schema.js';
 
 /** A value used in file names and table keys: letters, digits, `.`, `_`, `-`. */
@@ -61,6 +62,11 @@ const bullmqQueue = z.strictObject({
   stalledInterval: positiveDuration.prefault('30s').describe('How often workers look for experiments whose worker died, to resume them.'),
 });
 
+const redactionRules = {
+  headers: z.array(headerName).default([]).describe('Header names redacted in addition to authorization, cookie, set-cookie, proxy-authorization and headers named like a secret (x-api-key).'),
+  bodyFields: z.array(z.string().min(1)).default([]).describe('Dotted paths into JSON bodies from the root, e.g. "user.email" (arrays are transparent).'),
+};
+
 const recorder = z.strictObject({
   rate: share.default(1e-4).describe('Share of requests sampled, in (0, 1] (FIRE samples 1e-5 to 6.74e-5); not a per-second rate.'),
   stickyKey: z
@@ -72,8 +78,15 @@ const recorder = z.strictObject({
     .describe('Keep or drop whole sessions together by hashing this header or query parameter.'),
   redact: z
     .strictObject({
-      headers: z.array(headerName).default([]).describe('Header names redacted in addition to authorization, cookie, set-cookie and proxy-authorization.'),
-      bodyFields: z.array(z.string().min(1)).default([]).describe('Dotted paths into JSON bodies to redact, e.g. "user.email".'),
+      ...redactionRules,
+      names: z
+        .array(z.string().min(1).max(200))
+        .default([...DEFAULT_SECRET_NAMES])
+        .describe(`Names redacted wherever they appear: headers, query parameters, form and multipart fields, JSON fields at any depth (case-insensitive, "-" = "_"). Replaces the default list: ${DEFAULT_SECRET_NAMES.join(', ')}.`),
+      tiers: z
+        .record(name, z.strictObject({ ...redactionRules, names: z.array(z.string().min(1).max(200)).default([]).describe('Names added for this tier.') }))
+        .default({})
+        .describe('Per-tier additions to the rules above (never removals).'),
     })
     .prefault({}),
   maxBodyBytes: z.number().int().min(0).default(1_048_576).describe('Bodies larger than this are stored truncated and skipped by replay.'),

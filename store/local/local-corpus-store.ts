@@ -3,19 +3,27 @@
  * record time, so lookback reads skip whole files and prune deletes them.
  * Within an hour records are in append order: sorting would need the whole
  * hour in memory, and replay needs a stable order, not an exact one.
+ *
+ * Prune never rewrites a file a recorder may be appending to (another process:
+ * the in-process mutex cannot see it, and a rewrite would lose what it appends
+ * meanwhile). Whole hours before the cutoff are moved aside and deleted; in the
+ * boundary hour, the cutoff is stored as the tier's watermark
+ * (`pruned-before.json`) and reads skip records older than it. The boundary
+ * file's old bytes go with the file once its whole hour is before a cutoff.
  */
-import { rm, stat } from 'node:fs/promises';
+import { readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { CorpusRecord } from '../../core/index.js';
+import { StoreError, type CorpusRecord } from '../../core/index.js';
 import type { CorpusStore, CorpusTierSummary, ReadOptions } from '../store.js';
 import { isCorpusRecord } from '../record-guards.js';
-import { assertName } from '../names.js';
+import { assertName, assertRecordTime } from '../names.js';
 import { appendLines, fileMutex, readJsonLines } from './ndjson-file.js';
 import { writeFileAtomic } from './atomic-file.js';
 import type { LocalFiles } from './local-files.js';
 
 const HOUR_MS = 3_600_000;
 const BUCKET_FILE = /^(\d{10})\.ndjson$/;
+const WATERMARK_FILE = 'pruned-before.json';
 
 function bucketName(timeMs: number): string {
   const d = new Date(Math.floor(timeMs / HOUR_MS) * HOUR_MS);
@@ -38,6 +46,7 @@ export class LocalCorpusStore implements CorpusStore {
     const byFile = new Map<string, string[]>();
     for (const record of records) {
       assertName(record.tier, 'corpus record tier');
+      assertRecordTime(record.timeMs, `corpus record ${record.id} time`);
       const path = join(this.#files.dir, 'corpus', record.tier, `${bucketName(record.timeMs)}.ndjson`);
       let lines = byFile.get(path);
       if (!lines) byFile.set(path, (lines = []));
@@ -57,10 +66,11 @@ export class LocalCorpusStore implements CorpusStore {
     const limit = options.limit ?? Number.POSITIVE_INFINITY;
     if (limit <= 0) return;
     let yielded = 0;
+    const since = Math.max(options.sinceMs, await this.#watermark(tier));
     for (const bucket of await this.#buckets(tier)) {
-      if (bucket.startMs + HOUR_MS <= options.sinceMs || bucket.startMs >= until) continue;
+      if (bucket.startMs + HOUR_MS <= since || bucket.startMs >= until) continue;
       for await (const record of readJsonLines(bucket.path, isCorpusRecord, options)) {
-        if (record.timeMs < options.sinceMs || record.timeMs >= until || record.tier !== tier) continue;
+        if (record.timeMs < since || record.timeMs >= until || record.tier !== tier) continue;
         yield record;
         if (++yielded >= limit) return;
       }
@@ -74,9 +84,11 @@ export class LocalCorpusStore implements CorpusStore {
       let firstMs = Number.POSITIVE_INFINITY;
       let lastMs = Number.NEGATIVE_INFINITY;
       let bytes = 0;
+      const watermark = await this.#watermark(tier);
       for (const bucket of await this.#buckets(tier)) {
         bytes += (await stat(bucket.path)).size;
         for await (const record of readJsonLines(bucket.path, isCorpusRecord, options)) {
+          if (record.timeMs < watermark) continue;
           count++;
           firstMs = Math.min(firstMs, record.timeMs);
           lastMs = Math.max(lastMs, record.timeMs);
@@ -91,37 +103,53 @@ export class LocalCorpusStore implements CorpusStore {
     const tiers = tier === undefined ? await this.#files.list('corpus') : [assertName(tier, 'tier')];
     let deleted = 0;
     for (const name of tiers) {
-      for (const bucket of await this.#buckets(name)) {
+      const buckets = await this.#buckets(name);
+      if (buckets.length === 0) continue;
+      const watermark = await this.#watermark(name);
+      for (const bucket of buckets) {
         if (bucket.startMs >= beforeMs) continue;
         deleted += await fileMutex.run(bucket.path, () =>
           this.#files.guard(`prune ${bucket.path}`, () =>
-            bucket.startMs + HOUR_MS <= beforeMs ? this.#dropFile(bucket.path) : this.#rewriteKeeping(bucket.path, beforeMs),
+            bucket.startMs + HOUR_MS <= beforeMs ? this.#dropFile(bucket.path, watermark) : this.#countBetween(bucket.path, watermark, beforeMs),
           ),
         );
       }
+      if (beforeMs > watermark) await this.#files.guard(`store the prune watermark of tier ${name}`, () => writeFileAtomic(this.#watermarkPath(name), JSON.stringify({ beforeMs })));
     }
     return deleted;
   }
 
-  async #dropFile(path: string): Promise<number> {
-    let count = 0;
-    for await (const _ of readJsonLines(path, isCorpusRecord)) count++;
-    await rm(path, { force: true });
+  /** Move the file aside (atomic: a recorder appending now starts a new file) and count what it held above the old watermark. */
+  async #dropFile(path: string, watermark: number): Promise<number> {
+    const aside = `${path}.pruning`;
+    await rename(path, aside);
+    const count = await this.#countBetween(aside, watermark, Number.POSITIVE_INFINITY);
+    await rm(aside, { force: true });
     return count;
   }
 
-  /** The boundary hour: keep its newer records, written beside and renamed over the old file. */
-  async #rewriteKeeping(path: string, beforeMs: number): Promise<number> {
-    const kept: string[] = [];
-    let dropped = 0;
-    for await (const record of readJsonLines(path, isCorpusRecord)) {
-      if (record.timeMs < beforeMs) dropped++;
-      else kept.push(JSON.stringify(record));
+  async #countBetween(path: string, fromMs: number, beforeMs: number): Promise<number> {
+    let count = 0;
+    for await (const record of readJsonLines(path, isCorpusRecord)) if (record.timeMs >= fromMs && record.timeMs < beforeMs) count++;
+    return count;
+  }
+
+  #watermarkPath(tier: string): string {
+    return join(this.#files.dir, 'corpus', tier, WATERMARK_FILE);
+  }
+
+  /** Records of the tier older than this were pruned. */
+  async #watermark(tier: string): Promise<number> {
+    let text: string;
+    try {
+      text = await readFile(this.#watermarkPath(tier), 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+      throw this.#files.wrap(`read the prune watermark of tier ${tier}`, error);
     }
-    if (dropped > 0) {
-      await writeFileAtomic(path, kept.length > 0 ? `${kept.join('\n')}\n` : '');
-    }
-    return dropped;
+    const beforeMs = (JSON.parse(text) as { beforeMs?: unknown } | null)?.beforeMs;
+    if (typeof beforeMs !== 'number' || !Number.isFinite(beforeMs)) throw new StoreError(`local store: ${this.#watermarkPath(tier)} is not a prune watermark ({"beforeMs": <epoch ms>})`);
+    return beforeMs;
   }
 
   async #buckets(tier: string): Promise<{ path: string; startMs: number }[]> {

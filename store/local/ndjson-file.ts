@@ -23,11 +23,25 @@ export async function appendLines(path: string, lines: readonly string[]): Promi
     try {
       // Checked on every append, not once: another process may have died mid-line since.
       const prefix = (await endsTorn(handle)) ? '\n' : '';
-      await handle.write(`${prefix}${lines.join('\n')}\n`);
+      await writeAll(handle, Buffer.from(`${prefix}${lines.join('\n')}\n`));
     } finally {
       await handle.close();
     }
   });
+}
+
+/**
+ * One write may write less than asked (a full disk writes what fits and
+ * reports the count, not an error): write the rest, and fail when nothing more
+ * fits, so a torn line is never reported as written.
+ */
+async function writeAll(handle: import('node:fs/promises').FileHandle, data: Buffer): Promise<void> {
+  let offset = 0;
+  while (offset < data.length) {
+    const { bytesWritten } = await handle.write(data, offset, data.length - offset);
+    if (bytesWritten <= 0) throw Object.assign(new Error('no space left on device (a write wrote nothing)'), { code: 'ENOSPC' });
+    offset += bytesWritten;
+  }
 }
 
 async function endsTorn(handle: import('node:fs/promises').FileHandle): Promise<boolean> {

@@ -47,7 +47,7 @@ describe('HAR import', () => {
       harEntry({}, { headers: [{ name: 1, value: 'x' }] }),
       harEntry({}, { postData: { text: 42 } }),
       harEntry({}, { method: 'GET', postData: undefined }),
-      harEntry({}, { postData: { mimeType: 'application/octet-stream', text: Buffer.from([0, 1, 2]).toString('base64'), encoding: 'base64' } }),
+      harEntry({}, { headers: [{ name: 'content-type', value: 'application/octet-stream' }], postData: { mimeType: 'application/octet-stream', text: Buffer.from([0, 1, 2]).toString('base64'), encoding: 'base64' } }),
     ];
     const { records, skipped } = parseHar(JSON.stringify({ log: { entries } }), options);
     expect(records).toHaveLength(3);
@@ -63,13 +63,13 @@ describe('HAR import', () => {
 });
 
 describe('GoReplay import', () => {
-  const record = (i: number, body = ''): CorpusRecord => ({
+  const record = (i: number, body = '', contentType = 'application/json'): CorpusRecord => ({
     id: `id-${i}`,
     tier: 'query',
     timeMs: T + i,
     method: i % 2 ? 'POST' : 'GET',
     path: `/p/${i}?x=${i}`,
-    headers: { host: 'svc', 'content-type': 'application/json', 'x-n': String(i) },
+    headers: { host: 'svc', 'content-type': contentType, 'x-n': String(i) },
     body: Buffer.from(body).toString('base64'),
     bodyTruncated: false,
     sampleRate: 1,
@@ -77,7 +77,7 @@ describe('GoReplay import', () => {
   });
 
   it('round-trips requests through the .gor format', () => {
-    const original = [record(0), record(1, '{"a":1}\n\nwith blank lines'), record(2, 'ü')];
+    const original = [record(0), record(1, 'text\n\nwith blank lines', 'text/plain'), record(2, '{"a": 1.10, "ü": 12345678901234567891}')];
     const { records, skipped, ignoredResponses } = parseGor(formatGor(original), options);
     expect(skipped).toEqual([]);
     expect(ignoredResponses).toBe(0);

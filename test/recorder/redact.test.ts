@@ -1,27 +1,50 @@
 import { describe, expect, it } from 'vitest';
-import { REDACTED, Redactor } from '../../recorder/index.js';
+import { REDACTED, Redactor, rulesForTier } from '../../recorder/index.js';
+import { DEFAULT_SECRET_NAMES } from '../../core/index.js';
+
+const json = { 'content-type': 'application/json' };
+const bodyText = (redactor: Redactor, body: string | Buffer, headers: Record<string, string> = json): string => {
+  const out = redactor.body(Buffer.isBuffer(body) ? body : Buffer.from(body), headers);
+  if (out.withheld !== undefined) throw new Error(`withheld: ${out.withheld}`);
+  return out.body.toString();
+};
 
 describe('redaction', () => {
-  it('replaces credential headers and configured ones, case-insensitively', () => {
-    const redactor = new Redactor({ headers: ['X-Api-Key'] });
+  it('replaces credential headers, configured ones and headers named like a secret, case-insensitively', () => {
+    const redactor = new Redactor({ headers: ['X-Custom-Key'] });
     expect(
-      redactor.headers({ Authorization: 'Bearer s3cret', cookie: 'a=b', 'set-cookie': ['x=1', 'y=2'], 'proxy-authorization': 'Basic x', 'x-api-key': 'k', accept: ['a', 'b'], 'x-ok': 'fine' }),
-    ).toEqual({ authorization: REDACTED, cookie: REDACTED, 'set-cookie': REDACTED, 'proxy-authorization': REDACTED, 'x-api-key': REDACTED, accept: 'a, b', 'x-ok': 'fine' });
+      redactor.headers({ Authorization: 'Bearer s3cret', cookie: 'a=b', 'set-cookie': ['x=1', 'y=2'], 'proxy-authorization': 'Basic x', 'x-custom-key': 'k', 'X-Api-Key': 'k2', accept: ['a', 'b'], 'x-ok': 'fine', 'x-tokens-left': '5' }),
+    ).toEqual({ authorization: REDACTED, cookie: REDACTED, 'set-cookie': REDACTED, 'proxy-authorization': REDACTED, 'x-custom-key': REDACTED, 'x-api-key': REDACTED, accept: 'a, b', 'x-ok': 'fine', 'x-tokens-left': '5' });
   });
 
-  it('replaces configured JSON body fields, through nested objects and arrays', () => {
-    const redactor = new Redactor({ bodyFields: ['user.email', 'items.token', 'password'] });
-    const body = { user: { email: 'a@b.c', name: 'Ann' }, items: [{ token: 't1', id: 1 }, { id: 2 }, { token: 't3' }], password: 'hunter2', other: 1 };
-    const out = JSON.parse(redactor.body(Buffer.from(JSON.stringify(body)), 'application/json; charset=utf-8').toString());
-    expect(out).toEqual({ user: { email: REDACTED, name: 'Ann' }, items: [{ token: REDACTED, id: 1 }, { id: 2 }, { token: REDACTED }], password: REDACTED, other: 1 });
-    expect(redactor.body(Buffer.from('{"password":"x"}'), 'application/vnd.api+json').toString()).toBe(`{"password":"${REDACTED}"}`);
+  it('replaces configured JSON paths from the root, through arrays, and secret names at any depth', () => {
+    const redactor = new Redactor({ bodyFields: ['user.email', 'items.sku'] });
+    const body = { user: { email: 'a@b.c', name: 'Ann' }, items: [{ sku: 't1', id: 1 }, { id: 2 }, { sku: 't3', deep: { password: 'p' } }], other: { email: 'kept' } };
+    expect(JSON.parse(bodyText(redactor, JSON.stringify(body)))).toEqual({
+      user: { email: REDACTED, name: 'Ann' },
+      items: [{ sku: REDACTED, id: 1 }, { id: 2 }, { sku: REDACTED, deep: { password: REDACTED } }],
+      other: { email: 'kept' },
+    });
   });
 
-  it('leaves bodies that are not JSON, or not declared as JSON, as they are', () => {
-    const redactor = new Redactor({ bodyFields: ['password'] });
-    expect(redactor.body(Buffer.from('password=x'), 'application/x-www-form-urlencoded').toString()).toBe('password=x');
-    expect(redactor.body(Buffer.from('{"password":'), 'application/json').toString()).toBe('{"password":');
-    const untouched = Buffer.from('{"other":1}');
-    expect(redactor.body(untouched, 'application/json')).toBe(untouched);
+  it('returns the very same bytes when nothing is secret', () => {
+    const untouched = Buffer.from('{"other": 1}');
+    const out = new Redactor().body(untouched, json);
+    expect(out.body).toBe(untouched);
+  });
+
+  it('replaces a whole secret value whatever its type, and keys written with escapes', () => {
+    const redactor = new Redactor();
+    expect(bodyText(redactor, '{"token":{"a":[1,2,{"b":3}]},"pass\\u0077ord":[1],"api_key":null,"x":1}')).toBe(`{"token":"${REDACTED}","pass\\u0077ord":"${REDACTED}","api_key":"${REDACTED}","x":1}`);
+  });
+
+  it('uses the default names unless the config replaces them, and adds a tier’s names', () => {
+    expect(rulesForTier({}, 'query').names).toEqual([...DEFAULT_SECRET_NAMES]);
+    const rules = rulesForTier({ names: ['pin'], headers: [], bodyFields: [], tiers: { query: { names: ['ssn'], headers: ['x-session'], bodyFields: ['a.b'] } } }, 'query');
+    expect(rules).toEqual({ names: ['pin', 'ssn'], headers: ['x-session'], bodyFields: ['a.b'] });
+    // "constructor" is not a tier anyone configured.
+    expect(rulesForTier({ tiers: {} }, 'constructor').names).toEqual([...DEFAULT_SECRET_NAMES]);
+    const redactor = new Redactor(rules);
+    expect(bodyText(redactor, '{"pin":1,"ssn":2,"password":3}')).toBe(`{"pin":"${REDACTED}","ssn":"${REDACTED}","password":3}`);
   });
 });

@@ -1,58 +1,13 @@
-import { createServer, request as httpRequest, type RequestListener } from 'node:http';
+import { request as httpRequest, type RequestListener } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { EventEmitter, once } from 'node:events';
-import { mkdtemp, rm, stat, writeFile, unlink, readdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { stat, writeFile, unlink, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { systemClock, type CorpusRecord } from '../../core/index.js';
-import { createClickHouseStore, createLocalStore, type CorpusStore } from '../../store/index.js';
-import { Recorder, REDACTED, startSidecar, type RecorderOptions, type Sidecar } from '../../recorder/index.js';
+import { createClickHouseStore, createLocalStore } from '../../store/index.js';
+import { REDACTED } from '../../recorder/index.js';
 import { freePort } from '../support/free-port.js';
-
-async function startServer(handler: RequestListener): Promise<string> {
-  const server = createServer(handler).listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  onTestFinished(() => {
-    server.closeAllConnections();
-    return new Promise<void>((resolve) => server.close(() => resolve()));
-  });
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-
-async function tempStore(): Promise<{ dir: string; store: ReturnType<typeof createLocalStore> }> {
-  const dir = await mkdtemp(join(tmpdir(), 'tandem-recorder-'));
-  onTestFinished(() => rm(dir, { recursive: true, force: true }));
-  return { dir, store: createLocalStore({ dir: join(dir, '.tandem') }) };
-}
-
-async function sidecarFor(upstream: string, corpus: CorpusStore, options: Partial<RecorderOptions> = {}): Promise<{ sidecar: Sidecar; recorder: Recorder; log: string[] }> {
-  const log: string[] = [];
-  const recorder = new Recorder({ tier: 'query', store: corpus, clock: systemClock, rate: 1, log: (line) => log.push(line), ...options });
-  const sidecar = await startSidecar({ recorder, upstream });
-  onTestFinished(() => sidecar.close());
-  return { sidecar, recorder, log };
-}
-
-async function records(corpus: CorpusStore, tier = 'query'): Promise<CorpusRecord[]> {
-  const out: CorpusRecord[] = [];
-  for await (const r of corpus.read(tier, { sinceMs: 0 })) out.push(r);
-  return out;
-}
-
-/** A raw request through node:http, so nothing is normalized on the way out. */
-function rawRequest(url: string, options: { method: string; path: string; headers?: Record<string, string>; body?: string | Buffer }): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(`${url}${options.path}`, { method: options.method, headers: options.headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString() }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(options.body);
-  });
-}
+import { records, rawRequest, sidecarFor, startServer, tempStore } from '../support/recording.js';
 
 const echo: RequestListener = (req, res) => {
   const chunks: Buffer[] = [];

@@ -1,0 +1,47 @@
+/**
+ * Redaction of `application/x-www-form-urlencoded` text — form bodies and
+ * query strings — by field name. Only the values of secret fields change;
+ * separators, order, encoding and every other byte stay as they were.
+ */
+
+/** `[redacted]`, form-encoded. */
+export const FORM_REDACTED = '%5Bredacted%5D';
+
+function decodeFormName(raw: string): string {
+  const spaced = raw.replaceAll('+', ' ');
+  try {
+    return decodeURIComponent(spaced);
+  } catch {
+    // A malformed escape: compare the name as written (it cannot decode to anything else).
+    return spaced;
+  }
+}
+
+/** The text with secret fields' values replaced, or undefined when nothing was secret. */
+export function redactFormText(text: string, isSecret: (name: string) => boolean): string | undefined {
+  let changed = false;
+  const fields = text.split('&').map((field) => {
+    const eq = field.indexOf('=');
+    if (eq < 0 || !isSecret(decodeFormName(field.slice(0, eq)))) return field;
+    changed = true;
+    return `${field.slice(0, eq)}=${FORM_REDACTED}`;
+  });
+  return changed ? fields.join('&') : undefined;
+}
+
+/** A request target (path?query#fragment) with secret query parameters redacted. */
+export function redactUrl(url: string, isSecret: (name: string) => boolean): string {
+  const q = url.indexOf('?');
+  if (q < 0) return url;
+  const hash = url.indexOf('#', q);
+  const query = url.slice(q + 1, hash < 0 ? undefined : hash);
+  const redacted = redactFormText(query, isSecret);
+  return redacted === undefined ? url : `${url.slice(0, q + 1)}${redacted}${hash < 0 ? '' : url.slice(hash)}`;
+}
+
+/** Printable text made only of `name=value` fields joined by `&`: a form, whatever its content type says. */
+export function looksLikeForm(body: Buffer): boolean {
+  if (body.length === 0 || body.length > 1_048_576) return false;
+  const text = body.toString('latin1');
+  return /^[^=&\s]+=[^&\s]*(?:&[^=&\s]+(?:=[^&\s]*)?)*$/.test(text);
+}

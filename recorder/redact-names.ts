@@ -1,0 +1,34 @@
+/**
+ * Which names are secret. One list applies by name to headers, query
+ * parameters, form and multipart fields and JSON fields, whatever the declared
+ * content type: a token is a token wherever a client put it. Names compare
+ * case-insensitively with `-` and `_` treated alike (`Api-Key` = `api_key`).
+ */
+
+/** Headers that carry credentials whatever the config says. */
+export const ALWAYS_REDACTED_HEADERS = ['authorization', 'cookie', 'set-cookie', 'proxy-authorization'] as const;
+
+export const normalizeName = (name: string): string => name.toLowerCase().replaceAll('-', '_');
+
+export class SecretNames {
+  readonly #names: ReadonlySet<string>;
+  readonly #headers: ReadonlySet<string>;
+
+  constructor(names: readonly string[], headers: readonly string[]) {
+    this.#names = new Set(names.map(normalizeName));
+    this.#headers = new Set([...ALWAYS_REDACTED_HEADERS, ...headers].map(normalizeName));
+  }
+
+  /** A query parameter, form field or JSON field. */
+  isSecretName(name: string): boolean {
+    return this.#names.has(normalizeName(name));
+  }
+
+  /** A header: a listed header, a secret name, or a secret name behind a prefix (`x-api-key`, `x-auth-token`). */
+  isSecretHeader(name: string): boolean {
+    const normalized = normalizeName(name);
+    if (this.#headers.has(normalized) || this.#names.has(normalized)) return true;
+    for (const secret of this.#names) if (normalized.endsWith(`_${secret}`)) return true;
+    return false;
+  }
+}
