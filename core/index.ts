@@ -47,3 +47,4 @@ export { parsePrometheusText, type PrometheusSample, type ParsedExposition } fro
 export { freePort } from './free-port.js';
 export { withoutHopByHop } from './hop-by-hop.js';
 export { DEFAULT_SECRET_NAMES } from './secret-names.js';
+export { REVISION_PATTERN, REVISION_RULE, REVISION_MAX_LENGTH, isRevision } from './revision.js';

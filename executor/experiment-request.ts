@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { InputError, NAME_PATTERN } from '../core/index.js';
+import { InputError, NAME_PATTERN, REVISION_MAX_LENGTH, REVISION_PATTERN, REVISION_RULE } from '../core/index.js';
 import { newExperimentId } from './replay-experiment.js';
 
 export const STAGES = ['diff', 'land', 'release', 'periodic'] as const;
@@ -15,8 +15,7 @@ export type Stage = (typeof STAGES)[number];
 /** BullMQ priority (1 runs first): a diff blocks a person, a periodic A/A blocks nobody. */
 export const STAGE_PRIORITY: Readonly<Record<Stage, number>> = { diff: 1, land: 2, release: 3, periodic: 4 };
 
-const REVISION = /^[A-Za-z0-9][A-Za-z0-9._/=,:+@^~-]*$/;
-const REVISION_MESSAGE = 'must be a git revision or build label: letters, digits and . _ / = , : + @ ^ ~ - (it is substituted into a shell command)';
+const REVISION_MESSAGE = `must be ${REVISION_RULE}`;
 
 const requestSchema = z.strictObject({
   workload: z.string().regex(NAME_PATTERN),
@@ -26,9 +25,9 @@ const requestSchema = z.strictObject({
   change: z.string().min(1).max(200).optional(),
   control: z.string().url().optional(),
   treatment: z.string().url().optional(),
-  // Revisions are substituted into deploy commands run by a shell: only characters of git refs and build labels.
-  controlRevision: z.string().min(1).max(200).regex(REVISION, REVISION_MESSAGE).optional(),
-  treatmentRevision: z.string().min(1).max(200).regex(REVISION, REVISION_MESSAGE).optional(),
+  // Checked here to fail at submission; deploy-command.ts checks again where revisions meet a command.
+  controlRevision: z.string().min(1).max(REVISION_MAX_LENGTH).regex(REVISION_PATTERN, REVISION_MESSAGE).optional(),
+  treatmentRevision: z.string().min(1).max(REVISION_MAX_LENGTH).regex(REVISION_PATTERN, REVISION_MESSAGE).optional(),
   seed: z.number().int().min(0).max(0xffffffff).optional(),
   /** Both arms run the control build; the treatment differs only by `treatmentHeaders` (lattice state validation). */
   sameBuild: z.boolean().optional(),

@@ -4,6 +4,7 @@
  * so they can be tested without a network.
  */
 import { seededRandom, type DependencyConfig } from '../core/index.js';
+import { normalizedPath, underPrefix } from './request-path.js';
 
 /**
  * The shards an experiment may use: the explicit `pinned` list, or `pin`
@@ -31,16 +32,35 @@ export function allowedTargets(dependency: DependencyConfig, seed: number): stri
   }
 }
 
-/** RFC 9110 §9.2.2: the methods that are not idempotent. */
-const NON_IDEMPOTENT = new Set(['POST', 'PATCH', 'CONNECT']);
+/** RFC 9110 §9.2.1: the safe methods. Every other method is a write, whatever the server does with it. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE']);
+/** Headers and a query parameter through which clients and frameworks tunnel another method. */
+export const METHOD_OVERRIDE_HEADERS = ['x-http-method-override', 'x-http-method', 'x-method-override'] as const;
 
-/** Is this call a write under the dependency's rules (a non-idempotent method, or a listed path)? */
-export function isWrite(dependency: DependencyConfig, method: string, path: string): boolean {
-  if (NON_IDEMPOTENT.has(method.toUpperCase())) return true;
-  if (dependency.writePaths.length === 0) return false;
-  const question = path.indexOf('?');
-  const pathname = question < 0 ? path : path.slice(0, question);
-  return dependency.writePaths.some((prefix) => pathname === prefix || pathname.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`));
+export interface CallToJudge {
+  readonly method: string;
+  /** Request target as received: path and query. */
+  readonly target: string;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+}
+
+/**
+ * Is this call a write? Any method that is not safe, a safe method carrying a
+ * method override (header or `_method` query parameter) that names an unsafe
+ * one, or a path under one of the dependency's `writePaths` — compared after
+ * normalization (request-path.ts). `undefined` path: the caller refuses it.
+ */
+export function isWrite(dependency: Pick<DependencyConfig, 'writePaths'>, call: CallToJudge, path: string): boolean {
+  if (!SAFE_METHODS.has(call.method.toUpperCase())) return true;
+  for (const name of METHOD_OVERRIDE_HEADERS) {
+    const value = call.headers[name];
+    for (const method of Array.isArray(value) ? value : value === undefined ? [] : [value]) if (!SAFE_METHODS.has(method.trim().toUpperCase())) return true;
+  }
+  const query = call.target.indexOf('?');
+  if (query >= 0) {
+    for (const [name, value] of new URLSearchParams(call.target.slice(query + 1))) if (name.toLowerCase() === '_method' && !SAFE_METHODS.has(value.trim().toUpperCase())) return true;
+  }
+  return dependency.writePaths.some((prefix) => underPrefix(path, normalizedPath(prefix) ?? prefix.toLowerCase()));
 }
 
 /** A W3C baggage header with the experiment's identity added to what the caller sent. */

@@ -14,6 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
 import { withoutHopByHop, type DependencyConfig } from '../core/index.js';
 import { allowedTargets, isWrite, withBaggage } from './policies.js';
+import { normalizedPath } from './request-path.js';
 
 export type RouterArm = 'control' | 'treatment';
 
@@ -218,7 +219,9 @@ export class EgressRouter {
     if (!path.startsWith('/')) return refuse(`absolute-form request URI ${path.slice(0, 100)} is not forwarded`);
     const host = req.headers.host ?? '';
     if (host !== listener.authority && host !== listener.localhost) return refuse(`Host ${host.slice(0, 100)} is not this dependency`);
-    const write = isWrite(dependency, method, path);
+    const normalized = normalizedPath(path);
+    if (normalized === undefined) return refuse(`path ${path.slice(0, 100)} cannot be normalized (bad escape, control character, or ".." above the root)`);
+    const write = isWrite(dependency, { method, target: path, headers: req.headers }, normalized);
     if (write && dependency.writes === 'block') {
       counters.blocked++;
       req.resume();
@@ -260,6 +263,27 @@ export class EgressRouter {
     });
   }
 
+  /**
+   * Every Location a response carries, whatever its status, must stay on the
+   * target's origin; several Location headers are ambiguous (clients differ in
+   * which they follow) and refused. A same-origin one is rewritten to a path,
+   * so the caller comes back through the router.
+   */
+  #checkLocation(header: string | string[] | undefined, target: string, origin: string): { value?: string; refused?: string } {
+    if (header === undefined) return {};
+    const values = Array.isArray(header) ? header : [header];
+    if (values.length !== 1) return { refused: `a response with ${values.length} Location headers is ambiguous` };
+    const location = values[0]!;
+    let resolved: URL | undefined;
+    try {
+      resolved = new URL(location, target);
+    } catch {
+      resolved = undefined;
+    }
+    if (!resolved || resolved.origin !== origin) return { refused: `redirect to ${location.slice(0, 100)} is outside the allowed targets` };
+    return { value: `${resolved.pathname}${resolved.search}` };
+  }
+
   #forward(
     listener: Listener,
     req: IncomingMessage,
@@ -279,23 +303,14 @@ export class EgressRouter {
     this.#pool(target, dependency.timeout)
       .stream({ path: req.url ?? '/', method: (req.method ?? 'GET') as 'GET', headers, body }, ({ statusCode, headers: responseHeaders }) => {
         responded = true;
-        const location = responseHeaders.location;
-        if (statusCode >= 300 && statusCode < 400 && typeof location === 'string') {
-          let resolved: URL | undefined;
-          try {
-            resolved = new URL(location, target);
-          } catch {
-            resolved = undefined;
-          }
-          if (!resolved || resolved.origin !== origin) {
-            counters.refused++;
-            finish(true);
-            this.#answer(res, 502, 'refused', `${dependency.name}: redirect to ${location.slice(0, 100)} is outside the allowed targets`);
-            return discard();
-          }
-          // Same origin: send the caller back through the router.
-          responseHeaders.location = `${resolved.pathname}${resolved.search}`;
+        const location = this.#checkLocation(responseHeaders.location, target, origin);
+        if (location.refused !== undefined) {
+          counters.refused++;
+          finish(true);
+          this.#answer(res, 502, 'refused', `${dependency.name}: ${location.refused}`);
+          return discard();
         }
+        if (location.value !== undefined) responseHeaders.location = location.value;
         res.writeHead(statusCode, withoutHopByHop(responseHeaders as Record<string, string | string[] | undefined>));
         return res;
       })

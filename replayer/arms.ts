@@ -6,7 +6,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'undici';
-import { InputError, freePort, type Clock } from '../core/index.js';
+import { freePort, type Clock } from '../core/index.js';
+import { checkRevision, deployCommand } from './deploy-command.js';
 import { armFingerprint, localFingerprint, type Fingerprint } from './fingerprint.js';
 import type { ArmName } from './schedule.js';
 
@@ -61,7 +62,7 @@ export class UrlArms implements ArmProvider {
 }
 
 export interface DeploySpec {
-  /** Shell command; `{port}`, `{arm}`, `{revision}` and `{dep:NAME}` are substituted. */
+  /** Shell command; `{port}`, `{arm}`, `{revision}` and `{dep:NAME}` are passed as environment variables (deploy-command.ts). */
   readonly command: string;
   readonly cwd?: string;
   readonly env?: Readonly<Record<string, string>>;
@@ -81,23 +82,6 @@ export interface DeployedArmsOptions {
   readonly clock: Clock;
   /** Bytes of output kept per arm. @default 65536 */
   readonly logBytes?: number;
-}
-
-const PLACEHOLDER = /\{(port|arm|revision|dep:[A-Za-z0-9._-]+)\}/g;
-
-/** Substitute a deploy template; an unknown placeholder or dependency is an InputError naming it. */
-export function renderCommand(template: string, values: { port: number; arm: ArmName; revision: string; dependencies: Readonly<Record<string, string>> }): string {
-  const unknown = template.match(/\{[^}]*\}/g)?.filter((p) => !new RegExp(PLACEHOLDER.source).test(p));
-  if (unknown && unknown.length > 0) throw new InputError(`deploy command has unknown placeholder ${unknown[0]} (known: {port}, {arm}, {revision}, {dep:NAME})`);
-  return template.replace(PLACEHOLDER, (_match, key: string) => {
-    if (key === 'port') return String(values.port);
-    if (key === 'arm') return values.arm;
-    if (key === 'revision') return values.revision;
-    const dependency = key.slice(4);
-    const url = values.dependencies[dependency];
-    if (url === undefined) throw new InputError(`deploy command uses {dep:${dependency}}, but the workload declares no dependency "${dependency}"`);
-    return url;
-  });
 }
 
 class OutputRing {
@@ -132,7 +116,9 @@ function stopProcess(child: ChildProcess): Promise<void> {
 
 export class DeployedArms implements ArmProvider {
   readonly kind = 'deployed';
-  constructor(readonly options: DeployedArmsOptions) {}
+  constructor(readonly options: DeployedArmsOptions) {
+    for (const [arm, revision] of Object.entries(options.revisions ?? {}) as [ArmName, string][]) checkRevision(arm, revision);
+  }
 
   /** Trial k: even k puts control in slot A, odd k puts treatment there. */
   static slotsFor(trial: number): Record<ArmName, Slot> {
@@ -157,17 +143,18 @@ export class DeployedArms implements ArmProvider {
     const spec = this.options.specs[arm];
     const port = await freePort();
     const dependencies = this.options.dependencies?.[arm] ?? {};
-    const command = renderCommand(spec.command, { port, arm, revision: this.options.revisions?.[arm] ?? '', dependencies });
+    const rendered = deployCommand(spec.command, { port, arm, revision: this.options.revisions?.[arm] ?? '', dependencies });
+    const command = rendered.display;
     const cpus = this.options.slotCpus?.[slot === 'A' ? 0 : 1];
-    const env: Record<string, string> = { ...process.env, ...spec.env, PORT: String(port), TANDEM_ARM: arm, TANDEM_SLOT: slot } as Record<string, string>;
+    const env: Record<string, string> = { ...process.env, ...spec.env, ...rendered.env, PORT: String(port), TANDEM_ARM: arm, TANDEM_SLOT: slot } as Record<string, string>;
     for (const [name, url] of Object.entries(dependencies)) {
       const variable = this.options.dependencyEnv?.[name];
       if (variable) env[variable] = url;
     }
     // `exec` makes a simple command the process we measure (CPU, RSS), not a shell around it;
     // a compound command keeps its shell (end it with `exec server …` to be measured).
-    const simple = !/[;&|\n]/.test(command);
-    const child = spawn('sh', ['-c', `${simple ? 'exec ' : ''}${cpus ? `taskset -c ${cpus} ` : ''}${command}`], { cwd: spec.cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const simple = !/[;&|\n]/.test(rendered.shell);
+    const child = spawn('sh', ['-c', `${simple ? 'exec ' : ''}${cpus ? `taskset -c ${cpus} ` : ''}${rendered.shell}`], { cwd: spec.cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     const output = new OutputRing(this.options.logBytes ?? 65_536);
     child.stdout?.on('data', (chunk: Buffer) => output.add(chunk));
     child.stderr?.on('data', (chunk: Buffer) => output.add(chunk));

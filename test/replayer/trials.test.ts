@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { freePort, parseConfig, systemClock, type RequestOutcome, type Sample, type WorkloadConfig } from '../../core/index.js';
 import { createLocalStore, type Store } from '../../store/index.js';
-import { DeployedArms, FINGERPRINT_PATH, ReplayFailedError, UrlArms, localFingerprint, renderCommand, runTrials } from '../../replayer/index.js';
+import { DeployedArms, FINGERPRINT_PATH, ReplayFailedError, UrlArms, deployCommand, localFingerprint, runTrials } from '../../replayer/index.js';
 import { simpleCorpus, stream } from '../support/corpus.js';
 
 async function tempStore(): Promise<Store> {
@@ -217,11 +217,12 @@ describe('trials', () => {
     expect(result.trials[0]!.details).toEqual({ achievedRate: 100 });
   });
 
-  it('renders deploy commands and refuses unknown placeholders', () => {
-    expect(renderCommand('serve --port {port} --rev {revision} --as {arm} --inference {dep:prediction}', { port: 7, arm: 'control', revision: 'r1', dependencies: { prediction: 'http://127.0.0.1:9' } })).toBe(
-      'serve --port 7 --rev r1 --as control --inference http://127.0.0.1:9',
-    );
-    expect(() => renderCommand('serve {prot}', { port: 7, arm: 'control', revision: '', dependencies: {} })).toThrow('deploy command has unknown placeholder {prot}');
-    expect(() => renderCommand('serve {dep:nope}', { port: 7, arm: 'control', revision: '', dependencies: {} })).toThrow('no dependency "nope"');
+  it('renders deploy commands through environment variables and refuses unknown placeholders', () => {
+    const rendered = deployCommand('serve --port {port} --rev {revision} --as {arm} --inference {dep:prediction}', { port: 7, arm: 'control', revision: 'r1', dependencies: { prediction: 'http://127.0.0.1:9' } });
+    expect(rendered.display).toBe('serve --port 7 --rev r1 --as control --inference http://127.0.0.1:9');
+    expect(rendered.shell).toBe('serve --port "${TANDEM_PORT}" --rev "${TANDEM_REVISION}" --as "${TANDEM_ARM}" --inference "${TANDEM_DEP_PREDICTION}"');
+    expect(rendered.env).toEqual({ TANDEM_PORT: '7', TANDEM_REVISION: 'r1', TANDEM_ARM: 'control', TANDEM_DEP_PREDICTION: 'http://127.0.0.1:9' });
+    expect(() => deployCommand('serve {prot}', { port: 7, arm: 'control', revision: '', dependencies: {} })).toThrow('deploy command has unknown placeholder {prot}');
+    expect(() => deployCommand('serve {dep:nope}', { port: 7, arm: 'control', revision: '', dependencies: {} })).toThrow('no dependency "nope"');
   });
 });
