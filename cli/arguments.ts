@@ -1,5 +1,5 @@
 /** Parsers for command-line values; each failure is a UsageError naming the flag and the value. */
-import { UsageError, parseDuration } from '../core/index.js';
+import { MAX_DURATION_MS, UsageError, formatDuration, parseDuration } from '../core/index.js';
 
 /** `8080`, `:8080`, `127.0.0.1:8080`, `[::1]:8080`; the host defaults to 127.0.0.1. */
 export function parseListen(text: string, flag: string): { host: string; port: number } {
@@ -19,7 +19,14 @@ export function parseRate(text: string, flag: string): number {
 
 export function parseDurationFlag(text: string, flag: string): number {
   const ms = parseDuration(text);
-  if (ms === undefined) throw new UsageError(`${flag} must be a duration like 30s, 4h or 7d, got ${JSON.stringify(text)}`);
+  if (ms === undefined) throw new UsageError(`${flag} must be a duration like 30s, 4h or 7d (at most ${formatDuration(MAX_DURATION_MS)}, 15 digits per number), got ${JSON.stringify(text.slice(0, 60))}`);
+  return ms;
+}
+
+/** A duration that must be longer than 0 (a period, a budget). */
+export function parsePositiveDurationFlag(text: string, flag: string): number {
+  const ms = parseDurationFlag(text, flag);
+  if (ms <= 0) throw new UsageError(`${flag} must be longer than 0, got ${JSON.stringify(text)}`);
   return ms;
 }
 

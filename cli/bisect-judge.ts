@@ -5,7 +5,7 @@
  * metric of interest settled → good; a revision that cannot be deployed →
  * skip; inconclusive → one retry with twice the trials, then skip.
  */
-import { UsageError, systemClock, type TandemConfig, type WorkloadConfig } from '../core/index.js';
+import { InternalError, systemClock, UsageError, type TandemConfig, type WorkloadConfig } from '../core/index.js';
 import type { Store } from '../store/index.js';
 import { InlineQueue, endedWithoutVerdict, parseRequest } from '../executor/index.js';
 import type { StepOutcome } from '../triggers/index.js';
@@ -67,7 +67,7 @@ export async function judgeRevision(options: { config: TandemConfig; store: Stor
       }
       if (attempt === 2) return { verdict: 'skip', reason: `inconclusive twice (${inconclusive}), the second time with up to ${trials} trials`, experimentId: id };
     }
-    throw new Error('unreachable');
+    throw new InternalError('bisect judge: no outcome after the last attempt');
   } finally {
     options.signal?.removeEventListener('abort', onAbort);
     await queue.close();

@@ -11,6 +11,9 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
+/** Node's timers hold at most 2^31 - 1 ms (24.8 days); a longer delay fires after 1 ms. Longer sleeps wait in steps. */
+export const MAX_TIMER_MS = 2_147_483_647;
+
 /** The real clock. `setTimeout` is looked up on each call so vitest's fake timers apply. */
 export const systemClock: Clock = {
   now: () => Date.now(),
@@ -22,13 +25,21 @@ export const systemClock: Clock = {
         return;
       }
       const onAbort = (): void => {
-        clearTimeout(timer);
+        clearTimeout(timer!);
         reject(signal?.reason);
       };
-      const timer = setTimeout(() => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      }, ms);
+      let remaining = Math.max(0, ms);
+      let timer: ReturnType<typeof setTimeout>;
+      const step = (): void => {
+        const wait = Math.min(remaining, MAX_TIMER_MS);
+        remaining -= wait;
+        timer = setTimeout(() => {
+          if (remaining > 0) return step();
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        }, wait);
+      };
+      step();
       signal?.addEventListener('abort', onAbort, { once: true });
     }),
 };

@@ -12,19 +12,34 @@ const UNIT_MS: Readonly<Record<string, number>> = {
 
 const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/y;
 
-/** Parse a duration, or return undefined when the text is not one. Never negative. */
+/** Longest duration accepted anywhere: ten years. Longer ones are typos, and Number loses their precision. */
+export const MAX_DURATION_MS = 3_650 * 86_400_000;
+/** Digits per number: beyond 15, a double no longer holds the number written. */
+const MAX_DIGITS = 15;
+
+/**
+ * Parse a duration, or return undefined when the text is not one: not the
+ * grammar, a number of more than 15 digits, longer than MAX_DURATION_MS, or
+ * a non-zero duration shorter than 1 ms (it would round to 0). Never negative.
+ */
 export function parseDuration(text: string): number | undefined {
   const trimmed = text.trim();
   if (trimmed === '') return undefined;
   let total = 0;
+  let nonZero = false;
   PART.lastIndex = 0;
   while (PART.lastIndex < trimmed.length) {
     const start = PART.lastIndex;
     const match = PART.exec(trimmed);
     if (!match || match.index !== start) return undefined;
-    total += Number(match[1]) * (UNIT_MS[match[2]!] ?? Number.NaN);
+    if (match[1]!.replace('.', '').length > MAX_DIGITS) return undefined;
+    const value = Number(match[1]);
+    nonZero ||= value > 0;
+    total += value * (UNIT_MS[match[2]!] ?? Number.NaN);
   }
-  return Number.isFinite(total) ? Math.round(total) : undefined;
+  if (!Number.isFinite(total) || total > MAX_DURATION_MS) return undefined;
+  const ms = Math.round(total);
+  return nonZero && ms === 0 ? undefined : ms;
 }
 
 /** Format milliseconds as the shortest exact human duration (`90000` → `1m30s`). */

@@ -41,6 +41,16 @@ export class StoreError extends TandemError {
   override readonly code: string = 'TANDEM_ERR_STORE';
 }
 
+/** A service Tandem talks to (a metrics source, an error-record endpoint, the lattice controller, an ingest) answered wrongly. */
+export class UpstreamError extends TandemError {
+  override readonly code: string = 'TANDEM_ERR_UPSTREAM';
+}
+
+/** Tandem broke one of its own rules (a function called outside its domain): a bug to report, never the user's input. */
+export class InternalError extends TandemError {
+  override readonly code: string = 'TANDEM_ERR_INTERNAL';
+}
+
 /** An experiment was cancelled (by a monitor, a user, or a shutdown). */
 export class ExperimentCancelledError extends TandemError {
   override readonly code: string = 'TANDEM_ERR_CANCELLED';

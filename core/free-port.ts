@@ -1,4 +1,5 @@
 import { createServer } from 'node:net';
+import { InternalError } from './errors.js';
 
 /**
  * A port that was free on 127.0.0.1 a moment ago, for a process that must be
@@ -13,6 +14,6 @@ export async function freePort(host = '127.0.0.1'): Promise<number> {
   });
   const address = server.address();
   await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port assigned');
+  if (address === null || typeof address === 'string') throw new InternalError('no port assigned');
   return address.port;
 }

@@ -5,11 +5,13 @@ export {
   InputError,
   StoreError,
   ExperimentCancelledError,
+  UpstreamError,
+  InternalError,
   errorMessage,
 } from './errors.js';
-export { systemClock, type Clock } from './clock.js';
+export { systemClock, MAX_TIMER_MS, type Clock } from './clock.js';
 export { replyJson, bearerCheck, readBody } from './json-endpoint.js';
-export { parseDuration, formatDuration } from './duration.js';
+export { parseDuration, formatDuration, MAX_DURATION_MS } from './duration.js';
 export {
   configSchema,
   configJsonSchema,
@@ -48,3 +50,4 @@ export { freePort } from './free-port.js';
 export { withoutHopByHop } from './hop-by-hop.js';
 export { DEFAULT_SECRET_NAMES } from './secret-names.js';
 export { REVISION_PATTERN, REVISION_RULE, REVISION_MAX_LENGTH, isRevision } from './revision.js';
+export { listenOn } from './listen.js';

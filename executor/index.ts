@@ -9,3 +9,4 @@ export { requestCancel, watchCancellation, CANCEL_EVENT } from './cancellation-w
 export { type ExperimentQueue, type ExperimentRunner, type SubmitResult, type CancelResult } from './queue.js';
 export { InlineQueue, type InlineQueueOptions } from './inline-queue.js';
 export { BullMqQueue, BullMqWorker, QUEUE_NAME, type BullMqOptions, type BullMqWorkerOptions } from './bullmq-queue.js';
+export { claimRun, holdRun, leaseHolder, liveRunner, waitForRunner, LEASE_TTL_MS } from './run-lease.js';

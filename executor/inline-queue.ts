@@ -9,6 +9,7 @@ import type { Store } from '../store/index.js';
 import { STAGE_PRIORITY, experimentIdFor, type ExperimentRequest } from './experiment-request.js';
 import { createQueued, isTerminal, transition } from './lifecycle.js';
 import { requestCancel, watchCancellation } from './cancellation-watch.js';
+import { claimRun, holdRun, leaseHolder } from './run-lease.js';
 import type { CancelResult, ExperimentQueue, ExperimentRunner, SubmitResult } from './queue.js';
 
 export interface InlineQueueOptions {
@@ -19,6 +20,8 @@ export interface InlineQueueOptions {
   readonly concurrency?: number;
   /** Experiments of a workload at once (the workload's `concurrency`). */
   readonly workloadLimits?: ReadonlyMap<string, number>;
+  /** Who this runner is to other runners (run-lease.ts). @default leaseHolder() */
+  readonly holder?: string;
 }
 
 interface Pending {
@@ -37,9 +40,13 @@ export class InlineQueue implements ExperimentQueue {
   #sequence = 0;
   /** Errors of runs, kept for the caller (the store holds each experiment's own reason). */
   readonly errors: { id: string; error: unknown }[] = [];
+  /** Experiments this queue did not run because another runner holds them, by that runner. */
+  readonly heldElsewhere = new Map<string, string>();
+  readonly #holder: string;
 
   constructor(options: InlineQueueOptions) {
     this.#options = options;
+    this.#holder = options.holder ?? leaseHolder();
   }
 
   async submit(request: ExperimentRequest): Promise<SubmitResult> {
@@ -80,16 +87,28 @@ export class InlineQueue implements ExperimentQueue {
   #start(job: Pending): void {
     const controller = new AbortController();
     const stopWatch = new AbortController();
-    const watching = watchCancellation(this.#options.store, job.id, controller, this.#options.clock, stopWatch.signal);
-    const done = this.#options
-      .run(job.id, controller.signal)
+    const { store, clock } = this.#options;
+    const done = (async () => {
+      const owner = await claimRun(store, job.id, this.#holder, clock);
+      if (owner !== this.#holder) {
+        this.heldElsewhere.set(job.id, owner);
+        return;
+      }
+      this.heldElsewhere.delete(job.id);
+      const watching = watchCancellation(store, job.id, controller, clock, stopWatch.signal);
+      const holding = holdRun(store, job.id, this.#holder, clock, stopWatch.signal);
+      try {
+        await this.#options.run(job.id, controller.signal);
+      } finally {
+        stopWatch.abort();
+        await Promise.all([watching, holding]);
+      }
+    })()
       .then(
         () => undefined,
         (error: unknown) => void this.errors.push({ id: job.id, error }),
       )
-      .finally(async () => {
-        stopWatch.abort();
-        await watching;
+      .finally(() => {
         this.#running.delete(job.id);
         this.#pump();
       });

@@ -6,6 +6,7 @@
  * takes the same slot back.
  */
 import type { Redis } from 'ioredis';
+import { MAX_TIMER_MS } from '../core/index.js';
 
 const ACQUIRE = `
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
@@ -41,7 +42,8 @@ export class WorkloadSlots {
 
   /** Renew the hold every third of its lifetime until `signal` aborts. */
   hold(workload: string, id: string, limit: number, signal: AbortSignal): void {
-    const timer = setInterval(() => void this.acquire(workload, id, limit).catch(() => undefined), Math.max(1_000, this.#ttlMs / 3));
+    // Capped at Node's longest timer: a longer interval would fire every millisecond.
+    const timer = setInterval(() => void this.acquire(workload, id, limit).catch(() => undefined), Math.min(MAX_TIMER_MS, Math.max(1_000, this.#ttlMs / 3)));
     signal.addEventListener('abort', () => clearInterval(timer), { once: true });
   }
 }

@@ -6,6 +6,7 @@
  */
 import { request } from 'undici';
 import type { Clock } from '../core/index.js';
+import { UpstreamError } from '../core/index.js';
 
 interface Entry {
   atMs: number;
@@ -37,7 +38,7 @@ export class SharedSource {
     current.pending = (async () => {
       const response = await request(url, { headersTimeout: 5_000, bodyTimeout: 5_000 });
       const text = await response.body.text();
-      if (response.statusCode !== 200) throw new Error(`${url} answered ${response.statusCode}`);
+      if (response.statusCode !== 200) throw new UpstreamError(`${url} answered ${response.statusCode}`);
       return text;
     })();
     try {

@@ -3,6 +3,7 @@
  * has no labels: the reference's order defines graded relevance (its first
  * item most relevant), and NDCG@k measures how much of that the list keeps.
  */
+import { InternalError } from '../core/index.js';
 
 /**
  * NDCG@k of `list` against `reference`: an item at reference position r (0-based)
@@ -10,7 +11,7 @@
  * 1 when the top k agree in order; 0 when no top-k reference item appears.
  */
 export function ndcgAtK<T>(list: readonly T[], reference: readonly T[], k: number): number {
-  if (k <= 0) throw new RangeError(`k must be >= 1, got ${k}`);
+  if (k <= 0) throw new InternalError(`k must be >= 1, got ${k}`);
   const gain = new Map<T, number>();
   reference.slice(0, k).forEach((item, rank) => gain.set(item, k - rank));
   let dcg = 0;
@@ -24,7 +25,7 @@ export function ndcgAtK<T>(list: readonly T[], reference: readonly T[], k: numbe
 
 /** NDCG@k of `list` against graded relevance `labels` (item → grade); items without a label have grade 0. */
 export function ndcgAtKWithLabels<T>(list: readonly T[], labels: ReadonlyMap<T, number>, k: number): number {
-  if (k <= 0) throw new RangeError(`k must be >= 1, got ${k}`);
+  if (k <= 0) throw new InternalError(`k must be >= 1, got ${k}`);
   const gain = (grade: number): number => 2 ** grade - 1;
   let dcg = 0;
   list.slice(0, k).forEach((item, position) => {
@@ -59,7 +60,7 @@ export function kendallTau<T>(a: readonly T[], b: readonly T[]): number {
 
 /** Share of the top k of `a` that is also in the top k of `b` (1 when both are empty). */
 export function overlapAtK<T>(a: readonly T[], b: readonly T[], k: number): number {
-  if (k <= 0) throw new RangeError(`k must be >= 1, got ${k}`);
+  if (k <= 0) throw new InternalError(`k must be >= 1, got ${k}`);
   const topB = new Set(b.slice(0, k));
   const topA = new Set(a.slice(0, k));
   const size = Math.max(topA.size, topB.size);

@@ -8,7 +8,7 @@
  * metrics of one experiment. Resampling is seeded and reproducible.
  */
 import { gammaln, mean, probit, quantileSorted, sampleStandardDeviation } from 'simple-statistics';
-import { seededRandom } from '../core/index.js';
+import { InternalError, seededRandom } from '../core/index.js';
 
 /** Continued fraction of the regularized incomplete beta function (Numerical Recipes 6.4, modified Lentz). */
 function betaContinuedFraction(x: number, a: number, b: number): number {
@@ -51,7 +51,7 @@ export function regularizedIncompleteBeta(x: number, a: number, b: number): numb
 
 /** P(T <= t) for Student's t with `df` degrees of freedom. */
 export function studentTCdf(t: number, df: number): number {
-  if (!(df > 0)) throw new RangeError(`df must be > 0, got ${df}`);
+  if (!(df > 0)) throw new InternalError(`df must be > 0, got ${df}`);
   if (Number.isNaN(t)) return Number.NaN;
   if (!Number.isFinite(t)) return t > 0 ? 1 : 0;
   const tail = 0.5 * regularizedIncompleteBeta(df / (df + t * t), df / 2, 0.5);
@@ -63,7 +63,7 @@ const quantileCache = new Map<string, number>();
 
 /** The t with P(T <= t) = p, by bisection on the CDF (monotone, so always converges). */
 export function studentTQuantile(p: number, df: number): number {
-  if (!(p > 0 && p < 1)) throw new RangeError(`p must be in (0, 1), got ${p}`);
+  if (!(p > 0 && p < 1)) throw new InternalError(`p must be in (0, 1), got ${p}`);
   if (p === 0.5) return 0;
   const key = `${p}|${df}`;
   const cached = quantileCache.get(key);

@@ -14,6 +14,7 @@ import { hash } from 'node:crypto';
 import { Pool, request } from 'undici';
 import type { Clock, CorpusRecord } from '../core/index.js';
 import { ndcgAtK } from '../harness/index.js';
+import { InputError } from '../core/index.js';
 
 export interface CapacityProfile {
   /** Requests per second at 1× (the baseline peak). */
@@ -117,7 +118,7 @@ export async function runCapacityTest(options: CapacityTestOptions): Promise<{ b
   const { clock, profile } = options;
   const bucketMs = options.bucketMs ?? 1_000;
   const records = options.records.filter((r) => !r.bodyTruncated);
-  if (records.length === 0) throw new RangeError('the capacity test needs recorded requests with bodies');
+  if (records.length === 0) throw new InputError('the capacity test needs recorded requests with bodies');
   const concurrency = options.concurrency ?? 256;
   const pool = new Pool(options.url, { connections: concurrency, headersTimeout: options.timeoutMs ?? 5_000, bodyTimeout: options.timeoutMs ?? 5_000 });
   const send = async (record: CorpusRecord): Promise<{ status: number; body: string } | undefined> => {

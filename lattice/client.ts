@@ -7,6 +7,7 @@
  */
 import { request } from 'undici';
 import type { Clock } from '../core/index.js';
+import { UpstreamError } from '../core/index.js';
 
 export interface LatticeClientOptions {
   readonly controllerUrl: string;
@@ -59,7 +60,7 @@ export class LatticeClient {
       const response = await request(`${this.#options.controllerUrl}/levels?${query}`, { headersTimeout: timeout, bodyTimeout: timeout });
       const body = (await response.body.json()) as { levels?: Record<string, number> };
       const level = body.levels?.[this.#options.service];
-      if (response.statusCode !== 200 || typeof level !== 'number') throw new Error(`status ${response.statusCode}`);
+      if (response.statusCode !== 200 || typeof level !== 'number') throw new UpstreamError(`status ${response.statusCode}`);
       this.#assigned = { level, atMs: this.#options.clock.now() };
       return true;
     } catch {

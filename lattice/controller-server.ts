@@ -8,9 +8,8 @@
  *   GET  /decisions                                                          → the recent decisions
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { bearerCheck, readBody, replyJson, type LatticeConfig } from '../core/index.js';
+import { bearerCheck, listenOn, readBody, replyJson, type LatticeConfig } from '../core/index.js';
 import type { LatticeController } from './controller.js';
 import type { LoadFactors } from './load-factor.js';
 
@@ -42,21 +41,17 @@ export async function startControllerServer(options: { lattice: LatticeConfig; c
     } catch {
       return replyJson(res, 400, { error: 'body must be JSON: {"service": "...", "value": 0.8} or an array of them' });
     }
-    const reports = Array.isArray(body) ? body : [body];
-    for (const [i, r] of reports.entries()) {
-      const { service, value } = (r ?? {}) as { service?: unknown; value?: unknown };
-      if (typeof service !== 'string' || typeof value !== 'number') return replyJson(res, 400, { error: `report ${i}: needs "service" (string) and "value" (number)` });
-      try {
-        options.loadFactors.report(service, value);
-      } catch (error) {
-        return replyJson(res, 400, { error: `report ${i}: ${(error as Error).message}` });
-      }
+    const reports = (Array.isArray(body) ? body : [body]).map((r) => (r ?? {}) as { service?: unknown; value?: unknown });
+    // The whole batch is validated before any report is applied: one bad report applies none.
+    for (const [i, { service, value }] of reports.entries()) {
+      const problem = options.loadFactors.problem(service, value);
+      if (problem !== undefined) return replyJson(res, 400, { error: `report ${i}: ${problem}; no report of this batch was applied` });
     }
+    for (const { service, value } of reports) options.loadFactors.report(service as string, value as number);
     replyJson(res, 202, { accepted: reports.length });
   };
   const server: Server = createServer((req, res) => void handle(req, res).catch(() => res.destroy()));
-  server.listen(options.port ?? 0, options.host ?? '127.0.0.1');
-  await once(server, 'listening');
+  await listenOn(server, options.port ?? 0, options.host ?? '127.0.0.1', 'lattice controller');
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://${options.host ?? '127.0.0.1'}:${port}`,

@@ -7,6 +7,7 @@
 import type { Clock, LatticeConfig } from '../core/index.js';
 import { quantileOf } from '../harness/index.js';
 import { Reservoir } from './reservoir.js';
+import { InputError } from '../core/index.js';
 
 interface Report {
   readonly value: number;
@@ -23,10 +24,22 @@ export class LoadFactors {
     this.#clock = clock;
   }
 
-  /** Record a report; values outside [0, 10] or not finite are rejected (a load-factor is normalized). */
+  /**
+   * Why a report would be refused, or undefined when it is valid: a service
+   * not in the lattice (an own property: `constructor` or `__proto__` are not
+   * services), a value outside [0, 10] or not finite (a load-factor is normalized).
+   */
+  problem(service: unknown, value: unknown): string | undefined {
+    if (typeof service !== 'string' || typeof value !== 'number') return 'needs "service" (string) and "value" (number)';
+    if (!Object.hasOwn(this.#lattice.services, service)) return `service ${JSON.stringify(service.slice(0, 100))} is not in lattice ${this.#lattice.name}`;
+    if (!Number.isFinite(value) || value < 0 || value > 10) return `load-factor of ${service} must be a number in [0, 10], got ${value}`;
+    return undefined;
+  }
+
+  /** Record a report; an invalid one (see `problem`) throws a RangeError. */
   report(service: string, value: number): void {
-    if (!(service in this.#lattice.services)) throw new RangeError(`service "${service}" is not in lattice ${this.#lattice.name}`);
-    if (!Number.isFinite(value) || value < 0 || value > 10) throw new RangeError(`load-factor of ${service} must be a number in [0, 10], got ${value}`);
+    const problem = this.problem(service, value);
+    if (problem !== undefined) throw new InputError(problem);
     let reservoir = this.#reservoirs.get(service);
     if (!reservoir) this.#reservoirs.set(service, (reservoir = new Reservoir<Report>(this.#lattice.reservoirSize, [...service].reduce((h, c) => h * 31 + c.charCodeAt(0), 7) >>> 0)));
     reservoir.add({ value, timeMs: this.#clock.now() });
@@ -53,7 +66,7 @@ export class LoadFactors {
     let weight = 0;
     let sum = 0;
     for (const [service, value] of perService) {
-      const w = aggregate.weighted[service] ?? 0;
+      const w = Object.hasOwn(aggregate.weighted, service) ? aggregate.weighted[service]! : 0;
       weight += w;
       sum += w * value;
     }

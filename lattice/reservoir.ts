@@ -3,7 +3,7 @@
  * `size` items from a stream of unknown length, in O(size) memory, with a
  * seeded generator so tests and decisions are reproducible.
  */
-import { seededRandom } from '../core/index.js';
+import { InternalError, seededRandom } from '../core/index.js';
 
 export class Reservoir<T> {
   readonly #size: number;
@@ -12,7 +12,7 @@ export class Reservoir<T> {
   #seen = 0;
 
   constructor(size: number, seed = 1) {
-    if (!(size >= 1)) throw new RangeError(`reservoir size must be >= 1, got ${size}`);
+    if (!(size >= 1)) throw new InternalError(`reservoir size must be >= 1, got ${size}`);
     this.#size = size;
     this.#random = seededRandom(seed);
   }

@@ -9,7 +9,7 @@
  * at most once per `recoveryIntervalMs`) back to the configured rate — the
  * recorder must never be what hurts production (AREX does the same).
  */
-import { fnv1a, type Clock } from '../core/index.js';
+import { fnv1a, InputError, type Clock } from '../core/index.js';
 
 /** How a sampled request was chosen; stored with the record. */
 export type SampleMode = 'uniform' | 'sticky';
@@ -62,7 +62,7 @@ export class Sampler {
   #lastRecoveryMs = Number.NEGATIVE_INFINITY;
 
   constructor(options: SamplerOptions) {
-    if (!(options.rate > 0 && options.rate <= 1)) throw new RangeError(`sampling rate must be in (0, 1], got ${options.rate}`);
+    if (!(options.rate > 0 && options.rate <= 1)) throw new InputError(`sampling rate must be in (0, 1], got ${options.rate}`);
     this.#options = options;
     this.configuredRate = options.rate;
     this.#effectiveRate = options.rate;

@@ -10,11 +10,10 @@
  * Unsampled requests take the plain path: no body tee, no allocation for the decision.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { once } from 'node:events';
 import { Readable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
-import { UsageError, errorMessage, withoutHopByHop } from '../core/index.js';
+import { listenOn, withoutHopByHop } from '../core/index.js';
 import type { Recorder } from './recorder.js';
 import { BodyCapture } from './body-capture.js';
 
@@ -40,18 +39,6 @@ export interface Sidecar {
 
 function hasBody(req: IncomingMessage): boolean {
   return req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
-}
-
-/** Listen, or fail with an error that names the address (EADDRINUSE, EACCES) instead of hanging. */
-async function listen(server: Server, port: number, host: string, what: string): Promise<void> {
-  server.listen(port, host);
-  try {
-    await once(server, 'listening');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const why = code === 'EADDRINUSE' ? 'the address is in use' : code === 'EACCES' ? 'permission denied' : code === 'EADDRNOTAVAIL' ? 'no such local address' : errorMessage(error);
-    throw new UsageError(`cannot listen on ${host}:${port} (${what}): ${why}`, { cause: error });
-  }
 }
 
 /** Upstream failure kinds, for the metric. */
@@ -163,7 +150,7 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
     })();
   });
   try {
-    await Promise.all([listen(server, options.port ?? 0, options.host ?? '127.0.0.1', 'proxy'), listen(admin, options.adminPort ?? 0, options.adminHost ?? options.host ?? '127.0.0.1', 'admin')]);
+    await Promise.all([listenOn(server, options.port ?? 0, options.host ?? '127.0.0.1', 'proxy'), listenOn(admin, options.adminPort ?? 0, options.adminHost ?? options.host ?? '127.0.0.1', 'admin')]);
   } catch (error) {
     // Nothing may keep the process alive after a failed start: close what did start, and the writer's timer.
     server.close();

@@ -4,7 +4,7 @@
  * RSS, written as time series tagged with experiment, trial and arm.
  */
 import { request } from 'undici';
-import { parsePrometheusText, type Clock, type Sample } from '../core/index.js';
+import { parsePrometheusText, UpstreamError, type Clock, type Sample } from '../core/index.js';
 import type { SampleStore } from '../store/index.js';
 import { processStats } from './process-stats.js';
 import type { ArmName } from './schedule.js';
@@ -42,7 +42,7 @@ export async function scrapeCounters(options: CounterScraperOptions, signal: Abo
           try {
             const response = await request(`${url}${options.metricsPath ?? '/metrics'}`, { headersTimeout: 2_000, bodyTimeout: 2_000 });
             const text = await response.body.text();
-            if (response.statusCode !== 200) throw new Error(`status ${response.statusCode}`);
+            if (response.statusCode !== 200) throw new UpstreamError(`status ${response.statusCode}`);
             for (const s of parsePrometheusText(text).samples) {
               if (Number.isFinite(s.value)) batch.push({ ...base, metric: s.name, value: s.value, ...(Object.keys(s.labels).length > 0 ? { labels: s.labels } : {}) });
             }

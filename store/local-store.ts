@@ -34,6 +34,7 @@ import type {
   SampleStore,
   Store,
 } from './store.js';
+import { InputError, errorMessage } from '../core/index.js';
 import { assertName } from './names.js';
 import { latestConfigReads, matchesErrorFilter, type ErrorRecordFilter } from './filters.js';
 import {
@@ -158,8 +159,14 @@ class LocalExperimentStore implements ExperimentStore {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw this.files.wrap(`read ${path}`, error);
     }
-    const value: unknown = JSON.parse(text);
-    return isExperimentRecord(value) ? value : undefined;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (error) {
+      throw new InputError(`local store: experiment record ${path} is corrupt (${errorMessage(error)})`, { cause: error, hint: `restore or delete ${path}` });
+    }
+    if (!isExperimentRecord(value)) throw new InputError(`local store: ${path} is not an experiment record (fields missing)`, { hint: `restore or delete ${path}` });
+    return value;
   }
 
   async list(filter: { workload?: string; status?: ExperimentRecord['status']; limit?: number } = {}): Promise<ExperimentRecord[]> {

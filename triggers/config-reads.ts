@@ -7,10 +7,9 @@
  * store (ConfigReadStore: latest read per service, file and setting).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
-import { bearerCheck, readBody, replyJson, type Clock, type ConfigRead } from '../core/index.js';
+import { bearerCheck, InputError, listenOn, readBody, replyJson, UpstreamError, type Clock, type ConfigRead } from '../core/index.js';
 
 export type ConfigReadSink = (reads: readonly ConfigRead[]) => Promise<void>;
 
@@ -93,7 +92,7 @@ export function httpConfigReadSink(url: string, token?: string): ConfigReadSink 
       bodyTimeout: 5_000,
     });
     const text = await response.body.text();
-    if (response.statusCode !== 202) throw new Error(`ingest answered ${response.statusCode}: ${text.slice(0, 200)}`);
+    if (response.statusCode !== 202) throw new UpstreamError(`ingest answered ${response.statusCode}: ${text.slice(0, 200)}`);
   };
 }
 
@@ -139,7 +138,7 @@ export async function startIngestServer(options: { host: string; port: number; t
               try {
                 return JSON.parse(line) as unknown;
               } catch {
-                throw new Error(`line ${i + 1}: not JSON`);
+                throw new InputError(`line ${i + 1}: not JSON`);
               }
             });
     } catch (error) {
@@ -160,8 +159,7 @@ export async function startIngestServer(options: { host: string; port: number; t
     replyJson(res, 202, { accepted: reads.length });
   };
   const server: Server = createServer((req, res) => void handle(req, res).catch(() => res.destroy()));
-  server.listen(options.port, options.host);
-  await once(server, 'listening');
+  await listenOn(server, options.port, options.host, 'config-read ingest');
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`,

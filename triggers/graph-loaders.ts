@@ -29,12 +29,28 @@ export function parseJsonGraph(text: string, source: string): BuildTarget[] {
   return parsed.data.targets;
 }
 
+/**
+ * A package.json: undefined when there is none; a file that exists but is not
+ * a JSON object is a ConfigError naming it — dropping it silently would drop
+ * its package from the graph and every change to it would select nothing.
+ */
 async function readJson(file: string): Promise<Record<string, unknown> | undefined> {
+  let text: string;
   try {
-    return JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
-  } catch {
-    return undefined;
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw new ConfigError([`${file}: cannot read: ${(error as Error).message}`], 'build graph');
   }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError([`${file}: not valid JSON: ${(error as Error).message}`], 'build graph');
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new ConfigError([`${file}: not a JSON object`], 'build graph');
+  return value as Record<string, unknown>;
 }
 
 /** Directories matching workspace patterns like `packages/*` or `apps/**` (node_modules never). */
@@ -77,8 +93,10 @@ export async function loadWorkspaces(root: string): Promise<BuildTarget[]> {
   if (patterns.length === 0) throw new ConfigError([`${join(root, 'package.json')}: no "workspaces" (npm, yarn) and no pnpm-workspace.yaml: not a workspace root`], 'build graph');
   const packages: { name: string; dir: string; deps: string[] }[] = [];
   for (const dir of await expandWorkspaceGlobs(root, patterns)) {
-    const pkg = await readJson(join(root, dir, 'package.json'));
-    if (!pkg || typeof pkg.name !== 'string') continue;
+    const file = join(root, dir, 'package.json');
+    const pkg = await readJson(file);
+    if (!pkg) continue; // a directory the pattern matches that holds no package
+    if (typeof pkg.name !== 'string' || pkg.name === '') throw new ConfigError([`${file}: a workspace package needs a "name" (string)`], 'build graph');
     const deps = ['dependencies', 'devDependencies', 'peerDependencies', 'optionalDependencies'].flatMap((field) => Object.keys((pkg[field] as Record<string, string> | undefined) ?? {}));
     packages.push({ name: pkg.name, dir, deps });
   }

@@ -9,7 +9,7 @@
  * workloads are then sampled by a hash of (change, workload), so retries
  * agree; those left out are deferred, with the reason.
  */
-import { fnv1a, type TandemConfig, type WorkloadConfig } from '../core/index.js';
+import { ConfigError, fnv1a, type TandemConfig, type WorkloadConfig } from '../core/index.js';
 import type { ConfigReadSummary } from '../store/index.js';
 import type { BuildGraph } from './build-graph.js';
 import { globToRegExp, matchesAny } from './glob.js';
@@ -64,6 +64,15 @@ export function sampleValue(change: string, workload: string): number {
   return fnv1a(`${change}\u0000${workload}`) / 4_294_967_296;
 }
 
+/** A workload naming a target the graph does not have would never be selected: bad config, named. */
+function assertTargetsExist(workloads: readonly WorkloadConfig[], graph: BuildGraph): void {
+  const problems: string[] = [];
+  workloads.forEach((w, i) => {
+    for (const target of w.triggers.targets) if (!graph.has(target)) problems.push(`workloads[${i}] (${w.name}).triggers.targets: "${target}" is not a target of the build graph`);
+  });
+  if (problems.length > 0) throw new ConfigError(problems, 'config');
+}
+
 export const serviceOf = (w: WorkloadConfig): string => w.triggers.service ?? w.tier;
 
 export function selectWorkloads(options: SelectOptions): Selection {
@@ -94,6 +103,7 @@ export function selectWorkloads(options: SelectOptions): Selection {
   }
 
   const notConfig = changedFiles.filter((f) => !isConfigFile(f));
+  if (options.graph) assertTargetsExist(workloads, options.graph);
   if (options.graph) {
     const { reached, unowned } = options.graph.affected(notConfig, seeds);
     for (const file of unowned) if (!matchesAny(file, ignore) && !matchesAny(file, globalInputs)) everything(`${file} is owned by no build target (conservative: add it to triggers.ignore if it cannot affect a service)`);

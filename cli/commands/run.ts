@@ -7,11 +7,11 @@
  */
 import { systemClock } from '../../core/index.js';
 import { createStore } from '../../store/index.js';
-import { InlineQueue, endedWithoutVerdict, formatLook, latestCalibration, type LookSummary } from '../../executor/index.js';
+import { InlineQueue, endedWithoutVerdict, formatLook, latestCalibration, waitForRunner, type LookSummary } from '../../executor/index.js';
 import { evaluateExperiment } from '../../harness/index.js';
 import { ExitCode, exitCodeForRecord } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext } from '../cli-context.js';
-import { parseDurationFlag, parsePositiveInteger } from '../arguments.js';
+import { parsePositiveDurationFlag, parsePositiveInteger } from '../arguments.js';
 import { requestFromFlags, runnerFor, workloadLimits, type ExperimentFlags } from '../experiment-options.js';
 import { progressLine } from './replay.js';
 
@@ -26,7 +26,7 @@ export interface RunOptions extends ExperimentFlags {
 export async function run(workloadName: string, options: RunOptions, ctx: CliContext): Promise<number> {
   const { config } = await loadCommandConfig(options, ctx);
   const request = requestFromFlags(workloadName, config, options);
-  const everyMs = options.every !== undefined ? parseDurationFlag(options.every, '--every') : undefined;
+  const everyMs = options.every !== undefined ? parsePositiveDurationFlag(options.every, '--every') : undefined;
   const times = options.times !== undefined ? parsePositiveInteger(options.times, '--times') : everyMs === undefined ? 1 : Number.POSITIVE_INFINITY;
   const format = (options.format ?? (options.json ? 'json' : 'md')) as 'json' | 'md' | 'html';
   const store = createStore(config.store, { cwd: ctx.cwd, env: ctx.env });
@@ -53,9 +53,16 @@ export async function run(workloadName: string, options: RunOptions, ctx: CliCon
           break;
         }
       }
-      const submitted = await queue.submit(request);
+      let submitted = await queue.submit(request);
       ctx.err(`${submitted.deduplicated ? 'already submitted' : 'running'}: experiment ${submitted.id} (${request.kind}, ${request.workload}, stage ${request.stage})`);
       await queue.idle();
+      // Another runner holds it: wait for its verdict; if that runner dies (its lease lapses), take the run over.
+      for (let owner = queue.heldElsewhere.get(submitted.id); owner !== undefined; owner = queue.heldElsewhere.get(submitted.id)) {
+        ctx.err(`experiment ${submitted.id} is being run by ${owner}; waiting for its verdict`);
+        if ((await waitForRunner(store, submitted.id, systemClock, ctx.signal)) !== undefined) break;
+        submitted = await queue.submit(request);
+        await queue.idle();
+      }
       if (process.stderr.isTTY) process.stderr.write('\n');
       const record = (await store.experiments.get(submitted.id))!;
       if (record.status === 'cancelled' || (record.status === 'failed' && !endedWithoutVerdict(record))) {

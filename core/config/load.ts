@@ -24,7 +24,13 @@ export interface LoadedConfig {
 
 /** Every problem of a raw config value, or the typed config when there are none. */
 function check(raw: unknown): { config: TandemConfig; issues: [] } | { config?: undefined; issues: FormattedIssue[] } {
-  const result = configSchema.safeParse(raw ?? {}, { reportInput: true });
+  let result;
+  try {
+    result = configSchema.safeParse(raw ?? {}, { reportInput: true });
+  } catch (error) {
+    if (error instanceof RangeError) return { issues: [{ text: 'the config is nested too deeply to validate', path: [] }] };
+    throw error;
+  }
   const issues = [...(result.success ? [] : formatIssues(result.error.issues, configSchema)), ...duplicateNameIssues(raw)];
   if (result.success && issues.length === 0) return { config: deepFreeze(result.data), issues: [] };
   return { issues };
@@ -40,7 +46,14 @@ export function parseConfig(value: unknown, source = 'config'): TandemConfig {
 /** Parse YAML or JSON text (JSON is read as YAML 1.2, so one parser gives positions for both). */
 export function parseConfigText(text: string, source = 'config'): TandemConfig {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  let doc: Document;
+  let value: unknown;
+  try {
+    doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+    value = doc.errors.length > 0 ? undefined : doc.toJS({ maxAliasCount: 100 });
+  } catch (error) {
+    throw new ConfigError([unreadableYaml(error)], source, { cause: error });
+  }
   if (doc.errors.length > 0) {
     throw new ConfigError(
       doc.errors.map((e) => {
@@ -50,7 +63,7 @@ export function parseConfigText(text: string, source = 'config'): TandemConfig {
       source,
     );
   }
-  const { config, issues } = check(doc.toJS());
+  const { config, issues } = check(value);
   if (config !== undefined) return config;
   // Reported in file order, so a person can walk down the file fixing them.
   const located = issues.map((issue) => ({ issue, at: positionOf(doc, issue.path, issue.key, lineCounter) }));
@@ -59,6 +72,14 @@ export function parseConfigText(text: string, source = 'config'): TandemConfig {
     located.map(({ issue, at }) => (at ? `${issue.text} (line ${at.line}:${at.col})` : issue.text)),
     source,
   );
+}
+
+/** A YAML document the parser gave up on: an alias bomb, or nesting deeper than a stack. */
+function unreadableYaml(error: unknown): string {
+  const message = errorMessage(error);
+  if (/alias/i.test(message)) return `the YAML expands too many aliases (an alias bomb?): ${message}`;
+  if (error instanceof RangeError) return 'the YAML is nested too deeply to read';
+  return `the YAML cannot be read: ${message}`;
 }
 
 /**

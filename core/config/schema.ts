@@ -4,7 +4,7 @@
  * strings in the file and milliseconds after parsing.
  */
 import { z } from 'zod';
-import { parseDuration } from '../duration.js';
+import { MAX_DURATION_MS, formatDuration, parseDuration } from '../duration.js';
 import { DEFAULT_SECRET_NAMES } from '../secret-names.js';
 import { latticeSchema } from './lattice-schema.js';
 
@@ -21,7 +21,13 @@ const DURATION_PATTERN = /^(\d+(\.\d+)?(ms|s|m|h|d))+$/;
 const duration = z
   .string()
   .regex(DURATION_PATTERN, { error: 'must be a duration like "250ms", "30s", "5m", "4h" or "1h30m" (no sign, no spaces)' })
-  .transform((text) => parseDuration(text) ?? 0);
+  .transform((text, ctx) => {
+    const ms = parseDuration(text);
+    if (ms !== undefined) return ms;
+    // Never a silent 0: the text matched the grammar but is not a usable duration.
+    ctx.issues.push({ code: 'custom', input: text, message: `must be between 1ms and ${formatDuration(MAX_DURATION_MS)} with at most 15 digits per number, got ${JSON.stringify(text.slice(0, 40))}` });
+    return z.NEVER;
+  });
 
 const positiveDuration = duration.refine((ms) => ms > 0, { error: 'must be longer than 0' });
 
@@ -163,6 +169,10 @@ const detector = z.strictObject({
   maxDuration: positiveDuration.prefault('1h').describe('The detector retires after warmup + maxDuration.'),
   maxErrors: z.number().int().min(1).default(3).describe('Unreadable checks in a row before the experiment is cancelled as "monitoring unavailable".'),
   onUnavailable: z.enum(['cancel', 'ignore']).default('cancel').describe('What maxErrors unreadable checks do.'),
+}).check((ctx) => {
+  if (ctx.value.kind === 'dependency-health' && ctx.value.rule.metric === undefined) {
+    ctx.issues.push({ code: 'custom', input: ctx.value.rule, path: ['rule', 'metric'], message: 'a dependency-health detector needs rule.metric (the Prometheus metric it watches)' });
+  }
 });
 
 const check = z.strictObject({

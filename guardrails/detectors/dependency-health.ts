@@ -4,7 +4,7 @@
  * monitoring started (increase, or rate per second) or takes the value as it
  * is, and reports a violation when the result is above the rule's limit.
  */
-import { parsePrometheusText, type Clock, type DetectorConfig } from '../../core/index.js';
+import { ConfigError, parsePrometheusText, type Clock, type DetectorConfig } from '../../core/index.js';
 import { scheduleOf, type CheckResult, type Detector } from '../monitor.js';
 import { SharedSource } from '../shared-source.js';
 
@@ -18,7 +18,7 @@ async function readMetric(shared: SharedSource, source: string, maxAgeMs: number
 /** `shared` lets detectors of concurrent experiments share one scrape per source and interval. */
 export function dependencyHealthDetector(config: DetectorConfig, clock: Clock, shared: SharedSource = new SharedSource(clock)): Detector {
   const metric = config.rule.metric;
-  if (metric === undefined) throw new Error(`detector ${config.name}: a dependency-health detector needs rule.metric`);
+  if (metric === undefined) throw new ConfigError([`detectors.${config.name}.rule.metric: a dependency-health detector needs rule.metric`]);
   let baseline: number | null = null;
   let baselineMs = 0;
   return {

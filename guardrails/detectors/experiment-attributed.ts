@@ -10,6 +10,7 @@
 import { request } from 'undici';
 import type { DependencyErrorRecord, DetectorConfig } from '../../core/index.js';
 import { scheduleOf, type CheckResult, type Detector } from '../monitor.js';
+import { UpstreamError } from '../../core/index.js';
 
 export interface AttributedContext {
   /** The experiment's jobs, by arm (e.g. { control: "exp.control", treatment: "exp.treatment" }). */
@@ -25,9 +26,9 @@ async function fetchRecords(source: string, sinceMs: number, jobs: readonly stri
   for (const job of jobs) url.searchParams.append('job', job);
   const response = await request(url, { headersTimeout: 5_000, bodyTimeout: 5_000 });
   const text = await response.body.text();
-  if (response.statusCode !== 200) throw new Error(`${source} answered ${response.statusCode}`);
+  if (response.statusCode !== 200) throw new UpstreamError(`${source} answered ${response.statusCode}`);
   const body = JSON.parse(text) as { records?: DependencyErrorRecord[] };
-  if (!Array.isArray(body.records)) throw new Error(`${source} did not answer { records: [...] }`);
+  if (!Array.isArray(body.records)) throw new UpstreamError(`${source} did not answer { records: [...] }`);
   return body.records;
 }
 

@@ -147,7 +147,12 @@ export class LocalCorpusStore implements CorpusStore {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
       throw this.#files.wrap(`read the prune watermark of tier ${tier}`, error);
     }
-    const beforeMs = (JSON.parse(text) as { beforeMs?: unknown } | null)?.beforeMs;
+    let beforeMs: unknown;
+    try {
+      beforeMs = (JSON.parse(text) as { beforeMs?: unknown } | null)?.beforeMs;
+    } catch {
+      beforeMs = undefined;
+    }
     if (typeof beforeMs !== 'number' || !Number.isFinite(beforeMs)) throw new StoreError(`local store: ${this.#watermarkPath(tier)} is not a prune watermark ({"beforeMs": <epoch ms>})`);
     return beforeMs;
   }
