@@ -22,7 +22,13 @@ export async function run(options: IngestOptions, ctx: CliContext): Promise<numb
   const token = ctx.env[options.tokenEnv ?? 'TANDEM_INGEST_TOKEN'] || undefined;
   const store = createStore(config.store, { cwd: ctx.cwd, env: ctx.env });
   await store.init();
-  const server = await startIngestServer({ host, port, token, sink: (reads) => store.configReads.append(reads), clock: systemClock });
+  let server;
+  try {
+    server = await startIngestServer({ host, port, token, sink: (reads) => store.configReads.append(reads), clock: systemClock });
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
   ctx.out(JSON.stringify({ ingest: 'ready', url: server.url, token: token !== undefined }));
   await new Promise<void>((resolve) => {
     if (ctx.signal?.aborted) resolve();

@@ -42,7 +42,13 @@ export async function serve(options: LatticeServeOptions, ctx: CliContext): Prom
   const loadFactors = new LoadFactors(lattice, systemClock);
   const controller = new LatticeController({ lattice, loadFactors, clock: systemClock, onDecision });
   const token = ctx.env[options.tokenEnv ?? 'TANDEM_CONTROLLER_TOKEN'] || undefined;
-  const server = await startControllerServer({ lattice, controller, loadFactors, host, port, token, recentDecisions: () => recent });
+  let server;
+  try {
+    server = await startControllerServer({ lattice, controller, loadFactors, host, port, token, recentDecisions: () => recent });
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
   ctx.out(JSON.stringify({ controller: 'ready', lattice: lattice.name, url: server.url, decisionPeriodMs: lattice.decisionPeriod }));
   const stop = new AbortController();
   ctx.signal?.addEventListener('abort', () => stop.abort(), { once: true });

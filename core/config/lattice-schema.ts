@@ -7,15 +7,11 @@
  * thresholds increasing, names unique.
  */
 import { z } from 'zod';
-import { parseDuration } from '../duration.js';
+import { positiveDurationSchema } from './duration-schema.js';
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 const name = z.string().regex(NAME, { error: 'must be a name of letters, digits, ".", "_" or "-"' });
-const duration = z
-  .string()
-  .regex(/^(\d+(\.\d+)?(ms|s|m|h|d))+$/, { error: 'must be a duration like "2m" or "30s"' })
-  .transform((text) => parseDuration(text) ?? 0)
-  .refine((ms) => ms > 0, { error: 'must be longer than 0' });
+const duration = positiveDurationSchema;
 
 const state = z.strictObject({
   name,

@@ -58,7 +58,8 @@ export function parseConfigText(text: string, source = 'config'): TandemConfig {
     throw new ConfigError(
       doc.errors.map((e) => {
         const at = e.pos[0] !== undefined ? lineCounter.linePos(e.pos[0]) : undefined;
-        return `${at ? `line ${at.line}:${at.col}: ` : ''}${e.message.split('\n')[0]}`;
+        const message = e.message.split('\n')[0]!;
+        return `${at ? `line ${at.line}:${at.col}: ` : ''}${/call stack/i.test(message) ? 'the YAML is nested too deeply to read' : message}`;
       }),
       source,
     );

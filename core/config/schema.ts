@@ -4,7 +4,7 @@
  * strings in the file and milliseconds after parsing.
  */
 import { z } from 'zod';
-import { MAX_DURATION_MS, formatDuration, parseDuration } from '../duration.js';
+import { durationSchema, positiveDurationSchema } from './duration-schema.js';
 import { DEFAULT_SECRET_NAMES } from '../secret-names.js';
 import { latticeSchema } from './lattice-schema.js';
 
@@ -15,21 +15,9 @@ const name = z
   .string()
   .regex(NAME_PATTERN, { error: 'must be a name of letters, digits, ".", "_" or "-" (at most 128, not starting with "." or "-")' });
 
-const DURATION_PATTERN = /^(\d+(\.\d+)?(ms|s|m|h|d))+$/;
-
 /** A human duration string parsed to milliseconds. */
-const duration = z
-  .string()
-  .regex(DURATION_PATTERN, { error: 'must be a duration like "250ms", "30s", "5m", "4h" or "1h30m" (no sign, no spaces)' })
-  .transform((text, ctx) => {
-    const ms = parseDuration(text);
-    if (ms !== undefined) return ms;
-    // Never a silent 0: the text matched the grammar but is not a usable duration.
-    ctx.issues.push({ code: 'custom', input: text, message: `must be between 1ms and ${formatDuration(MAX_DURATION_MS)} with at most 15 digits per number, got ${JSON.stringify(text.slice(0, 40))}` });
-    return z.NEVER;
-  });
-
-const positiveDuration = duration.refine((ms) => ms > 0, { error: 'must be longer than 0' });
+const duration = durationSchema;
+const positiveDuration = positiveDurationSchema;
 
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
 

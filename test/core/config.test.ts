@@ -59,10 +59,11 @@ describe('config validation', () => {
         'workloads[0].replay.concurrency must be a number, got "many"',
         expect.stringMatching(/^workloads\[0\]\.trials\.warmup must be a duration like .*got "-5s"$/),
         'workloads[0].detectors[0].consecutive must be >= 1, got 0',
+        'workloads[0].detectors[0].rule.metric a dependency-health detector needs rule.metric (the Prometheus metric it watches)',
         'workloads[1].name must be unique, got "ranking" (also used by workloads[0])',
       ]),
     );
-    expect(issues).toHaveLength(6);
+    expect(issues).toHaveLength(7);
   });
 
   it('checks URLs, policies, pins and names', () => {

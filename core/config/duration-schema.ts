@@ -1,0 +1,18 @@
+/** The config's durations: human strings (`250ms`, `1h30m`) parsed to milliseconds, never silently 0. */
+import { z } from 'zod';
+import { MAX_DURATION_MS, formatDuration, parseDuration } from '../duration.js';
+
+const DURATION_PATTERN = /^(\d+(\.\d+)?(ms|s|m|h|d))+$/;
+
+export const durationSchema = z
+  .string()
+  .regex(DURATION_PATTERN, { error: 'must be a duration like "250ms", "30s", "5m", "4h" or "1h30m" (no sign, no spaces)' })
+  .transform((text, ctx) => {
+    const ms = parseDuration(text);
+    if (ms !== undefined) return ms;
+    // The text matched the grammar but is not a usable duration: too many digits, too long, or under 1 ms.
+    ctx.issues.push({ code: 'custom', input: text, message: `must be between 1ms and ${formatDuration(MAX_DURATION_MS)} with at most 15 digits per number, got ${JSON.stringify(text.slice(0, 40))}` });
+    return z.NEVER;
+  });
+
+export const positiveDurationSchema = durationSchema.refine((ms) => ms > 0, { error: 'must be longer than 0' });
