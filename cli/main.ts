@@ -47,7 +47,13 @@ export function buildProgram(ctx: CliContext, setExit: (code: number) => void): 
     .configureOutput({ writeOut: (text) => ctx.out(text), writeErr: (text) => ctx.err(text) });
   program.addHelpText(
     'after',
-    '\nExit codes: 0 ok, 1 the verdict says regression, 2 cancelled or runtime failure, 3 bad input or config.',
+    [
+      '',
+      'Exit codes: 0 ok, 1 the verdict says regression, 2 cancelled or runtime failure, 3 bad input or config, 4 no verdict, 5 inconclusive.',
+      "Writes (the router's writes: block | tag | allow): any method but GET, HEAD, OPTIONS and TRACE (RFC 9110 §9.2.1),",
+      'a safe method with X-HTTP-Method-Override, X-HTTP-Method, X-Method-Override or ?_method= naming an unsafe one,',
+      'and any path under a dependency\'s writePaths (matched decoded and normalized: /%61dmin, //admin, /x/../admin are /admin).',
+    ].join('\n'),
   );
 
   const globals = (command: Command): GlobalOptions => command.optsWithGlobals<GlobalOptions>();

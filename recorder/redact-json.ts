@@ -102,7 +102,9 @@ class Scanner {
         if (b[this.#i] !== Byte.Quote) throw new JsonSyntaxError(this.#i, 'expected a quoted key');
         const keyStart = this.#i;
         this.#string();
-        const key = JSON.parse(b.toString('utf8', keyStart, this.#i)) as string;
+        // Escapes are rare in keys: decode through JSON.parse only when there is one.
+        const raw = b.toString('utf8', keyStart + 1, this.#i - 1);
+        const key = raw.includes('\\') ? (JSON.parse(`"${raw}"`) as string) : raw;
         this.#skipWhitespace();
         if (b[this.#i] !== Byte.Colon) throw new JsonSyntaxError(this.#i, 'expected ":" after a key');
         this.#i++;

@@ -28,7 +28,8 @@ export class SecretNames {
   isSecretHeader(name: string): boolean {
     const normalized = normalizeName(name);
     if (this.#headers.has(normalized) || this.#names.has(normalized)) return true;
-    for (const secret of this.#names) if (normalized.endsWith(`_${secret}`)) return true;
+    // Every suffix after a "_" (x_api_key → api_key, key): one set lookup each, on every recorded header.
+    for (let at = normalized.indexOf('_'); at >= 0; at = normalized.indexOf('_', at + 1)) if (this.#names.has(normalized.slice(at + 1))) return true;
     return false;
   }
 }

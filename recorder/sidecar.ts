@@ -10,7 +10,6 @@
  * Unsampled requests take the plain path: no body tee, no allocation for the decision.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { Readable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
 import { listenOn, withoutHopByHop } from '../core/index.js';
@@ -52,29 +51,30 @@ function failureKind(error: unknown): string {
 }
 
 /**
- * The request body as a stream that copies what passes into the recorder. A
- * body the client never finished is not recorded (it never reached the
- * upstream whole either) and is counted as abandoned.
+ * Copy the request body into the recorder as undici reads it, by watching the
+ * request's own 'data' and 'end' events as they are emitted: the request
+ * itself stays the body undici streams (a wrapping stream per sampled request
+ * cost throughput), and no listener of ours switches it to flowing before
+ * undici is ready (that loses the first chunks). A body the client never
+ * finished is not recorded (it never reached the upstream whole either) and
+ * is counted as abandoned.
  */
-function teeForRecording(req: IncomingMessage, recorder: Recorder, url: string): Readable {
+function recordBodyAsRead(req: IncomingMessage, recorder: Recorder, url: string): void {
   const timeMs = recorder.now();
   const capture = new BodyCapture(recorder.maxBodyBytes);
-  return Readable.from(
-    (async function* tee() {
-      let complete = false;
-      try {
-        for await (const chunk of req as AsyncIterable<Buffer>) {
-          capture.add(chunk);
-          yield chunk;
-        }
-        complete = true;
-      } finally {
-        if (complete) recorder.record({ timeMs, method: req.method ?? 'GET', url, headers: req.headers, body: capture.body(), truncated: capture.truncated });
-        else recorder.abandon();
-      }
-    })(),
-    { objectMode: false },
-  );
+  let settled = false;
+  const emit = req.emit;
+  req.emit = function (this: IncomingMessage, event: string | symbol, ...args: unknown[]): boolean {
+    if (event === 'data') capture.add(args[0] as Buffer);
+    else if (event === 'end' && !settled) {
+      settled = true;
+      recorder.record({ timeMs, method: req.method ?? 'GET', url, headers: req.headers, body: capture.body(), truncated: capture.truncated });
+    } else if (event === 'close' && !settled) {
+      settled = true;
+      recorder.abandon();
+    }
+    return emit.call(this, event, ...args);
+  } as typeof req.emit;
 }
 
 /**
@@ -112,11 +112,11 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const url = req.url ?? '/';
     const sampled = recorder.shouldRecord(url, req.headers);
-    let body: Readable | undefined;
+    const body = hasBody(req) ? req : undefined;
     if (!sampled) {
-      body = hasBody(req) ? req : undefined;
-    } else if (hasBody(req)) {
-      body = teeForRecording(req, recorder, url);
+      // The plain path: nothing watched, nothing allocated.
+    } else if (body) {
+      recordBodyAsRead(req, recorder, url);
     } else {
       recorder.record({ timeMs: recorder.now(), method: req.method ?? 'GET', url, headers: req.headers, body: Buffer.alloc(0), truncated: false });
     }

@@ -110,8 +110,8 @@ const dependencyCommon = {
     .regex(/^[A-Z_][A-Z0-9_]*$/, { error: 'must be an environment variable name like PREDICTION_URL' })
     .optional()
     .describe("Environment variable through which the SUT receives this dependency's router URL."),
-  writes: z.enum(['block', 'tag', 'allow']).default('tag').describe('What the router does with non-idempotent calls.'),
-  writePaths: z.array(z.string().startsWith('/')).default([]).describe('Paths treated as writes whatever their method.'),
+  writes: z.enum(['block', 'tag', 'allow']).default('tag').describe('What the router does with writes: any method but GET, HEAD, OPTIONS and TRACE (RFC 9110 §9.2.1), a method override (X-HTTP-Method-Override, X-HTTP-Method, X-Method-Override, _method) naming one, or a path under writePaths.'),
+  writePaths: z.array(z.string().startsWith('/')).default([]).describe('Paths treated as writes whatever their method; matched after normalization (decoded, dot-segments resolved, slashes collapsed, ;params dropped, case folded).'),
   timeout: positiveDuration.prefault('10s').describe('Timeout of one forwarded call.'),
 };
 
