@@ -91,6 +91,15 @@ export function storeContract(backend: string, makeStore: StoreFactory): void {
         expect(await collect(store.corpus.read('nothing-here', { sinceMs: 0 }))).toEqual([]);
       }));
 
+    it('keeps a withheld body marked withheld, and refuses record times outside 1970–9999', () =>
+      withStore(async (store) => {
+        const withheld = corpusRecord({ timeMs: T0, body: '', bodyTruncated: true, bodyWithheld: true });
+        const truncated = corpusRecord({ timeMs: T0 + 1, body: '', bodyTruncated: true });
+        await store.corpus.append([withheld, truncated]);
+        expect(await collect(store.corpus.read('ranking', { sinceMs: 0 }))).toEqual([withheld, truncated]);
+        for (const timeMs of [-1, Number.NaN, 8.64e15]) await expect(store.corpus.append([corpusRecord({ timeMs })])).rejects.toThrow(/is not a time between 1970 and 9999/);
+      }));
+
     it('reads only the lookback window and honours limit', () =>
       withStore(async (store) => {
         const records = [0, 1, 2, 3, 4, 5].map((h) => corpusRecord({ timeMs: T0 + h * HOUR + 123 }));
