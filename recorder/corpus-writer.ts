@@ -31,6 +31,7 @@ export class CorpusWriter {
   #writing: Promise<void> | undefined;
   #closed = false;
   #written = 0;
+  #inFlight = 0;
   #dropped = { 'buffer-full': 0, 'store-error': 0, 'record-error': 0 };
 
   constructor(options: CorpusWriterOptions) {
@@ -38,8 +39,9 @@ export class CorpusWriter {
     void this.#tick();
   }
 
+  /** Records not yet written nor dropped: waiting, or in the write now under way (so sampled = written + dropped + buffered). */
   get buffered(): number {
-    return this.#buffer.length;
+    return this.#buffer.length + this.#inFlight;
   }
 
   get written(): number {
@@ -110,6 +112,7 @@ export class CorpusWriter {
   #startWrite(): void {
     if (this.#writing || this.#buffer.length === 0) return;
     const batch = this.#buffer.splice(0, this.#options.batchSize ?? 500);
+    this.#inFlight = batch.length;
     this.#writing = this.#options.store.append(batch).then(
       () => {
         this.#written += batch.length;
@@ -117,6 +120,7 @@ export class CorpusWriter {
       },
       (error: unknown) => this.#drop('store-error', batch.length, error),
     ).finally(() => {
+      this.#inFlight = 0;
       this.#writing = undefined;
       // A slow write may have let a full batch accumulate behind it.
       if (this.#buffer.length >= (this.#options.batchSize ?? 500)) this.#startWrite();

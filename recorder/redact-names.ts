@@ -10,9 +10,13 @@ export const ALWAYS_REDACTED_HEADERS = ['authorization', 'cookie', 'set-cookie',
 
 export const normalizeName = (name: string): string => name.toLowerCase().replaceAll('-', '_');
 
+/** Header names seen per recorder are few and repeat on every request: their verdicts are remembered, up to this many. */
+const HEADER_CACHE_LIMIT = 4_096;
+
 export class SecretNames {
   readonly #names: ReadonlySet<string>;
   readonly #headers: ReadonlySet<string>;
+  readonly #headerVerdicts = new Map<string, boolean>();
 
   constructor(names: readonly string[], headers: readonly string[]) {
     this.#names = new Set(names.map(normalizeName));
@@ -26,6 +30,14 @@ export class SecretNames {
 
   /** A header: a listed header, a secret name, or a secret name behind a prefix (`x-api-key`, `x-auth-token`). */
   isSecretHeader(name: string): boolean {
+    const known = this.#headerVerdicts.get(name);
+    if (known !== undefined) return known;
+    const secret = this.#judgeHeader(name);
+    if (this.#headerVerdicts.size < HEADER_CACHE_LIMIT) this.#headerVerdicts.set(name, secret);
+    return secret;
+  }
+
+  #judgeHeader(name: string): boolean {
     const normalized = normalizeName(name);
     if (this.#headers.has(normalized) || this.#names.has(normalized)) return true;
     // Every suffix after a "_" (x_api_key → api_key, key): one set lookup each, on every recorded header.

@@ -25,7 +25,17 @@ const HOUR_MS = 3_600_000;
 const BUCKET_FILE = /^(\d{10})\.ndjson$/;
 const WATERMARK_FILE = 'pruned-before.json';
 
+let lastBucket = { hour: Number.NaN, name: '' };
+
+/** The hour's file name; consecutive records share an hour, so the last one is remembered. */
 function bucketName(timeMs: number): string {
+  const hour = Math.floor(timeMs / HOUR_MS);
+  if (hour === lastBucket.hour) return lastBucket.name;
+  lastBucket = { hour, name: formatBucket(timeMs) };
+  return lastBucket.name;
+}
+
+function formatBucket(timeMs: number): string {
   const d = new Date(Math.floor(timeMs / HOUR_MS) * HOUR_MS);
   const pad = (n: number): string => String(n).padStart(2, '0');
   return `${d.getUTCFullYear()}${pad(d.getUTCMonth() + 1)}${pad(d.getUTCDate())}${pad(d.getUTCHours())}`;

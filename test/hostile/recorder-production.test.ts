@@ -8,7 +8,7 @@ import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { UsageError, systemClock } from '../../core/index.js';
-import { REDACTED, Recorder, passOnUpstreamFailure, startSidecar } from '../../recorder/index.js';
+import { CorpusWriter, REDACTED, Recorder, passOnUpstreamFailure, startSidecar } from '../../recorder/index.js';
 import { rawRequest, records, sidecarFor, startServer, tempStore } from '../support/recording.js';
 
 const echo: RequestListener = (req, res) => {
@@ -78,6 +78,18 @@ describe('the sidecar never fails production', () => {
     const { sampled, written, dropped, buffered } = recorder.accounting;
     expect(sampled - written - dropped - buffered).toBe(0);
     expect(recorder.accounting.abandoned).toBe(1);
+  });
+
+  it('a record in a write under way is still counted as buffered, so the accounting never has a gap', async () => {
+    let release!: () => void;
+    const store = { append: () => new Promise<void>((resolve) => (release = resolve)) } as unknown as ConstructorParameters<typeof CorpusWriter>[0]['store'];
+    const writer = new CorpusWriter({ store, capacity: 10, clock: systemClock, batchSize: 1 });
+    writer.offer({ id: 'r1' } as never);
+    expect({ buffered: writer.buffered, written: writer.written }).toEqual({ buffered: 1, written: 0 });
+    release();
+    await writer.flush();
+    expect({ buffered: writer.buffered, written: writer.written }).toEqual({ buffered: 0, written: 1 });
+    await writer.close(0);
   });
 
   it('an upstream failure after the request socket is gone does not throw', () => {
