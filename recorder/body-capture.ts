@@ -1,3 +1,5 @@
+import type { IncomingMessage } from 'node:http';
+
 /** Collects a request body while it streams past, up to a limit; beyond it only notes the truncation. */
 export class BodyCapture {
   readonly #chunks: Buffer[] = [];
@@ -26,4 +28,28 @@ export class BodyCapture {
   body(): Buffer {
     return this.#truncated ? Buffer.alloc(0) : Buffer.concat(this.#chunks, this.#size);
   }
+}
+
+/**
+ * Watch a request's body as its reader consumes it: 'data' and 'end' (or a
+ * 'close' before the end) are seen as they are emitted, whatever way the
+ * reader reads ('data' events, async iteration, read()). Nothing is attached
+ * as a listener, so the stream's flow is the reader's alone — a 'data'
+ * listener of ours would start it flowing before the reader is ready and lose
+ * the first chunks.
+ */
+export function watchBody(req: IncomingMessage, limit: number, on: { readonly end: (capture: BodyCapture) => void; readonly close?: (capture: BodyCapture) => void }): BodyCapture {
+  const capture = new BodyCapture(limit);
+  let settled = false;
+  const emit = req.emit;
+  req.emit = function (this: IncomingMessage, event: string | symbol, ...args: unknown[]): boolean {
+    if (event === 'data') capture.add(args[0] as Buffer);
+    else if ((event === 'end' || event === 'close') && !settled) {
+      settled = true;
+      if (event === 'end') on.end(capture);
+      else on.close?.(capture);
+    }
+    return emit.call(this, event, ...args);
+  } as typeof req.emit;
+  return capture;
 }

@@ -6,7 +6,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import type { Recorder } from './recorder.js';
-import { BodyCapture } from './body-capture.js';
+import { watchBody } from './body-capture.js';
 
 /**
  * Wrap `handler` so sampled requests are recorded. The body is captured as the
@@ -24,20 +24,13 @@ export function recordingHandler<Req extends IncomingMessage = IncomingMessage, 
       return;
     }
     const timeMs = recorder.now();
-    const capture = new BodyCapture(recorder.maxBodyBytes);
     let recorded = false;
     const finish = (complete: boolean): void => {
       if (recorded) return;
       recorded = true;
       recorder.record({ timeMs, method: req.method ?? 'GET', url, headers: req.headers, body: capture.body(), truncated: capture.truncated || !complete });
     };
-    // Readable.read() and flowing mode both deliver chunks through emit('data').
-    const emit = req.emit;
-    req.emit = function (this: IncomingMessage, event: string | symbol, ...args: unknown[]): boolean {
-      if (event === 'data') capture.add(args[0] as Buffer);
-      else if (event === 'end') finish(true);
-      return emit.call(this, event, ...args);
-    } as typeof req.emit;
+    const capture = watchBody(req, recorder.maxBodyBytes, { end: () => finish(true) });
     // A handler that answers without reading the body: record what is known, marked incomplete if a body was announced.
     res.once('close', () => finish(req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined));
     handler(req, res);

@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
 import { listenOn, withoutHopByHop } from '../core/index.js';
 import type { Recorder } from './recorder.js';
-import { BodyCapture } from './body-capture.js';
+import { watchBody } from './body-capture.js';
 
 export interface SidecarOptions {
   readonly recorder: Recorder;
@@ -48,33 +48,6 @@ function failureKind(error: unknown): string {
   if (code.includes('TIMEOUT')) return 'timeout';
   if (code === 'UND_ERR_ABORTED') return 'client-aborted';
   return code === '' ? 'other' : code.toLowerCase();
-}
-
-/**
- * Copy the request body into the recorder as undici reads it, by watching the
- * request's own 'data' and 'end' events as they are emitted: the request
- * itself stays the body undici streams (a wrapping stream per sampled request
- * cost throughput), and no listener of ours switches it to flowing before
- * undici is ready (that loses the first chunks). A body the client never
- * finished is not recorded (it never reached the upstream whole either) and
- * is counted as abandoned.
- */
-function recordBodyAsRead(req: IncomingMessage, recorder: Recorder, url: string): void {
-  const timeMs = recorder.now();
-  const capture = new BodyCapture(recorder.maxBodyBytes);
-  let settled = false;
-  const emit = req.emit;
-  req.emit = function (this: IncomingMessage, event: string | symbol, ...args: unknown[]): boolean {
-    if (event === 'data') capture.add(args[0] as Buffer);
-    else if (event === 'end' && !settled) {
-      settled = true;
-      recorder.record({ timeMs, method: req.method ?? 'GET', url, headers: req.headers, body: capture.body(), truncated: capture.truncated });
-    } else if (event === 'close' && !settled) {
-      settled = true;
-      recorder.abandon();
-    }
-    return emit.call(this, event, ...args);
-  } as typeof req.emit;
 }
 
 /**
@@ -116,7 +89,14 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
     if (!sampled) {
       // The plain path: nothing watched, nothing allocated.
     } else if (body) {
-      recordBodyAsRead(req, recorder, url);
+      // The request itself stays the body undici streams (a wrapping stream per sampled request cost
+      // throughput); its body is copied as undici reads it. A body the client never finished is not
+      // recorded (it never reached the upstream whole either) and is counted as abandoned.
+      const timeMs = recorder.now();
+      watchBody(req, recorder.maxBodyBytes, {
+        end: (capture) => recorder.record({ timeMs, method: req.method ?? 'GET', url, headers: req.headers, body: capture.body(), truncated: capture.truncated }),
+        close: () => recorder.abandon(),
+      });
     } else {
       recorder.record({ timeMs: recorder.now(), method: req.method ?? 'GET', url, headers: req.headers, body: Buffer.alloc(0), truncated: false });
     }
