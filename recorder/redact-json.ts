@@ -209,11 +209,11 @@ function matchesPath(keys: readonly string[], pathsByLength: ReadonlyMap<number,
   return candidates.some((path) => path.every((segment, i) => segment === keys[i]));
 }
 
-/** `bytes` with each range replaced by `replacement`. */
-export function replaceRanges(bytes: Buffer, ranges: readonly (readonly [number, number])[], replacement: Buffer): Buffer {
+/** `bytes` with each range [from, to) replaced by its replacement; ranges in order, not overlapping. */
+export function replaceRanges(bytes: Buffer, ranges: readonly (readonly [number, number, Buffer])[]): Buffer {
   const parts: Buffer[] = [];
   let at = 0;
-  for (const [from, to] of ranges) {
+  for (const [from, to, replacement] of ranges) {
     parts.push(bytes.subarray(at, from), replacement);
     at = to;
   }

@@ -108,7 +108,7 @@ export class Redactor {
   #jsonBody(body: Buffer): Buffer | undefined {
     const start = body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
     const ranges = findSecretValues(body, this.#json, start);
-    return ranges.length === 0 ? undefined : replaceRanges(body, ranges, JSON_REDACTED);
+    return ranges.length === 0 ? undefined : replaceRanges(body, ranges.map(([from, to]) => [from, to, JSON_REDACTED] as const));
   }
 
   #multipart(body: Buffer, contentType: string): Buffer | undefined {
@@ -124,15 +124,7 @@ export class Redactor {
         if (redacted) ranges.push([part.contentStart, part.contentEnd, redacted]);
       }
     }
-    if (ranges.length === 0) return undefined;
-    const pieces: Buffer[] = [];
-    let at = 0;
-    for (const [from, to, replacement] of ranges) {
-      pieces.push(body.subarray(at, from), replacement);
-      at = to;
-    }
-    pieces.push(body.subarray(at));
-    return Buffer.concat(pieces);
+    return ranges.length === 0 ? undefined : replaceRanges(body, ranges);
   }
 }
 

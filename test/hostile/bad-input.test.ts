@@ -9,12 +9,11 @@ import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { MAX_TIMER_MS, parseConfig, parseConfigText, parseDuration, systemClock, type LatticeConfig } from '../../core/index.js';
 import { LoadFactors, LatticeController, startControllerServer } from '../../lattice/index.js';
 import { REPO_ROOT, runCli } from '../support/cli.js';
 import { tempDir } from '../support/temp-dir.js';
-import { vi } from 'vitest';
 import { loadBuildGraph, selectWorkloads } from '../../triggers/index.js';
 
 const LATTICE_YAML = [
