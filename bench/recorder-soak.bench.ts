@@ -159,11 +159,14 @@ export async function run(args: string[]): Promise<void> {
     const plainRps: number[] = [];
     const recorderRps: number[] = [];
     const unsampledRps: number[] = [];
+    // Each proxy warmed up alike first (JIT, connection pools), so no round measures a cold process.
+    for (const proxy of [plain, recorder, unsampled]) await closedLoop(proxy.info.url as string, 2, 32);
     for (let round = 0; round < 3; round++) {
       plainRps.push(await closedLoop(plain.info.url as string, 5, 32));
       recorderRps.push(await closedLoop(recorder.info.url as string, 5, 32));
       unsampledRps.push(await closedLoop(unsampled.info.url as string, 5, 32));
     }
+    process.stderr.write(`throughput rounds (requests/s): plain ${plainRps.map(Math.round).join(', ')}; recorder ${recorderRps.map(Math.round).join(', ')}; unsampled ${unsampledRps.map(Math.round).join(', ')}\n`);
 
     // The soak: 8 clients for `seconds`, an outage every 20 s.
     const random = seededRandom(2026);

@@ -40,13 +40,15 @@ export type Utf16 = { readonly endian: 'le' | 'be'; readonly bom: boolean };
 export function detectUtf16(body: Buffer, contentType: string | undefined): Utf16 | undefined {
   if (body[0] === 0xff && body[1] === 0xfe) return { endian: 'le', bom: true };
   if (body[0] === 0xfe && body[1] === 0xff) return { endian: 'be', bom: true };
-  const charset = /charset="?utf-16(le|be)?/i.exec(contentType ?? '');
-  const opensJson = (c: number | undefined): boolean => c === 0x7b || c === 0x5b;
   if (opensJson(body[0]) && body[1] === 0) return { endian: 'le', bom: false };
   if (body[0] === 0 && opensJson(body[1])) return { endian: 'be', bom: false };
+  // The regular expression only for a type that could name UTF-16: this runs on every recorded body.
+  const charset = contentType !== undefined && contentType.includes('16') ? /charset="?utf-16(le|be)?/i.exec(contentType) : null;
   if (charset) return { endian: charset[1]?.toLowerCase() === 'be' ? 'be' : 'le', bom: false };
   return undefined;
 }
+
+const opensJson = (c: number | undefined): boolean => c === 0x7b || c === 0x5b;
 
 const swapped = (bytes: Buffer): Buffer => Buffer.from(bytes).swap16();
 

@@ -24,7 +24,7 @@ export function buildRecord(
   const headers = redactor.headers(request.headers);
   // A truncated body is not stored at all: it could not be redacted reliably.
   const redacted = request.truncated ? { body: Buffer.alloc(0) } : redactor.body(request.body, headers);
-  return {
+  const record: { -readonly [K in keyof CorpusRecord]: CorpusRecord[K] } = {
     id: randomUUID(),
     tier,
     timeMs: request.timeMs,
@@ -33,8 +33,9 @@ export function buildRecord(
     headers,
     body: redacted.body?.toString('base64') ?? '',
     bodyTruncated: request.truncated || redacted.withheld !== undefined,
-    ...(redacted.withheld !== undefined ? { bodyWithheld: true } : {}),
     sampleRate: sampling.rate,
     sampleMode: sampling.mode,
   };
+  if (redacted.withheld !== undefined) record.bodyWithheld = true;
+  return record;
 }

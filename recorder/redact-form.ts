@@ -8,6 +8,7 @@
 export const FORM_REDACTED = '%5Bredacted%5D';
 
 function decodeFormName(raw: string): string {
+  if (!raw.includes('%') && !raw.includes('+')) return raw;
   const spaced = raw.replaceAll('+', ' ');
   try {
     return decodeURIComponent(spaced);
@@ -19,14 +20,20 @@ function decodeFormName(raw: string): string {
 
 /** The text with secret fields' values replaced, or undefined when nothing was secret. */
 export function redactFormText(text: string, isSecret: (name: string) => boolean): string | undefined {
-  let changed = false;
-  const fields = text.split('&').map((field) => {
-    const eq = field.indexOf('=');
-    if (eq < 0 || !isSecret(decodeFormName(field.slice(0, eq)))) return field;
-    changed = true;
-    return `${field.slice(0, eq)}=${FORM_REDACTED}`;
-  });
-  return changed ? fields.join('&') : undefined;
+  // One pass with indexOf, copying only when a value is replaced: this runs on every recorded query string.
+  let out: string | undefined;
+  let copiedTo = 0;
+  for (let start = 0; start <= text.length; ) {
+    let end = text.indexOf('&', start);
+    if (end < 0) end = text.length;
+    const eq = text.indexOf('=', start);
+    if (eq >= 0 && eq < end && isSecret(decodeFormName(text.slice(start, eq)))) {
+      out = `${out ?? ''}${text.slice(copiedTo, eq + 1)}${FORM_REDACTED}`;
+      copiedTo = end;
+    }
+    start = end + 1;
+  }
+  return out === undefined ? undefined : `${out}${text.slice(copiedTo)}`;
 }
 
 /** A request target (path?query#fragment) with secret query parameters redacted. */

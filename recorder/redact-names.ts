@@ -8,7 +8,10 @@
 /** Headers that carry credentials whatever the config says. */
 export const ALWAYS_REDACTED_HEADERS = ['authorization', 'cookie', 'set-cookie', 'proxy-authorization'] as const;
 
-export const normalizeName = (name: string): string => name.toLowerCase().replaceAll('-', '_');
+export function normalizeName(name: string): string {
+  const lower = name.toLowerCase();
+  return lower.includes('-') ? lower.replaceAll('-', '_') : lower;
+}
 
 /** Header names seen per recorder are few and repeat on every request: their verdicts are remembered, up to this many. */
 const HEADER_CACHE_LIMIT = 4_096;

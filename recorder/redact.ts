@@ -48,20 +48,25 @@ export class Redactor {
   readonly #names: SecretNames;
   readonly #json: JsonSecrets;
   readonly #maxDecodedBytes: number;
+  /** Made once: a closure per call costs an allocation on every recorded request. */
+  readonly #isSecretName: (name: string) => boolean;
 
   constructor(rules: RedactionRules = {}, options: { maxDecodedBytes?: number } = {}) {
     this.#names = new SecretNames(rules.names ?? DEFAULT_SECRET_NAMES, rules.headers ?? []);
     const pathsByLength = new Map<number, string[][]>();
     for (const path of (rules.bodyFields ?? []).map((p) => p.split('.'))) pathsByLength.set(path.length, [...(pathsByLength.get(path.length) ?? []), path]);
     const names = this.#names;
-    this.#json = { isSecretName: (name) => names.isSecretName(name), pathsByLength };
+    this.#isSecretName = (name) => names.isSecretName(name);
+    this.#json = { isSecretName: this.#isSecretName, pathsByLength };
     this.#maxDecodedBytes = options.maxDecodedBytes ?? 8 * 1_048_576;
   }
 
   /** Lower-cased headers, repeated values joined with ", ", secrets replaced. */
   headers(raw: Readonly<Record<string, string | string[] | undefined>>): Record<string, string> {
     const out: Record<string, string> = {};
-    for (const [name, value] of Object.entries(raw)) {
+    for (const name in raw) {
+      if (!Object.hasOwn(raw, name)) continue;
+      const value = raw[name];
       if (value === undefined) continue;
       const lower = name.toLowerCase();
       out[lower] = this.#names.isSecretHeader(lower) ? REDACTED : Array.isArray(value) ? value.join(', ') : value;
@@ -71,7 +76,7 @@ export class Redactor {
 
   /** A request target with secret query parameters' values replaced. */
   url(url: string): string {
-    return redactUrl(url, (name) => this.#names.isSecretName(name));
+    return redactUrl(url, this.#isSecretName);
   }
 
   /** The body with every secret value replaced, the original bytes when there was none, or withheld. */
@@ -90,7 +95,7 @@ export class Redactor {
 
   /** The redacted bytes of an unencoded body, or undefined when nothing in it is secret. */
   #plain(body: Buffer, contentType: string | undefined): Buffer | undefined {
-    const mediaType = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+    const mediaType = mediaTypeOf(contentType);
     const utf16 = detectUtf16(body, contentType);
     if (utf16) {
       const redacted = this.#plain(utf16ToUtf8(body, utf16), mediaType);
@@ -99,7 +104,7 @@ export class Redactor {
     if (mediaType.startsWith('multipart/')) return this.#multipart(body, contentType ?? '');
     if (isJsonType(mediaType) || opensJson(body)) return this.#jsonBody(body);
     if (mediaType === 'application/x-www-form-urlencoded' || (mayBeForm(mediaType) && looksLikeForm(body))) {
-      const text = redactFormText(body.toString('latin1'), (name) => this.#names.isSecretName(name));
+      const text = redactFormText(body.toString('latin1'), this.#isSecretName);
       return text === undefined ? undefined : Buffer.from(text, 'latin1');
     }
     return undefined;
@@ -126,6 +131,12 @@ export class Redactor {
     }
     return ranges.length === 0 ? undefined : replaceRanges(body, ranges);
   }
+}
+
+function mediaTypeOf(contentType: string | undefined): string {
+  if (contentType === undefined) return '';
+  const semicolon = contentType.indexOf(';');
+  return (semicolon < 0 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase();
 }
 
 const isJsonType = (mediaType: string): boolean => mediaType === 'application/json' || mediaType.endsWith('+json') || mediaType === 'application/x-ndjson';

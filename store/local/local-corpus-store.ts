@@ -53,16 +53,27 @@ export class LocalCorpusStore implements CorpusStore {
   }
 
   async append(records: readonly CorpusRecord[]): Promise<void> {
+    // Records of one batch nearly always share a tier and an hour: the file's lines are found by
+    // tier and bucket name, and a path is joined and a tier name checked once per batch, not per record.
     const byFile = new Map<string, string[]>();
+    let lastKey = '';
+    let lastLines: string[] = [];
     for (const record of records) {
-      assertName(record.tier, 'corpus record tier');
       assertRecordTime(record.timeMs, `corpus record ${record.id} time`);
-      const path = join(this.#files.dir, 'corpus', record.tier, `${bucketName(record.timeMs)}.ndjson`);
-      let lines = byFile.get(path);
-      if (!lines) byFile.set(path, (lines = []));
-      lines.push(JSON.stringify(record));
+      const key = `${record.tier}/${bucketName(record.timeMs)}`;
+      if (key !== lastKey) {
+        let lines = byFile.get(key);
+        if (!lines) {
+          assertName(record.tier, 'corpus record tier');
+          byFile.set(key, (lines = []));
+        }
+        lastKey = key;
+        lastLines = lines;
+      }
+      lastLines.push(JSON.stringify(record));
     }
-    for (const [path, lines] of byFile) {
+    for (const [key, lines] of byFile) {
+      const path = join(this.#files.dir, 'corpus', `${key}.ndjson`);
       await this.#files.guard(`append to ${path}`, async () => {
         await this.#files.ensureDir(join(path, '..'));
         await appendLines(path, lines);
