@@ -47,7 +47,12 @@ export function processContext(): CliContext {
   };
 }
 
-/** Every command validates the config before doing anything else. */
+/**
+ * Every command validates the config before doing anything else. Commands that
+ * select or name workloads require a config file (`requireFile`): without one
+ * there is nothing to select, and "0 workloads selected, exit 0" would turn a
+ * CI job green that never ran.
+ */
 export function loadCommandConfig(options: GlobalOptions, ctx: CliContext, requireFile = false): Promise<LoadedConfig> {
   return loadConfig({ path: options.config, cwd: ctx.cwd, requireFile });
 }

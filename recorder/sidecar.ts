@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
 import { listenOn, withoutHopByHop } from '../core/index.js';
 import type { Recorder } from './recorder.js';
-import { watchBody } from './body-capture.js';
+import { watchBody, type BodyCapture } from './body-capture.js';
 
 export interface SidecarOptions {
   readonly recorder: Recorder;
@@ -65,6 +65,26 @@ export function passOnUpstreamFailure(req: Pick<IncomingMessage, 'socket'>, res:
   else res.destroy();
 }
 
+/** A sampled request waiting for its body: recorded at its end, counted as abandoned if it closes first. (A class, not two closures: this is made per sampled request.) */
+class PendingRecord {
+  readonly #timeMs: number;
+  constructor(
+    readonly recorder: Recorder,
+    readonly req: IncomingMessage,
+    readonly url: string,
+  ) {
+    this.#timeMs = recorder.now();
+  }
+
+  end(capture: BodyCapture): void {
+    this.recorder.record({ timeMs: this.#timeMs, method: this.req.method ?? 'GET', url: this.url, headers: this.req.headers, body: capture.body(), truncated: capture.truncated });
+  }
+
+  close(): void {
+    this.recorder.abandon();
+  }
+}
+
 /** The upstream's origin, and its path as a prefix of every forwarded path (`http://host/api` forwards `/x` as `/api/x`). */
 function upstreamParts(upstream: string): { origin: string; prefix: string } {
   const url = new URL(upstream);
@@ -92,11 +112,7 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
       // The request itself stays the body undici streams (a wrapping stream per sampled request cost
       // throughput); its body is copied as undici reads it. A body the client never finished is not
       // recorded (it never reached the upstream whole either) and is counted as abandoned.
-      const timeMs = recorder.now();
-      watchBody(req, recorder.maxBodyBytes, {
-        end: (capture) => recorder.record({ timeMs, method: req.method ?? 'GET', url, headers: req.headers, body: capture.body(), truncated: capture.truncated }),
-        close: () => recorder.abandon(),
-      });
+      watchBody(req, recorder.maxBodyBytes, new PendingRecord(recorder, req, url));
     } else {
       recorder.record({ timeMs: recorder.now(), method: req.method ?? 'GET', url, headers: req.headers, body: Buffer.alloc(0), truncated: false });
     }

@@ -16,7 +16,7 @@ export interface AffectedOptions extends GlobalOptions {
 }
 
 export async function run(options: AffectedOptions, ctx: CliContext): Promise<number> {
-  const { config } = await loadCommandConfig(options, ctx);
+  const { config } = await loadCommandConfig(options, ctx, true);
   const store = createStore(config.store, { cwd: ctx.cwd, env: ctx.env });
   try {
     const selection = await selectForChange({ config, repo: options.repo ?? ctx.cwd, base: options.base, head: options.head ?? 'HEAD', configReads: store.configReads, nowMs: Date.now() });

@@ -22,7 +22,7 @@ export interface BisectOptions extends GlobalOptions {
 export const GIT_BISECT_SKIP = 125;
 
 export async function run(options: BisectOptions, ctx: CliContext): Promise<number> {
-  const { config } = await loadCommandConfig(options, ctx);
+  const { config } = await loadCommandConfig(options, ctx, true);
   const workload = bisectWorkload(config, options.workload);
   const repo = options.repo ?? ctx.cwd;
   const good = await resolveRevision(repo, options.good, '--good');
@@ -66,7 +66,7 @@ export async function step(options: BisectOptions, ctx: CliContext): Promise<num
 }
 
 async function judgeCheckout(options: BisectOptions, ctx: CliContext): Promise<number> {
-  const { config } = await loadCommandConfig(options, ctx);
+  const { config } = await loadCommandConfig(options, ctx, true);
   const workload = bisectWorkload(config, options.workload);
   const repo = options.repo ?? ctx.cwd;
   const good = await resolveRevision(repo, options.good, '--good');

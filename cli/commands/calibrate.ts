@@ -35,7 +35,7 @@ export function formatCalibration(calibration: Calibration): string[] {
 }
 
 export async function run(options: CalibrateOptions, ctx: CliContext): Promise<number> {
-  const { config } = await loadCommandConfig(options, ctx);
+  const { config } = await loadCommandConfig(options, ctx, true);
   const configured = findWorkload(config, options.workload);
   // At least as many trials as the workload's longest experiment, so its sequential judge can be replayed in full.
   const trials = options.trials !== undefined ? parsePositiveInteger(options.trials, '--trials') : Math.max(10, configured.trials.max);

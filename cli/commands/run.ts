@@ -24,7 +24,7 @@ export interface RunOptions extends ExperimentFlags {
 }
 
 export async function run(workloadName: string, options: RunOptions, ctx: CliContext): Promise<number> {
-  const { config } = await loadCommandConfig(options, ctx);
+  const { config } = await loadCommandConfig(options, ctx, true);
   const request = requestFromFlags(workloadName, config, options);
   const everyMs = options.every !== undefined ? parsePositiveDurationFlag(options.every, '--every') : undefined;
   const times = options.times !== undefined ? parsePositiveInteger(options.times, '--times') : everyMs === undefined ? 1 : Number.POSITIVE_INFINITY;

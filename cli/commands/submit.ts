@@ -51,7 +51,7 @@ async function waitAll(store: Store, ids: readonly string[], deadlineMs: number,
 
 
 export async function run(workloadName: string | undefined, options: SubmitOptions, ctx: CliContext): Promise<number> {
-  const { config } = await loadCommandConfig(options, ctx);
+  const { config } = await loadCommandConfig(options, ctx, true);
   if ((workloadName === undefined) === (options.base === undefined)) throw new UsageError('name a workload, or give --base (and --head) to submit every workload the change selects');
   const store = createStore(config.store, { cwd: ctx.cwd, env: ctx.env });
   const queue = queueFor(config, store, ctx.cwd);

@@ -1,6 +1,7 @@
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
 import { tempDir } from '../support/temp-dir.js';
 import { describe, expect, inject, it } from 'vitest';
 import { REPO_ROOT, runCli, spawnCli } from '../support/cli.js';
@@ -41,6 +42,29 @@ describe('tandem validate', () => {
 });
 
 describe('tandem CLI', () => {
+  it('refuses to select or run workloads without a config file: exit 3 naming it, nothing created', async () => {
+    const dir = await tempDir();
+    // A repository with a change in it, as in CI: only the missing config may stop the commands.
+    for (const args of [['init', '-q'], ['-c', 'user.email=t@t', '-c', 'user.name=t', 'commit', '-q', '--allow-empty', '-m', 'a'], ['-c', 'user.email=t@t', '-c', 'user.name=t', 'commit', '-q', '--allow-empty', '-m', 'b']]) {
+      execFileSync('git', args, { cwd: dir });
+    }
+    const cases: [string[], number][] = [
+      [['submit', '--base', 'HEAD~1', '--head', 'HEAD'], 3],
+      [['affected', '--base', 'HEAD~1'], 3],
+      [['run', 'w'], 3],
+      [['calibrate', '--workload', 'w'], 3],
+      // Under `git bisect run`, any error is 128: it stops the bisection instead of marking a revision.
+      [['bisect-step', '--workload', 'w', '--good', 'HEAD'], 128],
+    ];
+    for (const [args, code] of cases) {
+      const result = await runCli(args, { cwd: dir });
+      expect(result.code, args.join(' ')).toBe(code);
+      expect(result.err, args.join(' ')).toContain('no config file found: looked for tandem.config.yaml');
+      expect(result.out, args.join(' ')).not.toContain('workload(s) selected');
+    }
+    await expect(stat(join(dir, '.tandem'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
   it('validates the config before any command runs', async () => {
     const dir = await tempDir();
     await writeFile(join(dir, 'tandem.config.yaml'), 'store: { kind: local, dri: x }\n');
