@@ -209,10 +209,11 @@ export function buildProgram(ctx: CliContext, setExit: (code: number) => void): 
 
   experimentFlags(program.command('submit').description('submit experiments for a change: one workload, or every workload --base..--head selects; duplicates of the same change dedupe').argument('[workload]', 'workload from the config (or use --base)'))
     .option('--base <rev>', 'select workloads by what changed since this revision')
-    .option('--head <rev>', 'the revision of the change (default HEAD)')
+    .option('--head <rev>', 'the revision of the change (default HEAD); the arms deploy --base as control and --head as treatment unless --control-revision/--treatment-revision say otherwise')
     .option('--repo <dir>', 'the git repository (default: the working directory)')
     .option('--wait', 'wait for the verdicts; exit 0 passed, 1 regression, 2 cancelled/failed, 4 no verdict, 5 inconclusive (always, with the inline queue)')
     .option('--noop', 'a no-op experiment: exercises the queue only')
+    .option('--rerun', 'run the change again even if its latest attempt has a verdict (a failed, cancelled or deferred one is always rerun)')
     .action(async (workload: string | undefined, _options, command: Command) => setExit(await submit.run(workload, command.optsWithGlobals<submit.SubmitOptions>(), ctx)));
 
   program

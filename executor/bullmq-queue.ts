@@ -12,9 +12,9 @@ import { Redis } from 'ioredis';
 import { ExperimentCancelledError, type Clock } from '../core/index.js';
 import type { Store } from '../store/index.js';
 import { STAGE_PRIORITY, experimentIdFor, parseRequest, type ExperimentRequest } from './experiment-request.js';
-import { createQueued, isTerminal, transition } from './lifecycle.js';
+import { attemptIdFor, createQueued, isTerminal, transition } from './lifecycle.js';
 import { requestCancel, watchCancellation } from './cancellation-watch.js';
-import type { CancelResult, ExperimentQueue, ExperimentRunner, SubmitResult } from './queue.js';
+import type { CancelResult, ExperimentQueue, ExperimentRunner, SubmitOptions, SubmitResult } from './queue.js';
 import { WorkloadSlots } from './workload-slots.js';
 
 export const QUEUE_NAME = 'experiments';
@@ -47,8 +47,8 @@ export class BullMqQueue implements ExperimentQueue {
     this.queue = new Queue<JobData>(QUEUE_NAME, { connection: this.#redis, prefix: options.prefix });
   }
 
-  async submit(request: ExperimentRequest): Promise<SubmitResult> {
-    const id = experimentIdFor(request, this.#options.clock.now());
+  async submit(request: ExperimentRequest, options: SubmitOptions = {}): Promise<SubmitResult> {
+    const id = await attemptIdFor(this.#options.store, request, this.#options.clock.now(), { rerun: options.rerun });
     const { record, created } = await createQueued(this.#options.store, id, request, this.#options.clock);
     // Adding is idempotent by job id, so a record whose job was never added (a crash in between) gets it now.
     if (!isTerminal(record.status)) await this.queue.add('experiment', { id }, { jobId: id, priority: STAGE_PRIORITY[request.stage], removeOnComplete: { count: 10_000 }, removeOnFail: { count: 10_000 } });

@@ -2,11 +2,11 @@
 export { replayExperiment, newExperimentId, type ReplayExperimentOptions, type ReplayExperimentResult } from './replay-experiment.js';
 export { armsFor, httpUrl, controlAgainstControl, type ArmChoice } from './experiment-arms.js';
 export { STAGES, STAGE_PRIORITY, parseRequest, dedupeKey, experimentIdFor, type Stage, type ExperimentRequest, type ExperimentRequestInput } from './experiment-request.js';
-export { createQueued, transition, isTerminal, requestOf, endedWithoutVerdict, TERMINAL_STATUSES } from './lifecycle.js';
+export { attemptIdFor, createQueued, transition, isTerminal, requestOf, endedWithoutVerdict, TERMINAL_STATUSES } from './lifecycle.js';
 export { runExperiment, latestCalibration, applyOverrides, type RunContext } from './run-experiment.js';
 export { formatLook, type LookSummary } from './look-summary.js';
 export { requestCancel, watchCancellation, CANCEL_EVENT } from './cancellation-watch.js';
-export { type ExperimentQueue, type ExperimentRunner, type SubmitResult, type CancelResult } from './queue.js';
+export { type ExperimentQueue, type ExperimentRunner, type SubmitOptions as QueueSubmitOptions, type SubmitResult, type CancelResult } from './queue.js';
 export { InlineQueue, type InlineQueueOptions } from './inline-queue.js';
 export { BullMqQueue, BullMqWorker, QUEUE_NAME, type BullMqOptions, type BullMqWorkerOptions } from './bullmq-queue.js';
 export { claimRun, holdRun, leaseHolder, liveRunner, waitForRunner, LEASE_TTL_MS } from './run-lease.js';

@@ -6,11 +6,11 @@
  */
 import { ExperimentCancelledError, type Clock } from '../core/index.js';
 import type { Store } from '../store/index.js';
-import { STAGE_PRIORITY, experimentIdFor, type ExperimentRequest } from './experiment-request.js';
-import { createQueued, isTerminal, transition } from './lifecycle.js';
+import { STAGE_PRIORITY, type ExperimentRequest } from './experiment-request.js';
+import { attemptIdFor, createQueued, isTerminal, transition } from './lifecycle.js';
 import { requestCancel, watchCancellation } from './cancellation-watch.js';
 import { claimRun, holdRun, leaseHolder } from './run-lease.js';
-import type { CancelResult, ExperimentQueue, ExperimentRunner, SubmitResult } from './queue.js';
+import type { CancelResult, ExperimentQueue, ExperimentRunner, SubmitOptions, SubmitResult } from './queue.js';
 
 export interface InlineQueueOptions {
   readonly store: Store;
@@ -49,8 +49,8 @@ export class InlineQueue implements ExperimentQueue {
     this.#holder = options.holder ?? leaseHolder();
   }
 
-  async submit(request: ExperimentRequest): Promise<SubmitResult> {
-    const id = experimentIdFor(request, this.#options.clock.now());
+  async submit(request: ExperimentRequest, options: SubmitOptions = {}): Promise<SubmitResult> {
+    const id = await attemptIdFor(this.#options.store, request, this.#options.clock.now(), { rerun: options.rerun });
     const { record, created } = await createQueued(this.#options.store, id, request, this.#options.clock);
     // An unfinished experiment found again (its process died) is run here and resumes from its completed trials.
     const orphaned = !created && !isTerminal(record.status) && !this.#running.has(id) && !this.#pending.some((p) => p.id === id);

@@ -4,9 +4,9 @@
  * transition is stored on the record and appended as an event with its time
  * and reason.
  */
-import type { Clock, ExperimentRecord, ExperimentStatus } from '../core/index.js';
+import { UsageError, type Clock, type ExperimentRecord, type ExperimentStatus } from '../core/index.js';
 import type { Store } from '../store/index.js';
-import { STAGE_PRIORITY, dedupeKey, type ExperimentRequest } from './experiment-request.js';
+import { STAGE_PRIORITY, dedupeKey, experimentIdFor, type ExperimentRequest } from './experiment-request.js';
 
 export const TERMINAL_STATUSES: ReadonlySet<ExperimentStatus> = new Set(['passed', 'regressed', 'inconclusive', 'cancelled', 'failed', 'completed', 'deferred']);
 
@@ -15,6 +15,38 @@ export const isTerminal = (status: ExperimentStatus): boolean => TERMINAL_STATUS
 /** The request stored with a record, or undefined for records not made by the executor. */
 export function requestOf(record: ExperimentRecord): ExperimentRequest | undefined {
   return record.spec.request as ExperimentRequest | undefined;
+}
+
+/** Outcomes a resubmission of the same change runs again: nothing was decided. Passed, regressed and inconclusive ones are reused. */
+const RERUN_ON_RESUBMISSION: ReadonlySet<ExperimentStatus> = new Set(['failed', 'cancelled', 'deferred']);
+export const MAX_ATTEMPTS = 100;
+
+/**
+ * The id a submission gets. Without a change it is new every time. With one,
+ * attempts of the same change are `exp-<key>`, `exp-<key>-2`, …: the latest
+ * attempt is reused (deduplicated) unless it failed, was cancelled or deferred
+ * — or `rerun` asks and it has finished — then the next attempt's id is given
+ * (a submission being deferred again keeps a deferred attempt).
+ * An unfinished attempt is always reused: two runs of one change at once would
+ * compete for the same arms.
+ */
+export async function attemptIdFor(store: Pick<Store, 'experiments'>, request: ExperimentRequest, nowMs: number, options: { rerun?: boolean | undefined; deferring?: boolean } = {}): Promise<string> {
+  const first = experimentIdFor(request, nowMs);
+  if (dedupeKey(request) === undefined) return first;
+  const idOf = (attempt: number): string => (attempt === 1 ? first : `${first}-${attempt}`);
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    const latest = await store.experiments.get(idOf(attempt));
+    if (latest === undefined) return idOf(attempt);
+    const next = await store.experiments.get(idOf(attempt + 1));
+    if (next !== undefined) continue;
+    // A submission that is itself deferred again keeps the deferred attempt it finds: nothing new would run.
+    const reuseDeferred = options.deferring === true && latest.status === 'deferred';
+    const again = isTerminal(latest.status) && !reuseDeferred && (options.rerun === true || RERUN_ON_RESUBMISSION.has(latest.status));
+    if (!again) return latest.id;
+    if (attempt === MAX_ATTEMPTS) break;
+    return idOf(attempt + 1);
+  }
+  throw new UsageError(`change ${request.change} of workload ${request.workload} was already run ${MAX_ATTEMPTS} times; submit it under another --change`);
 }
 
 /** Store a new queued experiment, or return the existing one with the same id (a deduplicated submission). */

@@ -17,9 +17,14 @@ export interface SubmitResult {
 /** `removed`: it was still queued; `signalled`: its worker was told; `finished`: it had already ended. */
 export type CancelResult = 'removed' | 'signalled' | 'finished' | 'unknown';
 
+export interface SubmitOptions {
+  readonly rerun?: boolean;
+}
+
 export interface ExperimentQueue {
   readonly kind: 'inline' | 'bullmq';
-  submit(request: ExperimentRequest): Promise<SubmitResult>;
+  /** `rerun`: run the change again even when its latest attempt finished with a verdict (see attemptIdFor). */
+  submit(request: ExperimentRequest, options?: SubmitOptions): Promise<SubmitResult>;
   cancel(id: string, reason: string): Promise<CancelResult>;
   close(): Promise<void>;
 }

@@ -9,10 +9,15 @@
  * waited for. Workloads sampled out are stored as `deferred`, with the
  * reason. The summary is Markdown (a CI comment); the exit code is the
  * verdict: 0 all passed, 1 a regression, 2 cancelled or failed.
+ *
+ * With --base/--head the arms' `{revision}` is the base (control) and the head
+ * (treatment), resolved to commits. A change submitted again reuses its
+ * experiment, unless that failed, was cancelled or deferred (or --rerun): then
+ * it runs again as the change's next attempt.
  */
 import { UsageError, systemClock, type ExperimentRecord } from '../../core/index.js';
 import { createStore, type Store } from '../../store/index.js';
-import { InlineQueue, createQueued, experimentIdFor, isTerminal, parseRequest, transition } from '../../executor/index.js';
+import { InlineQueue, attemptIdFor, createQueued, isTerminal, parseRequest, transition } from '../../executor/index.js';
 import { selectForChange, type ChangeSelection } from '../../triggers/index.js';
 import { escapeMarkdownCell } from '../../harness/index.js';
 import { ExitCode, exitCodeForRecords } from '../exit-codes.js';
@@ -25,6 +30,7 @@ export interface SubmitOptions extends ExperimentFlags {
   readonly repo?: string;
   readonly wait?: boolean;
   readonly timeout?: string;
+  readonly rerun?: boolean;
 }
 
 function summary(records: readonly ExperimentRecord[], selection: ChangeSelection | undefined): string {
@@ -61,7 +67,7 @@ export async function run(workloadName: string | undefined, options: SubmitOptio
     const ids: string[] = [];
     const deferredRecords: ExperimentRecord[] = [];
     if (workloadName !== undefined) {
-      const result = await queue.submit(requestFromFlags(workloadName, config, options));
+      const result = await queue.submit(requestFromFlags(workloadName, config, options), { rerun: options.rerun === true });
       ids.push(result.id);
       if (!options.wait && queue.kind === 'bullmq') ctx.err(`${result.deduplicated ? 'already submitted' : 'submitted'}: ${result.id} (${result.record.status})`);
       if (options.json && !options.wait && queue.kind === 'bullmq') {
@@ -71,11 +77,13 @@ export async function run(workloadName: string | undefined, options: SubmitOptio
     } else {
       selection = await selectForChange({ config, repo: options.repo ?? ctx.cwd, base: options.base!, head: options.head ?? 'HEAD', configReads: store.configReads, nowMs: Date.now() });
       const stage = options.stage ?? 'diff';
-      for (const s of selection.selected) ids.push((await queue.submit(requestFromFlags(s.workload, config, { ...options, stage, change: selection.head }))).id);
+      // The arms deploy what the change compares: base as control, head as treatment.
+      const flags = { ...options, stage, change: selection.head, controlRevision: options.controlRevision ?? selection.base, treatmentRevision: options.treatmentRevision ?? selection.head };
+      for (const s of selection.selected) ids.push((await queue.submit(requestFromFlags(s.workload, config, flags), { rerun: options.rerun === true })).id);
       for (const d of selection.deferred) {
         // Recorded, never silently dropped: a deferred workload is an experiment that did not run, with why.
         const request = parseRequest({ workload: d.workload, stage, change: selection.head });
-        const { record, created } = await createQueued(store, experimentIdFor(request, Date.now()), request, systemClock);
+        const { record, created } = await createQueued(store, await attemptIdFor(store, request, Date.now(), { deferring: true }), request, systemClock);
         deferredRecords.push(created ? await transition(store, record, 'deferred', systemClock, {}, d.reason) : record);
       }
     }

@@ -2,9 +2,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { systemClock } from '../../core/index.js';
+import { systemClock, type ExperimentStatus } from '../../core/index.js';
 import { createLocalStore, type Store } from '../../store/index.js';
-import { InlineQueue, parseRequest, requestCancel, type ExperimentRunner } from '../../executor/index.js';
+import { InlineQueue, parseRequest, requestCancel, transition, type ExperimentRunner } from '../../executor/index.js';
 
 async function tempStore(): Promise<Store> {
   const dir = await mkdtemp(join(tmpdir(), 'tandem-inline-queue-'));
@@ -79,6 +79,51 @@ describe('inline queue', () => {
     runner.release(otherStage.id);
     await queue.idle();
     expect(runner.started.filter((id) => id === first.id)).toHaveLength(1);
+  });
+
+  it('runs a change again when its latest attempt failed or was cancelled, or on --rerun; reuses one with a verdict or still running', async () => {
+    const store = await tempStore();
+    // Each run ends with the status given for its experiment, as the executor would store it.
+    const outcomes: ExperimentStatus[] = ['failed', 'cancelled', 'passed', 'regressed'];
+    const started: string[] = [];
+    const queue = new InlineQueue({
+      store,
+      clock: systemClock,
+      run: async (id) => {
+        started.push(id);
+        const record = (await store.experiments.get(id))!;
+        await transition(store, record, outcomes[started.length - 1] ?? 'passed', systemClock);
+      },
+    });
+    onTestFinished(() => queue.close());
+    const submitted = async (rerun = false): Promise<{ id: string; deduplicated: boolean }> => {
+      const result = await queue.submit(request('w', 'diff', 'D9'), { rerun });
+      await queue.idle();
+      return { id: result.id, deduplicated: result.deduplicated };
+    };
+    const first = await submitted();
+    expect(first.deduplicated).toBe(false);
+    expect(await submitted()).toEqual({ id: `${first.id}-2`, deduplicated: false }); // attempt 1 failed
+    expect(await submitted()).toEqual({ id: `${first.id}-3`, deduplicated: false }); // attempt 2 cancelled
+    expect(await submitted()).toEqual({ id: `${first.id}-3`, deduplicated: true }); // attempt 3 passed: reused
+    expect(await submitted(true)).toEqual({ id: `${first.id}-4`, deduplicated: false }); // --rerun
+    expect(started).toEqual([first.id, `${first.id}-2`, `${first.id}-3`, `${first.id}-4`]);
+    expect((await store.experiments.get(`${first.id}-4`))?.status).toBe('regressed');
+    // Every attempt stays readable with its own outcome.
+    expect(await Promise.all([first.id, `${first.id}-2`, `${first.id}-3`].map(async (id) => (await store.experiments.get(id))?.status))).toEqual(['failed', 'cancelled', 'passed']);
+  });
+
+  it('does not start a second run of a change whose attempt is still running, even on --rerun', async () => {
+    const store = await tempStore();
+    const runner = controlledRunner();
+    const queue = new InlineQueue({ store, clock: systemClock, run: runner.run });
+    onTestFinished(() => queue.close());
+    const first = await queue.submit(request('w', 'diff', 'D10'));
+    await until(() => runner.started.length === 1);
+    expect(await queue.submit(request('w', 'diff', 'D10'), { rerun: true })).toMatchObject({ id: first.id, deduplicated: true });
+    runner.release(first.id);
+    await queue.idle();
+    expect(runner.started).toEqual([first.id]);
   });
 
   it('holds a workload to its concurrency limit while others run', async () => {

@@ -138,6 +138,12 @@ describe('tandem affected', () => {
     expect(['passed', 'deferred']).toContain(wc.status);
     if (wc.status === 'deferred') expect(wc.reason).toMatch(/sampled out at diff time/);
     expect(byWorkload.has('ranking')).toBe(false);
+    // The arms were given the change's two ends as their {revision}: base to control, head to treatment.
+    const [base, head] = ['HEAD~1', 'HEAD'].map((rev) => execFileSync('git', ['rev-parse', rev], { cwd: dir, encoding: 'utf8' }).trim());
+    const stored = createLocalStore({ dir: join(dir, '.tandem') });
+    const wa = await stored.experiments.get((result.experiments as { id?: string; workload: string }[]).find((e) => e.workload === 'wa')!.id!);
+    await stored.close();
+    expect(wa?.spec.request).toMatchObject({ controlRevision: base, treatmentRevision: head, change: head });
     // A retry of the same change and stage finds the same experiments.
     const retry = await runCli(['submit', '--base', 'HEAD~1', '--noop', '--json'], { cwd: dir });
     expect((JSON.parse(retry.out) as typeof result).experiments.map((e) => e.workload).sort()).toEqual(result.experiments.map((e) => e.workload).sort());
