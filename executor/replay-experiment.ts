@@ -77,7 +77,7 @@ export async function replayExperiment(options: ReplayExperimentOptions): Promis
     const first = await corpus()[Symbol.asyncIterator]().next();
     if (first.done) throw new InputError(`no recorded requests of tier ${tier} in the last ${workload.corpus.lookback / 3_600_000} h: record some with \`tandem record\` or \`tandem corpus import\``);
     let record: ExperimentRecord = options.existing
-      ? { ...options.existing, status: 'running', spec: { ...options.existing.spec, design: { minTrials: workload.trials.min, maxTrials: workload.trials.max }, ...options.spec } }
+      ? { ...options.existing, status: 'running', spec: { ...options.existing.spec, design: { minTrials: workload.trials.min, maxTrials: workload.trials.max }, ...(arms.compared ? { compared: arms.compared } : {}), ...options.spec } }
       : {
           id: experimentId,
           workload: workload.name,
@@ -85,7 +85,7 @@ export async function replayExperiment(options: ReplayExperimentOptions): Promis
           createdAtMs: nowMs,
           updatedAtMs: nowMs,
           seed,
-          spec: { kind: options.kind, arms: arms.kind, rate: workload.replay.rate, trials: workload.trials.max, design: { minTrials: workload.trials.min, maxTrials: workload.trials.max }, ...options.spec },
+          spec: { kind: options.kind, arms: arms.kind, ...(arms.compared ? { compared: arms.compared } : {}), rate: workload.replay.rate, trials: workload.trials.max, design: { minTrials: workload.trials.min, maxTrials: workload.trials.max }, ...options.spec },
           trials: [],
         };
     const save = async (changes: Partial<ExperimentRecord>): Promise<void> => {

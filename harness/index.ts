@@ -15,6 +15,7 @@ export {
 } from './stats.js';
 export { trialMetrics, BUILT_IN_METRICS, type TrialMetric, type TrialData, type EffectScale } from './trial-metrics.js';
 export { metricPolicies, defaultThreshold, type MetricPolicy, type Direction } from './metric-policy.js';
+export { comparedText } from './reports/compared-text.js';
 export { judge, formatEffect, type MetricVerdict, type MetricVerdictKind, type MetricLook, type ExperimentVerdict, type ExperimentOutcome, type JudgeOptions, type OnInconclusive } from './verdict.js';
 export { fitLook, sequentialBoundary, criticalValue, EXACT_TOLERANCE, type LookFit, type SequentialDesign, type Boundary } from './sequential.js';
 export { judgeSequentially, type SequentialRun } from './sequential-run.js';

@@ -26,9 +26,17 @@ export interface ArmDeployment {
   stop(): Promise<void>;
 }
 
+/** What an arm is, for reports: the revision it was deployed from and/or the URL it answered on. */
+export interface ArmIdentity {
+  readonly revision?: string;
+  readonly url?: string;
+}
+
 export interface ArmProvider {
   /** Processes started per trial (crossover applies), or URLs of running deployments. */
   readonly kind: 'urls' | 'deployed';
+  /** What the experiment compares, said in every report's title. */
+  readonly compared?: Readonly<Record<ArmName, ArmIdentity>>;
   deploy(trial: number, signal?: AbortSignal): Promise<Record<ArmName, ArmDeployment>>;
 }
 
@@ -46,6 +54,10 @@ export class ArmNotReadyError extends Error {
 export class UrlArms implements ArmProvider {
   readonly kind = 'urls';
   constructor(readonly urls: Readonly<Record<ArmName, string>>) {}
+
+  get compared(): Readonly<Record<ArmName, ArmIdentity>> {
+    return { control: { url: this.urls.control }, treatment: { url: this.urls.treatment } };
+  }
 
   async deploy(): Promise<Record<ArmName, ArmDeployment>> {
     const [control, treatment] = await Promise.all([armFingerprint(this.urls.control), armFingerprint(this.urls.treatment)]);
@@ -118,6 +130,11 @@ export class DeployedArms implements ArmProvider {
   readonly kind = 'deployed';
   constructor(readonly options: DeployedArmsOptions) {
     for (const [arm, revision] of Object.entries(options.revisions ?? {}) as [ArmName, string][]) checkRevision(arm, revision);
+  }
+
+  get compared(): Readonly<Record<ArmName, ArmIdentity>> {
+    const revisions = this.options.revisions ?? {};
+    return { control: revisions.control !== undefined ? { revision: revisions.control } : {}, treatment: revisions.treatment !== undefined ? { revision: revisions.treatment } : {} };
   }
 
   /** Trial k: even k puts control in slot A, odd k puts treatment there. */

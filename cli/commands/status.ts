@@ -7,6 +7,7 @@ import { createStore } from '../../store/index.js';
 import { ExitCode } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
 import { parsePositiveInteger } from '../arguments.js';
+import { comparedText } from '../../harness/reports/compared-text.js';
 
 export interface StatusOptions extends GlobalOptions {
   readonly workload?: string;
@@ -22,7 +23,7 @@ export async function run(id: string | undefined, options: StatusOptions, ctx: C
   try {
     if (id === undefined) {
       const records = await store.experiments.list({ ...(options.workload ? { workload: options.workload } : {}), limit: options.limit !== undefined ? parsePositiveInteger(options.limit, '--limit') : 20 });
-      if (options.json) ctx.out(JSON.stringify(records.map(({ id: rid, status, workload, spec, createdAtMs, updatedAtMs, reason }) => ({ id: rid, status, workload, kind: spec.kind, stage: spec.stage, createdAtMs, updatedAtMs, ...(reason ? { reason } : {}) }))));
+      if (options.json) ctx.out(JSON.stringify(records.map(({ id: rid, status, workload, spec, createdAtMs, updatedAtMs, reason }) => ({ id: rid, status, workload, kind: spec.kind, stage: spec.stage, ...(comparedText(spec) !== undefined ? { compared: comparedText(spec) } : {}), createdAtMs, updatedAtMs, ...(reason ? { reason } : {}) }))));
       else for (const r of records) ctx.out(line(r));
       return ExitCode.ok;
     }
@@ -32,6 +33,8 @@ export async function run(id: string | undefined, options: StatusOptions, ctx: C
     if (options.json) ctx.out(JSON.stringify({ ...record, events }));
     else {
       ctx.out(line(record));
+      const compared = comparedText(record.spec);
+      if (compared !== undefined) ctx.out(`  compared: ${compared}`);
       for (const t of record.trials) ctx.out(`  trial ${t.index} attempt ${t.attempt}: ${t.status}${t.reason ? ` (${t.reason})` : ''}`);
       if (record.verdict?.outcome !== undefined) ctx.out(`  verdict: ${String(record.verdict.outcome)}`);
       // Lease renewals are bookkeeping between runners: the claim and release say who ran it.

@@ -10,6 +10,7 @@ import type { ExperimentReport } from '../evaluate.js';
 import { formatEffect } from '../verdict.js';
 import { escapeHtml as e } from './escape.js';
 import { sequentialText } from './sequential-text.js';
+import { comparedText } from './compared-text.js';
 import { barChart, intervalChart, lineChart } from './svg-charts.js';
 
 const COLORS = { control: '#1f77b4', treatment: '#d62728' } as const;
@@ -31,8 +32,9 @@ function metricsTable(report: ExperimentReport, judged: boolean): string {
 
 export function renderHtml(report: ExperimentReport): string {
   const { experiment, verdict } = report;
+  const compared = comparedText(experiment.spec);
   const sections: string[] = [];
-  sections.push(`<h1><span class="${verdict.outcome === 'passed' && !verdict.inconclusivePolicy ? 'good' : verdict.outcome === 'regressed' ? 'bad' : 'warn'}">${e(verdict.outcome)}</span> ${e(experiment.workload)}</h1>
+  sections.push(`<h1><span class="${verdict.outcome === 'passed' && !verdict.inconclusivePolicy ? 'good' : verdict.outcome === 'regressed' ? 'bad' : 'warn'}">${e(verdict.outcome)}</span> ${e(experiment.workload)}${compared !== undefined ? `: ${e(compared)}` : ''}</h1>
 <p class="meta">experiment ${e(experiment.id)} · status ${e(experiment.status)} · seed ${e(experiment.seed)} · ${e(verdict.trials)} trial(s) judged (${e(sequentialText(report))}) · α ${e(verdict.alpha)} · created ${e(experiment.createdAt)}</p>
 ${verdict.outcome === 'inconclusive' || verdict.inconclusivePolicy ? `<p class="banner warn"><strong>Inconclusive${verdict.inconclusivePolicy === 'pass' ? ', passed only because the workload accepts inconclusive results' : verdict.inconclusivePolicy === 'fail' ? ', failed because the workload treats inconclusive results as failures' : ''}.</strong> ${verdict.undecided.map((u) => e(u)).join('; ')}</p>` : ''}
 <ul>${verdict.reasons.map((r) => `<li>${e(r)}</li>`).join('')}</ul>`);
@@ -110,7 +112,7 @@ ${verdict.outcome === 'inconclusive' || verdict.inconclusivePolicy ? `<p class="
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
-<title>Tandem ${e(verdict.outcome)}: ${e(experiment.workload)} ${e(experiment.id)}</title>
+<title>Tandem ${e(verdict.outcome)}: ${e(experiment.workload)}${compared !== undefined ? ` (${e(compared)})` : ''} ${e(experiment.id)}</title>
 <style>
 body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1100px;color:#222;padding:0 16px}
 table{border-collapse:collapse;width:100%;margin:8px 0}th,td{border-bottom:1px solid #e4e4e4;padding:4px 6px;text-align:left;vertical-align:top}

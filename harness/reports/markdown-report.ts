@@ -8,6 +8,7 @@ import type { ExperimentReport } from '../evaluate.js';
 import { formatEffect } from '../verdict.js';
 import { escapeMarkdownCell as cell } from './escape.js';
 import { sequentialText } from './sequential-text.js';
+import { comparedText } from './compared-text.js';
 
 const ICON: Readonly<Record<string, string>> = { passed: '✅', regressed: '❌', inconclusive: '❔', 'no data': '⚠️' };
 
@@ -16,7 +17,8 @@ const number = (value: number, digits = 2): string => (Number.isFinite(value) ? 
 export function renderMarkdown(report: ExperimentReport): string {
   const lines: string[] = [];
   const { experiment, verdict } = report;
-  lines.push(`### ${ICON[verdict.outcome] ?? ''} Tandem: ${cell(verdict.outcome)} — ${cell(experiment.workload)} (${cell(experiment.id)})`, '');
+  const compared = comparedText(experiment.spec);
+  lines.push(`### ${ICON[verdict.outcome] ?? ''} Tandem: ${cell(verdict.outcome)} — ${cell(experiment.workload)}${compared !== undefined ? `: ${cell(compared)}` : ''} (${cell(experiment.id)})`, '');
   if (verdict.outcome === 'inconclusive' || verdict.inconclusivePolicy) {
     const how = verdict.inconclusivePolicy === 'pass' ? 'passed only because the workload accepts inconclusive results' : verdict.inconclusivePolicy === 'fail' ? 'failed because the workload treats inconclusive results as failures' : 'not passed: more trials, or a less noisy setup, are needed';
     lines.push(`> **Inconclusive (${how}).** ${verdict.undecided.map(cell).join('; ')}`, '');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { REPORT_SCHEMA, escapeHtml, escapeMarkdownCell, renderHtml, renderJson, renderMarkdown, type ExperimentReport, type MetricVerdict } from '../../harness/index.js';
+import { REPORT_SCHEMA, comparedText, escapeHtml, escapeMarkdownCell, renderHtml, renderJson, renderMarkdown, type ExperimentReport, type MetricVerdict } from '../../harness/index.js';
 
 const HOSTILE = `<script>alert('x')</script><img src=x onerror="alert(1)">|**bold**|[link](javascript:alert(1))\n# heading`;
 
@@ -97,6 +97,22 @@ describe('report rendering escapes what it renders', () => {
     const parsed = JSON.parse(renderJson(hostileReport())) as { comparison: { fields: { noiseRate: unknown }[] }; metrics: { adjustedP: unknown }[] };
     expect(parsed.comparison.fields[0]!.noiseRate).toBeNull();
     expect(parsed.metrics[1]!.adjustedP).toBeNull();
+  });
+
+  it('says what was compared in the title of every format: revisions (commits shortened) and URLs, hostile ones escaped', () => {
+    const base = 'a'.repeat(40);
+    const report = hostileReport();
+    const compared = { ...report, experiment: { ...report.experiment, workload: 'api', spec: { compared: { control: { revision: base }, treatment: { revision: `v2${HOSTILE}`, url: 'http://127.0.0.1:9' } } } } };
+    const html = renderHtml(compared);
+    expect(html).toMatch(/<title>Tandem inconclusive: api \(control aaaaaaaaaaaa vs treatment v2&lt;script&gt;[\s\S]* \(http:\/\/127\.0\.0\.1:9\)\) exp-1<\/title>/);
+    expect(html).toMatch(/<h1>.*api: control aaaaaaaaaaaa vs treatment v2&lt;script&gt;/);
+    const md = renderMarkdown(compared);
+    expect(md.split('\n')[0]).toMatch(/^### .* Tandem: inconclusive — api: control aaaaaaaaaaaa vs treatment v2/);
+    expect(md.split('\n')[0]).not.toMatch(/<script/);
+    // A queued experiment has no arms yet: its request says what it will compare.
+    expect(comparedText({ request: { controlRevision: base, treatmentRevision: 'b'.repeat(40) } })).toBe('control aaaaaaaaaaaa vs treatment bbbbbbbbbbbb');
+    expect(comparedText({ request: { control: 'http://127.0.0.1:1' } })).toBe('control http://127.0.0.1:1 vs treatment as configured');
+    expect(comparedText({})).toBeUndefined();
   });
 
   it('escape helpers', () => {
