@@ -40,6 +40,7 @@ export type {
   ConfigRead,
   DependencyErrorRecord,
   RequestOutcome,
+  ResponseView,
   ErrorClass,
 } from './model.js';
 export { LATEST_RECORD_MS } from './model.js';
@@ -51,3 +52,4 @@ export { withoutHopByHop } from './hop-by-hop.js';
 export { DEFAULT_SECRET_NAMES } from './secret-names.js';
 export { REVISION_PATTERN, REVISION_RULE, REVISION_MAX_LENGTH, isRevision } from './revision.js';
 export { listenOn } from './listen.js';
+export { sketchOf, MAX_SKETCH_PATHS, type Json } from './json-sketch.js';

@@ -156,6 +156,26 @@ export interface RequestOutcome {
   readonly bodyHash: string;
   /** This arm got the request before the other arm. */
   readonly first: boolean;
-  /** The response body, base64, when the workload compares responses. */
+  /** The response body, base64, when the workload compares responses: decoded (content encoding undone) and kept up to the compared size. */
   readonly body?: string;
+  /** What comparing this response needs beyond its body (kept when the workload compares responses). */
+  readonly response?: ResponseView;
+}
+
+/** One replayed response as the comparison sees it (see replayer/response-view.ts). */
+export interface ResponseView {
+  /** The request, for grouping differences by endpoint; its body cut to 1 KiB. */
+  readonly method: string;
+  readonly path: string;
+  readonly requestBody?: string;
+  readonly contentType?: string;
+  /** The content encoding the body came in, undone before comparing. */
+  readonly encoding?: string;
+  readonly decodedBytes: number;
+  /** SHA-1 of the decoded body, hex; empty when it could not be decoded. */
+  readonly contentHash: string;
+  /** For a JSON body larger than the kept size: per generalized path, [hash of its values in order, first value]. */
+  readonly sketch?: Readonly<Record<string, readonly [string, string]>>;
+  /** Why this body cannot be compared. */
+  readonly skipped?: string;
 }

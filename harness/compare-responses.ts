@@ -1,13 +1,19 @@
 /**
  * Response comparison of the same records answered by control and treatment:
- * status mismatches, body-hash agreement, a structural JSON diff, and for
+ * coverage (what was compared, what was skipped and why), status mismatches,
+ * a structural diff of decoded bodies (see response-diff.ts), the differences
+ * grouped by endpoint with an example pair each (Diffy's view), and for
  * ranked lists NDCG@k, Kendall tau and overlap@k. With a second control
  * (control′) a field that differs between the two controls about as often as
  * between control and treatment is noise (Diffy's noise cancellation) and
  * is left out of the differences that count.
  */
-import type { RequestOutcome, WorkloadConfig } from '../core/index.js';
+import type { Json, RequestOutcome, WorkloadConfig } from '../core/index.js';
 import { kendallTau, ndcgAtK, ndcgAtKWithLabels, overlapAtK } from './ranking-metrics.js';
+import { decodeJson, diffResponses, type Difference } from './response-diff.js';
+import { endpointDifferences, type EndpointDifference, type PairRecord } from './endpoint-differences.js';
+
+export type { EndpointDifference } from './endpoint-differences.js';
 
 export type ResponsesConfig = NonNullable<WorkloadConfig['harness']['responses']>;
 
@@ -42,8 +48,12 @@ export interface RankingComparison {
 
 export interface ResponseComparison {
   readonly pairs: number;
-  /** Pairs in which both arms returned a body that was kept. */
+  /** Pairs whose bodies were compared (decoded; large ones by hash and sketch). */
   readonly comparedBodies: number;
+  /** Pairs not compared, by reason (no response, a body that could not be decoded…): compared + skipped = pairs. */
+  readonly skipped: Readonly<Record<string, number>>;
+  /** Differences by endpoint (method and inferred route), most differing first. */
+  readonly endpoints: readonly EndpointDifference[];
   readonly statusMismatches: number;
   readonly statusMismatchShare: number;
   readonly statusExamples: readonly { readonly recordId: string; readonly control: number; readonly treatment: number }[];
@@ -54,43 +64,6 @@ export interface ResponseComparison {
   readonly noiseCancellation: boolean;
   readonly fields: readonly FieldDifference[];
   readonly ranking?: RankingComparison;
-}
-
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-
-function decode(body: string | undefined): Json | undefined {
-  if (body === undefined) return undefined;
-  try {
-    return JSON.parse(Buffer.from(body, 'base64').toString('utf8')) as Json;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Leaves of a JSON value by concrete path (`a.b[2].c`), each with its generalized path (`a.b[].c`). */
-function leaves(value: Json, path = '', general = '', out = new Map<string, { general: string; value: string }>()): Map<string, { general: string; value: string }> {
-  if (Array.isArray(value)) {
-    if (value.length === 0) out.set(path, { general, value: '[]' });
-    value.forEach((item, i) => leaves(item, `${path}[${i}]`, `${general}[]`, out));
-  } else if (value !== null && typeof value === 'object') {
-    const keys = Object.keys(value);
-    if (keys.length === 0) out.set(path, { general, value: '{}' });
-    for (const key of keys) leaves(value[key]!, path === '' ? key : `${path}.${key}`, general === '' ? key : `${general}.${key}`, out);
-  } else out.set(path, { general, value: JSON.stringify(value) });
-  return out;
-}
-
-/** Generalized paths where two JSON values differ, with one concrete example each. */
-function differingPaths(a: Json, b: Json): Map<string, { control: string; treatment: string }> {
-  const left = leaves(a);
-  const right = leaves(b);
-  const differing = new Map<string, { control: string; treatment: string }>();
-  for (const [path, l] of left) {
-    const r = right.get(path);
-    if (r?.value !== l.value && !differing.has(l.general)) differing.set(l.general, { control: l.value, treatment: r?.value ?? '(absent)' });
-  }
-  for (const [path, r] of right) if (!left.has(path) && !differing.has(r.general)) differing.set(r.general, { control: '(absent)', treatment: r.value });
-  return differing;
 }
 
 /** `a.b[].c` is ignored by a rule `a.b[].c`, `a.b` (a prefix on a path boundary) or `a.b[2].c` written with any index. */
@@ -153,7 +126,8 @@ export function compareResponses(outcomes: readonly RequestOutcome[], options: C
   const rawCounts = new Map<string, number>();
   const noiseCounts = new Map<string, number>();
   const examples = new Map<string, FieldDifference['example']>();
-  const differingPerPair: { paths: string[] }[] = [];
+  const differingPerPair: PairRecord[] = [];
+  const skipped: Record<string, number> = {};
   let primePairs = 0;
   const ndcg: number[] = [];
   const tau: number[] = [];
@@ -174,22 +148,28 @@ export function compareResponses(outcomes: readonly RequestOutcome[], options: C
       if (statusExamples.length < 5) statusExamples.push({ recordId: c.recordId, control: c.status, treatment: t.status });
     }
     if (c.bodyHash !== '' && c.bodyHash === t.bodyHash) sameHash++;
-    const cj = decode(c.body);
-    const tj = decode(t.body);
-    if (cj !== undefined && tj !== undefined) {
-      const diff = differingPaths(cj, tj);
-      for (const [path, example] of diff) {
+    const diff = diffResponses(c, t);
+    let differing: ReadonlyMap<string, Difference> = new Map();
+    if (diff.skipped !== undefined) skipped[diff.skipped] = (skipped[diff.skipped] ?? 0) + 1;
+    else {
+      differing = diff.differing;
+      for (const [path, example] of differing) {
         rawCounts.set(path, (rawCounts.get(path) ?? 0) + 1);
         if (!examples.has(path)) examples.set(path, { recordId: c.recordId, control: cut(example.control), treatment: cut(example.treatment) });
       }
-      differingPerPair.push({ paths: [...diff.keys()] });
     }
+    differingPerPair.push({ control: c, treatment: t, compared: diff.skipped === undefined, paths: [...differing.keys()] });
     const p = prime?.get(k);
-    const pj = decode(p?.body);
-    if (cj !== undefined && pj !== undefined) {
-      primePairs++;
-      for (const path of differingPaths(cj, pj).keys()) noiseCounts.set(path, (noiseCounts.get(path) ?? 0) + 1);
+    if (p !== undefined) {
+      const noise = diffResponses(c, p);
+      if (noise.skipped === undefined) {
+        primePairs++;
+        for (const path of noise.differing.keys()) noiseCounts.set(path, (noiseCounts.get(path) ?? 0) + 1);
+      }
     }
+    const cj = config.ranking ? decodeJson(c.body) : undefined;
+    const tj = config.ranking ? decodeJson(t.body) : undefined;
+    const pj = config.ranking ? decodeJson(p?.body) : undefined;
     if (config.ranking) {
       const controlIds = rankedIds(cj, config.ranking);
       const treatmentIds = rankedIds(tj, config.ranking);
@@ -199,7 +179,7 @@ export function compareResponses(outcomes: readonly RequestOutcome[], options: C
         let labels: Map<string, number> | undefined;
         if (config.ranking.labelsPath !== undefined) {
           const raw = options.requestBodies?.get(c.recordId);
-          const found = raw !== undefined ? at(decode(raw), config.ranking.labelsPath) : undefined;
+          const found = raw !== undefined ? at(decodeJson(raw), config.ranking.labelsPath) : undefined;
           if (found !== null && typeof found === 'object' && !Array.isArray(found)) {
             labels = new Map(Object.entries(found).filter((e): e is [string, number] => typeof e[1] === 'number'));
           }
@@ -219,7 +199,7 @@ export function compareResponses(outcomes: readonly RequestOutcome[], options: C
     }
   }
 
-  const compared = differingPerPair.length;
+  const compared = differingPerPair.filter((p) => p.compared).length;
   const fields: FieldDifference[] = [...rawCounts.entries()]
     .map(([path, count]) => {
       const rate = count / compared;
@@ -229,11 +209,13 @@ export function compareResponses(outcomes: readonly RequestOutcome[], options: C
     })
     .sort((a, b) => b.rate - a.rate || a.path.localeCompare(b.path));
   const counted = new Set(fields.filter((f) => f.ignored === false).map((f) => f.path));
-  const agreeing = differingPerPair.filter((p) => !p.paths.some((path) => counted.has(path))).length;
+  const agreeing = differingPerPair.filter((p) => p.compared && !p.paths.some((path) => counted.has(path))).length;
 
   return {
     pairs,
     comparedBodies: compared,
+    skipped,
+    endpoints: endpointDifferences(differingPerPair, fields),
     statusMismatches,
     statusMismatchShare: pairs > 0 ? statusMismatches / pairs : 0,
     statusExamples,

@@ -11,6 +11,7 @@ import { setMaxListeners } from 'node:events';
 import { Pool } from 'undici';
 import type { Clock, CorpusRecord, ErrorClass, RequestOutcome } from '../core/index.js';
 import { firstSides, intendedTime, pairsInWindow, phaseOf, type ArmName } from './schedule.js';
+import { comparableResponse } from './response-view.js';
 
 /** Record headers that are not replayed: hop-by-hop ones, and those the client recomputes. */
 const NOT_REPLAYED = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'host', 'content-length', 'expect']);
@@ -60,7 +61,7 @@ export interface PairedReplayOptions {
   readonly identity: TrialIdentity;
   readonly clock: Clock;
   readonly signal?: AbortSignal;
-  /** Keep response bodies up to this many bytes (response comparison); 0 keeps none. @default 0 */
+  /** Compare responses: decoded bodies up to this many bytes are kept whole, larger ones by hash and sketch (see response-view.ts); 0 keeps nothing. @default 0 */
   readonly keepBodyBytes?: number;
   /** Called for every measurement-window outcome. */
   readonly onOutcome: (outcome: RequestOutcome) => void;
@@ -188,6 +189,7 @@ export async function pairedReplay(options: PairedReplayOptions): Promise<Paired
     sent[arm]++;
     let status = 0;
     let bytes = 0;
+    let responseHeaders: Record<string, string | string[] | undefined> = {};
     let finished = false;
     const chunks: Buffer[] = [];
     const finish = (outcomeError: ErrorClass): void => {
@@ -201,6 +203,7 @@ export async function pairedReplay(options: PairedReplayOptions): Promise<Paired
       if (errorClass !== '') errors[arm][errorClass] = (errors[arm][errorClass] ?? 0) + 1;
       if (errorClass !== 'cancelled' && phaseOf(dueMono, startMono, options.warmupMs) === 'measure') {
         const all = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+        const compared = keepBody > 0 && status !== 0 ? comparableResponse(all, responseHeaders, record, keepBody) : undefined;
         options.onOutcome({
           experimentId: identity.experimentId,
           trial: identity.trial,
@@ -214,7 +217,8 @@ export async function pairedReplay(options: PairedReplayOptions): Promise<Paired
           errorClass,
           bodyHash: status === 0 ? '' : hash('sha1', all),
           first,
-          ...(keepBody > 0 && status !== 0 ? { body: all.subarray(0, keepBody).toString('base64') } : {}),
+          ...(compared?.body !== undefined ? { body: compared.body.toString('base64') } : {}),
+          ...(compared ? { response: compared.view } : {}),
         });
       }
       if (inflight.control + inflight.treatment + inflight['control-prime'] === 0) drained?.();
@@ -224,6 +228,7 @@ export async function pairedReplay(options: PairedReplayOptions): Promise<Paired
       (error, response) => {
         if (error) return finish(classify(error));
         status = response.statusCode;
+        if (keepBody > 0) responseHeaders = response.headers;
         const stream = response.body;
         stream.on('data', (chunk: Buffer) => {
           bytes += chunk.length;

@@ -28,9 +28,9 @@ import type {
 } from './store.js';
 import type { ErrorRecordFilter } from './filters.js';
 import { isCorpusRecord, isExperimentRecord } from './record-guards.js';
-import { joinSql, qualified, sql, SqlFragment } from './sql.js';
+import { ident, joinSql, qualified, sql, SqlFragment } from './sql.js';
 import { assertName, assertRecordTime } from './names.js';
-import { createStatements, type TableName } from './clickhouse/clickhouse-schema.js';
+import { ADDED_COLUMNS, createStatements, type TableName } from './clickhouse/clickhouse-schema.js';
 import { Tables, parseJson, seconds } from './clickhouse/tables.js';
 import { ClickHouseOutcomeStore } from './clickhouse/clickhouse-outcome-store.js';
 import { ClickHouseConnection } from './clickhouse/clickhouse-connection.js';
@@ -386,6 +386,11 @@ export class ClickHouseStore implements Store {
 
   async init(): Promise<void> {
     for (const statement of createStatements(this.#tables.database)) await this.#tables.connection.command(statement);
+    const { database, connection } = this.#tables;
+    for (const added of ADDED_COLUMNS) {
+      const present = await connection.rows<{ name: string }>(sql`SELECT name FROM system.columns WHERE database = ${database} AND table = ${added.table} AND name = ${added.column}`);
+      if (present.length === 0) await connection.command(new SqlFragment(`ALTER TABLE ${qualified(database, added.table).text} ADD COLUMN ${ident(added.column).text} ${added.type}`));
+    }
   }
 
   async close(): Promise<void> {

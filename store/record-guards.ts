@@ -11,6 +11,7 @@ import type {
   ExperimentEvent,
   ExperimentRecord,
   RequestOutcome,
+  ResponseView,
   Sample,
 } from '../core/index.js';
 
@@ -69,6 +70,11 @@ export const isDependencyErrorRecord = (v: unknown): v is DependencyErrorRecord 
     jobs: 'object',
   });
 
+export const isResponseView = (v: unknown): v is ResponseView =>
+  hasFields(v, { method: 'string', path: 'string', decodedBytes: 'number', contentHash: 'string' }) &&
+  (v.sketch === undefined || (v.sketch !== null && typeof v.sketch === 'object' && !Array.isArray(v.sketch))) &&
+  (v.skipped === undefined || typeof v.skipped === 'string');
+
 export const isRequestOutcome = (v: unknown): v is RequestOutcome =>
   hasFields(v, {
     experimentId: 'string',
@@ -83,4 +89,5 @@ export const isRequestOutcome = (v: unknown): v is RequestOutcome =>
     errorClass: 'string',
     bodyHash: 'string',
     first: 'boolean',
-  });
+  }) &&
+  (v.response === undefined || isResponseView(v.response));

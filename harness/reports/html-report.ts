@@ -30,6 +30,33 @@ function metricsTable(report: ExperimentReport, judged: boolean): string {
   return `<table><thead><tr><th>Metric</th><th>Control</th><th>Treatment</th><th>Effect</th><th>95% CI</th><th>${judged ? 'adj. p' : 'p'}</th><th>MDE</th><th>Verdict</th><th>Why</th></tr></thead><tbody>${body}</tbody></table>`;
 }
 
+type Comparison = NonNullable<ExperimentReport['comparison']>;
+
+function coverageLine(c: Comparison): string {
+  const skipped = Object.entries(c.skipped).sort((a, b) => b[1] - a[1]);
+  const coverage = c.pairs > 0 ? c.comparedBodies / c.pairs : Number.NaN;
+  return `<p>${e(c.pairs)} pairs · bodies compared in ${e(c.comparedBodies)} (${e(number(coverage * 100, 1))}%)${skipped.length > 0 ? ` · <span class="warn">not compared: ${skipped.map(([why, n]) => `${e(n)} ${e(why)}`).join('; ')}</span>` : ''} · ${e(c.statusMismatches)} status mismatch(es) · semantically equal ${e(number(c.semanticAgreement * 100, 1))}%${c.noiseCancellation ? ' · noise-cancelled with control′' : ''}</p>`;
+}
+
+/** Endpoints that differ, each with an example pair side by side; noise fields marked. */
+function endpointSections(c: Comparison): string {
+  const differing = c.endpoints.filter((x) => x.differing > 0);
+  if (differing.length === 0) return c.endpoints.length > 0 ? `<p class="good">No endpoint differs (${e(c.endpoints.length)} endpoint(s) compared).</p>` : '';
+  const rows = differing
+    .map((x) => `<tr><td><code>${e(x.endpoint)}</code></td><td class="n">${e(x.pairs)}</td><td class="n">${e(number(x.share * 100, 1))}%</td><td class="n">${e(x.statusMismatches)}</td><td>${x.fields.map((f) => `<code${f.counted ? '' : ' class="noise"'}>${e(f.path)}</code> ${e(number(f.share * 100, 0))}%${f.counted ? '' : ' (noise)'}`).join(', ')}</td></tr>`)
+    .join('');
+  const examples = differing
+    .slice(0, 10)
+    .filter((x) => x.example !== undefined)
+    .map((x) => {
+      const ex = x.example!;
+      const marks = `${ex.differingFields.length > 0 ? `differs: ${ex.differingFields.map((f) => `<code>${e(f)}</code>`).join(', ')}` : ''}${ex.noiseFields.length > 0 ? ` · noise, not counted: ${ex.noiseFields.map((f) => `<code class="noise">${e(f)}</code>`).join(', ')}` : ''}`;
+      return `<h3><code>${e(x.endpoint)}</code></h3><p class="meta">record ${e(ex.recordId)} · <code>${e(ex.request.method)} ${e(ex.request.path)}</code>${ex.request.body !== undefined ? ` · request body <code>${e(ex.request.body)}</code>` : ''}</p><p>${marks}</p><div class="pair"><div><strong>control</strong> ${e(ex.control.status)}<pre>${e(ex.control.body)}</pre></div><div><strong>treatment</strong> ${e(ex.treatment.status)}<pre>${e(ex.treatment.body)}</pre></div></div>`;
+    })
+    .join('\n');
+  return `<table><thead><tr><th>Endpoint</th><th>Pairs</th><th>Differ</th><th>Status mismatches</th><th>Fields</th></tr></thead><tbody>${rows}</tbody></table>${examples}`;
+}
+
 export function renderHtml(report: ExperimentReport): string {
   const { experiment, verdict } = report;
   const compared = comparedText(experiment.spec);
@@ -99,7 +126,7 @@ ${verdict.outcome === 'inconclusive' || verdict.inconclusivePolicy ? `<p class="
     const ranking = c.ranking
       ? `<p>Ranking (${e(c.ranking.pairs)} lists, against ${e(c.ranking.reference)}): NDCG@${e(c.ranking.k)} ${e(number(c.ranking.ndcg.mean, 4))} (min ${e(number(c.ranking.ndcg.min, 4))}), Kendall τ ${e(number(c.ranking.kendallTau.mean, 3))}, overlap@${e(c.ranking.k)} ${e(number(c.ranking.overlap.mean, 3))}${c.ranking.noise ? `; control′ vs control: NDCG ${e(number(c.ranking.noise.ndcg, 4))}` : ''}</p>`
       : '';
-    sections.push(`<h2>Responses</h2><p>${e(c.pairs)} pairs · ${e(c.statusMismatches)} status mismatch(es) · body hashes agree ${e(number(c.bodyHashAgreement * 100, 1))}% · semantically equal ${e(number(c.semanticAgreement * 100, 1))}%${c.noiseCancellation ? ' · noise-cancelled with control′' : ''}</p>${ranking}${fields ? `<table><thead><tr><th>Field</th><th>Differs</th><th>Noise (control′)</th><th></th><th>Example</th></tr></thead><tbody>${fields}</tbody></table>` : ''}`);
+    sections.push(`<h2>Responses</h2>${coverageLine(c)}${ranking}${endpointSections(c)}${fields ? `<details><summary>All fields that differ</summary><table><thead><tr><th>Field</th><th>Differs</th><th>Noise (control′)</th><th></th><th>Example</th></tr></thead><tbody>${fields}</tbody></table></details>` : ''}`);
   }
 
   if (report.finalChecks.length > 0) sections.push(`<h2>Final checks</h2><ul>${report.finalChecks.map((c) => `<li class="${c.ok ? 'good' : 'bad'}">${e(c.name)}: ${e(c.message)}</li>`).join('')}</ul>`);
@@ -119,7 +146,7 @@ table{border-collapse:collapse;width:100%;margin:8px 0}th,td{border-bottom:1px s
 td.n{text-align:right;font-variant-numeric:tabular-nums}td.why{font-size:12px;color:#555}
 .banner{border:1px solid #9a6700;background:#fff8e1;padding:8px 12px}.good{color:#176f2c}.bad{color:#b00020}.warn{color:#9a6700}.ok{color:#444}.meta,.empty{color:#666;font-size:12px}
 .tag{font-size:11px;background:#eee;border-radius:3px;padding:0 4px}.tick{font-size:11px;fill:#555}.axis,.legend{font-size:12px}
-code{background:#f4f4f4;padding:0 3px;word-break:break-all}svg{max-width:100%;height:auto}
+code{background:#f4f4f4;padding:0 3px;word-break:break-all}svg{max-width:100%;height:auto}\n.pair{display:grid;grid-template-columns:1fr 1fr;gap:12px}pre{background:#f8f8f8;padding:6px;white-space:pre-wrap;word-break:break-all;max-height:320px;overflow:auto;font-size:12px}code.noise{text-decoration:line-through;color:#888}
 </style></head><body>
 ${sections.join('\n')}
 <p class="meta">Generated ${e(report.generatedAt)} · report schema ${e(report.schema)}</p>

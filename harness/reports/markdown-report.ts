@@ -55,18 +55,7 @@ export function renderMarkdown(report: ExperimentReport): string {
     lines.push('');
   }
   const comparison = report.comparison;
-  if (comparison) {
-    lines.push(
-      `**Responses:** ${comparison.pairs} pairs, ${comparison.statusMismatches} status mismatch(es), body hashes agree ${number(comparison.bodyHashAgreement * 100, 1)}%, semantically equal ${number(comparison.semanticAgreement * 100, 1)}%${comparison.noiseCancellation ? ' (noise-cancelled with control′)' : ''}.`,
-    );
-    const counted = comparison.fields.filter((f) => f.ignored === false).slice(0, 5);
-    for (const f of counted) lines.push(`- ${cell(f.path)} differs in ${number(f.rate * 100, 1)}% (e.g. record ${cell(f.example.recordId)}: ${cell(f.example.control)} → ${cell(f.example.treatment)})`);
-    if (comparison.ranking) {
-      const r = comparison.ranking;
-      lines.push(`- ranking: NDCG@${r.k} ${number(r.ndcg.mean, 4)} (min ${number(r.ndcg.min, 4)}), Kendall τ ${number(r.kendallTau.mean, 3)}, overlap@${r.k} ${number(r.overlap.mean, 3)}${r.noise ? `; control′ vs control NDCG ${number(r.noise.ndcg, 4)}` : ''}`);
-    }
-    lines.push('');
-  }
+  if (comparison) lines.push(...responseLines(comparison), '');
   if (report.calibration) lines.push(`Calibrated by A/A run ${cell(report.calibration.experimentId)} (${report.calibration.trials} trials, false-positive rate ${number(report.calibration.falsePositiveRate * 100, 1)}%).`, '');
   for (const note of report.notes) lines.push(`> ${cell(note)}`);
   return `${lines.join('\n').trimEnd()}\n`;
@@ -84,6 +73,30 @@ function lookTable(report: ExperimentReport): string[] {
       return look ? `${formatEffect(look.estimate, m.scale)} [${formatEffect(look.low, m.scale)}, ${formatEffect(look.high, m.scale)}]` : '';
     });
     lines.push(`| ${n} | ${cells.join(' | ')} |`);
+  }
+  return lines;
+}
+
+/** Coverage first (what was compared, what was not and why), then the endpoints that differ, then ranking. */
+function responseLines(comparison: NonNullable<ExperimentReport['comparison']>): string[] {
+  const lines: string[] = [];
+  const skipped = Object.entries(comparison.skipped ?? {}).sort((a, b) => b[1] - a[1]);
+  const coverage = comparison.pairs > 0 ? comparison.comparedBodies / comparison.pairs : Number.NaN;
+  lines.push(
+    `**Responses:** ${comparison.pairs} pairs, bodies compared in ${comparison.comparedBodies} (${number(coverage * 100, 1)}%)${skipped.length > 0 ? `, not compared: ${skipped.map(([why, n]) => `${n} ${cell(why)}`).join('; ')}` : ''}; ${comparison.statusMismatches} status mismatch(es); semantically equal ${number(comparison.semanticAgreement * 100, 1)}%${comparison.noiseCancellation ? ' (noise-cancelled with control′)' : ''}.`,
+  );
+  const differing = (comparison.endpoints ?? []).filter((e) => e.differing > 0);
+  if (differing.length > 0) {
+    lines.push('', '| Endpoint | Pairs | Differ | Status mismatches | Fields that differ |', '| --- | ---: | ---: | ---: | --- |');
+    for (const e of differing.slice(0, 5)) {
+      const fields = e.fields.filter((f) => f.counted).slice(0, 4).map((f) => `${cell(f.path)} (${number(f.share * 100, 0)}%)`);
+      lines.push(`| ${cell(e.endpoint)} | ${e.pairs} | ${number(e.share * 100, 1)}% | ${e.statusMismatches} | ${fields.join(', ') || '—'} |`);
+    }
+    if (differing.length > 5) lines.push('', `…and ${differing.length - 5} more endpoint(s) differ (see the HTML report).`);
+  }
+  if (comparison.ranking) {
+    const r = comparison.ranking;
+    lines.push('', `Ranking: NDCG@${r.k} ${number(r.ndcg.mean, 4)} (min ${number(r.ndcg.min, 4)}), Kendall τ ${number(r.kendallTau.mean, 3)}, overlap@${r.k} ${number(r.overlap.mean, 3)}${r.noise ? `; control′ vs control NDCG ${number(r.noise.ndcg, 4)}` : ''}`);
   }
   return lines;
 }

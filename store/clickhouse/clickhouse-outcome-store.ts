@@ -1,5 +1,6 @@
 /** Per-request replay outcomes in ClickHouse, sorted for the harness's reads: experiment, trial, intended time. */
-import type { ErrorClass, RequestOutcome } from '../../core/index.js';
+import type { ErrorClass, RequestOutcome, ResponseView } from '../../core/index.js';
+import { isResponseView } from '../record-guards.js';
 import type { OutcomeStore, ReadOptions } from '../store.js';
 import { assertName } from '../names.js';
 import { joinSql, sql } from '../sql.js';
@@ -18,6 +19,18 @@ interface OutcomeRow {
   body_hash: string;
   first: number;
   body: string;
+  response: string;
+}
+
+/** The stored response view, or nothing when the column is empty or not a view (a row is stored data, not trusted code). */
+function responseView(text: string): ResponseView | undefined {
+  if (text === '') return undefined;
+  try {
+    const value = JSON.parse(text) as unknown;
+    return isResponseView(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export class ClickHouseOutcomeStore implements OutcomeStore {
@@ -42,6 +55,7 @@ export class ClickHouseOutcomeStore implements OutcomeStore {
         body_hash: o.bodyHash,
         first: o.first ? 1 : 0,
         body: o.body ?? '',
+        response: o.response ? JSON.stringify(o.response) : '',
       })),
     );
   }
@@ -50,7 +64,7 @@ export class ClickHouseOutcomeStore implements OutcomeStore {
     const conditions = [sql`experiment_id = ${assertName(experimentId, 'experiment id')}`];
     if (options.trial !== undefined) conditions.push(sql`trial = ${options.trial}`);
     if (options.arm !== undefined) conditions.push(sql`arm = ${options.arm}`);
-    const query = sql`SELECT trial, attempt, arm, record_id, intended_ms, latency_ms, status, bytes, error_class, body_hash, first, body FROM ${this.t.table('outcomes')} WHERE ${joinSql(conditions, ' AND ')} ORDER BY trial, intended_ms, arm`;
+    const query = sql`SELECT trial, attempt, arm, record_id, intended_ms, latency_ms, status, bytes, error_class, body_hash, first, body, response FROM ${this.t.table('outcomes')} WHERE ${joinSql(conditions, ' AND ')} ORDER BY trial, intended_ms, arm`;
     for await (const r of this.t.connection.stream<OutcomeRow>(query, options.signal)) {
       yield {
         experimentId,
@@ -66,6 +80,7 @@ export class ClickHouseOutcomeStore implements OutcomeStore {
         bodyHash: r.body_hash,
         first: Number(r.first) === 1,
         ...(r.body !== '' ? { body: r.body } : {}),
+        ...(responseView(r.response) ? { response: responseView(r.response)! } : {}),
       };
     }
   }

@@ -20,7 +20,8 @@ const DEFINITIONS: Readonly<Record<TableName, string>> = {
   ) ENGINE = MergeTree() PARTITION BY toYYYYMM(time) ORDER BY (experiment_id, metric, time_ms)`,
   outcomes: `(
     experiment_id String, trial UInt32, attempt UInt32, arm String, record_id String, time DateTime, intended_ms Float64,
-    latency_ms Float64, status UInt16, bytes UInt64, error_class String, body_hash String, first UInt8, body String
+    latency_ms Float64, status UInt16, bytes UInt64, error_class String, body_hash String, first UInt8, body String,
+    response String DEFAULT ''
   ) ENGINE = MergeTree() PARTITION BY toYYYYMM(time) ORDER BY (experiment_id, trial, intended_ms, arm)`,
   // ReplacingMergeTree keeps the row with the highest updated_ms per id; reads use FINAL.
   experiments: `(
@@ -48,3 +49,10 @@ export function createStatements(database: string): SqlFragment[] {
     ...TABLES.map((table) => new SqlFragment(`CREATE TABLE IF NOT EXISTS ${qualified(database, table).text} ${DEFINITIONS[table]}`)),
   ];
 }
+
+/**
+ * Columns added after a table's first release: `init` adds each one a table
+ * made by an older Tandem lacks (looked up in system.columns — `ADD COLUMN IF
+ * NOT EXISTS` is not in every server Tandem supports). Existing rows read the default.
+ */
+export const ADDED_COLUMNS: readonly { readonly table: TableName; readonly column: string; readonly type: string }[] = [{ table: 'outcomes', column: 'response', type: "String DEFAULT ''" }];

@@ -111,7 +111,7 @@ describe('final checks', () => {
 
   it('come from the workload: minimum NDCG and maximum status-mismatch share', async () => {
     const checks = configuredFinalChecks({ ranking: { k: 10, minNdcg: 0.95 }, maxStatusMismatchShare: 0.01 });
-    const comparison = { pairs: 100, comparedBodies: 100, statusMismatches: 2, statusMismatchShare: 0.02, statusExamples: [], bodyHashAgreement: 1, semanticAgreement: 1, noiseCancellation: false, fields: [], ranking: { pairs: 100, k: 10, reference: 'control' as const, ndcg: { mean: 0.97, min: 0.5 }, kendallTau: { mean: 1, min: 1 }, overlap: { mean: 1, min: 1 }, noResultShare: { control: 0, treatment: 0 }, perTrialNdcg: [] } };
+    const comparison = { pairs: 100, skipped: {}, endpoints: [], comparedBodies: 100, statusMismatches: 2, statusMismatchShare: 0.02, statusExamples: [], bodyHashAgreement: 1, semanticAgreement: 1, noiseCancellation: false, fields: [], ranking: { pairs: 100, k: 10, reference: 'control' as const, ndcg: { mean: 0.97, min: 0.5 }, kendallTau: { mean: 1, min: 1 }, overlap: { mean: 1, min: 1 }, noResultShare: { control: 0, treatment: 0 }, perTrialNdcg: [] } };
     const results = await runFinalChecks(checks, { experimentId: 'e', verdict, comparison });
     expect(results.map((r) => [r.name, r.ok])).toEqual([['ndcg@10>=0.95', true], ['status-mismatch<=0.01', false]]);
     const none = await runFinalChecks(checks, { experimentId: 'e', verdict });

@@ -50,6 +50,26 @@ function hostileReport(): ExperimentReport {
     comparison: {
       pairs: 1,
       comparedBodies: 1,
+      skipped: { [`gzip body could not be decoded${HOSTILE}`]: 1 },
+      endpoints: [
+        {
+          endpoint: `GET /p/:id${HOSTILE}`,
+          pairs: 2,
+          differing: 1,
+          share: 0.5,
+          statusMismatches: 0,
+          notCompared: 1,
+          fields: [{ path: `f${HOSTILE}`, share: 1, counted: true }, { path: `ts${HOSTILE}`, share: 1, counted: false }],
+          example: {
+            recordId: HOSTILE,
+            request: { method: 'GET', path: `/p/1${HOSTILE}`, body: HOSTILE },
+            control: { status: 200, body: `{"f":"${HOSTILE}"}` },
+            treatment: { status: 200, body: `{"f":"x${HOSTILE}"}` },
+            differingFields: [`f${HOSTILE}`],
+            noiseFields: [`ts${HOSTILE}`],
+          },
+        },
+      ],
       statusMismatches: 0,
       statusMismatchShare: 0,
       statusExamples: [],
@@ -63,7 +83,7 @@ function hostileReport(): ExperimentReport {
   };
 }
 
-const ALLOWED_TAGS = new Set(['html', 'head', 'meta', 'title', 'style', 'body', 'h1', 'h2', 'h3', 'p', 'ul', 'li', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'span', 'svg', 'rect', 'text', 'polyline', 'line', 'circle', 'details', 'summary', 'code', 'strong']);
+const ALLOWED_TAGS = new Set(['html', 'head', 'meta', 'title', 'style', 'body', 'h1', 'h2', 'h3', 'p', 'ul', 'li', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'span', 'svg', 'rect', 'text', 'polyline', 'line', 'circle', 'details', 'summary', 'code', 'strong', 'div', 'pre']);
 
 describe('report rendering escapes what it renders', () => {
   it('HTML: only the renderer’s own tags, no script, no event handlers, no external assets', () => {

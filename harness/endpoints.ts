@@ -1,0 +1,39 @@
+/**
+ * Endpoints as a person names them: method plus a route pattern inferred
+ * from the recorded paths (`GET /posts/:id/comments`), as Diffy groups its
+ * differences. A path segment is a parameter when it looks like an id
+ * (digits, a UUID, a long hex or token with digits) or when, among paths of
+ * the same method, length and preceding pattern, that position takes many
+ * distinct values (names, slugs).
+ */
+const ID_LIKE = /^(?:\d+|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{12,}|(?=[^/]*\d)[A-Za-z0-9_.~-]{16,})$/i;
+/** A position is a parameter when it has at least this many distinct values making up at least this share of its paths. */
+const MIN_DISTINCT = 8;
+const MIN_DISTINCT_SHARE = 0.5;
+
+const pathOnly = (path: string): string => {
+  const q = path.search(/[?#]/);
+  return q < 0 ? path : path.slice(0, q);
+};
+
+/** The route pattern of each `method path`, inferred from all of them together. */
+export function inferEndpoints(requests: readonly { readonly method: string; readonly path: string }[]): Map<string, string> {
+  const split = requests.map((r) => ({ method: r.method.toUpperCase(), raw: `${r.method} ${r.path}`, segments: pathOnly(r.path).split('/').map((s) => (ID_LIKE.test(s) ? ':id' : s)) }));
+  // Left to right: at each position, group by method, length and the pattern so far; many distinct values make a parameter.
+  const longest = Math.max(0, ...split.map((s) => s.segments.length));
+  for (let position = 1; position < longest; position++) {
+    const groups = new Map<string, { values: Set<string>; members: typeof split }>();
+    for (const s of split) {
+      if (position >= s.segments.length || s.segments[position] === ':id') continue;
+      const key = `${s.method} ${s.segments.length} ${s.segments.slice(0, position).join('/')}`;
+      const group = groups.get(key) ?? { values: new Set<string>(), members: [] };
+      group.values.add(s.segments[position]!);
+      group.members.push(s);
+      groups.set(key, group);
+    }
+    for (const group of groups.values()) {
+      if (group.values.size >= MIN_DISTINCT && group.values.size / group.members.length >= MIN_DISTINCT_SHARE) for (const s of group.members) s.segments[position] = ':param';
+    }
+  }
+  return new Map(split.map((s) => [s.raw, `${s.method} ${s.segments.join('/') || '/'}`]));
+}
