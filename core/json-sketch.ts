@@ -4,7 +4,7 @@
  * the values found there in document order, and the first of them. Two bodies
  * differ at a path exactly when its hashes differ (up to hash collisions).
  */
-import { createHash, type Hash } from 'node:crypto';
+import { createHash } from 'node:crypto';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -14,31 +14,50 @@ const FIRST_VALUE_CHARS = 120;
 
 /** Iterative (a deep body cannot overflow the stack); stops adding paths at MAX_SKETCH_PATHS. */
 export function sketchOf(value: Json): Record<string, readonly [string, string]> {
-  const hashes = new Map<string, { hash: Hash; first: string }>();
-  const stack: [Json, string][] = [[value, '']];
-  while (stack.length > 0) {
-    const [node, path] = stack.pop()!;
+  // Values are collected per path and hashed once per path at the end: one hash call per path, not per
+  // value. Child paths are made once per (parent path, key): the elements of a long array share them.
+  const values = new Map<string, string[]>();
+  const childPaths = new Map<string, Map<string, string>>();
+  const childPath = (parent: string, key: string): string => {
+    let byKey = childPaths.get(parent);
+    if (byKey === undefined) childPaths.set(parent, (byKey = new Map()));
+    let path = byKey.get(key);
+    if (path === undefined) byKey.set(key, (path = parent === '' ? key : `${parent}.${key}`));
+    return path;
+  };
+  // Two parallel stacks, not one of tuples: no allocation per value.
+  const nodes: Json[] = [value];
+  const paths: string[] = [''];
+  while (nodes.length > 0) {
+    const node = nodes.pop()!;
+    const path = paths.pop()!;
     if (Array.isArray(node)) {
-      if (node.length === 0) add(hashes, path, '[]');
-      // Pushed in reverse so values are hashed in document order.
-      for (let i = node.length - 1; i >= 0; i--) stack.push([node[i]!, `${path}[]`]);
+      if (node.length === 0) add(values, path, '[]');
+      const elementPath = `${path}[]`;
+      // Pushed in reverse so values are collected in document order.
+      for (let i = node.length - 1; i >= 0; i--) {
+        nodes.push(node[i]!);
+        paths.push(elementPath);
+      }
     } else if (node !== null && typeof node === 'object') {
       const keys = Object.keys(node);
-      if (keys.length === 0) add(hashes, path, '{}');
-      for (let i = keys.length - 1; i >= 0; i--) stack.push([node[keys[i]!]!, path === '' ? keys[i]! : `${path}.${keys[i]!}`]);
-    } else add(hashes, path, JSON.stringify(node));
+      if (keys.length === 0) add(values, path, '{}');
+      for (let i = keys.length - 1; i >= 0; i--) {
+        nodes.push(node[keys[i]!]!);
+        paths.push(childPath(path, keys[i]!));
+      }
+    } else add(values, path, typeof node === 'string' ? JSON.stringify(node) : String(node));
   }
   const sketch: Record<string, readonly [string, string]> = {};
-  for (const [path, entry] of hashes) sketch[path] = [entry.hash.digest('hex').slice(0, 16), entry.first];
+  for (const [path, list] of values) {
+    const first = list[0]!;
+    sketch[path] = [createHash('sha1').update(list.join('\u0000')).digest('hex').slice(0, 16), first.length > FIRST_VALUE_CHARS ? `${first.slice(0, FIRST_VALUE_CHARS - 3)}...` : first];
+  }
   return sketch;
 }
 
-function add(hashes: Map<string, { hash: Hash; first: string }>, path: string, value: string): void {
-  let entry = hashes.get(path);
-  if (entry === undefined) {
-    if (hashes.size >= MAX_SKETCH_PATHS) return;
-    entry = { hash: createHash('sha1'), first: value.length > FIRST_VALUE_CHARS ? `${value.slice(0, FIRST_VALUE_CHARS - 3)}...` : value };
-    hashes.set(path, entry);
-  }
-  entry.hash.update(value).update('\u0000');
+function add(values: Map<string, string[]>, path: string, value: string): void {
+  const list = values.get(path);
+  if (list !== undefined) list.push(value);
+  else if (values.size < MAX_SKETCH_PATHS) values.set(path, [value]);
 }
