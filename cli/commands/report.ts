@@ -5,11 +5,11 @@
  * 4 no verdict, 2 cancelled or failed experiments).
  */
 import { resolve } from 'node:path';
-import { UsageError, configSchema, type TandemConfig, type WorkloadConfig } from '../../core/index.js';
+import { UsageError, configSchema, type ExperimentRecord, type TandemConfig, type WorkloadConfig } from '../../core/index.js';
 import { createStore, writeFileAtomic } from '../../store/index.js';
 import { evaluateExperiment, loadChecksModule, renderHtml, renderJson, renderMarkdown, type ExperimentReport } from '../../harness/index.js';
-import { latestCalibration } from '../../executor/index.js';
-import { ExitCode } from '../exit-codes.js';
+import { endedWithoutVerdict, latestCalibration } from '../../executor/index.js';
+import { ExitCode, exitCodeForRecord } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
 
 export interface ReportOptions extends GlobalOptions {
@@ -29,7 +29,14 @@ export function workloadFor(config: TandemConfig, name: string, ctx: CliContext)
   return configSchema.parse({ workloads: [{ name, tier: name }] }).workloads[0]!;
 }
 
-export function exitCodeForReport(report: ExperimentReport): number {
+/**
+ * The exit code of a report: the one `run` gave (exit-codes.ts). A cancelled
+ * experiment, or one that failed before reaching a verdict (its trials failed,
+ * its store failed), is 2 whatever re-judging its partial data would say now;
+ * one that ended for lack of data is 4.
+ */
+export function exitCodeForReport(report: ExperimentReport, stored?: ExperimentRecord): number {
+  if (stored !== undefined && (stored.status === 'cancelled' || stored.status === 'failed')) return exitCodeForRecord(stored);
   if (report.experiment.status === 'cancelled' || (report.experiment.status === 'failed' && report.verdict.outcome !== 'no data')) return ExitCode.failure;
   const byOutcome = { passed: ExitCode.ok, regressed: ExitCode.regression, inconclusive: ExitCode.inconclusive, 'no data': ExitCode.noVerdict } as const;
   return byOutcome[report.verdict.outcome];
@@ -51,7 +58,10 @@ export async function run(experimentId: string, options: ReportOptions, ctx: Cli
     const calibration = options.calibration === false ? undefined : await latestCalibration(store, record.workload);
     const checks = workload.harness.checksModule !== undefined ? await loadChecksModule(workload.harness.checksModule, ctx.cwd) : undefined;
     const report = await evaluateExperiment(store, experimentId, { workload, ...(calibration ? { calibration } : {}), ...(checks ? { checks } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}) });
-    await store.experiments.put({
+    // An experiment that was cancelled or failed keeps what it ended with: re-judging its partial data must
+    // not turn a crashed run into "no verdict" (exit 4) for the next `wait`.
+    const endedByFailure = record.status === 'cancelled' || (record.status === 'failed' && !endedWithoutVerdict(record));
+    if (!endedByFailure) await store.experiments.put({
       ...record,
       updatedAtMs: Math.max(Date.now(), record.updatedAtMs + 1),
       verdict: { ...(record.verdict ?? {}), outcome: report.verdict.outcome, reasons: report.verdict.reasons, decided: report.verdict.decided, undecided: report.verdict.undecided, judgedAt: report.generatedAt, metrics: report.metrics.filter((m) => m.judged).map((m) => ({ metric: m.metric, verdict: m.verdict, estimate: m.estimate, low: m.low, high: m.high })) },
@@ -63,7 +73,7 @@ export async function run(experimentId: string, options: ReportOptions, ctx: Cli
       await writeFileAtomic(target, text);
       ctx.err(`report written to ${target}: ${report.verdict.outcome}`);
     } else ctx.out(text);
-    return exitCodeForReport(report);
+    return exitCodeForReport(report, record);
   } finally {
     await store.close();
   }

@@ -65,20 +65,19 @@ export async function run(workloadName: string, options: RunOptions, ctx: CliCon
       }
       if (process.stderr.isTTY) process.stderr.write('\n');
       const record = (await store.experiments.get(submitted.id))!;
-      if (record.status === 'cancelled' || (record.status === 'failed' && !endedWithoutVerdict(record))) {
-        ctx.err(`experiment ${record.id} ${record.status}${record.reason ? `: ${record.reason}` : ''}`);
-        code = exitCodeForRecord(record);
-        continue;
-      }
+      const endedByFailure = record.status === 'cancelled' || (record.status === 'failed' && !endedWithoutVerdict(record));
+      if (endedByFailure) ctx.err(`experiment ${record.id} ${record.status}${record.reason ? `: ${record.reason}` : ''}`);
       if (request.kind !== 'experiment') {
         ctx.out(options.json ? JSON.stringify({ id: record.id, status: record.status, verdict: record.verdict ?? null }) : `experiment ${record.id}: ${record.status}`);
+        if (endedByFailure) code = exitCodeForRecord(record);
         continue;
       }
+      // The report is printed for cancelled and failed experiments too: what ran, what the monitors saw, why it stopped.
       const workload = workloadFor(config, record.workload, ctx);
       const calibration = await latestCalibration(store, record.workload);
       const report = await evaluateExperiment(store, record.id, { workload, ...(calibration ? { calibration } : {}) });
       ctx.out(render(report, format));
-      code = exitCodeForReport(report);
+      code = exitCodeForReport(report, record);
     }
     return code;
   } finally {

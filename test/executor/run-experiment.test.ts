@@ -7,6 +7,7 @@ import { SharedSource } from '../../guardrails/index.js';
 import { createQueued, parseRequest, runExperiment } from '../../executor/index.js';
 import { simpleCorpus } from '../support/corpus.js';
 import { runCli } from '../support/cli.js';
+import { freePort } from '../support/free-port.js';
 import { jsonService } from '../support/json-service.js';
 import { tempProject } from '../support/project.js';
 
@@ -54,6 +55,21 @@ describe('tandem run', () => {
     expect(status.out).toMatch(/regressed/);
     const waited = await runCli(['wait', report.experiment.id], { cwd: dir });
     expect(waited.code).toBe(1);
+  });
+
+  it('exits 2 for a run that failed before any verdict, in run, report and wait alike, and still prints its report', async () => {
+    const dir = await executorProject();
+    const clean = await jsonService();
+    const nothing = `http://127.0.0.1:${await freePort()}`;
+    const failed = await runCli(['run', 'svc', '--control', clean, '--treatment', nothing, '--change', 'F1', '--format', 'json'], { cwd: dir });
+    expect(failed.code, failed.err).toBe(2);
+    const report = JSON.parse(failed.out) as { experiment: { id: string; status: string } };
+    expect(report.experiment.status).toBe('failed');
+    expect(failed.err).toMatch(new RegExp(`experiment ${report.experiment.id} failed: `));
+    const again = await runCli(['report', report.experiment.id, '--format', 'json'], { cwd: dir });
+    expect(again.code).toBe(2);
+    const waited = await runCli(['wait', report.experiment.id], { cwd: dir });
+    expect(waited.code).toBe(2);
   });
 
   it('marks the experiment failed with the reason when a store write fails, keeping what was written', async () => {
