@@ -122,6 +122,8 @@ export async function runExperiment(id: string, ctx: RunContext): Promise<Experi
       // An A/A calibration runs all its trials; an experiment stops as soon as its verdict is decided.
       ...(aa ? {} : { afterTrial: sequentialLook(ctx, { workload, calibration, onInconclusive }) }),
       ...(checks?.during ? { duringChecks: checks.during } : {}),
+      // control′ (Diffy's noise cancellation) joins every experiment that compares responses, not only `replay`.
+      ...(!aa && workload.arms?.controlPrime ? { controlPrime: workload.arms.controlPrime.url.replace(/\/$/, '') } : {}),
       ...(request.treatmentHeaders ? { armHeaders: { treatment: request.treatmentHeaders } } : {}),
       ...(ctx.signal ? { signal: ctx.signal } : {}),
       ...(ctx.onProgress ? { onProgress: ctx.onProgress } : {}),

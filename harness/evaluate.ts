@@ -165,7 +165,13 @@ export async function evaluateExperiment(store: Pick<Store, 'experiments' | 'out
     }
   }
   const notes = [...data.corrupt.map((c) => `skipped unreadable stored line: ${c}`)];
-  if (responses && !comparison?.noiseCancellation) notes.push('no control′ arm: response differences are not noise-cancelled (set arms.controlPrime to enable it)');
+  if (responses && !comparison?.noiseCancellation) {
+    notes.push(
+      options.workload.arms?.controlPrime
+        ? 'control′ is configured but answered no compared pair (unreachable, or over its concurrency): response differences are not noise-cancelled'
+        : 'no control′ arm: response differences are not noise-cancelled (set arms.controlPrime to enable it)',
+    );
+  }
   const judgedNames = new Set(verdict.metrics.filter((m) => m.judged).map((m) => m.metric));
   return {
     schema: REPORT_SCHEMA,

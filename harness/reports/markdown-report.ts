@@ -94,6 +94,9 @@ function responseLines(comparison: NonNullable<ExperimentReport['comparison']>):
     }
     if (differing.length > 5) lines.push('', `…and ${differing.length - 5} more endpoint(s) differ (see the HTML report).`);
   }
+  const counted = comparison.fields.filter((f) => f.ignored === false).slice(0, 5);
+  if (counted.length > 0) lines.push('');
+  for (const f of counted) lines.push(`- ${cell(f.path)} differs in ${number(f.rate * 100, 1)}% (e.g. record ${cell(f.example.recordId)}: ${cell(f.example.control)} → ${cell(f.example.treatment)})`);
   if (comparison.ranking) {
     const r = comparison.ranking;
     lines.push('', `Ranking: NDCG@${r.k} ${number(r.ndcg.mean, 4)} (min ${number(r.ndcg.min, 4)}), Kendall τ ${number(r.kendallTau.mean, 3)}, overlap@${r.k} ${number(r.overlap.mean, 3)}${r.noise ? `; control′ vs control NDCG ${number(r.noise.ndcg, 4)}` : ''}`);

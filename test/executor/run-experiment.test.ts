@@ -57,6 +57,35 @@ describe('tandem run', () => {
     expect(waited.code).toBe(1);
   });
 
+  it('replays into control′ too when the workload configures it, so run cancels noise fields as replay does', async () => {
+    const control = await jsonService();
+    const prime = await jsonService();
+    const treatment = await jsonService({ note: 'v2' });
+    const dir = await tempProject(
+      [
+        'workloads:',
+        '  - name: svc',
+        '    tier: svc',
+        `    arms: { control: { url: "${control}" }, treatment: { url: "${treatment}" }, controlPrime: { url: "${prime}" } }`,
+        '    replay: { rate: 200, concurrency: 16, timeout: 5s, minAchievedShare: 0.2, compareResponses: true }',
+        '    trials: { count: 2, warmup: 50ms, measure: 300ms }',
+        '    harness: { responses: { noiseRatio: 1.5 } }',
+        '    checks:',
+        '      - { metric: latency_shift, critical: false, threshold: 10 }',
+        '      - { metric: latency_p99, critical: false, threshold: 10 }',
+      ],
+      simpleCorpus(2_000),
+      'tandem-executor-',
+    );
+    const result = await runCli(['run', 'svc', '--change', 'P1', '--format', 'json'], { cwd: dir });
+    const report = JSON.parse(result.out) as { comparison: { noiseCancellation: boolean; fields: { path: string; ignored: string | false }[] }; notes: string[] };
+    expect(report.comparison.noiseCancellation).toBe(true);
+    const byPath = new Map(report.comparison.fields.map((f) => [f.path, f.ignored]));
+    expect(byPath.get('servedAt')).toBe('noise');
+    expect(byPath.get('note')).toBe(false);
+    expect(report.notes.join(' ')).not.toMatch(/control′/);
+  });
+
   it('exits 2 for a run that failed before any verdict, in run, report and wait alike, and still prints its report', async () => {
     const dir = await executorProject();
     const clean = await jsonService();
