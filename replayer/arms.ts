@@ -40,6 +40,15 @@ export interface ArmProvider {
   deploy(trial: number, signal?: AbortSignal): Promise<Record<ArmName, ArmDeployment>>;
 }
 
+/** The last lines a deployment printed, for the error that says it failed (its own words: "json-server: not found"). */
+function lastLines(output: string, lines = 3, chars = 400): string {
+  const tail = output.trimEnd().split('\n').slice(-lines).join(' | ');
+  if (tail === '') return '; it printed nothing';
+  // Control characters from a process's output never reach a terminal through an error message.
+  const clean = tail.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ');
+  return `; its last output: ${clean.length > chars ? `…${clean.slice(-chars)}` : clean}`;
+}
+
 /** An arm was not ready or could not be started: an infrastructure failure, so the trial is replaced. */
 export class ArmNotReadyError extends Error {
   constructor(
@@ -178,9 +187,10 @@ export class DeployedArms implements ArmProvider {
     const url = `http://127.0.0.1:${port}`;
     const deployment: ArmDeployment = { arm, url, slot, port, pid: child.pid!, fingerprint: localFingerprint(), log: () => output.toString(), stop: () => stopProcess(child) };
     const deadline = this.options.clock.monotonic() + spec.readyTimeoutMs;
+    let lastAnswer: number | undefined;
     for (;;) {
       if (child.exitCode !== null || child.signalCode !== null) {
-        throw new ArmNotReadyError(arm, `${arm} exited (${child.exitCode ?? child.signalCode}) before it was ready: ${command}`, output.toString());
+        throw new ArmNotReadyError(arm, `${arm} exited (${child.exitCode ?? child.signalCode}) before it was ready: ${command}${lastLines(output.toString())}`, output.toString());
       }
       if (signal?.aborted) {
         await deployment.stop();
@@ -190,12 +200,15 @@ export class DeployedArms implements ArmProvider {
         const response = await request(`${url}${spec.readyPath}`, { headersTimeout: 1_000, bodyTimeout: 1_000 });
         await response.body.dump();
         if (response.statusCode >= 200 && response.statusCode < 300) return deployment;
+        lastAnswer = response.statusCode;
       } catch {
         // Not listening yet.
       }
       if (this.options.clock.monotonic() > deadline) {
         await deployment.stop();
-        throw new ArmNotReadyError(arm, `${arm} was not ready at ${url}${spec.readyPath} within ${spec.readyTimeoutMs} ms: ${command}`, output.toString());
+        // A service without the ready path answers (404, say) but never "ready": say so, and where to set it.
+        const answered = lastAnswer !== undefined ? `; it answered ${spec.readyPath} with ${lastAnswer} (set the arm's deploy.readyPath to a path that answers 2xx when ready)` : '';
+        throw new ArmNotReadyError(arm, `${arm} was not ready at ${url}${spec.readyPath} within ${spec.readyTimeoutMs} ms: ${command}${answered}${lastLines(output.toString())}`, output.toString());
       }
       await this.options.clock.sleep(50, signal).catch(() => undefined);
     }

@@ -73,7 +73,19 @@ describe('trials', () => {
     const failure = runTrials({ experimentId: 'exp-y', seed: 1, workload: workload({ maxReplacements: 2 }), corpus: () => stream(simpleCorpus(5)), arms, store, clock: systemClock, onTrials: (t) => void trials.splice(0, trials.length, ...t) });
     await expect(failure).rejects.toBeInstanceOf(ReplayFailedError);
     await expect(failure).rejects.toThrow(/more than 2 trial\(s\) failed for infrastructure reasons:\n {2}trial 0 attempt 1: control exited \(3\) before it was ready/);
+    // The deploy's own words are in the reason, so the error, `status` and the report show its cause.
+    await expect(failure).rejects.toThrow(/before it was ready: echo "bad build" >&2; exit 3; its last output: bad build/);
     expect(trials).toEqual([1, 2, 3].map((attempt) => expect.objectContaining({ index: 0, attempt, status: 'replaced', details: { output: 'bad build\n' } })));
+  });
+
+  it('says which ready path a service without it answered, and how to set it', async () => {
+    const store = await tempStore();
+    const server = `node -e "require('http').createServer((q, r) => (r.statusCode = 404, r.end())).listen(+process.argv[1], '127.0.0.1')" {port}`;
+    // Long enough for node to start on a loaded machine: the message needs one answer from the service.
+    const spec = { command: server, readyPath: '/healthz', readyTimeoutMs: 5_000 };
+    const arms = new DeployedArms({ specs: { control: spec, treatment: spec }, clock: systemClock });
+    const failure = runTrials({ experimentId: 'exp-r', seed: 1, workload: workload({ maxReplacements: 0 }), corpus: () => stream(simpleCorpus(5)), arms, store, clock: systemClock });
+    await expect(failure).rejects.toThrow(/was not ready at http:\/\/127\.0\.0\.1:\d+\/healthz within 5000 ms: .*; it answered \/healthz with 404 \(set the arm's deploy\.readyPath to a path that answers 2xx when ready\)/);
   });
 
   it('replaces a trial whose arm refuses connections', async () => {
