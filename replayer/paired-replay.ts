@@ -81,6 +81,10 @@ export interface PairedReplayResult {
   readonly measuredPairs: number;
   /** Pairs not sent because an arm was at its in-flight cap. */
   readonly droppedPairs: number;
+  /** Pairs whose intended time fell in the window: due = sent + dropped + cut, exactly. */
+  readonly duePairs: number;
+  /** Due pairs never sent nor dropped: the window ended while behind schedule, the corpus ran out, or the replay was cancelled. */
+  readonly cutPairs: number;
   /** Records skipped because their body was not stored. */
   readonly skippedTruncated: number;
   /** Largest and mean delay of a send behind its intended time, ms. */
@@ -349,6 +353,8 @@ export async function pairedReplay(options: PairedReplayOptions): Promise<Paired
     warmupPairs,
     measuredPairs,
     droppedPairs,
+    duePairs: windowPairs,
+    cutPairs: Math.max(0, windowPairs - sentPairs - droppedPairs),
     skippedTruncated,
     maxLagMs: maxLag,
     meanLagMs: sentPairs + droppedPairs > 0 ? lagSum / (sentPairs + droppedPairs) : 0,

@@ -77,6 +77,8 @@ function summarize(result: PairedReplayResult, minAchievedShare: number): Record
     sentPairs: result.sentPairs,
     measuredPairs: result.measuredPairs,
     droppedPairs: result.droppedPairs,
+    duePairs: result.duePairs,
+    cutPairs: result.cutPairs,
     skippedTruncated: result.skippedTruncated,
     maxLagMs: Number(result.maxLagMs.toFixed(3)),
     meanLagMs: Number(result.meanLagMs.toFixed(3)),

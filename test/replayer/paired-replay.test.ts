@@ -77,6 +77,9 @@ describe('paired replay', () => {
     const outcomes: RequestOutcome[] = [];
     const result = await pairedReplay(options(control.url, treatment.url, { outcomes }));
     expect(result).toMatchObject({ sentPairs: 40, measuredPairs: 40, droppedPairs: 0, corpusExhausted: true, cancelled: false });
+    // The corpus ran out: the rest of the window's pairs are cut, and said to be.
+    expect(result.duePairs).toBe(2_000);
+    expect(result.cutPairs).toBe(1_960);
     for (const server of [control, treatment]) {
       const ids = server.seen.map((h) => h['x-tandem-record']);
       expect(new Set(ids).size).toBe(40);
@@ -144,9 +147,10 @@ describe('paired replay', () => {
     const treatment = await countingServer((req) => req.resume()); // never answers
     const outcomes: RequestOutcome[] = [];
     const result = await pairedReplay(options(control.url, treatment.url, { outcomes, records: stream(simpleCorpus(1_000)), ratePerSecond: 200, measureMs: 1_000, concurrency: 5, timeoutMs: 300 }));
-    // 200 pairs fall due in the window; each is either sent on time or dropped, never sent late.
+    // 200 pairs fall due in the window; each is sent on time, dropped, or cut at the window's end — counted exactly.
+    expect(result.duePairs).toBe(200);
+    expect(result.sentPairs + result.droppedPairs + result.cutPairs).toBe(200);
     expect(result.sentPairs + result.droppedPairs).toBeGreaterThanOrEqual(195);
-    expect(result.sentPairs + result.droppedPairs).toBeLessThanOrEqual(200);
     expect(result.sentPairs).toBeLessThanOrEqual(25);
     expect(result.droppedPairs).toBeGreaterThan(150);
     expect(result.errors.treatment.timeout).toBe(result.sentPairs);
