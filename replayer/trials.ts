@@ -10,7 +10,9 @@
  */
 import { TandemError, type Clock, type CorpusRecord, type RequestOutcome, type TrialRecord, type WorkloadConfig } from '../core/index.js';
 import type { Store } from '../store/index.js';
-import { ArmNotReadyError, type ArmDeployment, type ArmProvider } from './arms.js';
+import { ArmNotReadyError, type ArmDeployment, type ArmProvider, type ArmIdentity } from './arms.js';
+import { shapeCorpus, type ShapedCorpus } from './replay-shaping.js';
+import { resetArm } from './arm-reset.js';
 import { fingerprintDifferences } from './fingerprint.js';
 import { pairedReplay, type PairedReplayResult, type ReplayProgress } from './paired-replay.js';
 import { markProcessCpu, scrapeCounters } from './counters.js';
@@ -150,6 +152,14 @@ export async function runTrials(options: RunTrialsOptions): Promise<TrialsResult
       }
       const slots = { control: deployments.control.slot, treatment: deployments.treatment.slot };
       try {
+        await resetArms(workload, deployments, options.arms.compared, options.signal);
+      } catch (error) {
+        await Promise.all([deployments.control.stop(), deployments.treatment.stop()]);
+        if (options.signal?.aborted || !(error instanceof ArmNotReadyError)) throw error;
+        await replaceOrFail({ index, attempt, status: 'replaced', startedAtMs, endedAtMs: clock.now(), reason: error.message, details: { output: error.output.slice(-2_000), slots } });
+        continue;
+      }
+      try {
         const differences = fingerprintDifferences(deployments.control.fingerprint, deployments.treatment.fingerprint);
         if (differences.length > 0 && !workload.trials.allowFingerprintMismatch) {
           await replaceOrFail({ index, attempt, status: 'excluded', startedAtMs, endedAtMs: clock.now(), reason: `arms ran in different environments (${differences.join('; ')})`, details: { slots } });
@@ -172,9 +182,11 @@ export async function runTrials(options: RunTrialsOptions): Promise<TrialsResult
         const scraping = scrapeCounters({ ...scraped, intervalMs: options.scrapeIntervalMs ?? 1_000 }, stopScraping.signal);
         const marks: Promise<void>[] = [];
         let result: PairedReplayResult;
+        let shaped: ShapedCorpus | undefined;
         try {
+          shaped = shapeCorpus(options.corpus(), workload.replay);
           result = await pairedReplay({
-            records: options.corpus(),
+            records: shaped.records,
             arms: { control: deployments.control.url, treatment: deployments.treatment.url },
             ...(options.controlPrime !== undefined ? { controlPrime: options.controlPrime } : {}),
             ...(options.armHeaders ? { armHeaders: options.armHeaders } : {}),
@@ -210,6 +222,7 @@ export async function runTrials(options: RunTrialsOptions): Promise<TrialsResult
         }
         const details = {
           ...summarize(result, workload.replay.minAchievedShare),
+          ...(shaped !== undefined && shaped.filtered() > 0 ? { filteredRecords: shaped.filtered() } : {}),
           slots,
           fingerprints: { control: deployments.control.fingerprint ?? null, treatment: deployments.treatment.fingerprint ?? null },
           // Cumulative per (arm, dependency): calls, errors, blocked, refused, fan-out.
@@ -252,4 +265,16 @@ export async function runTrials(options: RunTrialsOptions): Promise<TrialsResult
     }
   }
   return { trials, completed, cancelled: false, stoppedBy };
+}
+
+/** Each arm's configured reset, before the trial's warm-up (both at once: they are independent deployments). */
+async function resetArms(workload: WorkloadConfig, deployments: Record<ArmName, ArmDeployment>, compared: Readonly<Record<ArmName, ArmIdentity>> | undefined, signal?: AbortSignal): Promise<void> {
+  await Promise.all(
+    (['control', 'treatment'] as const).map(async (arm) => {
+      const reset = workload.arms?.[arm].reset;
+      if (reset === undefined) return;
+      const revision = compared?.[arm]?.revision;
+      await resetArm(arm, { command: reset.command, timeoutMs: reset.timeout, ...(reset.cwd !== undefined ? { cwd: reset.cwd } : {}) }, { url: deployments[arm].url, ...(revision !== undefined ? { revision } : {}) }, signal);
+    }),
+  );
 }

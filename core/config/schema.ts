@@ -100,6 +100,14 @@ const arm = z
       })
       .optional()
       .describe('Start the arm per trial with a command.'),
+    reset: z
+      .strictObject({
+        command: z.string().min(1).describe('Shell command run before every trial, after the arm is up: {port}, {arm} and {revision} are substituted (passed as environment variables, never parsed by the shell).'),
+        timeout: positiveDuration.prefault('60s').describe('A reset running longer is stopped and the trial replaced.'),
+        cwd: z.string().optional(),
+      })
+      .optional()
+      .describe('Bring a stateful service back to the same state before each trial (reload fixtures, truncate tables), so replayed writes of one trial do not change the next.'),
   })
   .refine((a) => (a.url === undefined) !== (a.deploy === undefined), { error: 'must have exactly one of "url" or "deploy"' });
 
@@ -238,6 +246,21 @@ const workload = z.strictObject({
         minAchievedShare: share.default(0.9).describe('A trial whose achieved rate falls below this share of the target fails its load.'),
         identityHeaderPrefix: z.string().regex(/^[a-z0-9-]+$/).default('x-tandem-').describe('Prefix of the experiment identity headers.'),
         compareResponses: z.boolean().default(false).describe('Keep response bodies for response comparison.'),
+        filter: z
+          .strictObject({
+            methods: z.array(z.string().regex(/^[A-Za-z]+$/, { error: 'must be an HTTP method' })).min(1).optional().describe('Replay only these methods, e.g. [GET, HEAD] for a stateful service that must not see writes.'),
+            paths: z.array(z.string().min(1)).min(1).optional().describe('Replay only paths (without the query) matching one of these globs, e.g. "/api/**".'),
+            excludePaths: z.array(z.string().min(1)).optional().describe('Never replay paths matching these globs.'),
+          })
+          .optional()
+          .describe('Which recorded requests are replayed.'),
+        rewrite: z
+          .strictObject({
+            dropHeaders: z.array(headerName).optional().describe('Recorded headers not replayed, e.g. accept-encoding (bodies come back uncompressed).'),
+            setHeaders: z.record(headerName, z.string()).optional().describe('Headers set on every replayed request.'),
+          })
+          .optional()
+          .describe('How recorded requests are changed before they are replayed.'),
       })
       .prefault({}),
     trials: z
