@@ -52,7 +52,23 @@ export interface ExperimentReport {
   readonly detectors: readonly { readonly name: string; readonly observations: readonly { readonly timeMs: number; readonly value: number | null; readonly verdict: string; readonly message?: string }[] }[];
   readonly cancellation?: { readonly detector: string; readonly reason: string; readonly firstViolationMs: number; readonly terminatedMs: number };
   /** Router counters per dependency and arm, summed over the trials used. */
-  readonly fanout: readonly { readonly dependency: string; readonly arm: string; readonly policy: string; readonly calls: number; readonly errors: number; readonly blocked: number; readonly fanOut: number }[];
+  /**
+   * Guardrail evidence per dependency and arm, over every trial attempt that sent traffic (cancelled and
+   * replaced ones included): calls, errors, writes blocked, calls refused (undeclared target, unsafe
+   * path), calls per target, and calls per replayed request — null when the service does not forward
+   * the record id (`x-tandem-record`), so fan-out cannot be attributed.
+   */
+  readonly fanout: readonly {
+    readonly dependency: string;
+    readonly arm: string;
+    readonly policy: string;
+    readonly calls: number;
+    readonly errors: number;
+    readonly blocked: number;
+    readonly refused?: number;
+    readonly byTarget?: Readonly<Record<string, number>>;
+    readonly fanOut: number | null;
+  }[];
   readonly comparison?: ResponseComparison;
   readonly finalChecks: readonly FinalCheckResult[];
   readonly calibration?: { readonly experimentId: string; readonly createdAt: string; readonly trials: number; readonly falsePositiveRate: number };
@@ -152,14 +168,18 @@ export async function evaluateExperiment(store: Pick<Store, 'experiments' | 'out
   const treatment = armSummary(data, 'treatment');
   const detectorNames = [...new Set(data.observations.map((o) => o.detector))];
   const cancellationEvent = data.events.find((e) => e.type === 'cancelled-by-monitor');
-  const fanout = new Map<string, { dependency: string; arm: string; policy: string; calls: number; errors: number; blocked: number; requests: number }>();
-  for (const t of data.trials) {
-    for (const d of (t.record.details?.dependencies ?? []) as { dependency: string; arm: string; policy: string; calls: number; errors: number; blocked: number; replayedRequests: number }[]) {
+  const fanout = new Map<string, { dependency: string; arm: string; policy: string; calls: number; errors: number; blocked: number; refused: number; byTarget: Record<string, number>; requests: number }>();
+  // Every attempt, not only the judged trials: the proof that a cancelled experiment touched only its pinned shard is in them.
+  for (const t of data.record.trials) {
+    type Counted = { dependency: string; arm: string; policy: string; calls: number; errors: number; blocked: number; refused?: number; byTarget?: Record<string, number>; replayedRequests: number };
+    for (const d of (t.details?.dependencies ?? []) as Counted[]) {
       const key = `${d.dependency}/${d.arm}`;
-      const entry = fanout.get(key) ?? { dependency: d.dependency, arm: d.arm, policy: d.policy, calls: 0, errors: 0, blocked: 0, requests: 0 };
+      const entry = fanout.get(key) ?? { dependency: d.dependency, arm: d.arm, policy: d.policy, calls: 0, errors: 0, blocked: 0, refused: 0, byTarget: {}, requests: 0 };
       entry.calls += d.calls;
       entry.errors += d.errors;
       entry.blocked += d.blocked;
+      entry.refused += d.refused ?? 0;
+      for (const [target, calls] of Object.entries(d.byTarget ?? {})) entry.byTarget[target] = (entry.byTarget[target] ?? 0) + calls;
       entry.requests += d.replayedRequests;
       fanout.set(key, entry);
     }
@@ -215,7 +235,7 @@ export async function evaluateExperiment(store: Pick<Store, 'experiments' | 'out
       observations: data.observations.filter((o) => o.detector === name).map((o) => ({ timeMs: o.timeMs, value: o.value, verdict: o.verdict, ...(o.message ? { message: o.message } : {}) })),
     })),
     ...(cancellationEvent?.data ? { cancellation: cancellationEvent.data as ExperimentReport['cancellation'] & object } : {}),
-    fanout: [...fanout.values()].map(({ requests, ...rest }) => ({ ...rest, fanOut: requests > 0 ? rest.calls / requests : 0 })),
+    fanout: [...fanout.values()].map(({ requests, ...rest }) => ({ ...rest, fanOut: requests > 0 ? rest.calls / requests : rest.calls > 0 ? null : 0 })),
     ...(comparison ? { comparison } : {}),
     finalChecks,
     ...(options.calibration

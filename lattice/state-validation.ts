@@ -47,7 +47,8 @@ export function measureState(state: string, report: ExperimentReport): StateMeas
   const callReduction: Record<string, number> = {};
   for (const m of report.metrics) if (m.metric.startsWith('fanout:') && Number.isFinite(m.estimate)) callReduction[m.metric.slice('fanout:'.length)] = -m.estimate;
   const ranking = report.comparison?.ranking;
-  const calls = (arm: string): number => report.fanout.filter((f) => f.arm === arm).reduce((sum, f) => sum + f.fanOut, 0);
+  // Unattributed fan-out (null: the service does not forward the record id) counts as no evidence.
+  const calls = (arm: string): number => report.fanout.filter((f) => f.arm === arm).reduce((sum, f) => sum + (f.fanOut ?? 0), 0);
   const controlCalls = calls('control');
   const cpu = metric('cpu_per_request');
   // Exact call counts decide when a state changes how often the service calls out; otherwise its own CPU does.

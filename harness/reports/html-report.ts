@@ -32,6 +32,21 @@ function metricsTable(report: ExperimentReport, judged: boolean): string {
 
 type Comparison = NonNullable<ExperimentReport['comparison']>;
 
+/** What reached each dependency, per arm: the evidence that the guardrails held (blocked and refused calls, calls per target). */
+function guardrailSection(report: ExperimentReport): string {
+  const attributed = report.fanout.filter((f) => f.fanOut !== null);
+  const chart = attributed.length > 0 ? barChart('calls per replayed request', attributed.map((f) => ({ label: `${f.dependency} (${f.policy}) ${f.arm}`, value: f.fanOut!, color: f.arm === 'treatment' ? COLORS.treatment : COLORS.control })), (v) => `${v.toFixed(2)} calls/request`) : '';
+  const rows = report.fanout
+    .map((f) => {
+      const targets = Object.entries(f.byTarget ?? {}).map(([target, calls]) => `<code>${e(target)}</code> ${e(calls)}`).join(', ');
+      const fanOut = f.fanOut === null ? '<span class="warn">unknown</span>' : e(number(f.fanOut, 2));
+      return `<tr><td>${e(f.dependency)}</td><td>${e(f.policy)}</td><td>${e(f.arm)}</td><td class="n">${e(f.calls)}</td><td class="n">${e(f.errors)}</td><td class="n">${e(f.blocked)}</td><td class="n">${e(f.refused ?? 0)}</td><td>${targets}</td><td class="n">${fanOut}</td></tr>`;
+    })
+    .join('');
+  const unknown = report.fanout.some((f) => f.fanOut === null) ? '<p class="meta">Fan-out is unknown where the service did not forward <code>x-tandem-record</code> on its downstream calls (forward the identity headers to attribute calls to requests; see docs/guardrails.md).</p>' : '';
+  return `<h2>Dependencies (guardrails)</h2><table><thead><tr><th>Dependency</th><th>Policy</th><th>Arm</th><th>Calls</th><th>Errors</th><th>Writes blocked</th><th>Refused</th><th>Calls per target</th><th>Calls/request</th></tr></thead><tbody>${rows}</tbody></table>${unknown}${chart}`;
+}
+
 function coverageLine(c: Comparison): string {
   const skipped = Object.entries(c.skipped).sort((a, b) => b[1] - a[1]);
   const coverage = c.pairs > 0 ? c.comparedBodies / c.pairs : Number.NaN;
@@ -107,15 +122,7 @@ ${verdict.outcome === 'inconclusive' || verdict.inconclusivePolicy ? `<p class="
     sections.push(`<h2>Detector checks</h2>${lineChart('detector values over time', series, 'seconds since monitoring started', { markers })}${violations.length > 0 ? `<details><summary>${violations.length} violation(s)</summary><ul>${violations.slice(0, 200).join('')}</ul></details>` : ''}`);
   }
 
-  if (report.fanout.length > 0) {
-    sections.push(
-      `<h2>Fan-out per dependency</h2>${barChart(
-        'calls per replayed request',
-        report.fanout.map((f) => ({ label: `${f.dependency} (${f.policy}) ${f.arm}`, value: f.fanOut, color: f.arm === 'treatment' ? COLORS.treatment : COLORS.control })),
-        (v) => `${v.toFixed(2)} calls/request`,
-      )}`,
-    );
-  }
+  if (report.fanout.length > 0) sections.push(guardrailSection(report));
 
   if (report.comparison) {
     const c = report.comparison;

@@ -54,6 +54,7 @@ export function renderMarkdown(report: ExperimentReport): string {
     for (const c of report.finalChecks) lines.push(`- ${c.ok ? '✅' : '❌'} ${cell(c.name)}: ${cell(c.message)}`);
     lines.push('');
   }
+  if (report.fanout.length > 0) lines.push(...guardrailLines(report), '');
   const comparison = report.comparison;
   if (comparison) lines.push(...responseLines(comparison), '');
   if (report.calibration) lines.push(`Calibrated by A/A run ${cell(report.calibration.experimentId)} (${report.calibration.trials} trials, false-positive rate ${number(report.calibration.falsePositiveRate * 100, 1)}%).`, '');
@@ -101,5 +102,16 @@ function responseLines(comparison: NonNullable<ExperimentReport['comparison']>):
     const r = comparison.ranking;
     lines.push('', `Ranking: NDCG@${r.k} ${number(r.ndcg.mean, 4)} (min ${number(r.ndcg.min, 4)}), Kendall τ ${number(r.kendallTau.mean, 3)}, overlap@${r.k} ${number(r.overlap.mean, 3)}${r.noise ? `; control′ vs control NDCG ${number(r.noise.ndcg, 4)}` : ''}`);
   }
+  return lines;
+}
+
+/** Per dependency and arm: calls, writes blocked, calls refused, calls per target, fan-out (or why it is unknown). */
+function guardrailLines(report: ExperimentReport): string[] {
+  const lines = ['**Dependencies (guardrails):**', '', '| Dependency | Policy | Arm | Calls | Blocked | Refused | Per target | Calls/request |', '| --- | --- | --- | ---: | ---: | ---: | --- | ---: |'];
+  for (const f of report.fanout) {
+    const targets = Object.entries(f.byTarget ?? {}).map(([target, calls]) => `${cell(target)} ${calls}`).join(', ');
+    lines.push(`| ${cell(f.dependency)} | ${cell(f.policy)} | ${cell(f.arm)} | ${f.calls} | ${f.blocked} | ${f.refused ?? 0} | ${targets || '—'} | ${f.fanOut === null ? 'unknown' : number(f.fanOut, 2)} |`);
+  }
+  if (report.fanout.some((f) => f.fanOut === null)) lines.push('', 'Calls/request is unknown where the service does not forward `x-tandem-record` on its downstream calls (see docs/guardrails.md).');
   return lines;
 }

@@ -145,5 +145,11 @@ describe('tandem replay cancelled by a dependency monitor', () => {
     const store = createLocalStore({ dir: join(dir, '.tandem') });
     expect((await store.observations.read(summary.experimentId)).some((o) => o.verdict === 'violation')).toBe(true);
     expect((await store.experiments.events(summary.experimentId)).map((e) => e.type)).toContain('cancelled-by-monitor');
+    // The report of the cancelled experiment carries the proof: only the pinned shard got prediction calls.
+    const report = await runCli(['report', summary.experimentId, '--format', 'json'], { cwd: dir });
+    const fanout = (JSON.parse(report.out) as { fanout: { dependency: string; arm: string; calls: number; byTarget: Record<string, number> }[] }).fanout;
+    const prediction = fanout.filter((f) => f.dependency === 'prediction' && f.calls > 0);
+    expect(prediction.length).toBeGreaterThan(0);
+    for (const f of prediction) expect(Object.keys(f.byTarget)).toEqual([stack.urls.shards[2]!.replace(/\/$/, '')]);
   }, 90_000);
 });

@@ -46,7 +46,10 @@ function hostileReport(): ExperimentReport {
     latencyCdf: { control: [[1, 0], [2, 1]], treatment: [[1, 0], [3, 1]] },
     detectors: [{ name: `det${HOSTILE}`, observations: [{ timeMs: 1_000, value: 1, verdict: 'violation', message: HOSTILE }, { timeMs: 2_000, value: 2, verdict: 'violation' }] }],
     cancellation: { detector: `det${HOSTILE}`, reason: HOSTILE, firstViolationMs: 1_000, terminatedMs: 2_000 },
-    fanout: [{ dependency: `dep${HOSTILE}`, arm: 'treatment', policy: 'pinned', calls: 10, errors: 0, blocked: 0, fanOut: 2 }],
+    fanout: [
+      { dependency: `dep${HOSTILE}`, arm: 'treatment', policy: 'pinned', calls: 10, errors: 0, blocked: 3, refused: 2, byTarget: { [`http://127.0.0.1:9/${HOSTILE}`]: 10 }, fanOut: 2 },
+      { dependency: 'features', arm: 'control', policy: 'isolated', calls: 4, errors: 0, blocked: 0, refused: 0, byTarget: {}, fanOut: null },
+    ],
     comparison: {
       pairs: 1,
       comparedBodies: 1,
@@ -133,6 +136,19 @@ describe('report rendering escapes what it renders', () => {
     expect(comparedText({ request: { controlRevision: base, treatmentRevision: 'b'.repeat(40) } })).toBe('control aaaaaaaaaaaa vs treatment bbbbbbbbbbbb');
     expect(comparedText({ request: { control: 'http://127.0.0.1:1' } })).toBe('control http://127.0.0.1:1 vs treatment as configured');
     expect(comparedText({})).toBeUndefined();
+  });
+
+  it('shows the guardrail evidence in every format: blocked, refused and per-target calls, fan-out unknown when unattributed', () => {
+    const report = hostileReport();
+    const md = renderMarkdown(report);
+    expect(md).toMatch(/\| dep.* \| pinned \| treatment \| 10 \| 3 \| 2 \| http:\/\/127\.0\.0\.1:9\/.* 10 \| 2\.00 \|/);
+    expect(md).toMatch(/\| features \| isolated \| control \| 4 \| 0 \| 0 \| — \| unknown \|/);
+    expect(md).toContain('does not forward `x-tandem-record`');
+    const html = renderHtml(report);
+    expect(html).toMatch(/<h2>Dependencies \(guardrails\)<\/h2>/);
+    expect(html).toMatch(/<td class="n">3<\/td><td class="n">2<\/td><td><code>http:\/\/127\.0\.0\.1:9\/&lt;script&gt;/);
+    expect(html).toContain('<span class="warn">unknown</span>');
+    expect(JSON.parse(renderJson(report)).fanout[1].fanOut).toBeNull();
   });
 
   it('escape helpers', () => {
