@@ -9,7 +9,7 @@ import type { Store } from '../store/index.js';
 import { STAGE_PRIORITY, type ExperimentRequest } from './experiment-request.js';
 import { attemptIdFor, createQueued, isTerminal, transition } from './lifecycle.js';
 import { requestCancel, watchCancellation } from './cancellation-watch.js';
-import { claimRun, holdRun, leaseHolder } from './run-lease.js';
+import { claimRun, holdRun, lapsedRunner, leaseHolder } from './run-lease.js';
 import type { CancelResult, ExperimentQueue, ExperimentRunner, SubmitOptions, SubmitResult } from './queue.js';
 
 export interface InlineQueueOptions {
@@ -126,6 +126,14 @@ export class InlineQueue implements ExperimentQueue {
     }
     if (!record) return 'unknown';
     if (isTerminal(record.status)) return 'finished';
+    if (!this.#running.has(id)) {
+      // Its runner died (a killed `tandem run`): nobody would ever see the request, so it ends here.
+      const lapsed = await lapsedRunner(this.#options.store, id, this.#options.clock);
+      if (lapsed !== undefined) {
+        await transition(this.#options.store, record, 'cancelled', this.#options.clock, {}, `${reason} (its runner ${lapsed.holder} stopped renewing its lease at ${new Date(lapsed.expiredAtMs).toISOString()}: the process is gone)`);
+        return 'orphan-cancelled';
+      }
+    }
     await requestCancel(this.#options.store, id, reason, this.#options.clock);
     this.#running.get(id)?.controller.abort(new ExperimentCancelledError(`cancelled: ${reason}`));
     return 'signalled';

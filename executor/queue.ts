@@ -15,7 +15,8 @@ export interface SubmitResult {
 }
 
 /** `removed`: it was still queued; `signalled`: its worker was told; `finished`: it had already ended. */
-export type CancelResult = 'removed' | 'signalled' | 'finished' | 'unknown';
+/** `orphan-cancelled`: its runner had died (lease lapsed), so the record itself was ended here. */
+export type CancelResult = 'removed' | 'signalled' | 'finished' | 'unknown' | 'orphan-cancelled';
 
 export interface SubmitOptions {
   readonly rerun?: boolean;

@@ -50,6 +50,14 @@ export async function liveRunner(store: Pick<Store, 'experiments'>, id: string, 
   return live[0]?.[0];
 }
 
+/** When no runner holds the experiment but one did: that runner (its process died) and when its lease lapsed. */
+export async function lapsedRunner(store: Pick<Store, 'experiments'>, id: string, clock: Clock): Promise<{ holder: string; expiredAtMs: number } | undefined> {
+  if ((await liveRunner(store, id, clock)) !== undefined) return undefined;
+  let last: LeaseData | undefined;
+  for (const event of await store.experiments.events(id)) last = leaseOf(event) ?? last;
+  return last === undefined ? undefined : { holder: last.holder, expiredAtMs: last.expiresAtMs };
+}
+
 const append = (store: Pick<Store, 'experiments'>, id: string, clock: Clock, holder: string, expiresAtMs: number, claim: boolean, message: string): Promise<void> =>
   store.experiments.appendEvent({ experimentId: id, timeMs: clock.now(), type: 'lease', message, data: { holder, expiresAtMs, claim } });
 

@@ -20,7 +20,7 @@ export async function run(id: string, options: CancelOptions, ctx: CliContext): 
   try {
     const result = await queue.cancel(id, options.reason ?? `cancelled by ${process.env.USER ?? 'a user'}`);
     if (result === 'unknown') throw new UsageError(`no experiment ${JSON.stringify(id)} in the store at ${store.location}`);
-    ctx.out(options.json ? JSON.stringify({ id, result }) : result === 'removed' ? `${id}: removed from the queue` : result === 'signalled' ? `${id}: cancel sent to its worker` : `${id}: had already finished`);
+    ctx.out(options.json ? JSON.stringify({ id, result }) : result === 'removed' ? `${id}: removed from the queue` : result === 'signalled' ? `${id}: cancel sent to its worker` : result === 'orphan-cancelled' ? `${id}: cancelled (its runner had died; nothing was running it)` : `${id}: had already finished`);
     return ExitCode.ok;
   } finally {
     await queue.close();

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { systemClock, type ExperimentStatus } from '../../core/index.js';
 import { createLocalStore, type Store } from '../../store/index.js';
-import { InlineQueue, parseRequest, requestCancel, transition, type ExperimentRunner } from '../../executor/index.js';
+import { InlineQueue, createQueued, parseRequest, requestCancel, transition, type ExperimentRunner } from '../../executor/index.js';
 
 async function tempStore(): Promise<Store> {
   const dir = await mkdtemp(join(tmpdir(), 'tandem-inline-queue-'));
@@ -124,6 +124,24 @@ describe('inline queue', () => {
     runner.release(first.id);
     await queue.idle();
     expect(runner.started).toEqual([first.id]);
+  });
+
+  it('cancels an experiment whose runner died (lease lapsed) at once; one with a live runner is only signalled', async () => {
+    const store = await tempStore();
+    const queue = new InlineQueue({ store, clock: systemClock, run: async () => undefined });
+    onTestFinished(() => queue.close());
+    const now = Date.now();
+    for (const [id, expiresAtMs] of [['exp-dead', now - 1_000], ['exp-live', now + 60_000]] as const) {
+      const { record } = await createQueued(store, id, request('w', 'diff'), systemClock);
+      await transition(store, record, 'running', systemClock);
+      await store.experiments.appendEvent({ experimentId: id, timeMs: now - 2_000, type: 'lease', message: 'run by host:1:abc', data: { holder: 'host:1:abc', expiresAtMs, claim: true } });
+    }
+    expect(await queue.cancel('exp-dead', 'cancelled by a user')).toBe('orphan-cancelled');
+    const dead = await store.experiments.get('exp-dead');
+    expect(dead?.status).toBe('cancelled');
+    expect(dead?.reason).toMatch(/^cancelled by a user \(its runner host:1:abc stopped renewing its lease at .*: the process is gone\)$/);
+    expect(await queue.cancel('exp-live', 'cancelled by a user')).toBe('signalled');
+    expect((await store.experiments.get('exp-live'))?.status).toBe('running');
   });
 
   it('holds a workload to its concurrency limit while others run', async () => {
