@@ -8,7 +8,7 @@ import { Redactor, parseGor, parseHar, rulesForTier, type ParsedImport } from '.
 import { ExitCode } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
 import { parseDurationFlag, parsePositiveInteger } from '../arguments.js';
-import { terminalSafe } from '../terminal-text.js';
+import { columns, terminalSafe } from '../terminal-text.js';
 import { writePrivateLines } from '../private-output.js';
 import type { TandemConfig } from '../../core/index.js';
 
@@ -39,8 +39,7 @@ export async function ls(options: GlobalOptions, ctx: CliContext): Promise<numbe
     if (options.json) ctx.out(JSON.stringify({ tiers, corruptLines: corrupt }));
     else if (tiers.length === 0) ctx.out(`no recorded requests in ${store.location}`);
     else {
-      ctx.out('tier                 records  first                 last                  bytes');
-      for (const t of tiers) ctx.out(`${t.tier.padEnd(20)} ${String(t.count).padStart(8)}  ${iso(t.firstMs)}  ${iso(t.lastMs)}  ${t.bytes}`);
+      for (const line of columns(['tier', 'records', 'first', 'last', 'bytes'], tiers.map((t) => [t.tier, String(t.count), iso(t.firstMs), iso(t.lastMs), String(t.bytes)]), new Set([1, 4]))) ctx.out(line);
     }
     if (corrupt > 0) ctx.err(`skipped ${corrupt} unreadable line(s) (a writer was killed mid-line?)`);
     return ExitCode.ok;

@@ -66,7 +66,8 @@ export async function run(workloadName: string, options: RunOptions, ctx: CliCon
       if (process.stderr.isTTY) process.stderr.write('\n');
       const record = (await store.experiments.get(submitted.id))!;
       const endedByFailure = record.status === 'cancelled' || (record.status === 'failed' && !endedWithoutVerdict(record));
-      if (endedByFailure) ctx.err(`experiment ${record.id} ${record.status}${record.reason ? `: ${record.reason}` : ''}`);
+      // A cancellation's reason often starts with "cancelled: " itself: said once.
+      if (endedByFailure) ctx.err(`experiment ${record.id} ${record.status}${record.reason ? `: ${record.reason.replace(new RegExp(`^${record.status}: `), '')}` : ''}`);
       if (request.kind !== 'experiment') {
         ctx.out(options.json ? JSON.stringify({ id: record.id, status: record.status, verdict: record.verdict ?? null }) : `experiment ${record.id}: ${record.status}`);
         if (endedByFailure) code = exitCodeForRecord(record);

@@ -8,6 +8,7 @@ import { ExitCode } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
 import { parsePositiveInteger } from '../arguments.js';
 import { comparedText } from '../../harness/reports/compared-text.js';
+import { oneLine } from '../terminal-text.js';
 
 export interface StatusOptions extends GlobalOptions {
   readonly workload?: string;
@@ -15,7 +16,7 @@ export interface StatusOptions extends GlobalOptions {
 }
 
 const line = (r: ExperimentRecord): string =>
-  `${r.id.padEnd(34)} ${r.status.padEnd(10)} ${r.workload.padEnd(16)} ${String(r.spec.kind ?? '').padEnd(12)} ${String(r.spec.stage ?? '').padEnd(9)} ${new Date(r.createdAtMs).toISOString()}${r.reason ? `  ${r.reason.slice(0, 80)}` : ''}`;
+  `${r.id.padEnd(34)} ${r.status.padEnd(10)} ${r.workload.padEnd(16)} ${String(r.spec.kind ?? '').padEnd(12)} ${String(r.spec.stage ?? '').padEnd(9)} ${new Date(r.createdAtMs).toISOString()}${r.reason ? `  ${oneLine(r.reason, 100)}` : ''}`;
 
 export async function run(id: string | undefined, options: StatusOptions, ctx: CliContext): Promise<number> {
   const { config } = await loadCommandConfig(options, ctx);

@@ -22,6 +22,7 @@ import { selectForChange, type ChangeSelection } from '../../triggers/index.js';
 import { escapeMarkdownCell } from '../../harness/index.js';
 import { ExitCode, exitCodeForRecords } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext } from '../cli-context.js';
+import { oneLine } from '../terminal-text.js';
 import { queueFor, requestFromFlags, type ExperimentFlags } from '../experiment-options.js';
 
 export interface SubmitOptions extends ExperimentFlags {
@@ -40,7 +41,7 @@ function summary(records: readonly ExperimentRecord[], selection: ChangeSelectio
     lines.push('| Workload | Experiment | Status | Why |', '| --- | --- | --- | --- |');
     for (const r of records) {
       const why = selection?.selected.find((s) => s.workload === r.workload)?.reasons.join('; ') ?? selection?.deferred.find((d) => d.workload === r.workload)?.reason ?? '';
-      lines.push(`| ${escapeMarkdownCell(r.workload)} | ${escapeMarkdownCell(r.id)} | ${escapeMarkdownCell(r.status)}${r.reason && r.status !== 'passed' ? `: ${escapeMarkdownCell(r.reason.slice(0, 200))}` : ''} | ${escapeMarkdownCell(why)} |`);
+      lines.push(`| ${escapeMarkdownCell(r.workload)} | ${escapeMarkdownCell(r.id)} | ${escapeMarkdownCell(r.status)}${r.reason && r.status !== 'passed' ? `: ${escapeMarkdownCell(oneLine(r.reason, 300))}` : ''} | ${escapeMarkdownCell(why)} |`);
     }
   }
   for (const s of selection?.skipped ?? []) lines.push(`- skipped ${escapeMarkdownCell(s.workload)}: ${escapeMarkdownCell(s.reason)}`);

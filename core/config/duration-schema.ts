@@ -5,7 +5,10 @@ import { MAX_DURATION_MS, formatDuration, parseDuration } from '../duration.js';
 const DURATION_PATTERN = /^(\d+(\.\d+)?(ms|s|m|h|d))+$/;
 
 export const durationSchema = z
-  .string()
+  .string({
+    // A bare number is the usual slip: say which unit it lacks.
+    error: (issue) => (typeof issue.input === 'number' ? `must be a duration string with a unit, like "${issue.input}s" or "${issue.input}ms", got ${issue.input}` : undefined),
+  })
   .regex(DURATION_PATTERN, { error: 'must be a duration like "250ms", "30s", "5m", "4h" or "1h30m" (no sign, no spaces)' })
   .transform((text, ctx) => {
     const ms = parseDuration(text);

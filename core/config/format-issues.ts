@@ -53,7 +53,9 @@ export function formatIssues(issues: readonly z.core.$ZodIssue[], schema: z.ZodT
         break;
       }
       case 'invalid_type':
-        emit(issue.input === undefined ? `${where} is required (${issue.expected})` : `${where} must be ${article(issue.expected)}${got}`);
+        // A schema's own message (a duration given as a bare number: which unit it lacks) says more than the type.
+        if (issue.input !== undefined && issue.message.startsWith('must be ')) emit(`${where} ${issue.message}`);
+        else emit(issue.input === undefined ? `${where} is required (${issue.expected})` : `${where} must be ${article(issue.expected)}${got}`);
         break;
       case 'too_small':
         emit(`${where} ${boundText(issue.origin, issue.inclusive ? '>=' : '>', issue.minimum)}${got}`);

@@ -12,12 +12,15 @@ export function escapeHtml(value: unknown): string {
 }
 
 /**
- * A Markdown table cell (GitHub renders inline HTML in comments, so markup is
- * neutralised as entities too): pipes escaped, line breaks flattened, and
- * characters that start links, emphasis or code escaped.
+ * A Markdown table cell (GitHub renders inline HTML in comments, so `<`, `>`
+ * and `&` become entities): pipes escaped, line breaks flattened, and the
+ * characters that start links, emphasis or code escaped. Quotes and
+ * parentheses stay as they are — they start nothing without a `[` — so the
+ * same text reads cleanly in a terminal.
  */
 export function escapeMarkdownCell(value: unknown): string {
-  return escapeHtml(value)
+  return String(value)
+    .replace(/[&<>]/g, (c) => HTML_ENTITIES[c]!)
     .replace(/\r?\n|\r/g, ' ')
-    .replace(/([\\|*_[\]()#!~])/g, '\\$1');
+    .replace(/([\\|*_[\]~`])/g, '\\$1');
 }

@@ -45,7 +45,7 @@ describe('config validation', () => {
             name: 'ranking',
             tier: 'ranking',
             replay: { qps: 10, concurrency: 'many' },
-            trials: { warmup: '-5s' },
+            trials: { warmup: '-5s', measure: 30 },
             detectors: [{ name: 'restarts', kind: 'dependency-health', source: 'http://127.0.0.1:1/metrics', consecutive: 0 }],
           },
           { name: 'ranking', tier: 'query' },
@@ -58,12 +58,14 @@ describe('config validation', () => {
         'unknown key "qps" in workloads[0].replay (did you mean "rate"?)',
         'workloads[0].replay.concurrency must be a number, got "many"',
         expect.stringMatching(/^workloads\[0\]\.trials\.warmup must be a duration like .*got "-5s"$/),
+        // A bare number: which unit it lacks.
+        'workloads[0].trials.measure must be a duration string with a unit, like "30s" or "30ms", got 30',
         'workloads[0].detectors[0].consecutive must be >= 1, got 0',
         'workloads[0].detectors[0].rule.metric a dependency-health detector needs rule.metric (the Prometheus metric it watches)',
         'workloads[1].name must be unique, got "ranking" (also used by workloads[0])',
       ]),
     );
-    expect(issues).toHaveLength(7);
+    expect(issues).toHaveLength(8);
   });
 
   it('checks URLs, policies, pins and names', () => {

@@ -113,7 +113,7 @@ describe('report rendering escapes what it renders', () => {
     // Seven columns: the hostile pipes are escaped, not column separators.
     expect(tableRows[0]!.split(/(?<!\\)\|/).length - 2).toBe(7);
     expect(md).not.toMatch(/^# heading/m);
-    expect(md).toContain('\\[link\\]\\(javascript:alert\\(1\\)\\)');
+    expect(md).toContain('\\[link\\](javascript:alert(1))');
   });
 
   it('JSON: the model as is, NaN as null, parseable', () => {
@@ -154,5 +154,7 @@ describe('report rendering escapes what it renders', () => {
   it('escape helpers', () => {
     expect(escapeHtml(`<a href="x">'&'</a>`)).toBe('&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;');
     expect(escapeMarkdownCell('a|b\nc')).toBe('a\\|b c');
+    // Reads cleanly in a terminal: quotes and parentheses as they are; markup and link brackets neutralised.
+    expect(escapeMarkdownCell(`"x" (y) <b> [z]`)).toBe('"x" (y) &lt;b&gt; \\[z\\]');
   });
 });
