@@ -3,5 +3,5 @@ export { startRouter, EgressRouter, type RouterOptions, type RouterArm, type Dep
 export { pinnedShards, allowedTargets, isWrite, withBaggage } from './policies.js';
 export { runMonitor, type Detector, type CheckResult, type CheckVerdict, type Cancellation, type MonitorOptions } from './monitor.js';
 export { dependencyHealthDetector } from './detectors/dependency-health.js';
-export { experimentAttributedDetector, type AttributedContext } from './detectors/experiment-attributed.js';
+export { ERROR_RECORD_SCHEMA, experimentAttributedDetector, type AttributedContext } from './detectors/experiment-attributed.js';
 export { SharedSource } from './shared-source.js';

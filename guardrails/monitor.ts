@@ -9,7 +9,7 @@
  * the experiment as "monitoring unavailable" when the detector says so —
  * "no data" is never silently a pass.
  */
-import { ExperimentCancelledError, type Clock, type DetectorConfig, type DetectorObservation } from '../core/index.js';
+import { ConfigError, ExperimentCancelledError, type Clock, type DetectorConfig, type DetectorObservation } from '../core/index.js';
 
 export type CheckVerdict = 'clear' | 'violation' | 'error';
 
@@ -89,11 +89,14 @@ export async function runMonitor(options: MonitorOptions): Promise<Cancellation 
     options.onObservation?.({ experimentId: options.experimentId, detector, timeMs: clock.now(), ...result });
 
   const states: DetectorState[] = [];
+  let misconfigured: { name: string; message: string } | undefined;
   for (const detector of options.detectors) {
     try {
       await detector.prime();
     } catch (error) {
       observe(detector.name, { verdict: 'error', value: null, baseline: null, message: `prime failed: ${(error as Error).message}` });
+      // A source that answers in another format will never be readable: said at once, as configuration.
+      if (error instanceof ConfigError && misconfigured === undefined) misconfigured = { name: detector.name, message: error.issues.join('; ') };
     }
     states.push({ detector, nextDueMs: startMs + detector.intervalMs, violations: 0, errors: 0, firstBadMs: 0, retired: false });
   }
@@ -103,6 +106,11 @@ export async function runMonitor(options: MonitorOptions): Promise<Cancellation 
     controller.abort(new ExperimentCancelledError(`cancelled by detector ${state.detector.name}: ${reason}`));
     return cancellation;
   };
+  if (misconfigured !== undefined) {
+    const state = states.find((st) => st.detector.name === misconfigured!.name)!;
+    state.firstBadMs = clock.now();
+    return cancel(state, `configuration: ${misconfigured.message}`);
+  }
 
   while (!signal.aborted) {
     const live = states.filter((s) => !s.retired);

@@ -10,7 +10,7 @@
 import { request } from 'undici';
 import type { DependencyErrorRecord, DetectorConfig } from '../../core/index.js';
 import { scheduleOf, type CheckResult, type Detector } from '../monitor.js';
-import { UpstreamError } from '../../core/index.js';
+import { ConfigError, UpstreamError } from '../../core/index.js';
 
 export interface AttributedContext {
   /** The experiment's jobs, by arm (e.g. { control: "exp.control", treatment: "exp.treatment" }). */
@@ -27,10 +27,54 @@ async function fetchRecords(source: string, sinceMs: number, jobs: readonly stri
   const response = await request(url, { headersTimeout: 5_000, bodyTimeout: 5_000 });
   const text = await response.body.text();
   if (response.statusCode !== 200) throw new UpstreamError(`${source} answered ${response.statusCode}`);
-  const body = JSON.parse(text) as { records?: DependencyErrorRecord[] };
-  if (!Array.isArray(body.records)) throw new UpstreamError(`${source} did not answer { records: [...] }`);
-  return body.records;
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new ConfigError([`detector source ${source} did not answer JSON: it must answer the error-record format (docs/guardrails.md, "Error records")`], 'detector');
+  }
+  const records = (body as { records?: unknown } | null)?.records;
+  if (!Array.isArray(records)) throw new ConfigError([`detector source ${source} did not answer { "records": [...] } (docs/guardrails.md, "Error records")`], 'detector');
+  for (const [i, record] of records.entries()) {
+    const problem = recordProblem(record);
+    if (problem !== undefined) throw new ConfigError([`detector source ${source} answered a record of another shape: records[${i}].${problem} (docs/guardrails.md, "Error records")`], 'detector');
+  }
+  return records as DependencyErrorRecord[];
 }
+
+const STRING_FIELDS = ['dependency', 'shard', 'kind', 'message', 'experimentId', 'arm', 'trial', 'job'] as const;
+
+/** What is wrong with one error record, or undefined: the shape of ERROR_RECORD_SCHEMA. */
+export function recordProblem(record: unknown): string | undefined {
+  if (record === null || typeof record !== 'object' || Array.isArray(record)) return 'must be an object';
+  const r = record as Record<string, unknown>;
+  if (typeof r.timeMs !== 'number' || !Number.isFinite(r.timeMs)) return 'timeMs must be a number (epoch ms)';
+  for (const field of STRING_FIELDS) if (typeof r[field] !== 'string') return `${field} must be a string ("" when absent)`;
+  if (!Array.isArray(r.jobs) || r.jobs.some((j) => typeof j !== 'string')) return 'jobs must be an array of strings';
+  return undefined;
+}
+
+/** The error-record format as JSON Schema (docs/guardrails.md); `recordProblem` checks the same shape. */
+export const ERROR_RECORD_SCHEMA = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  title: 'Tandem error records',
+  type: 'object',
+  required: ['records'],
+  properties: {
+    records: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['timeMs', ...STRING_FIELDS, 'jobs'],
+        properties: {
+          timeMs: { type: 'number', description: 'When the error happened, epoch ms.' },
+          ...Object.fromEntries(STRING_FIELDS.map((f) => [f, { type: 'string' }])),
+          jobs: { type: 'array', items: { type: 'string' }, description: 'Every job implicated when the error is at batch granularity.' },
+        },
+      },
+    },
+  },
+} as const;
 
 export function experimentAttributedDetector(config: DetectorConfig, context: AttributedContext): Detector {
   const jobArm = new Map(Object.entries(context.jobs).map(([arm, job]) => [job, arm]));
@@ -38,6 +82,9 @@ export function experimentAttributedDetector(config: DetectorConfig, context: At
     ...scheduleOf(config),
     async prime() {
       // The baseline is "nothing before the experiment started": records are filtered by time and job.
+      // One read now checks the source answers the error-record format: a source of another shape is a
+      // configuration error at the start, not "monitoring unavailable" cancelling the experiment later.
+      await fetchRecords(config.source, context.sinceMs, [...jobArm.keys()]);
     },
     async check(): Promise<CheckResult> {
       const records = (await fetchRecords(config.source, context.sinceMs, [...jobArm.keys()])).filter(

@@ -2,8 +2,8 @@ import { createServer } from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { parseConfig, systemClock, type DependencyErrorRecord, type DetectorConfig } from '../../core/index.js';
-import { SharedSource, dependencyHealthDetector, experimentAttributedDetector } from '../../guardrails/index.js';
+import { ConfigError, parseConfig, systemClock, type DependencyErrorRecord, type DetectorConfig } from '../../core/index.js';
+import { ERROR_RECORD_SCHEMA, SharedSource, dependencyHealthDetector, experimentAttributedDetector, runMonitor } from '../../guardrails/index.js';
 import { startStack } from '../../examples/stack/index.js';
 import { FEATURES, encodeTensor } from '../../examples/stack/model.js';
 
@@ -72,6 +72,38 @@ describe('detectors', () => {
     const result = await d.check();
     expect(result.verdict).toBe('violation');
     expect(result.message).toContain('(jobs: exp-3.treatment, someone-else.job)');
+  });
+});
+
+describe('error-record format', () => {
+  it('refuses a source answering another shape as configuration, at priming, naming the field — and the monitor cancels saying so at once', async () => {
+    const bodies = [
+      ['{"errors": []}', /did not answer \{ "records": \[\.\.\.\] \}/],
+      ['not json', /did not answer JSON/],
+      [JSON.stringify({ records: [{ timeMs: 1, dependency: 'd', shard: '', kind: 'k', message: 'm', experimentId: '', arm: '', trial: '', job: '', jobs: 'exp.treatment' }] }), /records\[0\]\.jobs must be an array of strings/],
+      [JSON.stringify({ records: [{ time: '2026-12-01' }] }), /records\[0\]\.timeMs must be a number/],
+    ] as const;
+    for (const [body, message] of bodies) {
+      const server = createServer((_req, res) => res.end(body)).listen(0, '127.0.0.1');
+      await once(server, 'listening');
+      onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
+      const source = `http://127.0.0.1:${(server.address() as AddressInfo).port}/errors`;
+      const d = experimentAttributedDetector(detector({ kind: 'experiment-attributed', source }), { jobs: { control: 'exp.control', treatment: 'exp.treatment' }, sinceMs: 0 });
+      await expect(d.prime()).rejects.toThrow(ConfigError);
+      await expect(d.prime()).rejects.toMatchObject({ issues: [expect.stringMatching(message)] });
+      const controller = new AbortController();
+      const cancellation = await runMonitor({ experimentId: 'exp', detectors: [d], clock: systemClock, controller });
+      expect(cancellation?.reason).toMatch(/^configuration: detector source .* (did not answer|answered a record of another shape)/);
+      expect(controller.signal.aborted).toBe(true);
+    }
+  });
+});
+
+describe('error-record schema', () => {
+  it('docs/error-records.schema.json is the schema the detector checks', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const { join } = await import('node:path');
+    expect(JSON.parse(await readFile(join(import.meta.dirname, '..', '..', 'docs', 'error-records.schema.json'), 'utf8'))).toEqual(ERROR_RECORD_SCHEMA);
   });
 });
 
