@@ -76,11 +76,20 @@ async function summary(store: Store, experimentId: string): Promise<Record<ArmNa
   return { control: of('control'), treatment: of('treatment') };
 }
 
+/**
+ * Non-2xx answers and failures per arm, and how the treatment differs from control: a 404 the
+ * production build answers too is no error of the change — what matters is the difference.
+ */
+function answers(control: number, treatment: number): string {
+  const difference = treatment - control;
+  return `not 2xx c ${control} t ${treatment}${difference === 0 ? ' (same as control)' : ` (treatment ${difference > 0 ? '+' : ''}${difference} vs control)`}`;
+}
+
 export function progressLine(ctx: CliContext, trials: number): (trial: number, attempt: number, p: ReplayProgress) => void {
   const tty = process.stderr.isTTY === true;
   let lastPrinted = 0;
   return (trial, attempt, p) => {
-    const line = `trial ${trial + 1}/${trials}${attempt > 1 ? ` (attempt ${attempt})` : ''} ${p.phase} ${(p.remainingMs / 1000).toFixed(0)}s left | ${p.rate.toFixed(0)} pairs/s | in flight c ${p.inflight.control} t ${p.inflight.treatment} | errors c ${p.errors.control} t ${p.errors.treatment}${p.droppedPairs > 0 ? ` | dropped ${p.droppedPairs}` : ''}`;
+    const line = `trial ${trial + 1}/${trials}${attempt > 1 ? ` (attempt ${attempt})` : ''} ${p.phase} ${(p.remainingMs / 1000).toFixed(0)}s left | ${p.rate.toFixed(0)} pairs/s | in flight c ${p.inflight.control} t ${p.inflight.treatment} | ${answers(p.errors.control, p.errors.treatment)}${p.droppedPairs > 0 ? ` | dropped ${p.droppedPairs}` : ''}`;
     if (tty) process.stderr.write(`\r\x1b[2K${line}`);
     else if (Date.now() - lastPrinted >= 5_000) {
       lastPrinted = Date.now();
