@@ -10,6 +10,7 @@ import { STAGE_PRIORITY, type ExperimentRequest } from './experiment-request.js'
 import { attemptIdFor, createQueued, isTerminal, transition } from './lifecycle.js';
 import { requestCancel, watchCancellation } from './cancellation-watch.js';
 import { claimRun, holdRun, lapsedRunner, leaseHolder } from './run-lease.js';
+import { leftoversOf, stopLeftovers } from '../replayer/index.js';
 import type { CancelResult, ExperimentQueue, ExperimentRunner, SubmitOptions, SubmitResult } from './queue.js';
 
 export interface InlineQueueOptions {
@@ -130,6 +131,8 @@ export class InlineQueue implements ExperimentQueue {
       // Its runner died (a killed `tandem run`): nobody would ever see the request, so it ends here.
       const lapsed = await lapsedRunner(this.#options.store, id, this.#options.clock);
       if (lapsed !== undefined) {
+        // The arms its last trial started may still run: stopped now (only those that are still the same processes).
+        stopLeftovers(leftoversOf(record.trials));
         await transition(this.#options.store, record, 'cancelled', this.#options.clock, {}, `${reason} (its runner ${lapsed.holder} stopped renewing its lease at ${new Date(lapsed.expiredAtMs).toISOString()}: the process is gone)`);
         return 'orphan-cancelled';
       }

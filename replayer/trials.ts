@@ -13,6 +13,7 @@ import type { Store } from '../store/index.js';
 import { ArmNotReadyError, type ArmDeployment, type ArmProvider, type ArmIdentity } from './arms.js';
 import { shapeCorpus, type ShapedCorpus } from './replay-shaping.js';
 import { resetArm } from './arm-reset.js';
+import { leftoversOf, recordProcess, stopLeftovers } from './arm-processes.js';
 import { fingerprintDifferences } from './fingerprint.js';
 import { pairedReplay, type PairedReplayResult, type ReplayProgress } from './paired-replay.js';
 import { markProcessCpu, scrapeCounters } from './counters.js';
@@ -98,6 +99,8 @@ function summarize(result: PairedReplayResult, minAchievedShare: number): Record
 export async function runTrials(options: RunTrialsOptions): Promise<TrialsResult> {
   const { workload, clock } = options;
   // An interrupted attempt is the executor's failure, not the trial's: it does not count against maxReplacements.
+  // Arms an interrupted attempt started may still run (a killed runner could not stop them): stopped first.
+  stopLeftovers(leftoversOf(options.previous ?? []));
   const trials: TrialRecord[] = (options.previous ?? []).map((t) =>
     t.status === 'running' ? { ...t, status: 'replaced', endedAtMs: clock.now(), reason: 'interrupted: the worker running this trial stopped (crash or kill); replaced on resume' } : t,
   );
@@ -151,6 +154,12 @@ export async function runTrials(options: RunTrialsOptions): Promise<TrialsResult
         continue;
       }
       const slots = { control: deployments.control.slot, treatment: deployments.treatment.slot };
+      const processes = (['control', 'treatment'] as const).flatMap((arm) => (deployments[arm].pid !== undefined ? [recordProcess(arm, deployments[arm].pid!)] : []));
+      if (processes.length > 0) {
+        const at = trials.findIndex((t) => t.status === 'running' && t.index === index && t.attempt === attempt);
+        if (at >= 0) trials[at] = { ...trials[at]!, details: { ...(trials[at]!.details ?? {}), processes } };
+        await persist();
+      }
       try {
         await resetArms(workload, deployments, options.arms.compared, options.signal);
       } catch (error) {
