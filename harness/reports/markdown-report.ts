@@ -8,6 +8,7 @@ import type { ExperimentReport } from '../evaluate.js';
 import { formatEffect } from '../verdict.js';
 import { escapeMarkdownCell as cell } from './escape.js';
 import { sequentialText } from './sequential-text.js';
+import { metricValue } from './metric-value.js';
 import { comparedText } from './compared-text.js';
 
 const ICON: Readonly<Record<string, string>> = { passed: '✅', regressed: '❌', inconclusive: '❔', 'no data': '⚠️' };
@@ -31,7 +32,7 @@ export function renderMarkdown(report: ExperimentReport): string {
     for (const m of judged) {
       const critical = m.policy?.critical ? ' (critical)' : '';
       lines.push(
-        `| ${cell(m.metric)}${critical} | ${number(m.control, m.scale === 'absolute' ? 4 : 2)} | ${number(m.treatment, m.scale === 'absolute' ? 4 : 2)} | ${formatEffect(m.estimate, m.scale)} | [${formatEffect(m.low, m.scale)}, ${formatEffect(m.high, m.scale)}] | ${cell(m.verdict)} | ${cell(m.reason)} |`,
+        `| ${cell(m.metric)}${critical} | ${cell(metricValue(m, m.control))} | ${cell(metricValue(m, m.treatment))} | ${formatEffect(m.estimate, m.scale)} | [${formatEffect(m.low, m.scale)}, ${formatEffect(m.high, m.scale)}] | ${cell(m.verdict)} | ${cell(m.reason)} |`,
       );
     }
     lines.push('');

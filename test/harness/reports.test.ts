@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { metricValue } from '../../harness/reports/metric-value.js';
 import { REPORT_SCHEMA, comparedText, escapeHtml, escapeMarkdownCell, renderHtml, renderJson, renderMarkdown, type ExperimentReport, type MetricVerdict } from '../../harness/index.js';
 
 const HOSTILE = `<script>alert('x')</script><img src=x onerror="alert(1)">|**bold**|[link](javascript:alert(1))\n# heading`;
@@ -149,6 +150,13 @@ describe('report rendering escapes what it renders', () => {
     expect(html).toMatch(/<td class="n">3<\/td><td class="n">2<\/td><td><code>http:\/\/127\.0\.0\.1:9\/&lt;script&gt;/);
     expect(html).toContain('<span class="warn">unknown</span>');
     expect(JSON.parse(renderJson(report)).fanout[1].fanOut).toBeNull();
+  });
+
+  it('shows arm values with their units (RSS in MiB, latency in ms)', () => {
+    expect(metricValue({ unit: 'bytes', scale: 'relative' }, 536_870_912)).toBe('512.0 MiB');
+    expect(metricValue({ unit: 'ms', scale: 'relative' }, 12.3)).toBe('12.30 ms');
+    expect(metricValue({ unit: 'share', scale: 'absolute' }, 0.0123)).toBe('0.0123');
+    expect(metricValue({ unit: 'ms', scale: 'relative' }, Number.NaN)).toBe('n/a');
   });
 
   it('escape helpers', () => {
