@@ -61,3 +61,18 @@ export function shapeCorpus(records: AsyncIterable<CorpusRecord>, shaping: Repla
     filtered: () => filtered,
   };
 }
+
+/**
+ * The corpus read again from its first record each time it ends (`replay.wrap`); the replay's window
+ * bounds it. A pass that yields nothing ends it: an empty corpus does not spin.
+ */
+export async function* wrapped(corpus: () => AsyncIterable<CorpusRecord>): AsyncGenerator<CorpusRecord> {
+  for (;;) {
+    let yielded = 0;
+    for await (const record of corpus()) {
+      yielded++;
+      yield record;
+    }
+    if (yielded === 0) return;
+  }
+}

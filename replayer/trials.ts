@@ -11,7 +11,7 @@
 import { TandemError, type Clock, type CorpusRecord, type RequestOutcome, type TrialRecord, type WorkloadConfig } from '../core/index.js';
 import type { Store } from '../store/index.js';
 import { ArmNotReadyError, type ArmDeployment, type ArmProvider, type ArmIdentity } from './arms.js';
-import { shapeCorpus, type ShapedCorpus } from './replay-shaping.js';
+import { shapeCorpus, wrapped, type ShapedCorpus } from './replay-shaping.js';
 import { resetArm } from './arm-reset.js';
 import { leftoversOf, recordProcess, stopLeftovers } from './arm-processes.js';
 import { fingerprintDifferences } from './fingerprint.js';
@@ -193,7 +193,7 @@ export async function runTrials(options: RunTrialsOptions): Promise<TrialsResult
         let result: PairedReplayResult;
         let shaped: ShapedCorpus | undefined;
         try {
-          shaped = shapeCorpus(options.corpus(), workload.replay);
+          shaped = shapeCorpus(workload.replay.wrap ? wrapped(options.corpus) : options.corpus(), workload.replay);
           result = await pairedReplay({
             records: shaped.records,
             arms: { control: deployments.control.url, treatment: deployments.treatment.url },

@@ -246,6 +246,7 @@ const workload = z.strictObject({
         minAchievedShare: share.default(0.9).describe('A trial whose achieved rate falls below this share of the target fails its load.'),
         identityHeaderPrefix: z.string().regex(/^[a-z0-9-]+$/).default('x-tandem-').describe('Prefix of the experiment identity headers.'),
         compareResponses: z.boolean().default(false).describe('Keep response bodies for response comparison.'),
+        wrap: z.boolean().default(false).describe('When a trial reaches the end of the corpus window, start it again from the first record (a short corpus then holds the rate; records repeat). Off: the trial ends early and fails its load.'),
         filter: z
           .strictObject({
             methods: z.array(z.string().regex(/^[A-Za-z]+$/, { error: 'must be an HTTP method' })).min(1).optional().describe('Replay only these methods, e.g. [GET, HEAD] for a stateful service that must not see writes.'),

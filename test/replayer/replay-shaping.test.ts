@@ -8,7 +8,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { parseConfig, systemClock, type CorpusRecord, type WorkloadConfig } from '../../core/index.js';
 import { createLocalStore } from '../../store/index.js';
 import { UrlArms, runTrials } from '../../replayer/index.js';
-import { shapeCorpus } from '../../replayer/replay-shaping.js';
+import { shapeCorpus, wrapped } from '../../replayer/replay-shaping.js';
 import { stream } from '../support/corpus.js';
 
 const record = (i: number, method: string, path: string, headers: Record<string, string> = {}): CorpusRecord => ({ id: `r${i}`, tier: 'svc', timeMs: Date.now() - 10_000 + i, method, path, headers, body: '', bodyTruncated: false, sampleRate: 1, sampleMode: 'uniform' });
@@ -39,6 +39,19 @@ describe('replay filters and rewrites', () => {
     // Nothing configured: the corpus as recorded, the same objects.
     const plain = await collect(shapeCorpus(stream(records), {}).records);
     expect(plain).toEqual(records);
+  });
+});
+
+describe('corpus wrap', () => {
+  it('starts the corpus again from its first record, in order; an empty corpus ends at once', async () => {
+    const records = [record(0, 'GET', '/a'), record(1, 'GET', '/b')];
+    const seen: string[] = [];
+    for await (const r of wrapped(() => stream(records))) {
+      seen.push(r.id);
+      if (seen.length === 5) break;
+    }
+    expect(seen).toEqual(['r0', 'r1', 'r0', 'r1', 'r0']);
+    expect(await collect(wrapped(() => stream([])))).toEqual([]);
   });
 });
 
