@@ -1,26 +1,15 @@
-import { createServer, type RequestListener } from 'node:http';
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
+import type { RequestListener } from 'node:http';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { systemClock, type CorpusRecord, type RequestOutcome } from '../../core/index.js';
 import { pairedReplay } from '../../replayer/index.js';
 import { comparableResponse } from '../../replayer/response-view.js';
 import { compareResponses } from '../../harness/index.js';
 import { inferEndpoints } from '../../harness/endpoints.js';
 import { stream } from '../support/corpus.js';
+import { startServer as server } from '../support/recording.js';
 
 const config = { ignoreFields: [], noiseRatio: 1.5 };
-
-async function server(handler: RequestListener): Promise<string> {
-  const s = createServer(handler).listen(0, '127.0.0.1');
-  await once(s, 'listening');
-  onTestFinished(() => {
-    s.closeAllConnections();
-    return new Promise<void>((resolve) => s.close(() => resolve()));
-  });
-  return `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
-}
 
 /** A small REST API; `version` 2 wraps the list in an envelope, turns ids into strings and ignores `?limit`. */
 function api(version: 1 | 2): RequestListener {
