@@ -42,6 +42,7 @@ export function armsFor(workload: WorkloadConfig, options: ArmChoice, router: Eg
     specs: { control: spec('control'), treatment: spec('treatment') },
     revisions: { ...(options.controlRevision ? { control: options.controlRevision } : {}), ...(options.treatmentRevision ? { treatment: options.treatmentRevision } : {}) },
     ...(router ? { dependencies: router.urls } : {}),
+    ...(arms.controlPrime?.deployed ? { controlPrime: router ? { dependencies: router.urls['control-prime'] } : {} } : {}),
     dependencyEnv,
     ...(workload.trials.slotCpus ? { slotCpus: [workload.trials.slotCpus[0]!, workload.trials.slotCpus[1]!] as const } : {}),
     clock,

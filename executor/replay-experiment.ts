@@ -68,7 +68,9 @@ export async function replayExperiment(options: ReplayExperimentOptions): Promis
   const nowMs = clock.now();
   const experimentId = options.existing?.id ?? options.experimentId ?? newExperimentId(options.kind, nowMs);
   // Deployed arms get the router's listeners instead of their dependencies' addresses (FIRE §4).
-  const router = options.deployed && workload.dependencies.length > 0 ? await startRouter({ experimentId, seed, dependencies: workload.dependencies, identityPrefix: workload.replay.identityHeaderPrefix }) : undefined;
+  // A deployed control′ reaches the dependencies through listeners of its own, counted apart from control's.
+  const primeDeployed = workload.arms?.controlPrime?.deployed === true;
+  const router = options.deployed && workload.dependencies.length > 0 ? await startRouter({ experimentId, seed, dependencies: workload.dependencies, identityPrefix: workload.replay.identityHeaderPrefix, ...(primeDeployed ? { arms: ['control', 'treatment', 'control-prime'] as const } : {}) }) : undefined;
   try {
     const arms = options.arms(router);
     await store.init();

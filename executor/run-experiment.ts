@@ -123,7 +123,7 @@ export async function runExperiment(id: string, ctx: RunContext): Promise<Experi
       ...(aa ? {} : { afterTrial: sequentialLook(ctx, { workload, calibration, onInconclusive }) }),
       ...(checks?.during ? { duringChecks: checks.during } : {}),
       // control′ (Diffy's noise cancellation) joins every experiment that compares responses, not only `replay`.
-      ...(!aa && workload.arms?.controlPrime ? { controlPrime: workload.arms.controlPrime.url.replace(/\/$/, '') } : {}),
+      ...(!aa && workload.arms?.controlPrime?.url !== undefined ? { controlPrime: workload.arms.controlPrime.url.replace(/\/$/, '') } : {}),
       ...(request.treatmentHeaders ? { armHeaders: { treatment: request.treatmentHeaders } } : {}),
       ...(ctx.signal ? { signal: ctx.signal } : {}),
       ...(ctx.onProgress ? { onProgress: ctx.onProgress } : {}),

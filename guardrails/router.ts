@@ -16,7 +16,8 @@ import { withoutHopByHop, type DependencyConfig } from '../core/index.js';
 import { allowedTargets, isWrite, withBaggage } from './policies.js';
 import { normalizedPath } from './request-path.js';
 
-export type RouterArm = 'control' | 'treatment';
+/** control′ gets listeners of its own when it is deployed per trial, so its calls never count as control's. */
+export type RouterArm = 'control' | 'treatment' | 'control-prime';
 
 export interface RouterOptions {
   readonly experimentId: string;
@@ -108,7 +109,7 @@ export class EgressRouter {
 
   /** The router URL of each dependency, per arm: what each arm's deployment is given. */
   get urls(): Record<RouterArm, Record<string, string>> {
-    const urls = { control: {}, treatment: {} } as Record<RouterArm, Record<string, string>>;
+    const urls = { control: {}, treatment: {}, 'control-prime': {} } as Record<RouterArm, Record<string, string>>;
     for (const l of this.#listeners) urls[l.arm][l.dependency.name] = `http://${l.authority}`;
     return urls;
   }

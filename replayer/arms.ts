@@ -35,6 +35,8 @@ export interface ArmIdentity {
 export interface ArmProvider {
   /** Processes started per trial (crossover applies), or URLs of running deployments. */
   readonly kind: 'urls' | 'deployed';
+  /** A second copy of control started per trial (Diffy's control′), when the workload deploys one. */
+  deployControlPrime?(trial: number, signal?: AbortSignal): Promise<ArmDeployment>;
   /** What the experiment compares, said in every report's title. */
   readonly compared?: Readonly<Record<ArmName, ArmIdentity>>;
   deploy(trial: number, signal?: AbortSignal): Promise<Record<ArmName, ArmDeployment>>;
@@ -103,6 +105,8 @@ export interface DeployedArmsOptions {
   readonly clock: Clock;
   /** Bytes of output kept per arm. @default 65536 */
   readonly logBytes?: number;
+  /** Also deploy control′ per trial: control's command and revision, the `control-prime` router listeners. */
+  readonly controlPrime?: { readonly dependencies?: Readonly<Record<string, string>> };
 }
 
 class OutputRing {
@@ -165,14 +169,24 @@ export class DeployedArms implements ArmProvider {
     return byArm;
   }
 
-  async #start(arm: ArmName, slot: Slot, signal?: AbortSignal): Promise<ArmDeployment> {
+  /**
+   * control′ for one trial: control's command and revision, its own port and router listeners, no slot
+   * (it is not part of the crossover: its responses only tell noise from change, it is not measured).
+   */
+  async deployControlPrime(trial: number, signal?: AbortSignal): Promise<ArmDeployment> {
+    if (this.options.controlPrime === undefined) throw new Error('this workload deploys no control′');
+    return this.#start('control', DeployedArms.slotsFor(trial).control, signal, 'control-prime');
+  }
+
+  async #start(arm: ArmName, slot: Slot, signal?: AbortSignal, as?: 'control-prime'): Promise<ArmDeployment> {
     const spec = this.options.specs[arm];
     const port = await freePort();
-    const dependencies = this.options.dependencies?.[arm] ?? {};
-    const rendered = deployCommand(spec.command, { port, arm, revision: this.options.revisions?.[arm] ?? '', dependencies });
+    const label = as ?? arm;
+    const dependencies = (as !== undefined ? this.options.controlPrime?.dependencies : this.options.dependencies?.[arm]) ?? {};
+    const rendered = deployCommand(spec.command, { port, arm: label, revision: this.options.revisions?.[arm] ?? '', dependencies });
     const command = rendered.display;
-    const cpus = this.options.slotCpus?.[slot === 'A' ? 0 : 1];
-    const env: Record<string, string> = { ...process.env, ...spec.env, ...rendered.env, PORT: String(port), TANDEM_ARM: arm, TANDEM_SLOT: slot } as Record<string, string>;
+    const cpus = as !== undefined ? undefined : this.options.slotCpus?.[slot === 'A' ? 0 : 1];
+    const env: Record<string, string> = { ...process.env, ...spec.env, ...rendered.env, PORT: String(port), TANDEM_ARM: label, TANDEM_SLOT: as !== undefined ? '' : slot } as Record<string, string>;
     for (const [name, url] of Object.entries(dependencies)) {
       const variable = this.options.dependencyEnv?.[name];
       if (variable) env[variable] = url;
@@ -190,7 +204,7 @@ export class DeployedArms implements ArmProvider {
     let lastAnswer: number | undefined;
     for (;;) {
       if (child.exitCode !== null || child.signalCode !== null) {
-        throw new ArmNotReadyError(arm, `${arm} exited (${child.exitCode ?? child.signalCode}) before it was ready: ${command}${lastLines(output.toString())}`, output.toString());
+        throw new ArmNotReadyError(arm, `${label} exited (${child.exitCode ?? child.signalCode}) before it was ready: ${command}${lastLines(output.toString())}`, output.toString());
       }
       if (signal?.aborted) {
         await deployment.stop();
@@ -208,7 +222,7 @@ export class DeployedArms implements ArmProvider {
         await deployment.stop();
         // A service without the ready path answers (404, say) but never "ready": say so, and where to set it.
         const answered = lastAnswer !== undefined ? `; it answered ${spec.readyPath} with ${lastAnswer} (set the arm's deploy.readyPath to a path that answers 2xx when ready)` : '';
-        throw new ArmNotReadyError(arm, `${arm} was not ready at ${url}${spec.readyPath} within ${spec.readyTimeoutMs} ms: ${command}${answered}${lastLines(output.toString())}`, output.toString());
+        throw new ArmNotReadyError(arm, `${label} was not ready at ${url}${spec.readyPath} within ${spec.readyTimeoutMs} ms: ${command}${answered}${lastLines(output.toString())}`, output.toString());
       }
       await this.options.clock.sleep(50, signal).catch(() => undefined);
     }

@@ -16,7 +16,8 @@ const PLACEHOLDER = /\{(port|arm|revision|dep:[A-Za-z0-9._-]+)\}/g;
 
 export interface DeployValues {
   readonly port: number;
-  readonly arm: ArmName;
+  /** control, treatment or control-prime (a second control deployed per trial). */
+  readonly arm: ArmName | 'control-prime';
   /** Empty when the arm has no revision. */
   readonly revision: string;
   readonly dependencies: Readonly<Record<string, string>>;
@@ -32,7 +33,7 @@ export interface DeployCommand {
 }
 
 /** An arm's revision must be a revision; checked when arms are set up (exit 3 before anything runs) and again per command. */
-export function checkRevision(arm: ArmName, revision: string): void {
+export function checkRevision(arm: ArmName | 'control-prime', revision: string): void {
   if (revision !== '' && !isRevision(revision)) throw new InputError(`the ${arm} revision ${JSON.stringify(revision.slice(0, 80))} is not ${REVISION_RULE}`);
 }
 

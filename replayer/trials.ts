@@ -154,7 +154,19 @@ export async function runTrials(options: RunTrialsOptions): Promise<TrialsResult
         continue;
       }
       const slots = { control: deployments.control.slot, treatment: deployments.treatment.slot };
-      const processes = (['control', 'treatment'] as const).flatMap((arm) => (deployments[arm].pid !== undefined ? [recordProcess(arm, deployments[arm].pid!)] : []));
+      let prime: ArmDeployment | undefined;
+      if (options.arms.deployControlPrime && workload.arms?.controlPrime?.deployed) {
+        try {
+          prime = await options.arms.deployControlPrime(index, options.signal);
+        } catch (error) {
+          await Promise.all([deployments.control.stop(), deployments.treatment.stop()]);
+          if (options.signal?.aborted || !(error instanceof ArmNotReadyError)) throw error;
+          await replaceOrFail({ index, attempt, status: 'replaced', startedAtMs, endedAtMs: clock.now(), reason: error.message, details: { output: error.output.slice(-2_000), slots } });
+          continue;
+        }
+      }
+      const stopArms = (): Promise<unknown> => Promise.all([deployments.control.stop(), deployments.treatment.stop(), prime?.stop()]);
+      const processes = [...(['control', 'treatment'] as const).flatMap((arm) => (deployments[arm].pid !== undefined ? [recordProcess(arm, deployments[arm].pid!)] : [])), ...(prime?.pid !== undefined ? [recordProcess('control-prime', prime.pid)] : [])];
       if (processes.length > 0) {
         const at = trials.findIndex((t) => t.status === 'running' && t.index === index && t.attempt === attempt);
         if (at >= 0) trials[at] = { ...trials[at]!, details: { ...(trials[at]!.details ?? {}), processes } };
@@ -163,7 +175,7 @@ export async function runTrials(options: RunTrialsOptions): Promise<TrialsResult
       try {
         await resetArms(workload, deployments, options.arms.compared, options.signal);
       } catch (error) {
-        await Promise.all([deployments.control.stop(), deployments.treatment.stop()]);
+        await stopArms();
         if (options.signal?.aborted || !(error instanceof ArmNotReadyError)) throw error;
         await replaceOrFail({ index, attempt, status: 'replaced', startedAtMs, endedAtMs: clock.now(), reason: error.message, details: { output: error.output.slice(-2_000), slots } });
         continue;
@@ -197,7 +209,7 @@ export async function runTrials(options: RunTrialsOptions): Promise<TrialsResult
           result = await pairedReplay({
             records: shaped.records,
             arms: { control: deployments.control.url, treatment: deployments.treatment.url },
-            ...(options.controlPrime !== undefined ? { controlPrime: options.controlPrime } : {}),
+            ...(prime !== undefined ? { controlPrime: prime.url } : options.controlPrime !== undefined ? { controlPrime: options.controlPrime } : {}),
             ...(options.armHeaders ? { armHeaders: options.armHeaders } : {}),
             ratePerSecond: workload.replay.rate,
             concurrency: workload.replay.concurrency,
@@ -265,7 +277,7 @@ export async function runTrials(options: RunTrialsOptions): Promise<TrialsResult
         await persist();
         break;
       } finally {
-        await Promise.all([deployments.control.stop(), deployments.treatment.stop()]);
+        await stopArms();
       }
     }
     if (completed >= workload.trials.min && completed < workload.trials.max && options.afterTrial && (await options.afterTrial(completed))) {

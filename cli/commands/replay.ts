@@ -105,7 +105,7 @@ export async function run(options: ReplayOptions, ctx: CliContext): Promise<numb
   const checks = workload.harness.checksModule !== undefined ? await loadChecksModule(workload.harness.checksModule, ctx.cwd) : undefined;
   const store = createStore(config.store, { cwd: ctx.cwd, env: ctx.env });
   try {
-    const controlPrime = options.controlPrime !== undefined ? httpUrl(options.controlPrime, '--control-prime') : workload.arms?.controlPrime?.url.replace(/\/$/, '');
+    const controlPrime = options.controlPrime !== undefined ? httpUrl(options.controlPrime, '--control-prime') : workload.arms?.controlPrime?.url?.replace(/\/$/, '');
     const result = await replayExperiment({
       workload,
       store,

@@ -225,7 +225,11 @@ const workload = z.strictObject({
         control: arm,
         treatment: arm,
         controlPrime: z
-          .strictObject({ url: httpUrl.describe('A second deployment of the control build.') })
+          .strictObject({
+            url: httpUrl.optional().describe('A second running deployment of the control build.'),
+            deployed: z.literal(true).optional().describe("Deploy a second copy of the control arm per trial (its command and revision), with router listeners of its own."),
+          })
+          .refine((p) => (p.url === undefined) !== (p.deployed === undefined), { error: 'must have exactly one of "url" or "deployed: true"' })
           .optional()
           .describe("Optional second copy of control (Diffy's noise cancellation): response fields that differ between the two controls are ignored by the comparison."),
       })

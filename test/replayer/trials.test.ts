@@ -52,7 +52,8 @@ describe('trials', () => {
       [1, 'completed', { control: 'B', treatment: 'A' }],
     ]);
     // Each attempt is stored as running when it starts, so a crash leaves a record of it.
-    expect(persisted).toEqual(['running', 'completed', 'completed,running', 'completed,completed']);
+    // Each attempt is stored running when it starts and again once its arms' processes are known (a crash then leaves them recorded).
+    expect(persisted).toEqual(['running', 'running', 'completed', 'completed,running', 'completed,running', 'completed,completed']);
     const outcomes: RequestOutcome[] = await collect(store.outcomes.read('exp-x'));
     expect(new Set(outcomes.map((o) => o.trial))).toEqual(new Set([0, 1]));
     const samples: Sample[] = await collect(store.samples.read('exp-x'));
@@ -63,6 +64,35 @@ describe('trials', () => {
     // Each arm's own /metrics, labelled with the slot it ran in: control was in A, then in B.
     const controlSlots = samples.filter((s) => s.arm === 'control' && s.metric === 'arm_requests_total').map((s) => `${s.trial}:${s.labels?.slot}`);
     expect(new Set(controlSlots)).toEqual(new Set(['0:A', '1:B']));
+  });
+
+  it('deploys control′ per trial when the workload asks: control\'s command and revision, its own arm name, no slot', async () => {
+    const store = await tempStore();
+    const spec = { command: `${process.execPath} --import tsx ${ARM_SERVER} {revision}`, readyPath: '/healthz', readyTimeoutMs: 20_000, cwd: process.cwd() };
+    const arms = new DeployedArms({ specs: { control: spec, treatment: spec }, revisions: { control: 'abc', treatment: 'def' }, controlPrime: {}, clock: systemClock });
+    const deploy = { command: 'unused (the arms above are given)' };
+    const configured = parseConfig({
+      workloads: [{ name: 'w', tier: 'svc', arms: { control: { deploy }, treatment: { deploy }, controlPrime: { deployed: true } }, replay: { rate: 100, concurrency: 16, timeout: '2s', minAchievedShare: 0.2, compareResponses: true }, trials: { count: 1, warmup: '50ms', measure: '150ms' } }],
+    }).workloads[0]!;
+    const running: string[][] = [];
+    const result = await runTrials({
+      experimentId: 'exp-p',
+      seed: 9,
+      workload: configured,
+      corpus: () => stream(simpleCorpus(50)),
+      arms,
+      store,
+      clock: systemClock,
+      onTrials: (t) => void running.push(...t.filter((x) => x.status === 'running' && x.details?.processes).map((x) => (x.details!.processes as { arm: string }[]).map((p) => p.arm).sort())),
+    });
+    expect(result.completed).toBe(1);
+    const outcomes: RequestOutcome[] = await collect(store.outcomes.read('exp-p'));
+    const prime = outcomes.filter((o) => o.arm === 'control-prime');
+    expect(prime.length).toBeGreaterThan(0);
+    // It ran control's revision under its own name, outside the crossover's slots.
+    expect(JSON.parse(Buffer.from(prime[0]!.body!, 'base64').toString('utf8'))).toEqual({ arm: 'control-prime', slot: '', revision: 'abc' });
+    // While the trial ran, its processes were recorded with it, control′ too (a killed run's next run stops them).
+    expect(running).toContainEqual(['control', 'control-prime', 'treatment']);
   });
 
   it('replaces a trial whose arm is not ready, up to the limit, then fails naming every reason', async () => {
