@@ -3,38 +3,15 @@
  * segment, `**` across segments, `?` one character, `{a,b}` alternatives.
  * Paths are repository-relative with forward slashes.
  */
+import picomatch from 'picomatch';
 
-/** A regular expression for `glob`, anchored at both ends. */
+/**
+ * A regular expression for `glob`, anchored at both ends — picomatch's, the matcher of micromatch and
+ * fast-glob, so a glob means here what it means in the tools users write them for. Dotfiles match
+ * (`.github/**`), as in a build graph every file counts.
+ */
 export function globToRegExp(glob: string): RegExp {
-  let out = '';
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob[i]!;
-    if (c === '*') {
-      if (glob[i + 1] === '*') {
-        // `**/` matches zero or more whole segments; a trailing `**` matches everything below.
-        if (glob[i + 2] === '/') {
-          out += '(?:.*/)?';
-          i += 2;
-        } else {
-          out += '.*';
-          i += 1;
-        }
-      } else out += '[^/]*';
-    } else if (c === '?') out += '[^/]';
-    else if (c === '{') {
-      const end = glob.indexOf('}', i);
-      if (end === -1) out += '\\{';
-      else {
-        out += `(?:${glob
-          .slice(i + 1, end)
-          .split(',')
-          .map((part) => part.replace(/[.+^$()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*'))
-          .join('|')})`;
-        i = end;
-      }
-    } else out += c.replace(/[.+^$()|[\]\\]/g, '\\$&');
-  }
-  return new RegExp(`^${out}$`);
+  return picomatch.makeRe(glob, { dot: true });
 }
 
 /** The directory part of a glob before its first wildcard ("" for a glob that starts with one). */

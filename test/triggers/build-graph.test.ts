@@ -64,6 +64,11 @@ describe('build graph', () => {
     expect(globToRegExp('src/*.ts').test('src/a/c.ts')).toBe(false);
     expect(globToRegExp('config/*.{yaml,json}').test('config/x.json')).toBe(true);
     expect(globToRegExp('docs/**').test('docs/a/b.md')).toBe(true);
+    // What picomatch brings that the hand-written matcher lacked: dotfiles, negated classes, extglobs.
+    expect(globToRegExp('**/*.yml').test('.github/workflows/ci.yml')).toBe(true);
+    expect(globToRegExp('src/[^_]*.ts').test('src/_private.ts')).toBe(false);
+    expect(globToRegExp('src/[^_]*.ts').test('src/public.ts')).toBe(true);
+    expect(globToRegExp('**/*.@(md|mdx)').test('packages/a/README.mdx')).toBe(true);
   });
 });
 
