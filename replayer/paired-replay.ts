@@ -253,7 +253,8 @@ export async function pairedReplay(options: PairedReplayOptions): Promise<Paired
     for (let index = 0; ; ) {
       if (abortSends.signal.aborted) break;
       const dueMono = intendedTime(startMono, options.ratePerSecond, index);
-      if (dueMono >= endMono) break;
+      // By count, not by comparing floats: the window holds exactly windowPairs pairs, whatever the start value.
+      if (index >= windowPairs) break;
       let record: CorpusRecord;
       if (carried) {
         record = carried;

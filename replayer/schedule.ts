@@ -27,5 +27,7 @@ export function firstSides(seed: number): () => ArmName {
 export type Phase = 'warmup' | 'measure';
 
 export function phaseOf(intendedMs: number, startMs: number, warmupMs: number): Phase {
-  return intendedMs - startMs < warmupMs ? 'warmup' : 'measure';
+  // (start + offset) - start can come back a hair below the offset in floating point: the pair due exactly
+  // at the end of the warm-up must not flip into it with the monotonic clock's start value.
+  return intendedMs - startMs < warmupMs - 1e-6 ? 'warmup' : 'measure';
 }

@@ -55,6 +55,11 @@ describe('open-loop schedule', () => {
     expect(pairsInWindow(3, 1_000)).toBe(3);
     expect(phaseOf(1_099, 1_000, 100)).toBe('warmup');
     expect(phaseOf(1_100, 1_000, 100)).toBe('measure');
+    // Floating point: a start value for which start + 100 - start comes back below 100 must not change the phase.
+    const start = 1_000.041_1;
+    expect(intendedTime(start, 100, 10) - start).toBeLessThan(100);
+    expect(phaseOf(intendedTime(start, 100, 10), start, 100)).toBe('measure');
+    expect(phaseOf(intendedTime(start, 100, 9), start, 100)).toBe('warmup');
   });
 
   it('chooses the first side reproducibly from the seed, and balanced', () => {

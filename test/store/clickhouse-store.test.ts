@@ -33,6 +33,31 @@ describe('clickhouse store', () => {
     expect((await store.corpus.tiers())[0]?.count).toBe(1);
   });
 
+  it('adds columns a table made by an older Tandem lacks (outcomes.response), keeping its rows', async () => {
+    const db = database();
+    const query = async (sqlText: string): Promise<void> => {
+      const res = await fetch(url, { method: 'POST', body: sqlText });
+      expect(res.status, await res.text()).toBe(200);
+    };
+    await query(`CREATE DATABASE ${db}`);
+    // The outcomes table as the previous release created it.
+    await query(
+      `CREATE TABLE ${db}.outcomes (experiment_id String, trial UInt32, attempt UInt32, arm String, record_id String, time DateTime, intended_ms Float64, latency_ms Float64, status UInt16, bytes UInt64, error_class String, body_hash String, first UInt8, body String) ENGINE = MergeTree() PARTITION BY toYYYYMM(time) ORDER BY (experiment_id, trial, intended_ms, arm)`,
+    );
+    await query(`INSERT INTO ${db}.outcomes VALUES ('exp-old', 0, 1, 'control', 'r0', 1796032800, 1796032800000, 1.5, 200, 10, '', 'ab', 1, '')`);
+    const store = await freshStore(db);
+    onTestFinished(() => store.close());
+    const response = { method: 'GET', path: '/x', decodedBytes: 2, contentHash: 'cd' };
+    await store.outcomes.append([{ experimentId: 'exp-new', trial: 0, attempt: 1, arm: 'control', recordId: 'r1', intendedMs: 1_796_032_800_000, latencyMs: 1, status: 200, bytes: 2, errorClass: '', bodyHash: 'ab', first: true, response }]);
+    const read = async (id: string) => {
+      const out = [];
+      for await (const o of store.outcomes.read(id)) out.push(o);
+      return out;
+    };
+    expect((await read('exp-old')).map((o) => [o.recordId, o.response])).toEqual([['r0', undefined]]);
+    expect((await read('exp-new'))[0]!.response).toEqual(response);
+  });
+
   it('names the URL when the server cannot be reached', async () => {
     const down = `http://127.0.0.1:${await freePort()}`;
     const store = createClickHouseStore({ url: down, database: 'tandem', requestTimeoutMs: 2_000 });

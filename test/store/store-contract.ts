@@ -174,14 +174,16 @@ export function storeContract(backend: string, makeStore: StoreFactory): void {
         const batch = [
           outcome(1, 'treatment', 3),
           outcome(0, 'control', 2, { status: 0, errorClass: 'timeout', bodyHash: '', bytes: 0 }),
-          outcome(0, 'treatment', 1, { body: Buffer.from('{"items":[1,2]}').toString('base64') }),
+          outcome(0, 'treatment', 1, { body: Buffer.from('{"items":[1,2]}').toString('base64'), response: { method: 'GET', path: '/items?x=1', contentType: 'application/json', encoding: 'gzip', decodedBytes: 15, contentHash: 'cd'.repeat(20) } }),
+          // A large body: compared by its sketch, which round-trips too.
+          outcome(1, 'control', 4, { response: { method: 'POST', path: '/big', requestBody: '{"q":"é"}', decodedBytes: 200_000, contentHash: 'ef'.repeat(20), sketch: { 'rows[].v': ['0123456789abcdef', '"same"'] } } }),
           outcome(1, 'control', 0),
         ];
         await store.outcomes.append(batch);
         await store.outcomes.append([{ ...outcome(0, 'control', 9), experimentId: `exp-${randomUUID()}` }]);
         const all: RequestOutcome[] = [];
         for await (const o of store.outcomes.read(id)) all.push(o);
-        expect(all).toEqual([batch[2], batch[1], batch[3], batch[0]]);
+        expect(all).toEqual([batch[2], batch[1], batch[4], batch[0], batch[3]]);
         const treatment: RequestOutcome[] = [];
         for await (const o of store.outcomes.read(id, { trial: 1, arm: 'treatment' })) treatment.push(o);
         expect(treatment).toEqual([batch[0]]);
