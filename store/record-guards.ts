@@ -70,9 +70,13 @@ export const isDependencyErrorRecord = (v: unknown): v is DependencyErrorRecord 
     jobs: 'object',
   });
 
+/** A sketch read back is stored data: every entry must be a [hash, first value] pair of strings before anything destructures it. */
+const isSketch = (v: unknown): boolean =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) && Object.values(v).every((e) => Array.isArray(e) && e.length === 2 && typeof e[0] === 'string' && typeof e[1] === 'string');
+
 export const isResponseView = (v: unknown): v is ResponseView =>
   hasFields(v, { method: 'string', path: 'string', decodedBytes: 'number', contentHash: 'string' }) &&
-  (v.sketch === undefined || (v.sketch !== null && typeof v.sketch === 'object' && !Array.isArray(v.sketch))) &&
+  (v.sketch === undefined || isSketch(v.sketch)) &&
   (v.skipped === undefined || typeof v.skipped === 'string');
 
 export const isRequestOutcome = (v: unknown): v is RequestOutcome =>

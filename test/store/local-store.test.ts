@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, stat, writeFile, appendFile, readdir } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile, appendFile, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -60,6 +60,22 @@ describe('local store files', () => {
     await writeFile(join(dir, 'observations', 'exp-1.ndjson'), '{"hello":"world"}\n', { mode: 0o600 });
     const corrupt: string[] = [];
     expect(await store.observations.read('exp-1', { onCorrupt: (_where, reason) => corrupt.push(reason) })).toEqual([]);
+    expect(corrupt).toEqual(['JSON does not have the fields of this record type']);
+  });
+
+  it('reports an outcome whose response view is malformed (a hand-edited sketch) instead of handing it to the comparison', async () => {
+    const dir = join(await tempDir(), '.tandem');
+    const store = createLocalStore({ dir });
+    await store.init();
+    const outcome = { experimentId: 'exp-2', trial: 0, attempt: 1, arm: 'control', recordId: 'r', intendedMs: 1, latencyMs: 1, status: 200, bytes: 1, errorClass: '', bodyHash: 'h', first: true };
+    const view = { method: 'GET', path: '/', decodedBytes: 1, contentHash: 'h' };
+    await mkdir(join(dir, 'outcomes', 'exp-2'), { recursive: true });
+    const lines = [{ ...outcome, response: { ...view, sketch: { a: ['h', 'first'] } } }, { ...outcome, recordId: 'bad', response: { ...view, sketch: { a: 'not a pair' } } }];
+    await writeFile(join(dir, 'outcomes', 'exp-2', '0.ndjson'), `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`, { mode: 0o600 });
+    const corrupt: string[] = [];
+    const read: string[] = [];
+    for await (const o of store.outcomes.read('exp-2', { onCorrupt: (_where, reason) => corrupt.push(reason) })) read.push(o.recordId);
+    expect(read).toEqual(['r']);
     expect(corrupt).toEqual(['JSON does not have the fields of this record type']);
   });
 
