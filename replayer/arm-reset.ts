@@ -10,7 +10,7 @@
 import { spawn } from 'node:child_process';
 import type { ArmName } from './schedule.js';
 import { deployCommand } from './deploy-command.js';
-import { ArmNotReadyError } from './arms.js';
+import { ArmNotReadyError, lastLines } from './arms.js';
 
 export interface ResetSpec {
   readonly command: string;
@@ -44,8 +44,7 @@ export async function resetArm(arm: ArmName, spec: ResetSpec, target: { readonly
     })) as [number | null, NodeJS.Signals | null];
     if (code === 0) return;
     const why = signalName !== null ? `was stopped (${signalName}${signalName === 'SIGKILL' && !signal?.aborted ? `, after its timeout of ${spec.timeoutMs} ms` : ''})` : `exited ${code}`;
-    const tail = output.trimEnd().split('\n').slice(-3).join(' | ').replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ');
-    throw new ArmNotReadyError(arm, `${arm} reset ${why}: ${rendered.display}${tail !== '' ? `; its last output: ${tail}` : ''}`, output);
+    throw new ArmNotReadyError(arm, `${arm} reset ${why}: ${rendered.display}${lastLines(output)}`, output);
   } finally {
     clearTimeout(timer);
     signal?.removeEventListener('abort', kill);

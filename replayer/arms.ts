@@ -43,7 +43,7 @@ export interface ArmProvider {
 }
 
 /** The last lines a deployment printed, for the error that says it failed (its own words: "json-server: not found"). */
-function lastLines(output: string, lines = 3, chars = 400): string {
+export function lastLines(output: string, lines = 3, chars = 400): string {
   const tail = output.trimEnd().split('\n').slice(-lines).join(' | ');
   if (tail === '') return '; it printed nothing';
   // Control characters from a process's output never reach a terminal through an error message.

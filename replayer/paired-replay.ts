@@ -207,7 +207,8 @@ export async function pairedReplay(options: PairedReplayOptions): Promise<Paired
       if (errorClass !== '') errors[arm][errorClass] = (errors[arm][errorClass] ?? 0) + 1;
       if (errorClass !== 'cancelled' && phaseOf(dueMono, startMono, options.warmupMs) === 'measure') {
         const all = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-        const compared = keepBody > 0 && status !== 0 ? comparableResponse(all, responseHeaders, record, keepBody) : undefined;
+        const bodyHash = status === 0 ? '' : hash('sha1', all);
+        const compared = keepBody > 0 && status !== 0 ? comparableResponse(all, responseHeaders, record, keepBody, bodyHash) : undefined;
         options.onOutcome({
           experimentId: identity.experimentId,
           trial: identity.trial,
@@ -219,7 +220,7 @@ export async function pairedReplay(options: PairedReplayOptions): Promise<Paired
           status,
           bytes,
           errorClass,
-          bodyHash: status === 0 ? '' : hash('sha1', all),
+          bodyHash,
           first,
           ...(compared?.body !== undefined ? { body: compared.body.toString('base64') } : {}),
           ...(compared ? { response: compared.view } : {}),

@@ -50,6 +50,8 @@ export function comparableResponse(
   headers: Readonly<Record<string, string | string[] | undefined>>,
   request: { readonly method: string; readonly path: string; readonly body?: string },
   keepBytes: number,
+  /** SHA-1 of `raw`, when the caller has it already: an unencoded body is not hashed twice on the replay path. */
+  rawHash?: string,
 ): ComparableResponse {
   const header = (name: string): string | undefined => {
     const value = headers[name];
@@ -71,7 +73,7 @@ export function comparableResponse(
   } catch (error) {
     return { view: { ...base, decodedBytes: 0, contentHash: '', skipped: skipReason(error, encoding) } };
   }
-  const view = { ...base, decodedBytes: body.length, contentHash: hash('sha1', body) };
+  const view = { ...base, decodedBytes: body.length, contentHash: body === raw && rawHash !== undefined ? rawHash : hash('sha1', body) };
   if (body.length <= keepBytes) return { view, body };
   if (!looksJson(body, contentType)) return { view };
   let parsed: Json;

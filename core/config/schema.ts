@@ -233,6 +233,7 @@ const workload = z.strictObject({
           .optional()
           .describe("Optional second copy of control (Diffy's noise cancellation): response fields that differ between the two controls are ignored by the comparison."),
       })
+      .refine((a) => a.controlPrime?.deployed !== true || a.control.deploy !== undefined, { error: 'controlPrime.deployed needs a control arm with a deploy command to copy', path: ['controlPrime', 'deployed'] })
       .optional()
       .describe('How to reach or start each arm; overridable on the command line.'),
     corpus: z

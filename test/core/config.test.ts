@@ -138,4 +138,10 @@ describe('config validation', () => {
     expect(Object.keys(schema.properties)).toEqual(expect.arrayContaining(['store', 'queue', 'recorder', 'workloads', 'lattices']));
     expect(schema.properties.workloads?.description).toMatch(/replay/);
   });
+
+  it('refuses a deployed control′ without a control deploy command to copy', () => {
+    expect(() => parseConfig({ workloads: [{ name: 'w', tier: 't', arms: { control: { url: 'http://127.0.0.1:1' }, treatment: { url: 'http://127.0.0.1:2' }, controlPrime: { deployed: true } } }] })).toThrow(
+      /workloads\[0\]\.arms\.controlPrime\.deployed.*controlPrime\.deployed needs a control arm with a deploy command to copy/,
+    );
+  });
 });

@@ -92,6 +92,9 @@ describe('response comparison of decoded bodies', () => {
       comparableResponse(brotliCompressSync(json), { 'content-encoding': 'br' }, request, 65_536),
     ];
     expect(new Set(views.map((v) => v.view.contentHash)).size).toBe(1);
+    // The replayer's hash of the raw bytes is reused for an unencoded body, never for a decoded one.
+    expect(comparableResponse(json, {}, request, 65_536, 'raw-hash').view.contentHash).toBe('raw-hash');
+    expect(comparableResponse(gzipSync(json), { 'content-encoding': 'gzip' }, request, 65_536, 'raw-hash').view.contentHash).toBe(views[0]!.view.contentHash);
     for (const v of views) expect(v.body?.equals(json)).toBe(true);
     expect(comparableResponse(json, { 'content-encoding': 'zstd' }, request, 65_536).view.skipped).toMatch(/content-encoding "zstd" cannot be decoded/);
     expect(comparableResponse(Buffer.from('not gzip'), { 'content-encoding': 'gzip' }, request, 65_536).view.skipped).toBe('gzip body could not be decoded');
