@@ -8,7 +8,7 @@
  */
 import { Gauge } from 'prom-client';
 import type { Clock } from '../../core/index.js';
-import { CATALOG_SIZE, FEATURES, MULTI_QUERY_WEIGHTS, burnWork, crossFeatures, encodeTensor, hashString, queryVector } from './model.js';
+import { CATALOG_SIZE, FEATURES, MULTI_QUERY_WEIGHTS, burnWork, crossFeatureRows, encodeTensor, hashString, queryVector } from './model.js';
 import { RANKING_LEVELS } from './levels.js';
 import { DEADLINE_HEADER, HttpError, ServiceHost, type ServiceRequest } from './service-host.js';
 import { JsonClient } from './json-client.js';
@@ -105,7 +105,12 @@ export function createRankingService(options: RankingServiceOptions): ServiceHos
           worker.crash('feature extraction completed after its request timed out and touched freed request state');
           return [];
         }
-        return response.features;
+        // One row of FEATURES numbers per requested id, or the crossing below would read or write out of place.
+        const rows = response.features;
+        if (!Array.isArray(rows) || rows.length !== ids.length || !rows.every((row) => Array.isArray(row) && row.length === FEATURES && row.every((v) => typeof v === 'number'))) {
+          throw new HttpError(502, `features answered ${Array.isArray(rows) ? `${rows.length} rows` : 'no rows'} for ${ids.length} ids, or rows that are not ${FEATURES} numbers`);
+        }
+        return rows;
       });
     const timer = new AbortController();
     const timeout = host.clock.sleep(deadlineMs, timer.signal).then(
@@ -144,10 +149,9 @@ export function createRankingService(options: RankingServiceOptions): ServiceHos
       const input = new Float32Array(rows * FEATURES);
       host.compute(() => {
         let work = 0;
-        variants.forEach((_, variant) => {
-          const query = queryVector(rank.surface, rank.query, variant);
-          for (let doc = 0; doc < scored.length; doc++) work += crossFeatures(features[doc]!, query, input, (variant * scored.length + doc) * FEATURES);
-        });
+        for (let variant = 0; variant < variants.length; variant++) {
+          work += crossFeatureRows(features, queryVector(rank.surface, rank.query, variant), input, variant * scored.length * FEATURES);
+        }
         if (faults.latencyPercent && scored.length > 0) {
           work += burnWork(features[0]!, queryVector(rank.surface, rank.query, 0), Math.round((rows * faults.latencyPercent) / 100));
         }
