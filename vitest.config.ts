@@ -1,19 +1,62 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Three layers, all run by `npm test`, each alone by `npm run test:<layer>`:
+ *   unit         no server, no child process: fake clocks and in-memory or temp-file inputs (the bulk, seconds);
+ *   integration  real ClickHouse and Redis (test/setup/services.ts), servers on port 0, child processes;
+ *   e2e          the CLI as a user runs it: `tandem` commands end to end, the demo, the tutorial.
+ * A test file is a unit test unless it is listed below.
+ */
+const INTEGRATION = [
+  'test/examples/stack.test.ts',
+  'test/executor/bullmq.test.ts',
+  'test/executor/run-experiment.test.ts',
+  'test/guardrails/detectors.test.ts',
+  'test/guardrails/router.test.ts',
+  'test/harness/compare-decoded.test.ts',
+  'test/harness/fuzz.test.ts',
+  'test/hostile/corpus-integrity.test.ts',
+  'test/hostile/deploy-injection.test.ts',
+  'test/hostile/recorder-production.test.ts',
+  'test/hostile/router.test.ts',
+  'test/lattice/capacity-test.test.ts',
+  'test/lattice/lattice.test.ts',
+  'test/recorder/in-process.test.ts',
+  'test/recorder/sidecar.test.ts',
+  'test/replayer/**/*.test.ts',
+  'test/store/clickhouse-store.test.ts',
+  'test/store/local-store.test.ts',
+  'test/store/sql.test.ts',
+  'test/triggers/config-reads.test.ts',
+];
+const E2E = [
+  'test/cli/cli.test.ts',
+  'test/cli/demo.test.ts',
+  'test/cli/example-stack.test.ts',
+  'test/cli/record-corpus.test.ts',
+  'test/cli/replay.test.ts',
+  'test/cli/report.test.ts',
+  'test/e2e/**/*.test.ts',
+  'test/hostile/bad-input.test.ts',
+  'test/triggers/affected.test.ts',
+  'test/triggers/bisect.test.ts',
+];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/setup/services.ts'],
     reporters: ['default', './test/support/summary-reporter.ts'],
     testTimeout: 30_000,
-    // CI runs the whole suite once on 2 cores, with end-to-end files (real processes, real
-    // traffic) in parallel; one retry keeps a lost scheduling race from failing a submission.
-    // A failure that repeats is still a failure, and vitest lists every retried test.
-    retry: process.env.CI ? 1 : 0,
     hookTimeout: 60_000,
+    // No retries: a test that passes only on a second try is a flaky test, and a flaky test is a bug.
+    retry: 0,
     // Two cores: one worker for tests, the other for the servers they start.
     pool: 'forks',
     maxWorkers: 2,
     fileParallelism: true,
+    projects: [
+      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: [...INTEGRATION, ...E2E] } },
+      { extends: true, test: { name: 'integration', include: INTEGRATION, globalSetup: ['test/setup/services.ts'] } },
+      { extends: true, test: { name: 'e2e', include: E2E, globalSetup: ['test/setup/services.ts'] } },
+    ],
   },
 });

@@ -18,9 +18,9 @@ import { createStore, type Store } from '../store/index.js';
 import { BullMqQueue, InlineQueue, parseRequest, runExperiment } from '../executor/index.js';
 import { SharedSource } from '../guardrails/index.js';
 import { startRedis } from '../test/support/private-services.js';
+import { median } from './support/median.js';
 
 const here = import.meta.dirname;
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 async function startWorker(dir: string, concurrency: number): Promise<ChildProcess> {
   const child = spawn(process.execPath, [join(here, '..', 'bin', 'tandem.js'), 'worker', '--concurrency', String(concurrency)], { cwd: dir, stdio: ['pipe', 'pipe', 'inherit'] });

@@ -15,9 +15,9 @@ import { SharedSource, dependencyHealthDetector, experimentAttributedDetector, r
 import { pairedReplay } from '../replayer/index.js';
 import { startService, startStack } from '../examples/stack/index.js';
 import { rankingCorpus, stream } from '../test/support/corpus.js';
+import { median } from './support/median.js';
 
 const INTERVAL_MS = 500;
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 function detectorConfig(config: Record<string, unknown>) {
   return parseConfig({ workloads: [{ name: 'w', tier: 't', detectors: [{ name: 'd', ...config }] }] }).workloads[0]!.detectors[0]!;

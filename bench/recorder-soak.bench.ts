@@ -25,9 +25,9 @@ import { Pool } from 'undici';
 import { seededRandom } from '../core/index.js';
 import { createLocalStore } from '../store/index.js';
 import { startChild, type BenchChild } from './support/processes.js';
+import { median } from './support/median.js';
 
 const here = import.meta.dirname;
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 interface Sent {
   readonly method: string;

@@ -15,9 +15,9 @@ import { createLocalStore } from '../store/index.js';
 import { Recorder } from '../recorder/index.js';
 import { startChild, type BenchChild } from './support/processes.js';
 import { ensureWrk, runWrk, type WrkResult } from './support/wrk.js';
+import { median } from './support/median.js';
 
 const here = import.meta.dirname;
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 function hotPathNs(dir: string): { decisionNs: number; emptyCallNs: number } {
   const recorder = new Recorder({ tier: 'bench', store: createLocalStore({ dir }).corpus, clock: systemClock, rate: 1e-4, log: () => undefined });

@@ -16,9 +16,9 @@ import { createLocalStore } from '../store/index.js';
 import type { CorpusRecord } from '../core/index.js';
 import { startChild, type BenchChild } from './support/processes.js';
 import { ensureWrk, runWrk } from './support/wrk.js';
+import { median } from './support/median.js';
 
 const here = import.meta.dirname;
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const tsx = ['--import', 'tsx'];
 
 async function load(mode: string, args: string[]): Promise<Record<string, number>> {

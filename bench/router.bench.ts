@@ -15,10 +15,10 @@ import { freePort } from '../core/index.js';
 import { processStats } from '../replayer/index.js';
 import { pinned, startChild, type BenchChild } from './support/processes.js';
 import { ensureWrk, runWrk } from './support/wrk.js';
+import { median } from './support/median.js';
 
 const here = import.meta.dirname;
 const tsx = ['--import', 'tsx'];
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 function ensureNginx(): string {
   for (const path of ['/usr/sbin/nginx', '/usr/bin/nginx']) if (spawnSync(path, ['-v']).status === 0) return path;

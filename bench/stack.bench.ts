@@ -11,6 +11,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { ndcgAtK } from '../harness/index.js';
 import { metricTotal, productionRequest, startStack, type Stack } from '../examples/stack/index.js';
+import { median } from './support/median.js';
 
 async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<any> {
   const response = await fetch(url, { method: 'POST', body: JSON.stringify(body), headers });
@@ -32,10 +33,6 @@ async function startMs(isolated: boolean): Promise<number> {
   return elapsed;
 }
 
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-};
 
 /** Ranking compute seconds per request over `count` requests. */
 async function computePerRequest(stack: Stack, count: number, seed: number): Promise<number> {

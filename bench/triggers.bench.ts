@@ -7,8 +7,8 @@
  */
 import { seededRandom } from '../core/index.js';
 import { BuildGraph, type BuildTarget } from '../triggers/index.js';
+import { median } from './support/median.js';
 
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 function generate(targets: number, edgesPerTarget: number, seed: number): BuildTarget[] {
   const random = seededRandom(seed);

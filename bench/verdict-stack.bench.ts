@@ -16,6 +16,7 @@ import { SharedSource } from '../guardrails/index.js';
 import { InlineQueue, parseRequest, runExperiment } from '../executor/index.js';
 import { loadExperimentData, trialMetrics } from '../harness/index.js';
 import { rankingCorpus, startStack } from '../examples/stack/index.js';
+import { median } from './support/median.js';
 
 const here = import.meta.dirname;
 
@@ -78,7 +79,7 @@ export async function run(args: string[]): Promise<void> {
   }
   const clean = results.filter((r) => r.faults === '');
   const decidedSeconds = results.filter((r) => r.record.verdict?.decided === true).map((r) => r.seconds).sort((a, b) => a - b);
-  const median = decidedSeconds.length > 0 ? decidedSeconds[Math.floor((decidedSeconds.length - 1) / 2)]! : Number.NaN;
+  const medianSeconds = median(decidedSeconds);
   const figures = {
     baseline: 'the unchanged build, judged by the same sequential judge in the same run',
     runs,
@@ -86,7 +87,7 @@ export async function run(args: string[]): Promise<void> {
     stackAaRegressed: clean.filter((r) => r.record.status === 'regressed').length,
     stackAaPassed: clean.filter((r) => r.record.status === 'passed').length,
     stackAaInconclusive: clean.filter((r) => r.record.status === 'inconclusive').length,
-    stackSecondsToDecision: Number(median.toFixed(1)),
+    stackSecondsToDecision: Number(medianSeconds.toFixed(1)),
     meanTrialsFault: Number((fault.reduce((s, r) => s + Number(r.record.verdict?.trials ?? 0), 0) / fault.length).toFixed(1)),
     meanTrialsUnchanged: Number((clean.reduce((s, r) => s + Number(r.record.verdict?.trials ?? 0), 0) / clean.length).toFixed(1)),
   };

@@ -1,7 +1,10 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources through tsx, so `npx tandem` works straight after `npm ci` with no build step.
+// Runs the CLI from compiled JavaScript (bin/compiled-build.js): built by esbuild on the first start after
+// `npm ci` or after any source edit, reused otherwise. TANDEM_FROM_SOURCE=1 runs the TypeScript through tsx
+// instead (what the test suite's in-process calls do anyway).
 import { setFlagsFromString } from 'node:v8';
-import { register } from 'tsx/esm/api';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 // V8 pretenures allocation sites whose objects survived start-up (module loading makes many long-lived
 // objects). Per-request objects of a proxy allocated at those sites then land in old space, keep the
@@ -11,6 +14,17 @@ import { register } from 'tsx/esm/api';
 // Set before anything else loads, so no start-up decision is made with it on.
 setFlagsFromString('--no-allocation-site-pretenuring');
 
-register();
-const { main } = await import('../cli/main.ts');
+const root = join(import.meta.dirname, '..');
+let mainModule;
+if (process.env.TANDEM_FROM_SOURCE === '1') {
+  const { register } = await import('tsx/esm/api');
+  register();
+  mainModule = pathToFileURL(join(root, 'cli', 'main.ts')).href;
+} else {
+  const { compiledBuild } = await import('./compiled-build.js');
+  // Stack traces name the TypeScript lines (esbuild writes source maps beside the build).
+  process.setSourceMapsEnabled(true);
+  mainModule = pathToFileURL(join(await compiledBuild(root), 'cli', 'main.js')).href;
+}
+const { main } = await import(mainModule);
 process.exitCode = await main(process.argv);

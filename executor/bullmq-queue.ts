@@ -111,7 +111,7 @@ export class BullMqWorker {
     this.#options = options;
     this.#redis = connection(options.redisUrl);
     this.#subscriber = connection(options.redisUrl);
-    this.#slots = new WorkloadSlots(this.#redis, options.prefix);
+    this.#slots = new WorkloadSlots(this.#redis, options.prefix, options.clock);
     void this.#subscriber.subscribe(cancelChannel(options.prefix));
     this.#subscriber.on('message', (_channel: string, id: string) => this.#running.get(id)?.abort(new ExperimentCancelledError('cancelled by request')));
     this.#workerRedis = connection(options.redisUrl);
@@ -146,7 +146,7 @@ export class BullMqWorker {
     const limit = this.#options.workloadLimits.get(record.workload);
     if (limit !== undefined && !(await this.#slots.acquire(record.workload, id, limit))) {
       // The workload's reservation is full: try again shortly, without holding a worker slot.
-      await job.moveToDelayed(Date.now() + 500, token);
+      await job.moveToDelayed(this.#options.clock.now() + 500, token);
       throw new DelayedError();
     }
     const controller = new AbortController();

@@ -6,7 +6,7 @@
  * takes the same slot back.
  */
 import type { Redis } from 'ioredis';
-import { MAX_TIMER_MS } from '../core/index.js';
+import { MAX_TIMER_MS, type Clock } from '../core/index.js';
 
 const ACQUIRE = `
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
@@ -21,9 +21,13 @@ export class WorkloadSlots {
   readonly #prefix: string;
   readonly #ttlMs: number;
 
-  constructor(redis: Redis, prefix: string, ttlMs = 15_000) {
+  readonly #clock: Clock;
+
+  /** Every holder of the same slots must share a time base: the system clock in production. */
+  constructor(redis: Redis, prefix: string, clock: Clock, ttlMs = 15_000) {
     this.#redis = redis;
     this.#prefix = prefix;
+    this.#clock = clock;
     this.#ttlMs = ttlMs;
   }
 
@@ -33,7 +37,7 @@ export class WorkloadSlots {
 
   /** Take (or renew) a slot of `workload` for experiment `id` when fewer than `limit` are held. */
   async acquire(workload: string, id: string, limit: number): Promise<boolean> {
-    return (await this.#redis.eval(ACQUIRE, 1, this.#key(workload), Date.now(), this.#ttlMs, limit, id)) === 1;
+    return (await this.#redis.eval(ACQUIRE, 1, this.#key(workload), this.#clock.now(), this.#ttlMs, limit, id)) === 1;
   }
 
   async release(workload: string, id: string): Promise<void> {

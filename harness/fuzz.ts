@@ -6,7 +6,7 @@
  * Bounded in requests and in time; traffic goes only to the given URL.
  */
 import { Pool } from 'undici';
-import { seededRandom, type CorpusRecord } from '../core/index.js';
+import { seededRandom, systemClock, type Clock, type CorpusRecord } from '../core/index.js';
 
 export interface FuzzRequest {
   readonly method: string;
@@ -69,6 +69,8 @@ export interface FuzzOptions {
   /** @default 100 */
   readonly maxFindings?: number;
   readonly signal?: AbortSignal;
+  /** Bounds the run by `maxDurationMs`. @default systemClock */
+  readonly clock?: Clock;
 }
 
 /** Hard ceiling whatever the caller asks: fuzzing is a test, not a load generator. */
@@ -174,7 +176,8 @@ export const JSON_CONTRACT: ResponseProperty = {
 export async function fuzz(options: FuzzOptions): Promise<FuzzReport> {
   const usable = options.records.filter((r) => !r.bodyTruncated);
   const maxRequests = Math.min(options.maxRequests ?? 500, MAX_REQUESTS);
-  const deadline = Date.now() + (options.maxDurationMs ?? 60_000);
+  const clock = options.clock ?? systemClock;
+  const deadline = clock.now() + (options.maxDurationMs ?? 60_000);
   const properties = [JSON_CONTRACT, ...(options.properties ?? [])];
   const maxFindings = options.maxFindings ?? 100;
   const pool = new Pool(options.url, { connections: options.concurrency ?? 8, headersTimeout: options.timeoutMs ?? 5_000, bodyTimeout: options.timeoutMs ?? 5_000 });
@@ -215,7 +218,7 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzReport> {
         stoppedBy = 'cancelled';
         return;
       }
-      if (Date.now() >= deadline) {
+      if (clock.now() >= deadline) {
         stoppedBy = 'time';
         return;
       }

@@ -7,7 +7,7 @@
  * points cannot go below p = 0.0625). Benjamini–Hochberg adjusts across the
  * metrics of one experiment. Resampling is seeded and reproducible.
  */
-import { gammaln, mean, probit, quantileSorted, sampleStandardDeviation } from 'simple-statistics';
+import { gammaln, mean, quantileSorted, sampleStandardDeviation } from 'simple-statistics';
 import { InternalError, seededRandom } from '../core/index.js';
 
 /** Continued fraction of the regularized incomplete beta function (Numerical Recipes 6.4, modified Lentz). */
@@ -180,10 +180,13 @@ export function bootstrapInterval<T>(values: readonly T[], statistic: (sample: r
   return { low: quantileSorted(estimates, tail), high: quantileSorted(estimates, 1 - tail) };
 }
 
-/** Normal-approximation interval of a mean of many values (per-record differences inside one trial). */
+/**
+ * t interval of a mean (per-record differences inside one trial: thousands of values, where it is the
+ * normal interval). Not simple-statistics' probit: its 97.5% point is 1.95716, not 1.95996.
+ */
 export function meanInterval(values: readonly number[], confidence = 0.95): { estimate: number; low: number; high: number } {
   if (values.length < 2) return { estimate: values.length === 1 ? values[0]! : Number.NaN, low: Number.NaN, high: Number.NaN };
   const estimate = mean([...values]);
-  const half = (probit(1 - (1 - confidence) / 2) * sampleStandardDeviation([...values])) / Math.sqrt(values.length);
+  const half = (studentTQuantile(1 - (1 - confidence) / 2, values.length - 1) * sampleStandardDeviation([...values])) / Math.sqrt(values.length);
   return { estimate, low: estimate - half, high: estimate + half };
 }

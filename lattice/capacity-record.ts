@@ -3,7 +3,7 @@
  * series per figure, arm `capacity`), the verdict against the lattice's
  * quality target on the record. Used by `tandem capacity` and `tandem demo`.
  */
-import type { LatticeConfig } from '../core/index.js';
+import type { Clock, LatticeConfig } from '../core/index.js';
 import type { Store } from '../store/index.js';
 import type { CapacityBucket, CapacityProfile, CapacitySummary } from './capacity-test.js';
 
@@ -24,9 +24,9 @@ export interface CapacityRecord {
   readonly ok: boolean;
 }
 
-export async function storeCapacityTest(store: Store, record: CapacityRecord): Promise<void> {
+export async function storeCapacityTest(store: Store, record: CapacityRecord, clock: Clock): Promise<void> {
   const { experimentId, lattice, buckets, bucketMs } = record;
-  const createdAtMs = Date.now();
+  const createdAtMs = clock.now();
   const stateIndex = (state: string | undefined): number => (state !== undefined ? lattice.states.findIndex((s) => s.name === state) : Number.NaN);
   const samples = buckets.flatMap((b) =>
     (

@@ -47,6 +47,7 @@ export function lastLines(output: string, lines = 3, chars = 400): string {
   const tail = output.trimEnd().split('\n').slice(-lines).join(' | ');
   if (tail === '') return '; it printed nothing';
   // Control characters from a process's output never reach a terminal through an error message.
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
   const clean = tail.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ');
   return `; its last output: ${clean.length > chars ? `…${clean.slice(-chars)}` : clean}`;
 }

@@ -12,7 +12,7 @@ import type {
   ExperimentRecord,
   Sample,
 } from '../core/index.js';
-import { StoreError } from '../core/index.js';
+import { StoreError, systemClock, type Clock } from '../core/index.js';
 import type {
   ConfigReadStore,
   ConfigReadSummary,
@@ -122,14 +122,14 @@ class ClickHouseCorpusStore implements CorpusStore {
 
   /** ALTER … DELETE is asynchronous, and 18.16 has no `mutations_sync`: wait for it with a deadline. */
   async #awaitMutations(table: TableName): Promise<void> {
-    const deadline = Date.now() + 60_000;
+    const deadline = this.t.clock.now() + 60_000;
     for (;;) {
       const [row] = await this.t.connection.rows<{ n: string }>(
         sql`SELECT count() AS n FROM system.mutations WHERE database = ${this.t.database} AND table = ${table} AND is_done = 0`,
       );
       if (Number(row?.n ?? 0) === 0) return;
-      if (Date.now() > deadline) throw new StoreError(`ClickHouse at ${this.t.connection.url}: delete on ${table} did not finish within 60 s`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      if (this.t.clock.now() > deadline) throw new StoreError(`ClickHouse at ${this.t.connection.url}: delete on ${table} did not finish within 60 s`);
+      await this.t.clock.sleep(50);
     }
   }
 }
@@ -350,6 +350,8 @@ export interface ClickHouseStoreOptions {
   readonly requestTimeoutMs?: number;
   /** Rows per insert request. @default 10000 */
   readonly batchRows?: number;
+  /** @default systemClock */
+  readonly clock?: Clock;
 }
 
 export class ClickHouseStore implements Store {
@@ -372,7 +374,7 @@ export class ClickHouseStore implements Store {
       requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
       batchRows: options.batchRows ?? 10_000,
     });
-    this.#tables = new Tables(connection, options.database);
+    this.#tables = new Tables(connection, options.database, options.clock ?? systemClock);
     qualified(options.database, 'corpus'); // validates the database name now, not on first use
     this.location = `${options.url} (database ${options.database})`;
     this.corpus = new ClickHouseCorpusStore(this.#tables);

@@ -74,7 +74,7 @@ export async function run(options: CapacityOptions, ctx: CliContext): Promise<nu
       ...(ctx.signal ? { signal: ctx.signal } : {}),
     });
     const ok = withinQualityTarget(summary, lattice);
-    await storeCapacityTest(store, { experimentId, workload: workload.name, lattice, profile, bucketMs, buckets, summary, coordinated: options.controller !== undefined, ok });
+    await storeCapacityTest(store, { experimentId, workload: workload.name, lattice, profile, bucketMs, buckets, summary, coordinated: options.controller !== undefined, ok }, systemClock);
     if (options.html !== undefined) {
       const target = resolve(ctx.cwd, options.html);
       await writeFileAtomic(target, renderCapacityHtml({ title: `capacity test ${experimentId}: ${workload.name} at ${profile.peak}×`, baselineRate: profile.baselineRate, bucketMs, buckets, summary, states: lattice.states.map((s) => s.name), ok }));

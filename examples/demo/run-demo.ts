@@ -183,7 +183,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     aborted();
     const ok = withinQualityTarget(capacity.summary, capacity.lattice);
     const capacityId = `capacity-demo-${runId}`;
-    await storeCapacityTest(store, { experimentId: capacityId, workload: 'ranking', lattice: capacity.lattice, profile: capacity.profile, bucketMs: capacity.bucketMs, buckets: capacity.buckets, summary: capacity.summary, coordinated: true, ok });
+    await storeCapacityTest(store, { experimentId: capacityId, workload: 'ranking', lattice: capacity.lattice, profile: capacity.profile, bucketMs: capacity.bucketMs, buckets: capacity.buckets, summary: capacity.summary, coordinated: true, ok }, systemClock);
     const capacityReport = join(reports, '5-capacity.html');
     const states = capacity.lattice.states.map((s) => s.name);
     await writeFileAtomic(capacityReport, renderCapacityHtml({ title: `demo capacity test: example stack at ${capacity.profile.peak}×`, baselineRate: capacity.profile.baselineRate, bucketMs: capacity.bucketMs, buckets: capacity.buckets, summary: capacity.summary, states, ok }));

@@ -54,9 +54,12 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-const SERVICE_MAIN = join(import.meta.dirname, 'service-main.ts');
-/** tsx resolved from this package, so child services start from any working directory. */
-const TSX_LOADER = import.meta.resolve('tsx');
+/**
+ * How a child service starts: from the compiled build when this module is compiled (bin/tandem.js runs
+ * it), through tsx when it runs from source (tests, benches); tsx resolved from this package, so child
+ * services start from any working directory.
+ */
+const SERVICE_ARGS = import.meta.url.endsWith('.js') ? [join(import.meta.dirname, 'service-main.js')] : ['--import', import.meta.resolve('tsx'), join(import.meta.dirname, 'service-main.ts')];
 
 interface RunningChild extends RunningService {
   readonly pid: number;
@@ -74,7 +77,7 @@ interface BootingChild {
  * while every service still listens on a port of its own choosing.
  */
 function bootChild(service: StackService): BootingChild {
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, SERVICE_MAIN, service], {
+  const child = spawn(process.execPath, [...SERVICE_ARGS, service], {
     env: { ...process.env, STACK_CONFIG: 'stdin' },
     stdio: ['pipe', 'pipe', 'inherit'],
   });

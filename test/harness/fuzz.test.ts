@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import type { CorpusRecord } from '../../core/index.js';
+import { systemClock, type Clock, type CorpusRecord } from '../../core/index.js';
 import { MUTATIONS, fuzz, mutateRequest } from '../../harness/index.js';
 import { seededRandom } from '../../core/index.js';
 
@@ -99,14 +99,20 @@ describe('fuzz mode', () => {
   });
 
   it('is bounded in time when the SUT stalls', async () => {
+    // Each answer takes 300 ms of the fuzzer's clock: past the 500 ms bound after the second one.
+    let nowMs = 1_000_000;
+    const clock: Clock = { now: () => nowMs, monotonic: () => nowMs, sleep: (ms, signal) => systemClock.sleep(ms, signal) };
     const service = await buggyService((_req, res) => {
-      setTimeout(() => res.end('{}'), 300);
+      nowMs += 300;
+      res.end('{}');
       return true;
     });
     onTestFinished(() => service.close());
-    const report = await fuzz({ url: service.url, records: corpus, seed: 1, maxRequests: 10_000, maxDurationMs: 500, concurrency: 2 });
+    const report = await fuzz({ url: service.url, records: corpus, seed: 1, maxRequests: 10_000, maxDurationMs: 500, concurrency: 2, clock });
     expect(report.stoppedBy).toBe('time');
-    expect(report.sent).toBeLessThanOrEqual(8);
+    // Two answers reach the bound; at most two more were in flight when it was seen.
+    expect(report.sent).toBeGreaterThanOrEqual(2);
+    expect(report.sent).toBeLessThanOrEqual(4);
   });
 
   it('reports a crash when the SUT stops answering, and stops', async () => {

@@ -4,6 +4,8 @@ import {
   benjaminiHochberg,
   bootstrapInterval,
   kendallTau,
+  meanInterval,
+  quantileOf,
   ndcgAtK,
   ndcgAtKWithLabels,
   overlapAtK,
@@ -143,5 +145,32 @@ describe('ranking metrics', () => {
     expect(overlapAtK(['a', 'b', 'c'], ['b', 'c', 'a'], 2)).toBe(0.5);
     expect(overlapAtK(['a', 'b'], ['b', 'a'], 2)).toBe(1);
     expect(overlapAtK([], [], 3)).toBe(1);
+  });
+});
+
+describe('quantiles and the normal interval of a mean', () => {
+  it('interpolates quantiles linearly between order statistics, whatever the input order', () => {
+    const values = [7, 1, 3, 5];
+    expect(quantileOf(values, 0)).toBe(1);
+    expect(quantileOf(values, 1)).toBe(7);
+    expect(quantileOf(values, 0.5)).toBeCloseTo(4, 12);
+    // position (n - 1) * q = 0.75 between 1 and 3
+    expect(quantileOf(values, 0.25)).toBeCloseTo(2.5, 12);
+    expect(quantileOf([], 0.5)).toBeNaN();
+    expect(values).toEqual([7, 1, 3, 5]);
+  });
+
+  it('gives mean ± t·sd/√n, by hand, and no interval for fewer than two values', () => {
+    // mean 3, sample sd √2.5, n 5: half-width t(0.975, 4) · 1.581139 / 2.236068 = 2.776445 · 0.707107 = 1.963243
+    const { estimate, low, high } = meanInterval([1, 2, 3, 4, 5]);
+    expect(estimate).toBe(3);
+    expect(high - estimate).toBeCloseTo(1.963243, 5);
+    expect(estimate - low).toBeCloseTo(1.963243, 5);
+    // Thousands of values: the normal interval, 1.959964 · sd/√n (sd of 0..9 repeated is 2.872425).
+    const many = Array.from({ length: 10_000 }, (_, i) => i % 10);
+    const wide = meanInterval(many);
+    expect(wide.high - wide.estimate).toBeCloseTo((1.959964 * 2.872425) / 100, 4);
+    expect(meanInterval([4])).toEqual({ estimate: 4, low: Number.NaN, high: Number.NaN });
+    expect(meanInterval([]).estimate).toBeNaN();
   });
 });

@@ -5,24 +5,29 @@ import { main } from '../../cli/main.js';
 
 export const REPO_ROOT = join(import.meta.dirname, '..', '..');
 
-/** Run the CLI in-process with captured output. */
+/**
+ * Run the CLI in-process with captured output. `onOut` sees each line of output as it is written; what it
+ * returns is awaited before the result is, and its failure fails the run (an assertion in it is not lost).
+ */
 export async function runCli(
   args: readonly string[],
-  options: { cwd: string; env?: NodeJS.ProcessEnv; signal?: AbortSignal; onOut?: (text: string) => void },
+  options: { cwd: string; env?: NodeJS.ProcessEnv; signal?: AbortSignal; onOut?: (text: string) => void | Promise<void> },
 ): Promise<{ code: number; out: string; err: string }> {
   let out = '';
   let err = '';
+  const reactions: Promise<void>[] = [];
   const ctx: CliContext = {
     cwd: options.cwd,
     env: options.env ?? process.env,
     out: (text) => {
       out += text.endsWith('\n') ? text : `${text}\n`;
-      options.onOut?.(text);
+      if (options.onOut) reactions.push(Promise.resolve().then(() => options.onOut?.(text)));
     },
     err: (text) => (err += text.endsWith('\n') ? text : `${text}\n`),
     ...(options.signal ? { signal: options.signal } : {}),
   };
   const code = await main(['node', 'tandem', ...args], ctx);
+  await Promise.all(reactions);
   return { code, out, err };
 }
 

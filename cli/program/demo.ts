@@ -1,0 +1,18 @@
+/** `tandem demo`. */
+import { type Command } from 'commander';
+import type * as demo from '../commands/demo.js';
+import type { Registration } from './registration.js';
+
+export function registerDemo(program: Command, { ctx, setExit }: Registration): void {
+  program
+    .command('demo')
+    .description('the whole platform on the example stack: record, three experiments, affected workloads, a capacity test; a summary and HTML reports')
+    .option('--dir <dir>', 'where the demo writes its config, store and reports (default .tandem/demo)')
+    .option('--store <kind>', 'local (default) or clickhouse')
+    .option('--clickhouse-url <url>', 'ClickHouse HTTP URL with --store clickhouse (default http://127.0.0.1:8123)')
+    .option('--queue <kind>', 'inline (default) or bullmq')
+    .option('--redis-url <url>', 'Redis URL with --queue bullmq (default redis://127.0.0.1:6379)')
+    .option('--no-worker', 'with --queue bullmq: leave experiments to `tandem worker` processes')
+    .option('--quick', 'shorter recording and trials (tests)')
+    .action(async (_options, command: Command) => setExit(await (await import('../commands/demo.js')).run(command.optsWithGlobals<demo.DemoOptions>(), ctx)));
+}

@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { ESLint } from 'eslint';
+import { join } from 'node:path';
+import { boundaryViolation } from '../../eslint/import-boundaries.js';
+
+describe('the architecture as an import rule', () => {
+  it('core/ imports nothing of ours and store/ only core/', () => {
+    expect(boundaryViolation('core/config/schema.ts', 'core/duration.ts', [])).toBeUndefined();
+    expect(boundaryViolation('core/errors.ts', 'store/index.ts', [])).toMatch(/core\/ imports nothing of ours/);
+    expect(boundaryViolation('store/local-store.ts', 'core/index.ts', [])).toBeUndefined();
+    expect(boundaryViolation('store/local-store.ts', 'harness/index.ts', [])).toMatch(/store\/ knows no feature/);
+  });
+
+  it('only cli/ composes backends', () => {
+    expect(boundaryViolation('cli/commands/run.ts', 'store/index.ts', ['createStore'])).toBeUndefined();
+    expect(boundaryViolation('executor/run-experiment.ts', 'store/index.ts', ['createStore'])).toMatch(/only cli\/ composes backends \(createStore/);
+    expect(boundaryViolation('harness/evaluate.ts', 'store/clickhouse-store.ts', [])).toMatch(/only cli\/ composes backends/);
+    expect(boundaryViolation('harness/evaluate.ts', 'executor/index.ts', ['BullMqQueue'])).toMatch(/only cli\/ composes backends/);
+    expect(boundaryViolation('executor/index.ts', 'executor/bullmq-queue.ts', ['BullMqQueue'])).toBeUndefined();
+    expect(boundaryViolation('harness/evaluate.ts', 'store/index.ts', ['Store'])).toBeUndefined();
+  });
+
+  it('nothing imports bench/ or test/, and the product never imports examples/', () => {
+    expect(boundaryViolation('harness/verdict.ts', 'bench/support/median.ts', [])).toMatch(/nothing imports bench/);
+    expect(boundaryViolation('examples/demo/run-demo.ts', 'bench/run.ts', [])).toMatch(/nothing imports bench/);
+    expect(boundaryViolation('lattice/controller.ts', 'examples/stack/index.ts', [])).toMatch(/never imports examples/);
+    expect(boundaryViolation('cli/commands/run.ts', 'examples/stack/index.ts', [])).toMatch(/only the demo and example-stack/);
+    expect(boundaryViolation('cli/commands/demo.ts', 'examples/demo/run-demo.ts', [])).toBeUndefined();
+    expect(boundaryViolation('harness/verdict.ts', 'test/support/cli.ts', [])).toMatch(/nothing imports test/);
+    expect(boundaryViolation('bench/executor.bench.ts', 'test/support/private-services.ts', [])).toBeUndefined();
+  });
+
+  it('is what `npm run lint` enforces: a relative import across a boundary fails lint', async () => {
+    const eslint = new ESLint({ cwd: join(import.meta.dirname, '..', '..') });
+    const [result] = await eslint.lintText("import { ExitCode } from '../cli/exit-codes.js';\nexport const code = ExitCode.ok;\n", { filePath: join(import.meta.dirname, '..', '..', 'core', 'duration.ts') });
+    expect(result!.messages.map((m) => [m.ruleId, m.message])).toContainEqual(['tandem/import-boundaries', 'core/ imports nothing of ours (cli/exit-codes.ts)']);
+  });
+});
