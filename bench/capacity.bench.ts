@@ -22,6 +22,7 @@ export async function run(args: string[]): Promise<void> {
   process.stderr.write(`coordinated: states up to ${c.maxState}, final ${c.finalState}, degraded ${c.activeDegradationMs / 1000}s of ${c.overloadDurationMs / 1000}s overload, NDCG loss ${c.maxQualityLoss.toFixed(3)}, no-result mean ${(c.meanNoResultShare * 100).toFixed(1)}% max ${(c.maxNoResultShare * 100).toFixed(1)}%, quality recovery ${c.qualityRecoveryMs}ms\n`);
   process.stderr.write(`uncoordinated: NDCG loss ${u.maxQualityLoss.toFixed(3)}, no-result mean ${(u.meanNoResultShare * 100).toFixed(1)}% max ${(u.maxNoResultShare * 100).toFixed(1)}%, quality recovery ${u.qualityRecoveryMs}ms\n`);
   const figures = {
+    baseline: 'the uncoordinated run (every service degrading on its own) of the same scenario in the same run',
     baselineRate,
     peak: coordinated.profile.peak,
     featuresDocsPerSecond: coordinated.featuresDocsPerSecond,

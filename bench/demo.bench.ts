@@ -48,7 +48,9 @@ export async function run(args: string[]): Promise<void> {
       stepsAsExpected: result.steps.filter((s) => s.asExpected).length,
     };
     process.stderr.write(`tandem demo${quick ? ' --quick' : ''}: ${figures.totalSeconds} s in all, ${scheduledSeconds} s of it scheduled by the story (x${figures.overheadRatio}); ${figures.stepsAsExpected}/5 steps as expected\n`);
-    process.stdout.write(`${JSON.stringify({ bench: 'demo', figures, targets: { totalSeconds: { value: figures.totalSeconds, max: 180 }, stepsAsExpected: { value: figures.stepsAsExpected, min: 5 } } })}\n`);
+    // The 3-minute target is the full demo's, as a user runs it; --quick (the suite's) only reports its time.
+    const targets = { ...(quick ? {} : { totalSeconds: { value: figures.totalSeconds, max: 180 } }), stepsAsExpected: { value: figures.stepsAsExpected, min: 5 } };
+    process.stdout.write(`${JSON.stringify({ bench: 'demo', figures, targets })}\n`);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

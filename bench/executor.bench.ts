@@ -110,6 +110,7 @@ export async function run(args: string[]): Promise<void> {
     await store.close();
 
     const figures = {
+      baseline: 'the inline queue (in process) with the same experiments and concurrency, in the same run',
       overheadRounds,
       inlineSubmitToStartMsMedian: median(inlineMs),
       bullmqSubmitToStartMsMedian: median(bullMs),

@@ -80,6 +80,7 @@ export async function run(): Promise<void> {
   const scrapesPerInterval = (scrapes - 1) / intervals; // minus the shared priming scrape
   console.log(`scale: 200 experiments, ${scrapes} scrapes over ${intervals} intervals (${scrapesPerInterval.toFixed(2)} per interval)`);
   const figures = {
+    baseline: 'one detector interval plus 100 ms (reaction); one scrape per interval at the source (200 experiments sharing pollers)',
     reactionMedianMs: median(reactions),
     reactionMaxMs: Math.max(...reactions),
     intervalMs: INTERVAL_MS,

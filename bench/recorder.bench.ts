@@ -90,6 +90,7 @@ export async function run(): Promise<void> {
     for (const [name, s] of Object.entries(summary)) console.log(`${name.padEnd(14)} ${s.rps.toFixed(0).padStart(7)} req/s   p99 ${s.p99Ms.toFixed(2)} ms   errors ${s.errors}`);
     const plainRps = summary.plain_proxy!.rps;
     const figures = {
+      baseline: 'an empty call in the same loop shape (hot path); direct calls and a plain undici reverse proxy (throughput), interleaved in the same run',
       hotPathNsPerUnsampled: Number(hot.decisionNs.toFixed(1)),
       hotPathEmptyCallNs: Number(hot.emptyCallNs.toFixed(1)),
       directRps: Math.round(summary.direct!.rps),

@@ -4,9 +4,10 @@
  * - max paired throughput: Tandem's replay unthrottled vs a minimal paired
  *   undici loop (target >= 0.8x), with wrk and autocannon single-target req/s
  *   for scale;
- * - at a fixed 2,000 pairs/s: achieved rate (target within ±2%) and p99 against
- *   a minimal open-loop client measuring from the intended send time
- *   (target: within 1 ms);
+ * - at a fixed 2,000 pairs/s: achieved rate and p99 against a minimal
+ *   open-loop client measuring from the intended send time (target: within
+ *   1 ms), every pair not sent (dropped or cut) counted in the p99 as answered
+ *   at the 10 s deadline and reported beside it (target: none);
  * - peak RSS while streaming a 1M-record stored corpus (target < 250 MB).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -84,6 +85,7 @@ export async function run(): Promise<void> {
     console.log(`1M-record corpus: ${memory.recordsRead} records streamed, peak RSS ${(memory.peakRssBytes! / 1_048_576).toFixed(0)} MB`);
 
     const figures = {
+      baseline: 'a minimal paired undici loop (throughput) and a minimal open-loop client (fixed-rate p99), in the same run',
       replayerPairsPerSecond: Math.round(median(rounds.replayer!)),
       minimalLoopPairsPerSecond: Math.round(median(rounds.minimal!)),
       wrkRequestsPerSecond: Math.round(median(rounds.wrk!)),
@@ -91,6 +93,7 @@ export async function run(): Promise<void> {
       replayerVsMinimalLoop: Number((median(rounds.replayer!) / median(rounds.minimal!)).toFixed(3)),
       minimalLoopPairsVsWrkRequests: Number((median(rounds.minimal!) / median(rounds.wrk!)).toFixed(3)),
       fixedRateAchievedShare: Number((median(fixedRuns.map((r) => r.achievedRate!)) / 2000).toFixed(4)),
+      fixedRateMissedPairs: Math.max(...fixedRuns.map((r) => r.missedPairs!)),
       fixedRateP99Ms: Number(median(fixedRuns.map((r) => r.p99Ms!)).toFixed(3)),
       referenceP99Ms: Number(median(referenceRuns.map((r) => r.p99Ms!)).toFixed(3)),
       fixedRateP99MinusReferenceMs: Number((median(fixedRuns.map((r) => r.p99Ms!)) - median(referenceRuns.map((r) => r.p99Ms!))).toFixed(3)),
@@ -103,7 +106,8 @@ export async function run(): Promise<void> {
         figures,
         targets: {
           replayerVsMinimalLoop: { value: figures.replayerVsMinimalLoop, min: 0.8 },
-          fixedRateAchievedShare: { value: figures.fixedRateAchievedShare, min: 0.98 },
+          fixedRateAchievedShare: { value: figures.fixedRateAchievedShare, min: 0.995 },
+          fixedRateMissedPairs: { value: figures.fixedRateMissedPairs, max: 0 },
           fixedRateP99MinusReferenceMs: { value: figures.fixedRateP99MinusReferenceMs, max: 1 },
           peakRssMb: { value: figures.peakRssMb, max: 250 },
         },

@@ -134,6 +134,7 @@ export async function run(): Promise<void> {
     }
     const m = (name: string): number => median(rps[name]!);
     const figures = {
+      baseline: 'direct calls, a minimal undici reverse proxy and nginx, interleaved in the same run',
       directRps: Math.round(m('direct')),
       plainProxyRps: Math.round(m('plain_proxy')),
       routerRps: Math.round(m('router')),

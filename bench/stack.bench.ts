@@ -95,6 +95,7 @@ export async function run(): Promise<void> {
   for (const [header, { work, ndcg }] of Object.entries(levels)) console.log(`${header.padEnd(16)}${(work / full).toFixed(3).padStart(8)}             ${ndcg.toFixed(4)}`);
 
   const figures = {
+    baseline: 'one bare node --import tsx process start (start-up) and a clean ranking on the same requests (the latency fault), in the same run',
     startInProcessMs: Math.round(median(inProcess)),
     startIsolatedMs: Math.round(startIsolatedMs),
     startIsolatedVsBareProcess: Number((startIsolatedMs / median(bare)).toFixed(2)),

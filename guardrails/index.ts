@@ -1,4 +1,4 @@
-/** Guardrails: the egress router and its containment policies (dependency monitors come next). */
+/** Guardrails: the egress router with its containment policies, and the dependency monitors and detectors that cancel an experiment. */
 export { startRouter, EgressRouter, type RouterOptions, type RouterArm, type DependencyCounters } from './router.js';
 export { pinnedShards, allowedTargets, isWrite, withBaggage } from './policies.js';
 export { runMonitor, type Detector, type CheckResult, type CheckVerdict, type Cancellation, type MonitorOptions } from './monitor.js';

@@ -8,12 +8,13 @@
  * between control and treatment is noise (Diffy's noise cancellation) and
  * is left out of the differences that count.
  */
-import type { Json, RequestOutcome, WorkloadConfig } from '../core/index.js';
-import { kendallTau, ndcgAtK, ndcgAtKWithLabels, overlapAtK } from './ranking-metrics.js';
-import { decodeJson, diffResponses, type Difference } from './response-diff.js';
+import type { RequestOutcome, WorkloadConfig } from '../core/index.js';
+import { RankingTally, type RankingComparison } from './ranking-tally.js';
+import { diffResponses, type Difference } from './response-diff.js';
 import { endpointDifferences, type EndpointDifference, type PairRecord } from './endpoint-differences.js';
 
 export type { EndpointDifference } from './endpoint-differences.js';
+export type { RankingComparison } from './ranking-tally.js';
 
 export type ResponsesConfig = NonNullable<WorkloadConfig['harness']['responses']>;
 
@@ -28,22 +29,6 @@ export interface FieldDifference {
   readonly ignored: 'config' | 'noise' | false;
   /** A record id where it differed, with the two values (as rendered JSON, cut to 200 characters). */
   readonly example: { readonly recordId: string; readonly control: string; readonly treatment: string };
-}
-
-export interface RankingComparison {
-  readonly pairs: number;
-  readonly k: number;
-  /** Against control's ranking, or against the record's labels when configured. */
-  readonly reference: 'control' | 'labels';
-  readonly ndcg: { readonly mean: number; readonly min: number };
-  readonly kendallTau: { readonly mean: number; readonly min: number };
-  readonly overlap: { readonly mean: number; readonly min: number };
-  /** The same figures for control′ against control: what "no change" looks like. */
-  readonly noise?: { readonly ndcg: number; readonly kendallTau: number; readonly overlap: number };
-  /** Share of compared responses whose ranked list was empty (the no-result rate), per arm. */
-  readonly noResultShare: { readonly control: number; readonly treatment: number };
-  /** Mean NDCG of each trial. */
-  readonly perTrialNdcg: readonly { readonly trial: number; readonly mean: number }[];
 }
 
 export interface ResponseComparison {
@@ -73,29 +58,6 @@ function ignoredBy(rules: readonly string[], general: string): boolean {
     return general === normalized || general.startsWith(`${normalized}.`) || general.startsWith(`${normalized}[`);
   });
 }
-
-function at(value: Json | undefined, dotted: string): Json | undefined {
-  let current: Json | undefined = value;
-  for (const key of dotted.split('.')) {
-    if (current === null || typeof current !== 'object' || Array.isArray(current)) return undefined;
-    current = current[key];
-  }
-  return current;
-}
-
-function rankedIds(body: Json | undefined, ranking: NonNullable<ResponsesConfig['ranking']>): string[] | undefined {
-  const list = at(body, ranking.path);
-  if (!Array.isArray(list)) return undefined;
-  return list.map((entry) => {
-    const id = ranking.id !== undefined && entry !== null && typeof entry === 'object' && !Array.isArray(entry) ? entry[ranking.id] : entry;
-    return typeof id === 'string' ? id : JSON.stringify(id);
-  });
-}
-
-const summarize = (values: readonly number[]): { mean: number; min: number } => {
-  const finite = values.filter(Number.isFinite);
-  return finite.length === 0 ? { mean: Number.NaN, min: Number.NaN } : { mean: finite.reduce((a, b) => a + b, 0) / finite.length, min: Math.min(...finite) };
-};
 
 const cut = (text: string): string => (text.length > 200 ? `${text.slice(0, 197)}...` : text);
 
@@ -129,15 +91,7 @@ export function compareResponses(outcomes: readonly RequestOutcome[], options: C
   const differingPerPair: PairRecord[] = [];
   const skipped: Record<string, number> = {};
   let primePairs = 0;
-  const ndcg: number[] = [];
-  const tau: number[] = [];
-  const overlap: number[] = [];
-  const noiseNdcg: number[] = [];
-  const noiseTau: number[] = [];
-  const noiseOverlap: number[] = [];
-  const trialNdcg = new Map<number, number[]>();
-  let emptyControl = 0;
-  let emptyTreatment = 0;
+  const ranking = config.ranking ? new RankingTally(config.ranking, options.requestBodies) : undefined;
 
   for (const [k, c] of control) {
     const t = treatment.get(k);
@@ -167,36 +121,7 @@ export function compareResponses(outcomes: readonly RequestOutcome[], options: C
         for (const path of noise.differing.keys()) noiseCounts.set(path, (noiseCounts.get(path) ?? 0) + 1);
       }
     }
-    const cj = config.ranking ? decodeJson(c.body) : undefined;
-    const tj = config.ranking ? decodeJson(t.body) : undefined;
-    const pj = config.ranking ? decodeJson(p?.body) : undefined;
-    if (config.ranking) {
-      const controlIds = rankedIds(cj, config.ranking);
-      const treatmentIds = rankedIds(tj, config.ranking);
-      if (controlIds && treatmentIds) {
-        if (controlIds.length === 0) emptyControl++;
-        if (treatmentIds.length === 0) emptyTreatment++;
-        let labels: Map<string, number> | undefined;
-        if (config.ranking.labelsPath !== undefined) {
-          const raw = options.requestBodies?.get(c.recordId);
-          const found = raw !== undefined ? at(decodeJson(raw), config.ranking.labelsPath) : undefined;
-          if (found !== null && typeof found === 'object' && !Array.isArray(found)) {
-            labels = new Map(Object.entries(found).filter((e): e is [string, number] => typeof e[1] === 'number'));
-          }
-        }
-        const value = labels ? ndcgAtKWithLabels(treatmentIds, labels, config.ranking.k) : ndcgAtK(treatmentIds, controlIds, config.ranking.k);
-        ndcg.push(value);
-        trialNdcg.set(c.trial, [...(trialNdcg.get(c.trial) ?? []), value]);
-        tau.push(kendallTau(controlIds, treatmentIds));
-        overlap.push(overlapAtK(controlIds, treatmentIds, config.ranking.k));
-        const primeIds = rankedIds(pj, config.ranking);
-        if (primeIds) {
-          noiseNdcg.push(ndcgAtK(primeIds, controlIds, config.ranking.k));
-          noiseTau.push(kendallTau(controlIds, primeIds));
-          noiseOverlap.push(overlapAtK(controlIds, primeIds, config.ranking.k));
-        }
-      }
-    }
+    ranking?.add(c, t, p);
   }
 
   const compared = differingPerPair.filter((p) => p.compared).length;
@@ -223,20 +148,6 @@ export function compareResponses(outcomes: readonly RequestOutcome[], options: C
     semanticAgreement: compared > 0 ? agreeing / compared : Number.NaN,
     noiseCancellation: primePairs > 0,
     fields,
-    ...(config.ranking && ndcg.length > 0
-      ? {
-          ranking: {
-            pairs: ndcg.length,
-            k: config.ranking.k,
-            reference: config.ranking.labelsPath !== undefined ? ('labels' as const) : ('control' as const),
-            ndcg: summarize(ndcg),
-            kendallTau: summarize(tau),
-            overlap: summarize(overlap),
-            ...(noiseNdcg.length > 0 ? { noise: { ndcg: summarize(noiseNdcg).mean, kendallTau: summarize(noiseTau).mean, overlap: summarize(noiseOverlap).mean } } : {}),
-            noResultShare: { control: emptyControl / ndcg.length, treatment: emptyTreatment / ndcg.length },
-            perTrialNdcg: [...trialNdcg.entries()].sort((a, b) => a[0] - b[0]).map(([trial, values]) => ({ trial, mean: summarize(values).mean })),
-          },
-        }
-      : {}),
+    ...(ranking?.pairs ? { ranking: ranking.summary() } : {}),
   };
 }

@@ -7,7 +7,7 @@
  */
 import type { WorkloadConfig } from '../core/index.js';
 import type { Store } from '../store/index.js';
-import type { Calibration } from './calibration.js';
+import type { Calibration } from './calibration-result.js';
 import { configuredFinalChecks, runFinalChecks, type CheckSet, type FinalCheckResult } from './checks.js';
 import { compareResponses, type ResponseComparison } from './compare-responses.js';
 import { loadExperimentData, missingDataCauses, type ExcludedTrial, type ExperimentData } from './experiment-data.js';

@@ -18,7 +18,7 @@ import { benjaminiHochberg, studentTQuantile, varianceConsistent } from './stats
 import { defaultThreshold, type MetricPolicy } from './metric-policy.js';
 import { LookAccumulator, criticalValue, sequentialBoundary, type Boundary, type LookFit, type NoiseSource } from './sequential.js';
 import type { EffectScale, TrialMetric } from './trial-metrics.js';
-import type { Calibration } from './calibration.js';
+import type { Calibration } from './calibration-result.js';
 
 export type MetricVerdictKind = 'regression' | 'improvement' | 'no change' | 'inconclusive' | 'no data';
 export type ExperimentOutcome = 'passed' | 'regressed' | 'inconclusive' | 'no data';

@@ -135,24 +135,11 @@ export async function runCapacityTest(options: CapacityTestOptions): Promise<{ b
     }
   };
   try {
-    // Reference pass: every distinct request's answer at L0, before any load, paced at the baseline
-    // rate so the pass itself does not push the service into a degraded state.
-    const reference = new Map<string, string[]>();
-    const distinct = records.slice(0, 2_000);
-    for (let i = 0; i < distinct.length && !options.signal?.aborted; i += 8) {
-      if (i > 0) await clock.sleep(Math.ceil((8 * 1000) / profile.baselineRate), options.signal).catch(() => undefined);
-      await Promise.all(
-        distinct.slice(i, i + 8).map(async (record) => {
-          const answer = await send(record);
-          const ids = answer && answer.status < 400 ? rankedIds(answer.body, options.ranking) : undefined;
-          if (ids) reference.set(record.id, ids);
-        }),
-      );
-    }
+    const reference = await referencePass(records, send, options);
 
     const total = profile.leadMs + profile.rampMs + profile.holdMs + profile.cooldownMs;
     const bucketCount = Math.ceil(total / bucketMs);
-    const acc = Array.from({ length: bucketCount }, () => ({ sent: 0, dropped: 0, answered: 0, errors: 0, empty: 0, ndcg: [] as number[], compared: 0, identical: 0 }));
+    const acc = Array.from({ length: bucketCount }, (): BucketTally => ({ sent: 0, dropped: 0, answered: 0, errors: 0, empty: 0, ndcg: [], compared: 0, identical: 0 }));
     const lastAnswer = new Map<string, { hash: string; bucket: number }>();
     const controllerSamples: { state?: string; productLoadFactor?: number | null }[] = new Array(bucketCount).fill(undefined).map(() => ({}));
     const start = clock.monotonic();
@@ -161,16 +148,7 @@ export async function runCapacityTest(options: CapacityTestOptions): Promise<{ b
     const pending = new Set<Promise<void>>();
     let sampledBucket = -1;
     const sampleController = async (bucket: number): Promise<void> => {
-      if (!options.controllerUrl) return;
-      try {
-        const levels = await request(`${options.controllerUrl}/levels`, { headersTimeout: 500, bodyTimeout: 500 });
-        const { state } = (await levels.body.json()) as { state?: string };
-        const decisions = await request(`${options.controllerUrl}/decisions`, { headersTimeout: 500, bodyTimeout: 500 });
-        const list = (await decisions.body.json()) as { productLoadFactor?: number | null }[];
-        controllerSamples[bucket] = { ...(state ? { state } : {}), productLoadFactor: list.at(-1)?.productLoadFactor ?? null };
-      } catch {
-        controllerSamples[bucket] = {};
-      }
+      if (options.controllerUrl) controllerSamples[bucket] = await controllerSample(options.controllerUrl);
     };
     let sinceYield = 0;
     for (let dueMs = 0; dueMs < total && !options.signal?.aborted; ) {
@@ -202,25 +180,7 @@ export async function runCapacityTest(options: CapacityTestOptions): Promise<{ b
       inflight++;
       const work = send(record).then((answer) => {
         inflight--;
-        const a = acc[bucket]!;
-        if (!answer || answer.status >= 500) {
-          a.errors++;
-          // The user saw no results: quality 0 for this request, as for an empty list.
-          if (reference.has(record.id)) a.ndcg.push(0);
-          return;
-        }
-        a.answered++;
-        const ids = rankedIds(answer.body, options.ranking);
-        if (!ids || ids.length === 0) a.empty++;
-        const ref = reference.get(record.id);
-        if (ids && ref) a.ndcg.push(ndcgAtK(ids, ref, options.ranking.k));
-        const digest = hash('sha1', answer.body);
-        const previous = lastAnswer.get(record.id);
-        if (previous && bucket - previous.bucket <= (options.stabilityBuckets ?? 10)) {
-          a.compared++;
-          if (previous.hash === digest) a.identical++;
-        }
-        lastAnswer.set(record.id, { hash: digest, bucket });
+        tallyAnswer(acc[bucket]!, bucket, record.id, answer, { reference, lastAnswer, ranking: options.ranking, stabilityBuckets: options.stabilityBuckets ?? 10 });
       });
       pending.add(work);
       void work.finally(() => pending.delete(work));
@@ -242,6 +202,80 @@ export async function runCapacityTest(options: CapacityTestOptions): Promise<{ b
   } finally {
     await pool.destroy();
   }
+}
+
+interface BucketTally {
+  sent: number;
+  dropped: number;
+  answered: number;
+  errors: number;
+  empty: number;
+  readonly ndcg: number[];
+  compared: number;
+  identical: number;
+}
+
+type Answer = { status: number; body: string } | undefined;
+
+/**
+ * Reference pass: every distinct request's answer at L0, before any load, paced at the baseline rate so
+ * the pass itself does not push the service into a degraded state.
+ */
+async function referencePass(records: readonly CorpusRecord[], send: (record: CorpusRecord) => Promise<Answer>, options: CapacityTestOptions): Promise<Map<string, string[]>> {
+  const reference = new Map<string, string[]>();
+  const distinct = records.slice(0, 2_000);
+  for (let i = 0; i < distinct.length && !options.signal?.aborted; i += 8) {
+    if (i > 0) await options.clock.sleep(Math.ceil((8 * 1000) / options.profile.baselineRate), options.signal).catch(() => undefined);
+    await Promise.all(
+      distinct.slice(i, i + 8).map(async (record) => {
+        const answer = await send(record);
+        const ids = answer && answer.status < 400 ? rankedIds(answer.body, options.ranking) : undefined;
+        if (ids) reference.set(record.id, ids);
+      }),
+    );
+  }
+  return reference;
+}
+
+/** The controller's state and latest product load-factor, or nothing when it did not answer within 500 ms. */
+async function controllerSample(controllerUrl: string): Promise<{ state?: string; productLoadFactor?: number | null }> {
+  try {
+    const levels = await request(`${controllerUrl}/levels`, { headersTimeout: 500, bodyTimeout: 500 });
+    const { state } = (await levels.body.json()) as { state?: string };
+    const decisions = await request(`${controllerUrl}/decisions`, { headersTimeout: 500, bodyTimeout: 500 });
+    const list = (await decisions.body.json()) as { productLoadFactor?: number | null }[];
+    return { ...(state ? { state } : {}), productLoadFactor: list.at(-1)?.productLoadFactor ?? null };
+  } catch {
+    return {};
+  }
+}
+
+/** One answer counted in its bucket: errors, no-result, NDCG against the L0 reference, and stability. */
+function tallyAnswer(
+  a: BucketTally,
+  bucket: number,
+  recordId: string,
+  answer: Answer,
+  context: { reference: ReadonlyMap<string, string[]>; lastAnswer: Map<string, { hash: string; bucket: number }>; ranking: CapacityTestOptions['ranking']; stabilityBuckets: number },
+): void {
+  if (!answer || answer.status >= 500) {
+    a.errors++;
+    // The user saw no results: quality 0 for this request, as for an empty list.
+    if (context.reference.has(recordId)) a.ndcg.push(0);
+    return;
+  }
+  a.answered++;
+  const ids = rankedIds(answer.body, context.ranking);
+  if (!ids || ids.length === 0) a.empty++;
+  const ref = context.reference.get(recordId);
+  if (ids && ref) a.ndcg.push(ndcgAtK(ids, ref, context.ranking.k));
+  const digest = hash('sha1', answer.body);
+  const previous = context.lastAnswer.get(recordId);
+  if (previous && bucket - previous.bucket <= context.stabilityBuckets) {
+    a.compared++;
+    if (previous.hash === digest) a.identical++;
+  }
+  context.lastAnswer.set(recordId, { hash: digest, bucket });
 }
 
 function summarize(buckets: readonly CapacityBucket[], options: CapacityTestOptions, bucketMs: number): CapacitySummary {

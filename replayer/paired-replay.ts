@@ -6,12 +6,9 @@
  * reached the pair is dropped and counted, never silently delayed. Only
  * outcomes from the measurement window are handed on.
  */
-import { hash } from 'node:crypto';
-import { setMaxListeners } from 'node:events';
-import { Pool } from 'undici';
-import type { Clock, CorpusRecord, ErrorClass, RequestOutcome } from '../core/index.js';
+import type { Clock, CorpusRecord, RequestOutcome } from '../core/index.js';
 import { firstSides, intendedTime, pairsInWindow, phaseOf, type ArmName } from './schedule.js';
-import { comparableResponse } from './response-view.js';
+import { ArmSenders, type SendArm } from './arm-senders.js';
 
 /** Record headers that are not replayed: hop-by-hop ones, and those the client recomputes. */
 const NOT_REPLAYED = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'host', 'content-length', 'expect']);
@@ -104,269 +101,201 @@ export interface PairedReplayResult {
   readonly controlPrimeSkipped: number;
 }
 
-/** Arms a request can go to: the pair, and the optional second control. */
-type SendArm = ArmName | 'control-prime';
-
-function classify(error: unknown): ErrorClass {
-  const code = (error as { code?: string }).code ?? '';
-  const name = (error as { name?: string }).name ?? '';
-  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') return 'timeout';
-  if (code === 'ECONNREFUSED') return 'refused';
-  if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE') return 'reset';
-  if (code === 'UND_ERR_ABORTED' || name === 'AbortError') return 'cancelled';
-  return 'other';
-}
-
 const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-export async function pairedReplay(options: PairedReplayOptions): Promise<PairedReplayResult> {
-  const { clock, identity } = options;
+/**
+ * Each arm's headers for a record, as flat [name, value, …] arrays (undici takes them without the per-key
+ * work of objects): the recorded headers that are replayed, the trial's identity, the arm's own extras.
+ */
+function headerBuilder(identity: TrialIdentity, armHeaders: PairedReplayOptions['armHeaders']): (record: CorpusRecord) => Record<SendArm, string[]> {
   const prefix = identity.headerPrefix;
   const [experimentHeader, trialHeader, recordHeader, armHeader, jobHeader] = ['experiment', 'trial', 'record', 'arm', 'job'].map((h) => `${prefix}${h}`) as [string, string, string, string, string];
   const trialValue = String(identity.trial);
-  const abortSends = new AbortController();
-  // Every in-flight request listens on this one signal.
-  setMaxListeners(Number.POSITIVE_INFINITY, abortSends.signal);
-  const onCancel = (): void => {
-    abortSends.abort(options.signal?.reason);
-    // One destroy aborts every in-flight request: cheaper than a signal listener per request.
-    for (const arm of sendArms) void pools[arm]!.destroy(new Error('replay cancelled'));
+  const control = [armHeader, 'control', jobHeader, identity.jobs.control, ...Object.entries(armHeaders?.control ?? {}).flat()];
+  const treatment = [armHeader, 'treatment', jobHeader, identity.jobs.treatment, ...Object.entries(armHeaders?.treatment ?? {}).flat()];
+  const prime = [armHeader, 'control-prime', jobHeader, `${identity.experimentId}.control-prime`];
+  return (record) => {
+    const shared: string[] = [];
+    for (const name in record.headers) if (!NOT_REPLAYED.has(name)) shared.push(name, record.headers[name]!);
+    shared.push(experimentHeader, identity.experimentId, trialHeader, trialValue, recordHeader, record.id);
+    return { control: [...shared, ...control], treatment: [...shared, ...treatment], 'control-prime': [...shared, ...prime] };
   };
-  const poolOf = (url: string): Pool => new Pool(url, { connections: options.concurrency, headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs, keepAliveTimeout: 10_000 });
-  const pools: Partial<Record<SendArm, Pool>> & Record<ArmName, Pool> = { control: poolOf(options.arms.control), treatment: poolOf(options.arms.treatment) };
-  if (options.controlPrime !== undefined) pools['control-prime'] = poolOf(options.controlPrime);
-  const sendArms = Object.keys(pools) as SendArm[];
-  if (options.signal?.aborted) onCancel();
-  else options.signal?.addEventListener('abort', onCancel, { once: true });
-  const inflight: Record<SendArm, number> = { control: 0, treatment: 0, 'control-prime': 0 };
-  const sent: Record<SendArm, number> = { control: 0, treatment: 0, 'control-prime': 0 };
-  const errors: Record<SendArm, Record<string, number>> = { control: {}, treatment: {}, 'control-prime': {} };
-  const connectionErrors: Record<SendArm, number> = { control: 0, treatment: 0, 'control-prime': 0 };
-  let controlPrimeSkipped = 0;
-  const firstSide: Record<ArmName, number> = { control: 0, treatment: 0 };
-  let notifySlot: (() => void) | undefined;
-  /** Resolves when any in-flight request finishes (or the replay is cancelled). */
-  const slotFreed = (): Promise<void> =>
-    new Promise<void>((resolve) => {
-      notifySlot = resolve;
-      if (abortSends.signal.aborted) resolve();
-    });
-  abortSends.signal.addEventListener('abort', () => notifySlot?.(), { once: true });
-  const nextFirst = firstSides(options.seed);
-  const keepBody = options.keepBodyBytes ?? 0;
+}
 
+/**
+ * Wait until `dueMono`: timers have millisecond granularity and may fire early, so sleep the whole
+ * milliseconds, then yield to the event loop until the send is due — no request leaves before its time.
+ * Returns the monotonic time, or undefined when the replay stopped meanwhile.
+ */
+async function waitUntilDue(clock: Clock, dueMono: number, signal: AbortSignal): Promise<number | undefined> {
+  let now = clock.monotonic();
+  if (dueMono - now >= 1) {
+    try {
+      await clock.sleep(Math.floor(dueMono - now), signal);
+    } catch {
+      return undefined;
+    }
+  }
+  while ((now = clock.monotonic()) < dueMono && !signal.aborted) await yieldToEventLoop();
+  return signal.aborted ? undefined : now;
+}
+
+/** What the schedule loop counted. */
+interface ScheduleCounts {
+  sentPairs: number;
+  warmupPairs: number;
+  droppedPairs: number;
+  skippedTruncated: number;
+  controlPrimeSkipped: number;
+  maxLag: number;
+  lagSum: number;
+  corpusExhausted: boolean;
+  readonly firstSide: Record<ArmName, number>;
+}
+
+export async function pairedReplay(options: PairedReplayOptions): Promise<PairedReplayResult> {
+  const { clock } = options;
   const startMono = clock.monotonic();
   const startEpoch = clock.now();
-  const endMono = startMono + options.warmupMs + options.measureMs;
+  const senders = new ArmSenders({ ...options, keepBodyBytes: options.keepBodyBytes ?? 0, startMono, startEpoch });
+  const onCancel = (): void => senders.stop(options.signal?.reason);
+  if (options.signal?.aborted) onCancel();
+  else options.signal?.addEventListener('abort', onCancel, { once: true });
+  const counts: ScheduleCounts = { sentPairs: 0, warmupPairs: 0, droppedPairs: 0, skippedTruncated: 0, controlPrimeSkipped: 0, maxLag: 0, lagSum: 0, corpusExhausted: false, firstSide: { control: 0, treatment: 0 } };
   const windowPairs = pairsInWindow(options.ratePerSecond, options.warmupMs + options.measureMs);
-  let sentPairs = 0;
-  let warmupPairs = 0;
-  let droppedPairs = 0;
-  let skippedTruncated = 0;
-  let maxLag = 0;
-  let lagSum = 0;
-  let corpusExhausted = false;
-  let measureStarted = false;
-  let lastProgress = { at: startMono, pairs: 0 };
-
-  const report = (nowMono: number): void => {
-    if (!options.onProgress) return;
-    const elapsed = nowMono - startMono;
-    options.onProgress({
-      phase: elapsed < options.warmupMs ? 'warmup' : 'measure',
-      elapsedMs: elapsed,
-      remainingMs: Math.max(0, endMono - nowMono),
-      sentPairs,
-      droppedPairs,
-      inflight: { control: inflight.control, treatment: inflight.treatment },
-      errors: { control: Object.values(errors.control).reduce((a, b) => a + b, 0), treatment: Object.values(errors.treatment).reduce((a, b) => a + b, 0) },
-      rate: ((sentPairs - lastProgress.pairs) * 1000) / Math.max(1, nowMono - lastProgress.at),
-    });
-    lastProgress = { at: nowMono, pairs: sentPairs };
-  };
-
-  let drained: (() => void) | undefined;
-  // The send path runs thousands of times a second: callbacks and listeners, no promise chain,
-  // and a one-shot hash of the (usually single-chunk) body.
-  const send = (arm: SendArm, record: CorpusRecord, headers: Readonly<Record<SendArm, string[]>>, body: Buffer | null, dueMono: number, first: boolean): void => {
-    inflight[arm]++;
-    sent[arm]++;
-    let status = 0;
-    let bytes = 0;
-    let responseHeaders: Record<string, string | string[] | undefined> = {};
-    let finished = false;
-    const chunks: Buffer[] = [];
-    const finish = (outcomeError: ErrorClass): void => {
-      if (finished) return;
-      finished = true;
-      inflight[arm]--;
-      notifySlot?.();
-      notifySlot = undefined;
-      const errorClass: ErrorClass = outcomeError !== '' && abortSends.signal.aborted ? 'cancelled' : outcomeError;
-      if (errorClass === 'refused' || errorClass === 'reset') connectionErrors[arm]++;
-      if (errorClass !== '') errors[arm][errorClass] = (errors[arm][errorClass] ?? 0) + 1;
-      if (errorClass !== 'cancelled' && phaseOf(dueMono, startMono, options.warmupMs) === 'measure') {
-        const all = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-        const bodyHash = status === 0 ? '' : hash('sha1', all);
-        const compared = keepBody > 0 && status !== 0 ? comparableResponse(all, responseHeaders, record, keepBody, bodyHash) : undefined;
-        options.onOutcome({
-          experimentId: identity.experimentId,
-          trial: identity.trial,
-          attempt: identity.attempt,
-          arm,
-          recordId: record.id,
-          intendedMs: startEpoch + (dueMono - startMono),
-          latencyMs: clock.monotonic() - dueMono,
-          status,
-          bytes,
-          errorClass,
-          bodyHash,
-          first,
-          ...(compared?.body !== undefined ? { body: compared.body.toString('base64') } : {}),
-          ...(compared ? { response: compared.view } : {}),
-        });
-      }
-      if (inflight.control + inflight.treatment + inflight['control-prime'] === 0) drained?.();
-    };
-    pools[arm]!.request(
-      { path: record.path, method: record.method as 'GET', headers: headers[arm], body },
-      (error, response) => {
-        if (error) return finish(classify(error));
-        status = response.statusCode;
-        if (keepBody > 0) responseHeaders = response.headers;
-        const stream = response.body;
-        stream.on('data', (chunk: Buffer) => {
-          bytes += chunk.length;
-          chunks.push(chunk);
-        });
-        stream.once('end', () => finish(status >= 500 ? '5xx' : status >= 400 ? '4xx' : ''));
-        stream.once('error', (streamError: Error) => finish(classify(streamError)));
-      },
-    );
-  };
-
-  const extraControl = Object.entries(options.armHeaders?.control ?? {}).flat();
-  const extraTreatment = Object.entries(options.armHeaders?.treatment ?? {}).flat();
   const records = options.records[Symbol.asyncIterator]();
-  let carried: CorpusRecord | undefined;
-  let sinceYield = 0;
   try {
-    for (let index = 0; ; ) {
-      if (abortSends.signal.aborted) break;
-      const dueMono = intendedTime(startMono, options.ratePerSecond, index);
-      // By count, not by comparing floats: the window holds exactly windowPairs pairs, whatever the start value.
-      if (index >= windowPairs) break;
-      let record: CorpusRecord;
-      if (carried) {
-        record = carried;
-        carried = undefined;
-      } else {
-        const next = await records.next();
-        if (next.done) {
-          corpusExhausted = true;
-          break;
-        }
-        record = next.value;
-      }
-      if (record.bodyTruncated) {
-        skippedTruncated++;
-        continue;
-      }
-      let now = clock.monotonic();
-      if (dueMono > now) {
-        sinceYield = 0;
-        // Timers have millisecond granularity and may fire early: sleep the whole milliseconds,
-        // then yield to the event loop until the send is due, so no request leaves before its time.
-        if (dueMono - now >= 1) {
-          try {
-            await clock.sleep(Math.floor(dueMono - now), abortSends.signal);
-          } catch {
-            break;
-          }
-        }
-        while ((now = clock.monotonic()) < dueMono && !abortSends.signal.aborted) await yieldToEventLoop();
-        if (abortSends.signal.aborted) break;
-      } else if (++sinceYield >= 16) {
-        // Behind schedule: still let responses in, or the backlog only grows.
-        sinceYield = 0;
-        await yieldToEventLoop();
-        now = clock.monotonic();
-      }
-      // Bounded in time as well as by the schedule: a loop far behind schedule ends with the window.
-      if (now >= endMono) break;
-      if (now - lastProgress.at >= (options.progressIntervalMs ?? 1_000)) report(now);
-      index++;
-      const lag = Math.max(0, now - dueMono);
-      maxLag = Math.max(maxLag, lag);
-      lagSum += lag;
-      if (inflight.control >= options.concurrency || inflight.treatment >= options.concurrency) {
-        // At the cap: this pair is dropped, and so is every pair that falls due while waiting
-        // for a slot — counted, not sent late, and without spinning through the corpus.
-        droppedPairs++;
-        carried = record; // a dropped pair consumes no record: it goes with the next pair sent
-        await slotFreed();
-        // The cap comes from the configured window, not from endMono - startMono, whose float rounding could admit one pair too many.
-        const caughtUp = Math.min(Math.floor(((clock.monotonic() - startMono) * options.ratePerSecond) / 1000), windowPairs);
-        if (caughtUp > index) {
-          droppedPairs += caughtUp - index;
-          index = caughtUp;
-        }
-        continue;
-      }
-      // Flat [name, value, …] arrays: undici takes them without the per-key work of objects.
-      const shared: string[] = [];
-      for (const name in record.headers) if (!NOT_REPLAYED.has(name)) shared.push(name, record.headers[name]!);
-      shared.push(experimentHeader, identity.experimentId, trialHeader, trialValue, recordHeader, record.id);
-      const headers = {
-        control: [...shared, armHeader, 'control', jobHeader, identity.jobs.control, ...extraControl],
-        treatment: [...shared, armHeader, 'treatment', jobHeader, identity.jobs.treatment, ...extraTreatment],
-        'control-prime': [...shared, armHeader, 'control-prime', jobHeader, `${identity.experimentId}.control-prime`],
-      };
-      const body = record.body === '' ? null : Buffer.from(record.body, 'base64');
-      const first = nextFirst();
-      firstSide[first]++;
-      const second: ArmName = first === 'control' ? 'treatment' : 'control';
-      if (!measureStarted && phaseOf(dueMono, startMono, options.warmupMs) === 'measure') {
-        measureStarted = true;
-        options.onMeasureStart?.();
-      }
-      send(first, record, headers, body, dueMono, true);
-      send(second, record, headers, body, dueMono, false);
-      if (pools['control-prime']) {
-        if (inflight['control-prime'] < options.concurrency) send('control-prime', record, headers, body, dueMono, false);
-        else controlPrimeSkipped++;
-      }
-      sentPairs++;
-      if (phaseOf(dueMono, startMono, options.warmupMs) === 'warmup') warmupPairs++;
-    }
-    if (inflight.control + inflight.treatment + inflight['control-prime'] > 0) await new Promise<void>((resolve) => (drained = resolve));
+    await runSchedule(options, senders, records, counts, startMono, windowPairs);
+    await senders.drained();
   } finally {
     options.signal?.removeEventListener('abort', onCancel);
     await records.return?.();
-    await Promise.all(sendArms.map((arm) => pools[arm]!.destroy()));
+    await senders.close();
   }
-  const endedMono = clock.monotonic();
-  const measuredPairs = sentPairs - warmupPairs;
-  const measureSpan = Math.min(options.measureMs, Math.max(0, endedMono - startMono - options.warmupMs));
+  const durationMs = clock.monotonic() - startMono;
+  const { sentPairs, droppedPairs } = counts;
+  const measuredPairs = sentPairs - counts.warmupPairs;
+  const measureSpan = Math.min(options.measureMs, Math.max(0, durationMs - options.warmupMs));
+  const { sent, connectionErrors, errors } = senders;
   return {
     startedAtMs: startEpoch,
-    durationMs: endedMono - startMono,
+    durationMs,
     sentPairs,
-    warmupPairs,
+    warmupPairs: counts.warmupPairs,
     measuredPairs,
     droppedPairs,
     duePairs: windowPairs,
     cutPairs: Math.max(0, windowPairs - sentPairs - droppedPairs),
-    skippedTruncated,
-    maxLagMs: maxLag,
-    meanLagMs: sentPairs + droppedPairs > 0 ? lagSum / (sentPairs + droppedPairs) : 0,
+    skippedTruncated: counts.skippedTruncated,
+    maxLagMs: counts.maxLag,
+    meanLagMs: sentPairs + droppedPairs > 0 ? counts.lagSum / (sentPairs + droppedPairs) : 0,
     targetRate: options.ratePerSecond,
     achievedRate: measureSpan > 0 ? (measuredPairs * 1000) / options.measureMs : 0,
-    firstSide,
+    firstSide: counts.firstSide,
     errors: { control: errors.control, treatment: errors.treatment },
     connectionErrorShare: { control: sent.control > 0 ? connectionErrors.control / sent.control : 0, treatment: sent.treatment > 0 ? connectionErrors.treatment / sent.treatment : 0 },
     cancelled: options.signal?.aborted ?? false,
-    corpusExhausted,
-    controlPrimeSkipped,
+    corpusExhausted: counts.corpusExhausted,
+    controlPrimeSkipped: counts.controlPrimeSkipped,
+  };
+}
+
+/**
+ * The open-loop schedule: pair i falls due at start + i/rate; each is sent on time to both arms (first
+ * side seeded), dropped when an arm is at its cap, or cut when the window ends first.
+ */
+async function runSchedule(options: PairedReplayOptions, senders: ArmSenders, records: AsyncIterator<CorpusRecord>, counts: ScheduleCounts, startMono: number, windowPairs: number): Promise<void> {
+  const { clock } = options;
+  const stopped = senders.signal;
+  const headersFor = headerBuilder(options.identity, options.armHeaders);
+  const nextFirst = firstSides(options.seed);
+  const endMono = startMono + options.warmupMs + options.measureMs;
+  const progress = progressReporter(options, senders, counts, startMono, endMono);
+  let measureStarted = false;
+  let carried: CorpusRecord | undefined;
+  let sinceYield = 0;
+  // By count, not by comparing floats: the window holds exactly windowPairs pairs, whatever the start value.
+  for (let index = 0; index < windowPairs && !stopped.aborted; ) {
+    const dueMono = intendedTime(startMono, options.ratePerSecond, index);
+    let record = carried;
+    carried = undefined;
+    if (record === undefined) {
+      const next = await records.next();
+      if (next.done) {
+        counts.corpusExhausted = true;
+        return;
+      }
+      record = next.value;
+    }
+    if (record.bodyTruncated) {
+      counts.skippedTruncated++;
+      continue;
+    }
+    let now = clock.monotonic();
+    if (dueMono > now) {
+      sinceYield = 0;
+      const reached = await waitUntilDue(clock, dueMono, stopped);
+      if (reached === undefined) return;
+      now = reached;
+    } else if (++sinceYield >= 16) {
+      // Behind schedule: still let responses in, or the backlog only grows.
+      sinceYield = 0;
+      await yieldToEventLoop();
+      now = clock.monotonic();
+    }
+    // Bounded in time as well as by the schedule: a loop far behind schedule ends with the window.
+    if (now >= endMono) return;
+    progress(now);
+    index++;
+    const lag = Math.max(0, now - dueMono);
+    counts.maxLag = Math.max(counts.maxLag, lag);
+    counts.lagSum += lag;
+    if (senders.inflight.control >= options.concurrency || senders.inflight.treatment >= options.concurrency) {
+      // At the cap: this pair is dropped, and so is every pair that falls due while waiting
+      // for a slot — counted, not sent late, and without spinning through the corpus.
+      counts.droppedPairs++;
+      carried = record; // a dropped pair consumes no record: it goes with the next pair sent
+      await senders.slotFreed();
+      // The cap comes from the configured window, not from endMono - startMono, whose float rounding could admit one pair too many.
+      const caughtUp = Math.min(Math.floor(((clock.monotonic() - startMono) * options.ratePerSecond) / 1000), windowPairs);
+      if (caughtUp > index) {
+        counts.droppedPairs += caughtUp - index;
+        index = caughtUp;
+      }
+      continue;
+    }
+    const inWarmup = phaseOf(dueMono, startMono, options.warmupMs) === 'warmup';
+    if (!measureStarted && !inWarmup) {
+      measureStarted = true;
+      options.onMeasureStart?.();
+    }
+    const headers = headersFor(record);
+    const body = record.body === '' ? null : Buffer.from(record.body, 'base64');
+    const first = nextFirst();
+    counts.firstSide[first]++;
+    const second: ArmName = first === 'control' ? 'treatment' : 'control';
+    senders.send(first, record, headers[first], body, dueMono, true);
+    senders.send(second, record, headers[second], body, dueMono, false);
+    if (senders.hasControlPrime) {
+      if (senders.inflight['control-prime'] < options.concurrency) senders.send('control-prime', record, headers['control-prime'], body, dueMono, false);
+      else counts.controlPrimeSkipped++;
+    }
+    counts.sentPairs++;
+    if (inWarmup) counts.warmupPairs++;
+  }
+}
+
+/** A progress report at most every `progressIntervalMs`: phase, pairs, drops, in-flight, errors and the recent rate. */
+function progressReporter(options: PairedReplayOptions, senders: ArmSenders, counts: ScheduleCounts, startMono: number, endMono: number): (nowMono: number) => void {
+  const interval = options.progressIntervalMs ?? 1_000;
+  let last = { at: startMono, pairs: 0 };
+  return (nowMono) => {
+    if (!options.onProgress || nowMono - last.at < interval) return;
+    const elapsed = nowMono - startMono;
+    const rate = ((counts.sentPairs - last.pairs) * 1000) / Math.max(1, nowMono - last.at);
+    const inflight = { control: senders.inflight.control, treatment: senders.inflight.treatment };
+    const errors = { control: senders.errorTotal('control'), treatment: senders.errorTotal('treatment') };
+    options.onProgress({ phase: elapsed < options.warmupMs ? 'warmup' : 'measure', elapsedMs: elapsed, remainingMs: Math.max(0, endMono - nowMono), sentPairs: counts.sentPairs, droppedPairs: counts.droppedPairs, inflight, errors, rate });
+    last = { at: nowMono, pairs: counts.sentPairs };
   };
 }

@@ -8,7 +8,7 @@
  * `maxReplacements`; attempted, replaced, excluded and cancelled trials all
  * stay recorded with their reason.
  */
-import { TandemError, type Clock, type CorpusRecord, type RequestOutcome, type TrialRecord, type WorkloadConfig } from '../core/index.js';
+import { type Clock, type CorpusRecord, type RequestOutcome, type TrialRecord, type WorkloadConfig } from '../core/index.js';
 import type { Store } from '../store/index.js';
 import { ArmNotReadyError, type ArmDeployment, type ArmProvider, type ArmIdentity } from './arms.js';
 import { shapeCorpus, wrapped, type ShapedCorpus } from './replay-shaping.js';
@@ -18,11 +18,9 @@ import { fingerprintDifferences } from './fingerprint.js';
 import { pairedReplay, type PairedReplayResult, type ReplayProgress } from './paired-replay.js';
 import { markProcessCpu, scrapeCounters } from './counters.js';
 import type { ArmName } from './schedule.js';
+import { TrialLedger } from './trial-ledger.js';
 
-/** More trials failed for infrastructure reasons than the workload allows replacing. */
-export class ReplayFailedError extends TandemError {
-  override readonly code = 'TANDEM_ERR_REPLAY';
-}
+export { ReplayFailedError } from './trial-ledger.js';
 
 export interface RunTrialsOptions {
   readonly experimentId: string;
@@ -98,194 +96,196 @@ function summarize(result: PairedReplayResult, minAchievedShare: number): Record
 
 export async function runTrials(options: RunTrialsOptions): Promise<TrialsResult> {
   const { workload, clock } = options;
-  // An interrupted attempt is the executor's failure, not the trial's: it does not count against maxReplacements.
   // Arms an interrupted attempt started may still run (a killed runner could not stop them): stopped first.
   stopLeftovers(leftoversOf(options.previous ?? []));
-  const trials: TrialRecord[] = (options.previous ?? []).map((t) =>
-    t.status === 'running' ? { ...t, status: 'replaced', endedAtMs: clock.now(), reason: 'interrupted: the worker running this trial stopped (crash or kill); replaced on resume' } : t,
-  );
-  const threshold = options.connectionErrorThreshold ?? 0.5;
-  let replacements = trials.filter((t) => (t.status === 'replaced' || t.status === 'excluded') && !t.reason?.startsWith('interrupted:')).length;
-  let completed = trials.filter((t) => t.status === 'completed').length;
-  const persist = async (): Promise<void> => {
-    await options.onTrials?.(trials);
-  };
-  /** The attempt in progress is stored as running, so a crash leaves a record of it. */
-  const settle = (record: TrialRecord): void => {
-    const running = trials.findIndex((t) => t.status === 'running' && t.index === record.index && t.attempt === record.attempt);
-    if (running >= 0) trials.splice(running, 1);
-    trials.push(record);
-  };
-  const replaceOrFail = async (record: TrialRecord): Promise<void> => {
-    settle(record);
-    await persist();
-    if (++replacements > workload.trials.maxReplacements) {
-      const reasons = trials.filter((t) => t.status === 'replaced' || t.status === 'excluded').map((t) => `trial ${t.index} attempt ${t.attempt}: ${t.reason}`);
-      throw new ReplayFailedError(`more than ${workload.trials.maxReplacements} trial(s) failed for infrastructure reasons:\n  ${reasons.join('\n  ')}`);
-    }
-  };
-  if (trials.length > 0) await persist();
+  const ledger = new TrialLedger(options.previous ?? [], clock, workload.trials.maxReplacements, options.onTrials);
+  if (ledger.trials.length > 0) await ledger.persist();
+  const cancelled = (): TrialsResult => ({ trials: ledger.trials, completed: ledger.completed, cancelled: true });
   const startedMs = clock.now();
   let stoppedBy: TrialsResult['stoppedBy'] = 'max';
-
-  for (let index = 0; completed < workload.trials.max; index++) {
-    if (trials.some((t) => t.index === index && t.status === 'completed')) continue;
+  for (let index = 0; ledger.completed < workload.trials.max; index++) {
+    if (ledger.hasCompleted(index)) continue;
     if (workload.trials.budget !== undefined && clock.now() - startedMs >= workload.trials.budget) {
       stoppedBy = 'budget';
       break;
     }
-    const firstAttempt = 1 + Math.max(0, ...trials.filter((t) => t.index === index).map((t) => t.attempt));
-    for (let attempt = firstAttempt; ; attempt++) {
-      if (options.signal?.aborted) return { trials, completed, cancelled: true };
-      const startedAtMs = clock.now();
-      trials.push({ index, attempt, status: 'running', startedAtMs });
-      await persist();
-      let deployments: Record<ArmName, ArmDeployment>;
-      try {
-        deployments = await options.arms.deploy(index, options.signal);
-      } catch (error) {
-        if (options.signal?.aborted || !(error instanceof ArmNotReadyError)) {
-          settle({ index, attempt, status: options.signal?.aborted ? 'cancelled' : 'failed', startedAtMs, endedAtMs: clock.now(), reason: options.signal?.aborted ? 'cancelled' : (error as Error).message });
-          await persist();
-          if (options.signal?.aborted) return { trials, completed, cancelled: true };
-          throw error;
-        }
-        await replaceOrFail({ index, attempt, status: 'replaced', startedAtMs, endedAtMs: clock.now(), reason: error.message, details: { output: error.output.slice(-2_000) } });
-        continue;
-      }
-      const slots = { control: deployments.control.slot, treatment: deployments.treatment.slot };
-      let prime: ArmDeployment | undefined;
-      if (options.arms.deployControlPrime && workload.arms?.controlPrime?.deployed) {
-        try {
-          prime = await options.arms.deployControlPrime(index, options.signal);
-        } catch (error) {
-          await Promise.all([deployments.control.stop(), deployments.treatment.stop()]);
-          if (options.signal?.aborted || !(error instanceof ArmNotReadyError)) throw error;
-          await replaceOrFail({ index, attempt, status: 'replaced', startedAtMs, endedAtMs: clock.now(), reason: error.message, details: { output: error.output.slice(-2_000), slots } });
-          continue;
-        }
-      }
-      const stopArms = (): Promise<unknown> => Promise.all([deployments.control.stop(), deployments.treatment.stop(), prime?.stop()]);
-      const processes = [...(['control', 'treatment'] as const).flatMap((arm) => (deployments[arm].pid !== undefined ? [recordProcess(arm, deployments[arm].pid!)] : [])), ...(prime?.pid !== undefined ? [recordProcess('control-prime', prime.pid)] : [])];
-      if (processes.length > 0) {
-        const at = trials.findIndex((t) => t.status === 'running' && t.index === index && t.attempt === attempt);
-        if (at >= 0) trials[at] = { ...trials[at]!, details: { ...(trials[at]!.details ?? {}), processes } };
-        await persist();
-      }
-      try {
-        await resetArms(workload, deployments, options.arms.compared, options.signal);
-      } catch (error) {
-        await stopArms();
-        if (options.signal?.aborted || !(error instanceof ArmNotReadyError)) throw error;
-        await replaceOrFail({ index, attempt, status: 'replaced', startedAtMs, endedAtMs: clock.now(), reason: error.message, details: { output: error.output.slice(-2_000), slots } });
-        continue;
-      }
-      try {
-        const differences = fingerprintDifferences(deployments.control.fingerprint, deployments.treatment.fingerprint);
-        if (differences.length > 0 && !workload.trials.allowFingerprintMismatch) {
-          await replaceOrFail({ index, attempt, status: 'excluded', startedAtMs, endedAtMs: clock.now(), reason: `arms ran in different environments (${differences.join('; ')})`, details: { slots } });
-          continue;
-        }
-        options.router?.setTrial(index);
-        const buffer: RequestOutcome[] = [];
-        const writes: Promise<void>[] = [];
-        const flush = (): void => {
-          if (buffer.length > 0) writes.push(options.store.outcomes.append(buffer.splice(0)));
-        };
-        const stopScraping = new AbortController();
-        const scraped = {
-          experimentId: options.experimentId,
-          trial: index,
-          arms: (['control', 'treatment'] as const).map((arm) => ({ arm, url: deployments[arm].url, ...(deployments[arm].pid !== undefined ? { pid: deployments[arm].pid } : {}) })),
-          samples: options.store.samples,
-          clock,
-        };
-        const scraping = scrapeCounters({ ...scraped, intervalMs: options.scrapeIntervalMs ?? 1_000 }, stopScraping.signal);
-        const marks: Promise<void>[] = [];
-        let result: PairedReplayResult;
-        let shaped: ShapedCorpus | undefined;
-        try {
-          shaped = shapeCorpus(workload.replay.wrap ? wrapped(options.corpus) : options.corpus(), workload.replay);
-          result = await pairedReplay({
-            records: shaped.records,
-            arms: { control: deployments.control.url, treatment: deployments.treatment.url },
-            ...(prime !== undefined ? { controlPrime: prime.url } : options.controlPrime !== undefined ? { controlPrime: options.controlPrime } : {}),
-            ...(options.armHeaders ? { armHeaders: options.armHeaders } : {}),
-            ratePerSecond: workload.replay.rate,
-            concurrency: workload.replay.concurrency,
-            timeoutMs: workload.replay.timeout,
-            warmupMs: workload.trials.warmup,
-            measureMs: workload.trials.measure,
-            seed: (options.seed + index * 7_919 + attempt * 104_729) >>> 0,
-            identity: {
-              experimentId: options.experimentId,
-              trial: index,
-              attempt,
-              headerPrefix: workload.replay.identityHeaderPrefix,
-              jobs: { control: `${options.experimentId}.control`, treatment: `${options.experimentId}.treatment` },
-            },
-            clock,
-            ...(options.signal ? { signal: options.signal } : {}),
-            keepBodyBytes: workload.replay.compareResponses || workload.harness.responses !== undefined ? 65_536 : 0,
-            onOutcome: (outcome) => {
-              options.onOutcome?.(outcome);
-              buffer.push(outcome);
-              if (buffer.length >= OUTCOME_BATCH) flush();
-            },
-            ...(options.onProgress ? { onProgress: (p: ReplayProgress) => options.onProgress!(index, attempt, p) } : {}),
-            onMeasureStart: () => void marks.push(markProcessCpu(scraped, 'measure-start')),
-          });
-          marks.push(markProcessCpu(scraped, 'measure-end'));
-        } finally {
-          stopScraping.abort();
-          flush();
-          await Promise.all([scraping, ...writes, ...marks]);
-        }
-        const details = {
-          ...summarize(result, workload.replay.minAchievedShare),
-          ...(shaped !== undefined && shaped.filtered() > 0 ? { filteredRecords: shaped.filtered() } : {}),
-          slots,
-          fingerprints: { control: deployments.control.fingerprint ?? null, treatment: deployments.treatment.fingerprint ?? null },
-          // Cumulative per (arm, dependency): calls, errors, blocked, refused, fan-out.
-          ...(options.router ? { dependencies: options.router.snapshot() } : {}),
-        };
-        if (result.cancelled) {
-          settle({ index, attempt, status: 'cancelled', startedAtMs, endedAtMs: clock.now(), reason: 'cancelled', details });
-          await persist();
-          return { trials, completed, cancelled: true };
-        }
-        const unreachable = (['control', 'treatment'] as const).filter((arm) => result.connectionErrorShare[arm] > threshold);
-        if (unreachable.length > 0) {
-          await replaceOrFail({
-            index,
-            attempt,
-            status: 'replaced',
-            startedAtMs,
-            endedAtMs: clock.now(),
-            reason: `${unreachable.join(' and ')} refused or reset more than ${threshold * 100}% of connections`,
-            details,
-          });
-          continue;
-        }
-        if (!loadHeld(result, workload.replay.minAchievedShare)) {
-          // A trial that missed its load measured a different experiment: replaced like any infrastructure failure.
-          await replaceOrFail({ index, attempt, status: 'replaced', startedAtMs, endedAtMs: clock.now(), reason: `load failed: achieved ${result.achievedRate.toFixed(1)} of ${result.targetRate} pairs/s (minAchievedShare ${workload.replay.minAchievedShare})`, details });
-          continue;
-        }
-        settle({ index, attempt, status: 'completed', startedAtMs, endedAtMs: clock.now(), details });
-        completed++;
-        await persist();
-        break;
-      } finally {
-        await stopArms();
-      }
+    for (let attempt = ledger.nextAttempt(index); ; attempt++) {
+      if (options.signal?.aborted) return cancelled();
+      const ended = await runAttempt(options, ledger, index, attempt);
+      if (ended === 'cancelled') return cancelled();
+      if (ended === 'completed') break;
     }
+    const { completed } = ledger;
     if (completed >= workload.trials.min && completed < workload.trials.max && options.afterTrial && (await options.afterTrial(completed))) {
       stoppedBy = 'decided';
       break;
     }
   }
-  return { trials, completed, cancelled: false, stoppedBy };
+  return { trials: ledger.trials, completed: ledger.completed, cancelled: false, stoppedBy };
+}
+
+type AttemptEnd = 'completed' | 'replaced' | 'cancelled';
+
+/** One attempt at trial `index`: deploy, reset, measure, and settle it in the ledger. */
+async function runAttempt(options: RunTrialsOptions, ledger: TrialLedger, index: number, attempt: number): Promise<AttemptEnd> {
+  const { workload, clock } = options;
+  const startedAtMs = clock.now();
+  await ledger.start(index, attempt, startedAtMs);
+  const arms = await deployAttempt(options, ledger, index, attempt, startedAtMs);
+  if (typeof arms === 'string') return arms;
+  const { deployments, slots } = arms;
+  const ended = (status: TrialRecord['status'], details: Record<string, unknown>, reason?: string): TrialRecord => ({ index, attempt, status, startedAtMs, endedAtMs: clock.now(), ...(reason !== undefined ? { reason } : {}), details });
+  try {
+    const differences = fingerprintDifferences(deployments.control.fingerprint, deployments.treatment.fingerprint);
+    if (differences.length > 0 && !workload.trials.allowFingerprintMismatch) {
+      await ledger.replaceOrFail(ended('excluded', { slots }, `arms ran in different environments (${differences.join('; ')})`));
+      return 'replaced';
+    }
+    const { result, shaped } = await measureAttempt(options, index, attempt, arms);
+    const details = {
+      ...summarize(result, workload.replay.minAchievedShare),
+      ...(shaped.filtered() > 0 ? { filteredRecords: shaped.filtered() } : {}),
+      slots,
+      fingerprints: { control: deployments.control.fingerprint ?? null, treatment: deployments.treatment.fingerprint ?? null },
+      // Cumulative per (arm, dependency): calls, errors, blocked, refused, fan-out.
+      ...(options.router ? { dependencies: options.router.snapshot() } : {}),
+    };
+    if (result.cancelled) {
+      await ledger.settle(ended('cancelled', details, 'cancelled'));
+      return 'cancelled';
+    }
+    const threshold = options.connectionErrorThreshold ?? 0.5;
+    const unreachable = (['control', 'treatment'] as const).filter((arm) => result.connectionErrorShare[arm] > threshold);
+    if (unreachable.length > 0) {
+      await ledger.replaceOrFail(ended('replaced', details, `${unreachable.join(' and ')} refused or reset more than ${threshold * 100}% of connections`));
+      return 'replaced';
+    }
+    if (!loadHeld(result, workload.replay.minAchievedShare)) {
+      // A trial that missed its load measured a different experiment: replaced like any infrastructure failure.
+      const reason = `load failed: achieved ${result.achievedRate.toFixed(1)} of ${result.targetRate} pairs/s (minAchievedShare ${workload.replay.minAchievedShare})`;
+      await ledger.replaceOrFail(ended('replaced', details, reason));
+      return 'replaced';
+    }
+    await ledger.settle(ended('completed', details));
+    return 'completed';
+  } finally {
+    await arms.stop();
+  }
+}
+
+interface AttemptArms {
+  readonly deployments: Record<ArmName, ArmDeployment>;
+  readonly prime: ArmDeployment | undefined;
+  readonly slots: Record<ArmName, string>;
+  stop(): Promise<unknown>;
+}
+
+/**
+ * The attempt's arms deployed (and control′ when it is deployed per trial), their processes recorded with
+ * the attempt, and reset. An arm that is not ready replaces the attempt; any other failure ends the run.
+ */
+async function deployAttempt(options: RunTrialsOptions, ledger: TrialLedger, index: number, attempt: number, startedAtMs: number): Promise<AttemptArms | 'replaced' | 'cancelled'> {
+  const { workload, clock, signal } = options;
+  const replaced = async (error: ArmNotReadyError, details: Record<string, unknown> = {}): Promise<'replaced'> => {
+    await ledger.replaceOrFail({ index, attempt, status: 'replaced', startedAtMs, endedAtMs: clock.now(), reason: error.message, details: { output: error.output.slice(-2_000), ...details } });
+    return 'replaced';
+  };
+  let deployments: Record<ArmName, ArmDeployment>;
+  try {
+    deployments = await options.arms.deploy(index, signal);
+  } catch (error) {
+    if (signal?.aborted || !(error instanceof ArmNotReadyError)) {
+      await ledger.settle({ index, attempt, status: signal?.aborted ? 'cancelled' : 'failed', startedAtMs, endedAtMs: clock.now(), reason: signal?.aborted ? 'cancelled' : (error as Error).message });
+      if (signal?.aborted) return 'cancelled';
+      throw error;
+    }
+    return replaced(error);
+  }
+  const slots = { control: deployments.control.slot, treatment: deployments.treatment.slot };
+  let prime: ArmDeployment | undefined;
+  if (options.arms.deployControlPrime && workload.arms?.controlPrime?.deployed) {
+    try {
+      prime = await options.arms.deployControlPrime(index, signal);
+    } catch (error) {
+      await Promise.all([deployments.control.stop(), deployments.treatment.stop()]);
+      if (signal?.aborted || !(error instanceof ArmNotReadyError)) throw error;
+      return replaced(error, { slots });
+    }
+  }
+  const arms: AttemptArms = { deployments, prime, slots, stop: () => Promise.all([deployments.control.stop(), deployments.treatment.stop(), prime?.stop()]) };
+  const processes = [...(['control', 'treatment'] as const).flatMap((arm) => (deployments[arm].pid !== undefined ? [recordProcess(arm, deployments[arm].pid!)] : [])), ...(prime?.pid !== undefined ? [recordProcess('control-prime', prime.pid)] : [])];
+  if (processes.length > 0) await ledger.annotate(index, attempt, { processes });
+  try {
+    await resetArms(workload, deployments, options.arms.compared, signal);
+  } catch (error) {
+    await arms.stop();
+    if (signal?.aborted || !(error instanceof ArmNotReadyError)) throw error;
+    return replaced(error, { slots });
+  }
+  return arms;
+}
+
+/**
+ * The attempt's paired replay: outcomes written in batches as they come, the arms' counters scraped and
+ * their CPU marked at the measurement window's edges, the router told which trial its calls belong to.
+ */
+async function measureAttempt(options: RunTrialsOptions, index: number, attempt: number, { deployments, prime }: AttemptArms): Promise<{ result: PairedReplayResult; shaped: ShapedCorpus }> {
+  const { workload, clock } = options;
+  options.router?.setTrial(index);
+  const buffer: RequestOutcome[] = [];
+  const writes: Promise<void>[] = [];
+  const flush = (): void => {
+    if (buffer.length > 0) writes.push(options.store.outcomes.append(buffer.splice(0)));
+  };
+  const stopScraping = new AbortController();
+  const scraped = {
+    experimentId: options.experimentId,
+    trial: index,
+    arms: (['control', 'treatment'] as const).map((arm) => ({ arm, url: deployments[arm].url, ...(deployments[arm].pid !== undefined ? { pid: deployments[arm].pid } : {}) })),
+    samples: options.store.samples,
+    clock,
+  };
+  const scraping = scrapeCounters({ ...scraped, intervalMs: options.scrapeIntervalMs ?? 1_000 }, stopScraping.signal);
+  const marks: Promise<void>[] = [];
+  try {
+    const shaped = shapeCorpus(workload.replay.wrap ? wrapped(options.corpus) : options.corpus(), workload.replay);
+    const controlPrime = prime?.url ?? options.controlPrime;
+    const result = await pairedReplay({
+      records: shaped.records,
+      arms: { control: deployments.control.url, treatment: deployments.treatment.url },
+      ...(controlPrime !== undefined ? { controlPrime } : {}),
+      ...(options.armHeaders ? { armHeaders: options.armHeaders } : {}),
+      ratePerSecond: workload.replay.rate,
+      concurrency: workload.replay.concurrency,
+      timeoutMs: workload.replay.timeout,
+      warmupMs: workload.trials.warmup,
+      measureMs: workload.trials.measure,
+      seed: (options.seed + index * 7_919 + attempt * 104_729) >>> 0,
+      identity: {
+        experimentId: options.experimentId,
+        trial: index,
+        attempt,
+        headerPrefix: workload.replay.identityHeaderPrefix,
+        jobs: { control: `${options.experimentId}.control`, treatment: `${options.experimentId}.treatment` },
+      },
+      clock,
+      ...(options.signal ? { signal: options.signal } : {}),
+      keepBodyBytes: workload.replay.compareResponses || workload.harness.responses !== undefined ? 65_536 : 0,
+      onOutcome: (outcome) => {
+        options.onOutcome?.(outcome);
+        buffer.push(outcome);
+        if (buffer.length >= OUTCOME_BATCH) flush();
+      },
+      ...(options.onProgress ? { onProgress: (p: ReplayProgress) => options.onProgress!(index, attempt, p) } : {}),
+      onMeasureStart: () => void marks.push(markProcessCpu(scraped, 'measure-start')),
+    });
+    marks.push(markProcessCpu(scraped, 'measure-end'));
+    return { result, shaped };
+  } finally {
+    stopScraping.abort();
+    flush();
+    await Promise.all([scraping, ...writes, ...marks]);
+  }
 }
 
 /** Each arm's configured reset, before the trial's warm-up (both at once: they are independent deployments). */

@@ -153,27 +153,6 @@ export class BuildGraph {
     }
     return { reached: new Reached(this.names, this.#index, parent, queue.subarray(0, tail), fileOf), unowned };
   }
-
-  /** Reverse closure by a separate BFS per changed file: the naive baseline the benchmark compares with. */
-  affectedNaive(changedFiles: readonly string[]): Set<string> {
-    const all = new Set<string>();
-    for (const file of changedFiles) {
-      const seen = new Set<number>();
-      const queue = this.owners(file).map((o) => this.#index.get(o)!);
-      for (const i of queue) seen.add(i);
-      for (let head = 0; head < queue.length; head++) {
-        const i = queue[head]!;
-        for (let e = this.#offsets[i]!; e < this.#offsets[i + 1]!; e++) {
-          const j = this.#edges[e]!;
-          if (seen.has(j)) continue;
-          seen.add(j);
-          queue.push(j);
-        }
-      }
-      for (const i of seen) all.add(this.names[i]!);
-    }
-    return all;
-  }
 }
 
 /** The targets a change reached; paths are built only for the targets asked about. */

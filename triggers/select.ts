@@ -122,6 +122,16 @@ export function selectWorkloads(options: SelectOptions): Selection {
     for (const file of notConfig) if (!matchesAny(file, ignore) && !matchesAny(file, globalInputs)) everything(`${file} changed and no build graph is configured (conservative)`);
   }
 
+  addConfigReasons(options, configGlobs, reasons);
+
+  const candidates = addLatticeReasons(options, reasons, everything);
+
+  return { changedFiles, ...partition(options, reasons, paths, candidates) };
+}
+
+/** Workloads whose service read a changed config file, by setting where both sides allow it (FIRE's consumption index). */
+function addConfigReasons(options: SelectOptions, configGlobs: ReadonlyMap<string, readonly RegExp[]>, reasons: Map<string, string[]>): void {
+  const workloads = options.config.workloads;
   const reads = options.configReads ?? [];
   for (const change of options.configChanges ?? []) {
     for (const w of workloads) {
@@ -142,6 +152,11 @@ export function selectWorkloads(options: SelectOptions): Selection {
     }
   }
 
+}
+
+/** Workloads whose service's level changed in some lattice state; returns those states per workload. */
+function addLatticeReasons(options: SelectOptions, reasons: Map<string, string[]>, everything: (reason: string) => void): Map<string, Set<string>> {
+  const workloads = options.config.workloads;
   const candidates = new Map<string, Set<string>>();
   for (const change of options.latticeChanges ?? []) {
     if (change.services === undefined) {
@@ -158,10 +173,15 @@ export function selectWorkloads(options: SelectOptions): Selection {
     }
   }
 
+  return candidates;
+}
+
+/** Selected (with reasons), skipped (why not) and deferred (low priority, sampled out at diff time). */
+function partition(options: SelectOptions, reasons: ReadonlyMap<string, string[]>, paths: ReadonlyMap<string, readonly string[]>, candidates: ReadonlyMap<string, Set<string>>): Omit<Selection, 'changedFiles'> {
   const selected: SelectedWorkload[] = [];
   const skipped: Selection['skipped'][number][] = [];
   const deferred: Selection['deferred'][number][] = [];
-  for (const w of workloads) {
+  for (const w of options.config.workloads) {
     const why = reasons.get(w.name)!;
     if (why.length === 0) {
       skipped.push({ workload: w.name, reason: w.triggers.targets.length === 0 && w.triggers.configFiles.length === 0 ? 'declares no trigger targets or config files' : 'no changed file reaches its targets, and no changed config setting it reads' });
@@ -182,5 +202,6 @@ export function selectWorkloads(options: SelectOptions): Selection {
       ...(candidates.has(w.name) ? { candidateStates: [...candidates.get(w.name)!] } : {}),
     });
   }
-  return { changedFiles, selected, skipped, deferred };
+  return { selected, skipped, deferred };
 }
+

@@ -115,27 +115,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const queue = openQueue(config, store, options, queueClosers);
     if (config.queue.kind === 'bullmq' && options.worker === false) progress(0, 'waiting for workers', `start one: npx tandem worker --config ${join(options.dir, 'tandem.config.yaml')}`);
 
-    // Production traffic through the query service; the sidecar in front of ranking records a sample.
-    const recorder = new Recorder({ tier: 'ranking', store: store.corpus, clock: systemClock, rate: config.recorder.rate, redact: config.recorder.redact, log: () => undefined });
-    const sidecar = await startSidecar({ recorder, upstream: stack.urls.ranking });
-    const query = await startService('query', { rankingUrl: sidecar.url });
-    // A trial replays 150 records (30 pairs/s for 5 s) and the corpus does not wrap: record at least 200.
-    const recordMs = quick ? 8_000 : 10_000;
-    const trafficRate = 50;
-    const recording = setInterval(() => progress(0, 'recording', `production traffic ${trafficRate} req/s through query → ranking; sampling ${config.recorder.rate * 100}% into the corpus`), 1_000);
-    let traffic;
-    try {
-      traffic = await generateTraffic({ url: query.urls[0]!, rate: trafficRate, maxRequests: Math.ceil((trafficRate * recordMs) / 1000), maxDurationMs: recordMs, ...(options.signal ? { signal: options.signal } : {}) });
-    } finally {
-      clearInterval(recording);
-      await query.close();
-      await sidecar.close();
-      await recorder.close();
-    }
+    const corpusRecords = await recordProduction(stack.urls.ranking, store, config, quick, progress, options.signal);
     aborted();
-    let corpusRecords = 0;
-    for await (const _ of store.corpus.read('ranking', { sinceMs: Date.now() - 3_600_000 })) corpusRecords++;
-    progress(0, 'recorded', `${traffic.sent} production requests (${traffic.failed} failed), ${corpusRecords} recorded for tier ranking`);
 
     const experiment = async (step: number, title: string, change: string, treatmentRevision?: string) => {
       progress(step, title);
@@ -147,22 +128,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     steps.push(costStep(1, 'clean change', await experiment(1, 'clean change: ranking against an identical build', 'clean'), 'passed'));
     steps.push(costStep(2, '+5% ranking CPU work', await experiment(2, 'CPU regression: +5% ranking CPU work', 'latency', 'latency=5'), 'regressed'));
 
-    const restartsBefore = await Promise.all(stack.urls.shards.map((url) => metricTotal(url, 'worker_restarts_total')));
-    const malformed = await experiment(3, 'malformed tensors, prediction pinned to one shard', 'malformed', 'malformed-tensor=rank-video');
-    const restarts = (await Promise.all(stack.urls.shards.map((url) => metricTotal(url, 'worker_restarts_total')))).map((n, i) => n - restartsBefore[i]!);
-    const experimentTraffic = await Promise.all(stack.urls.shards.map((url) => metricTotal(url, 'experiment_requests_total')));
-    const others = (values: number[]): number[] => values.filter((_, i) => i !== PINNED_SHARD);
-    const cancellation = malformed.report.cancellation;
-    steps.push({
-      step: 3,
-      title: 'malformed tensors (pinned shard)',
-      verdict: malformed.status,
-      keyFigure: `${cancellation ? `cancelled by ${cancellation.detector}` : 'not cancelled'}; restarts per shard [${restarts.join(', ')}]; experiment requests per shard [${experimentTraffic.join(', ')}]`,
-      asExpected: malformed.status === 'cancelled' && cancellation?.detector === 'attributed-errors' && restarts[PINNED_SHARD]! > 0 && others(restarts).every((n) => n === 0) && others(experimentTraffic).every((n) => n === 0),
-      experimentId: malformed.id,
-      reportPath: malformed.reportPath,
-      details: { cancellation, pinnedShard: PINNED_SHARD, restartsPerShard: restarts, experimentRequestsPerShard: experimentTraffic },
-    });
+    steps.push(await malformedStep(stack.urls.shards, () => experiment(3, 'malformed tensors, prediction pinned to one shard', 'malformed', 'malformed-tensor=rank-video')));
 
     progress(4, 'affected workloads for three sample changes');
     const changes = await affectedForSampleChanges({ dir: join(options.dir, 'sample-repo'), configReads: store.configReads, nowMs: Date.now() });
@@ -172,38 +138,90 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     // The capacity test runs its own stack (the feature store as the bottleneck, the controller live).
     await closeAll(queueClosers);
     await closeAll(serviceClosers);
-    progress(5, 'capacity test of the example lattice at 2x');
-    const ticker = setInterval(() => progress(5, 'capacity test', 'ramping to 2x the baseline peak with the lattice controller live'), 1_000);
-    let capacity;
-    try {
-      capacity = await runExampleCapacity({ coordinated: true, ...(options.signal ? { signal: options.signal } : {}) });
-    } finally {
-      clearInterval(ticker);
-    }
+    steps.push(await capacityStep(store, reports, runId, progress, options.signal));
     aborted();
-    const ok = withinQualityTarget(capacity.summary, capacity.lattice);
-    const capacityId = `capacity-demo-${runId}`;
-    await storeCapacityTest(store, { experimentId: capacityId, workload: 'ranking', lattice: capacity.lattice, profile: capacity.profile, bucketMs: capacity.bucketMs, buckets: capacity.buckets, summary: capacity.summary, coordinated: true, ok }, systemClock);
-    const capacityReport = join(reports, '5-capacity.html');
-    const states = capacity.lattice.states.map((s) => s.name);
-    await writeFileAtomic(capacityReport, renderCapacityHtml({ title: `demo capacity test: example stack at ${capacity.profile.peak}×`, baselineRate: capacity.profile.baselineRate, bucketMs: capacity.bucketMs, buckets: capacity.buckets, summary: capacity.summary, states, ok }));
-    const s = capacity.summary;
-    steps.push({
-      step: 5,
-      title: 'capacity test at 2x',
-      verdict: ok ? 'within quality target' : 'OUTSIDE quality target',
-      keyFigure: `states up to ${s.maxState ?? 'n/a'}, back to ${s.finalState ?? 'n/a'}; NDCG loss ${s.maxQualityLoss.toFixed(3)} (target ${capacity.lattice.qualityTarget.maxNdcgLoss}); no-result ${(s.maxNoResultShare * 100).toFixed(1)}%; quality recovered in ${s.qualityRecoveryMs !== undefined ? `${(s.qualityRecoveryMs / 1000).toFixed(1)} s` : 'n/a'}`,
-      asExpected: ok && states.indexOf(s.maxState ?? '') >= 2 && s.finalState === 'L0',
-      experimentId: capacityId,
-      reportPath: capacityReport,
-      details: { summary: s },
-    });
     return { dir: options.dir, corpusRecords, steps, ok: steps.every((step) => step.asExpected) };
   } finally {
     await closeAll(queueClosers);
     await closeAll(serviceClosers);
     await openStore?.close();
   }
+}
+
+type Progress = (step: number, title: string, line?: string) => void;
+
+/** Production traffic through the query service while the sidecar in front of ranking records a sample; the corpus size. */
+async function recordProduction(rankingUrl: string, store: Store, config: TandemConfig, quick: boolean, progress: Progress, signal: AbortSignal | undefined): Promise<number> {
+  // Production traffic through the query service; the sidecar in front of ranking records a sample.
+  const recorder = new Recorder({ tier: 'ranking', store: store.corpus, clock: systemClock, rate: config.recorder.rate, redact: config.recorder.redact, log: () => undefined });
+  const sidecar = await startSidecar({ recorder, upstream: rankingUrl });
+  const query = await startService('query', { rankingUrl: sidecar.url });
+  // A trial replays 150 records (30 pairs/s for 5 s) and the corpus does not wrap: record at least 200.
+  const recordMs = quick ? 8_000 : 10_000;
+  const trafficRate = 50;
+  const recording = setInterval(() => progress(0, 'recording', `production traffic ${trafficRate} req/s through query → ranking; sampling ${config.recorder.rate * 100}% into the corpus`), 1_000);
+  let traffic;
+  try {
+    traffic = await generateTraffic({ url: query.urls[0]!, rate: trafficRate, maxRequests: Math.ceil((trafficRate * recordMs) / 1000), maxDurationMs: recordMs, ...(signal ? { signal } : {}) });
+  } finally {
+    clearInterval(recording);
+    await query.close();
+    await sidecar.close();
+    await recorder.close();
+  }
+  let corpusRecords = 0;
+  for await (const _ of store.corpus.read('ranking', { sinceMs: Date.now() - 3_600_000 })) corpusRecords++;
+  progress(0, 'recorded', `${traffic.sent} production requests (${traffic.failed} failed), ${corpusRecords} recorded for tier ranking`);
+  return corpusRecords;
+}
+
+/** Step 3: malformed tensors with prediction pinned to one shard; only that shard restarts or sees experiment traffic. */
+async function malformedStep(shardUrls: readonly string[], run: () => Promise<ExperimentStepResult>): Promise<DemoStep> {
+  const restartsBefore = await Promise.all(shardUrls.map((url) => metricTotal(url, 'worker_restarts_total')));
+  const malformed = await run();
+  const restarts = (await Promise.all(shardUrls.map((url) => metricTotal(url, 'worker_restarts_total')))).map((n, i) => n - restartsBefore[i]!);
+  const experimentTraffic = await Promise.all(shardUrls.map((url) => metricTotal(url, 'experiment_requests_total')));
+  const others = (values: number[]): number[] => values.filter((_, i) => i !== PINNED_SHARD);
+  const cancellation = malformed.report.cancellation;
+  return {
+    step: 3,
+    title: 'malformed tensors (pinned shard)',
+    verdict: malformed.status,
+    keyFigure: `${cancellation ? `cancelled by ${cancellation.detector}` : 'not cancelled'}; restarts per shard [${restarts.join(', ')}]; experiment requests per shard [${experimentTraffic.join(', ')}]`,
+    asExpected: malformed.status === 'cancelled' && cancellation?.detector === 'attributed-errors' && restarts[PINNED_SHARD]! > 0 && others(restarts).every((n) => n === 0) && others(experimentTraffic).every((n) => n === 0),
+    experimentId: malformed.id,
+    reportPath: malformed.reportPath,
+    details: { cancellation, pinnedShard: PINNED_SHARD, restartsPerShard: restarts, experimentRequestsPerShard: experimentTraffic },
+  };
+}
+
+/** Step 5: a capacity test of the example lattice at 2× (its own stack, the controller live), stored with its report. */
+async function capacityStep(store: Store, reports: string, runId: string, progress: Progress, signal: AbortSignal | undefined): Promise<DemoStep> {
+  progress(5, 'capacity test of the example lattice at 2x');
+  const ticker = setInterval(() => progress(5, 'capacity test', 'ramping to 2x the baseline peak with the lattice controller live'), 1_000);
+  let capacity;
+  try {
+    capacity = await runExampleCapacity({ coordinated: true, ...(signal ? { signal } : {}) });
+  } finally {
+    clearInterval(ticker);
+  }
+  const ok = withinQualityTarget(capacity.summary, capacity.lattice);
+  const capacityId = `capacity-demo-${runId}`;
+  await storeCapacityTest(store, { experimentId: capacityId, workload: 'ranking', lattice: capacity.lattice, profile: capacity.profile, bucketMs: capacity.bucketMs, buckets: capacity.buckets, summary: capacity.summary, coordinated: true, ok }, systemClock);
+  const capacityReport = join(reports, '5-capacity.html');
+  const states = capacity.lattice.states.map((s) => s.name);
+  await writeFileAtomic(capacityReport, renderCapacityHtml({ title: `demo capacity test: example stack at ${capacity.profile.peak}×`, baselineRate: capacity.profile.baselineRate, bucketMs: capacity.bucketMs, buckets: capacity.buckets, summary: capacity.summary, states, ok }));
+  const s = capacity.summary;
+  return {
+    step: 5,
+    title: 'capacity test at 2x',
+    verdict: ok ? 'within quality target' : 'OUTSIDE quality target',
+    keyFigure: `states up to ${s.maxState ?? 'n/a'}, back to ${s.finalState ?? 'n/a'}; NDCG loss ${s.maxQualityLoss.toFixed(3)} (target ${capacity.lattice.qualityTarget.maxNdcgLoss}); no-result ${(s.maxNoResultShare * 100).toFixed(1)}%; quality recovered in ${s.qualityRecoveryMs !== undefined ? `${(s.qualityRecoveryMs / 1000).toFixed(1)} s` : 'n/a'}`,
+    asExpected: ok && states.indexOf(s.maxState ?? '') >= 2 && s.finalState === 'L0',
+    experimentId: capacityId,
+    reportPath: capacityReport,
+    details: { summary: s },
+  };
 }
 
 type Closer = () => Promise<void>;

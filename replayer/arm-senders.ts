@@ -1,0 +1,163 @@
+/**
+ * The send side of a paired replay: one connection pool per arm (and
+ * control′), in-flight counts against the cap, error counts, and the outcome
+ * of every measurement-window request. The send path runs thousands of times
+ * a second: callbacks and listeners, no promise chain, and a one-shot hash of
+ * the (usually single-chunk) body.
+ */
+import { hash } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
+import { Pool } from 'undici';
+import type { Clock, CorpusRecord, ErrorClass, RequestOutcome } from '../core/index.js';
+import { phaseOf, type ArmName } from './schedule.js';
+import { comparableResponse } from './response-view.js';
+
+/** Arms a request can go to: the pair, and the optional second control. */
+export type SendArm = ArmName | 'control-prime';
+
+export interface ArmSendersOptions {
+  readonly arms: Readonly<Record<ArmName, string>>;
+  readonly controlPrime?: string;
+  /** In-flight cap per arm (and the pool's connections). */
+  readonly concurrency: number;
+  readonly timeoutMs: number;
+  readonly clock: Clock;
+  readonly identity: { readonly experimentId: string; readonly trial: number; readonly attempt: number };
+  /** The window's start on the monotonic and the epoch clock, and its warm-up: only measurement outcomes are handed on. */
+  readonly startMono: number;
+  readonly startEpoch: number;
+  readonly warmupMs: number;
+  /** Decoded response bodies up to this many bytes are kept for comparison; 0 keeps nothing. */
+  readonly keepBodyBytes: number;
+  readonly onOutcome: (outcome: RequestOutcome) => void;
+}
+
+function classify(error: unknown): ErrorClass {
+  const code = (error as { code?: string }).code ?? '';
+  const name = (error as { name?: string }).name ?? '';
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') return 'timeout';
+  if (code === 'ECONNREFUSED') return 'refused';
+  if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE') return 'reset';
+  if (code === 'UND_ERR_ABORTED' || name === 'AbortError') return 'cancelled';
+  return 'other';
+}
+
+export class ArmSenders {
+  readonly inflight: Record<SendArm, number> = { control: 0, treatment: 0, 'control-prime': 0 };
+  readonly sent: Record<SendArm, number> = { control: 0, treatment: 0, 'control-prime': 0 };
+  readonly errors: Record<SendArm, Record<string, number>> = { control: {}, treatment: {}, 'control-prime': {} };
+  readonly connectionErrors: Record<SendArm, number> = { control: 0, treatment: 0, 'control-prime': 0 };
+  readonly hasControlPrime: boolean;
+  private readonly pools: Partial<Record<SendArm, Pool>>;
+  private readonly sendArms: SendArm[];
+  private readonly stopped = new AbortController();
+  private readonly options: ArmSendersOptions;
+  private notifySlot: (() => void) | undefined;
+  private notifyDrained: (() => void) | undefined;
+
+  constructor(options: ArmSendersOptions) {
+    this.options = options;
+    const poolOf = (url: string): Pool => new Pool(url, { connections: options.concurrency, headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs, keepAliveTimeout: 10_000 });
+    this.pools = { control: poolOf(options.arms.control), treatment: poolOf(options.arms.treatment), ...(options.controlPrime !== undefined ? { 'control-prime': poolOf(options.controlPrime) } : {}) };
+    this.sendArms = Object.keys(this.pools) as SendArm[];
+    this.hasControlPrime = options.controlPrime !== undefined;
+    // Every in-flight request listens on this one signal.
+    setMaxListeners(Number.POSITIVE_INFINITY, this.stopped.signal);
+    this.stopped.signal.addEventListener('abort', () => this.notifySlot?.(), { once: true });
+  }
+
+  /** Aborted by `stop`: the schedule loop ends when it is. */
+  get signal(): AbortSignal {
+    return this.stopped.signal;
+  }
+
+  /** Cancel every in-flight request: one destroy per pool, cheaper than a signal listener per request. */
+  stop(reason: unknown): void {
+    this.stopped.abort(reason);
+    for (const arm of this.sendArms) void this.pools[arm]!.destroy(new Error('replay cancelled'));
+  }
+
+  get inflightTotal(): number {
+    return this.inflight.control + this.inflight.treatment + this.inflight['control-prime'];
+  }
+
+  errorTotal(arm: ArmName): number {
+    let total = 0;
+    for (const kind in this.errors[arm]) total += this.errors[arm][kind]!;
+    return total;
+  }
+
+  /** Resolves when any in-flight request finishes (or the replay is stopped). */
+  slotFreed(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.notifySlot = resolve;
+      if (this.stopped.signal.aborted) resolve();
+    });
+  }
+
+  /** Resolves when nothing is in flight. */
+  async drained(): Promise<void> {
+    if (this.inflightTotal > 0) await new Promise<void>((resolve) => (this.notifyDrained = resolve));
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.sendArms.map((arm) => this.pools[arm]!.destroy()));
+  }
+
+  send(arm: SendArm, record: CorpusRecord, headers: string[], body: Buffer | null, dueMono: number, first: boolean): void {
+    this.inflight[arm]++;
+    this.sent[arm]++;
+    let status = 0;
+    let bytes = 0;
+    let responseHeaders: Record<string, string | string[] | undefined> = {};
+    let finished = false;
+    const chunks: Buffer[] = [];
+    const finish = (outcomeError: ErrorClass): void => {
+      if (finished) return;
+      finished = true;
+      this.inflight[arm]--;
+      this.notifySlot?.();
+      this.notifySlot = undefined;
+      const errorClass: ErrorClass = outcomeError !== '' && this.stopped.signal.aborted ? 'cancelled' : outcomeError;
+      if (errorClass === 'refused' || errorClass === 'reset') this.connectionErrors[arm]++;
+      if (errorClass !== '') this.errors[arm][errorClass] = (this.errors[arm][errorClass] ?? 0) + 1;
+      if (errorClass !== 'cancelled' && phaseOf(dueMono, this.options.startMono, this.options.warmupMs) === 'measure') this.#handOn(arm, record, dueMono, first, status, bytes, chunks, responseHeaders, errorClass);
+      if (this.inflightTotal === 0) this.notifyDrained?.();
+    };
+    this.pools[arm]!.request({ path: record.path, method: record.method as 'GET', headers, body }, (error, response) => {
+      if (error) return finish(classify(error));
+      status = response.statusCode;
+      if (this.options.keepBodyBytes > 0) responseHeaders = response.headers;
+      const stream = response.body;
+      stream.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+        chunks.push(chunk);
+      });
+      stream.once('end', () => finish(status >= 500 ? '5xx' : status >= 400 ? '4xx' : ''));
+      stream.once('error', (streamError: Error) => finish(classify(streamError)));
+    });
+  }
+
+  #handOn(arm: SendArm, record: CorpusRecord, dueMono: number, first: boolean, status: number, bytes: number, chunks: Buffer[], responseHeaders: Record<string, string | string[] | undefined>, errorClass: ErrorClass): void {
+    const { identity, keepBodyBytes, clock, startEpoch, startMono } = this.options;
+    const all = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+    const bodyHash = status === 0 ? '' : hash('sha1', all);
+    const compared = keepBodyBytes > 0 && status !== 0 ? comparableResponse(all, responseHeaders, record, keepBodyBytes, bodyHash) : undefined;
+    this.options.onOutcome({
+      experimentId: identity.experimentId,
+      trial: identity.trial,
+      attempt: identity.attempt,
+      arm,
+      recordId: record.id,
+      intendedMs: startEpoch + (dueMono - startMono),
+      latencyMs: clock.monotonic() - dueMono,
+      status,
+      bytes,
+      errorClass,
+      bodyHash,
+      first,
+      ...(compared?.body !== undefined ? { body: compared.body.toString('base64') } : {}),
+      ...(compared ? { response: compared.view } : {}),
+    });
+  }
+}
