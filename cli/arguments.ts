@@ -1,5 +1,6 @@
 /** Parsers for command-line values; each failure is a UsageError naming the flag and the value. */
-import { MAX_DURATION_MS, UsageError, formatDuration, parseDuration } from '../core/index.js';
+import { MAX_DURATION_MS, formatDuration, parseDuration } from '../core/duration.js';
+import { UsageError } from '../core/errors.js';
 
 /** `8080`, `:8080`, `127.0.0.1:8080`, `[::1]:8080`; the host defaults to 127.0.0.1. */
 export function parseListen(text: string, flag: string): { host: string; port: number } {

@@ -2,7 +2,7 @@
  * What a command needs from its surroundings, passed in so tests can call
  * commands directly and read what they printed.
  */
-import { loadConfig, type LoadedConfig } from '../core/index.js';
+import type { LoadedConfig } from '../core/config/load.js';
 
 export interface CliContext {
   readonly cwd: string;
@@ -53,6 +53,8 @@ export function processContext(): CliContext {
  * there is nothing to select, and "0 workloads selected, exit 0" would turn a
  * CI job green that never ran.
  */
-export function loadCommandConfig(options: GlobalOptions, ctx: CliContext, requireFile = false): Promise<LoadedConfig> {
+export async function loadCommandConfig(options: GlobalOptions, ctx: CliContext, requireFile = false): Promise<LoadedConfig> {
+  // Loaded when a command reads its config: the schema (zod) and YAML parser are not needed for --help.
+  const { loadConfig } = await import('../core/config/load.js');
   return loadConfig({ path: options.config, cwd: ctx.cwd, requireFile });
 }

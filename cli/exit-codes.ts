@@ -1,7 +1,8 @@
 /**
  * Exit codes, mapped from error classes in this one place (README: "Exit codes").
  */
-import { TandemError, type ExperimentRecord } from '../core/index.js';
+import { TandemError } from '../core/errors.js';
+import type { ExperimentRecord } from '../core/model.js';
 
 export const ExitCode = {
   /** Success; for experiments: no regression. */

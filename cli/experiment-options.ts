@@ -4,7 +4,7 @@
  */
 import { UsageError, systemClock, type TandemConfig } from '../core/index.js';
 import type { Store } from '../store/index.js';
-import { BullMqQueue, InlineQueue, STAGES, httpUrl, parseRequest, runExperiment, type ExperimentQueue, type ExperimentRequest, type RunContext } from '../executor/index.js';
+import { InlineQueue, STAGES, httpUrl, parseRequest, runExperiment, type ExperimentQueue, type ExperimentRequest, type RunContext } from '../executor/index.js';
 import { parseDurationFlag, parsePositiveDurationFlag, parsePositiveInteger, parsePositiveNumber } from './arguments.js';
 import { sharedSource } from './commands/replay.js';
 import type { GlobalOptions } from './cli-context.js';
@@ -78,7 +78,10 @@ export function runnerFor(config: TandemConfig, store: Store, cwd: string, show:
 
 
 /** The configured queue: inline runs here; BullMQ needs workers (`tandem worker`). */
-export function queueFor(config: TandemConfig, store: Store, cwd: string): ExperimentQueue {
-  if (config.queue.kind === 'bullmq') return new BullMqQueue({ redisUrl: config.queue.redisUrl, prefix: config.queue.prefix, store, clock: systemClock });
+export async function queueFor(config: TandemConfig, store: Store, cwd: string): Promise<ExperimentQueue> {
+  if (config.queue.kind === 'bullmq') {
+    const { BullMqQueue } = await import('../executor/bullmq-queue.js');
+    return new BullMqQueue({ redisUrl: config.queue.redisUrl, prefix: config.queue.prefix, store, clock: systemClock });
+  }
   return new InlineQueue({ store, clock: systemClock, run: runnerFor(config, store, cwd), concurrency: config.queue.concurrency, workloadLimits: workloadLimits(config) });
 }

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
-import { TandemError, errorMessage } from '../core/index.js';
+import { TandemError, errorMessage } from '../core/errors.js';
 import { ExitCode, exitCodeFor } from './exit-codes.js';
 import { processContext, type CliContext, type GlobalOptions } from './cli-context.js';
 import type { Registration } from './program/registration.js';

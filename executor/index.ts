@@ -8,5 +8,7 @@ export { formatLook, type LookSummary } from './look-summary.js';
 export { requestCancel, watchCancellation, CANCEL_EVENT } from './cancellation-watch.js';
 export { type ExperimentQueue, type ExperimentRunner, type SubmitOptions as QueueSubmitOptions, type SubmitResult, type CancelResult } from './queue.js';
 export { InlineQueue, type InlineQueueOptions } from './inline-queue.js';
-export { BullMqQueue, BullMqWorker, QUEUE_NAME, type BullMqOptions, type BullMqWorkerOptions } from './bullmq-queue.js';
+// The BullMQ backend is imported from './bullmq-queue.js' by whoever composes it (cli/): through this index
+// every command would load BullMQ and ioredis (about 0.2 s) whatever queue it uses.
+export type { BullMqOptions, BullMqWorkerOptions } from './bullmq-queue.js';
 export { claimRun, holdRun, leaseHolder, liveRunner, waitForRunner, LEASE_TTL_MS } from './run-lease.js';

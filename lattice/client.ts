@@ -6,8 +6,8 @@
  * Also reports the service's load-factor, best effort.
  */
 import { request } from 'undici';
-import type { Clock } from '../core/index.js';
-import { UpstreamError } from '../core/index.js';
+import type { Clock } from '../core/clock.js';
+import { UpstreamError } from '../core/errors.js';
 
 export interface LatticeClientOptions {
   readonly controllerUrl: string;

@@ -16,7 +16,7 @@ export interface CancelOptions extends GlobalOptions {
 export async function run(id: string, options: CancelOptions, ctx: CliContext): Promise<number> {
   const { config } = await loadCommandConfig(options, ctx);
   const store = createStore(config.store, { cwd: ctx.cwd, env: ctx.env });
-  const queue = queueFor(config, store, ctx.cwd);
+  const queue = await queueFor(config, store, ctx.cwd);
   try {
     const result = await queue.cancel(id, options.reason ?? `cancelled by ${process.env.USER ?? 'a user'}`);
     if (result === 'unknown') throw new UsageError(`no experiment ${JSON.stringify(id)} in the store at ${store.location}`);

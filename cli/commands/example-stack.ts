@@ -5,9 +5,10 @@
  * PREDICTION_SHARDS, STACK_FAULTS), as a deploy command of an arm does.
  */
 import { once } from 'node:events';
-import { UsageError } from '../../core/index.js';
+import { UsageError } from '../../core/errors.js';
 import { parseDurationFlag, parseListen, parsePositiveInteger } from '../arguments.js';
-import { STACK_SERVICES, generateTraffic, parseFaults, serviceConfigFromEnv, startService, startStack, type StackService } from '../../examples/stack/index.js';
+import type { StackService } from '../../examples/stack/index.js';
+import { parseFaults } from '../../examples/stack/faults.js';
 import { ExitCode } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
 
@@ -29,7 +30,9 @@ async function untilInterrupted(signal: AbortSignal | undefined): Promise<void> 
 }
 
 export async function run(options: ExampleStackOptions, ctx: CliContext): Promise<number> {
-  await loadCommandConfig(options, ctx);
+  // One service, as an arm's deploy command starts it, loads only that service's code: every trial pays its
+  // start-up twice. It reads no config (its dependencies come from the environment), so none is loaded.
+  const { STACK_SERVICES, serviceConfigFromEnv, startService } = await import('../../examples/stack/run-service.js');
   if (options.service !== undefined) {
     if (!STACK_SERVICES.includes(options.service as StackService)) throw new UsageError(`--service must be one of ${STACK_SERVICES.join(', ')}, got ${JSON.stringify(options.service)}`);
     // --faults (e.g. from a deploy command's {revision}) wins over STACK_FAULTS; an empty value means none.
@@ -40,6 +43,8 @@ export async function run(options: ExampleStackOptions, ctx: CliContext): Promis
     await running.close();
     return ExitCode.ok;
   }
+  await loadCommandConfig(options, ctx);
+  const { startStack, generateTraffic } = await import('../../examples/stack/index.js');
   const isolate = (options.isolate ?? '').split(',').filter((s) => s !== '');
   for (const name of isolate) if (!STACK_SERVICES.includes(name as StackService)) throw new UsageError(`--isolate takes services among ${STACK_SERVICES.join(', ')}, got ${JSON.stringify(name)}`);
   const stack = await startStack({

@@ -61,7 +61,7 @@ export async function run(workloadName: string | undefined, options: SubmitOptio
   const { config } = await loadCommandConfig(options, ctx, true);
   if ((workloadName === undefined) === (options.base === undefined)) throw new UsageError('name a workload, or give --base (and --head) to submit every workload the change selects');
   const store = createStore(config.store, { cwd: ctx.cwd, env: ctx.env });
-  const queue = queueFor(config, store, ctx.cwd);
+  const queue = await queueFor(config, store, ctx.cwd);
   try {
     await store.init();
     let selection: ChangeSelection | undefined;

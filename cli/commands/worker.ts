@@ -6,7 +6,7 @@
  */
 import { UsageError, systemClock } from '../../core/index.js';
 import { createStore } from '../../store/index.js';
-import { BullMqQueue, BullMqWorker } from '../../executor/index.js';
+import { BullMqQueue, BullMqWorker } from '../../executor/bullmq-queue.js';
 import { ExitCode } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
 import { parsePositiveInteger } from '../arguments.js';

@@ -11,8 +11,10 @@
  * documents (L2), which relieves the feature store at a small quality cost,
  * then steps back to L0 one state at a time after the overload.
  */
-import type { CorpusRecord, LatticeConfig } from '../../core/index.js';
-import { parseConfigText, systemClock } from '../../core/index.js';
+import type { CorpusRecord } from '../../core/model.js';
+import type { LatticeConfig } from '../../core/config/lattice-schema.js';
+import { parseConfigText } from '../../core/config/load.js';
+import { systemClock } from '../../core/clock.js';
 import { LatticeController, LoadFactors, runCapacityTest, startControllerServer, type CapacityBucket, type CapacityProfile, type CapacitySummary, type Decision } from '../../lattice/index.js';
 import { rankingCorpus } from './ranking-corpus.js';
 import { startStack } from './start-stack.js';

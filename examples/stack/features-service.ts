@@ -1,5 +1,5 @@
 /** Feature service: feature vectors of documents for a viewer (FIRE Figure 1). */
-import type { Clock } from '../../core/index.js';
+import type { Clock } from '../../core/clock.js';
 import { CATALOG_SIZE, FEATURES, documentFeatures } from './model.js';
 import { HttpError, ServiceHost } from './service-host.js';
 

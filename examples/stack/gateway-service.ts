@@ -4,7 +4,7 @@
  * shards' own API, so Tandem's router can stand in for it and pin an
  * experiment's batches to chosen shards.
  */
-import type { Clock } from '../../core/index.js';
+import type { Clock } from '../../core/clock.js';
 import { InputError } from '../../core/errors.js'; // leaf import: see faults.ts
 import { JsonClient } from './json-client.js';
 import { HttpError, ServiceHost } from './service-host.js';

@@ -4,7 +4,7 @@
  * exceed" and values above 1 mean overload (HiLO §3.1: normalized, monotone).
  * The example services are single-threaded, so busy time is CPU time.
  */
-import type { Clock } from '../../core/index.js';
+import type { Clock } from '../../core/clock.js';
 
 const BUCKET_MS = 100;
 const BUCKETS = 10;

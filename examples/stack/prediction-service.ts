@@ -5,7 +5,8 @@
  * counted in `worker_restarts_total` and recorded as an error record carrying
  * the caller's identity; the shard's other workers keep answering.
  */
-import type { Clock, DependencyErrorRecord } from '../../core/index.js';
+import type { Clock } from '../../core/clock.js';
+import type { DependencyErrorRecord } from '../../core/model.js';
 import { FEATURES, decodeTensor, scoreBatch } from './model.js';
 import { PREDICTION_LEVELS } from './levels.js';
 import { HttpError, ServiceHost, type ServiceRequest } from './service-host.js';

@@ -4,7 +4,7 @@
  * ranked list. Surfaces differ in candidate-set size: `home` is heavy,
  * `search` light (FIRE §2: tiers differ in request mix and fan-out).
  */
-import type { Clock } from '../../core/index.js';
+import type { Clock } from '../../core/clock.js';
 import { candidateSet } from './model.js';
 import { HttpError, ServiceHost } from './service-host.js';
 import { JsonClient } from './json-client.js';

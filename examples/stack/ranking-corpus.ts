@@ -4,7 +4,7 @@
  * demo replay it without recording first.
  */
 import { randomUUID } from 'node:crypto';
-import type { CorpusRecord } from '../../core/index.js';
+import type { CorpusRecord } from '../../core/model.js';
 import { candidateSet } from './model.js';
 import { productionRequest } from './traffic.js';
 import { SURFACES } from './query-service.js';

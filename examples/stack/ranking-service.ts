@@ -7,7 +7,7 @@
  * Tandem's router.
  */
 import { Gauge } from 'prom-client';
-import type { Clock } from '../../core/index.js';
+import type { Clock } from '../../core/clock.js';
 import { CATALOG_SIZE, FEATURES, MULTI_QUERY_WEIGHTS, burnWork, crossFeatureRows, encodeTensor, hashString, queryVector } from './model.js';
 import { RANKING_LEVELS } from './levels.js';
 import { DEADLINE_HEADER, HttpError, ServiceHost, type ServiceRequest } from './service-host.js';

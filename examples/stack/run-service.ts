@@ -4,7 +4,8 @@
  * environment the way a deployment gets it (child processes and
  * `tandem example-stack --service NAME`): dependency base URLs, faults, sizes.
  */
-import type { Clock, DependencyErrorRecord } from '../../core/index.js';
+import type { Clock } from '../../core/clock.js';
+import type { DependencyErrorRecord } from '../../core/model.js';
 import { InputError } from '../../core/errors.js'; // leaf import: see faults.ts
 import { createFeaturesService } from './features-service.js';
 import { createGatewayService } from './gateway-service.js';

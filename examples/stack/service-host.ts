@@ -8,8 +8,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { Clock } from '../../core/index.js';
-import { systemClock } from '../../core/clock.js'; // leaf import: see faults.ts
+import { type Clock, systemClock } from '../../core/clock.js';
 import { LoadFactor } from './load-factor.js';
 import { ThroughputLimit } from './throughput-limit.js';
 import { LEVELS_HEADER, ServiceLevels, parseLevelsHeader } from './levels.js';

@@ -7,7 +7,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
-import type { Clock, DependencyErrorRecord } from '../../core/index.js';
+import type { Clock } from '../../core/clock.js';
+import type { DependencyErrorRecord } from '../../core/model.js';
 import type { PredictionShard } from './prediction-service.js';
 import type { StackFaults } from './faults.js';
 import { startService, type RunningService, type ServiceConfig, type StackService } from './run-service.js';

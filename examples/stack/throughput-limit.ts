@@ -8,7 +8,7 @@
  * real server wastes it. The example stack uses it so capacity tests tell the
  * same story on a fast workstation and on a busy 2-core CI machine.
  */
-import type { Clock } from '../../core/index.js';
+import type { Clock } from '../../core/clock.js';
 
 export class ThroughputLimit {
   #freeAtMs = 0;

@@ -5,8 +5,7 @@
  * in count and in time, and only ever sent to the URL given (127.0.0.1).
  */
 import { Pool } from 'undici';
-import type { Clock } from '../../core/index.js';
-import { systemClock } from '../../core/clock.js'; // leaf import: see faults.ts
+import { type Clock, systemClock } from '../../core/clock.js';
 import { hashString, prng } from './model.js';
 import type { RecommendRequest } from './query-service.js';
 

@@ -6,7 +6,7 @@
  * caller and a monitor observe — failed requests, a restart counter, reduced
  * capacity while restarting — is the same.
  */
-import type { Clock } from '../../core/index.js';
+import type { Clock } from '../../core/clock.js';
 
 export class WorkerCrashedError extends Error {
   constructor(readonly workerId: number, reason: string) {
