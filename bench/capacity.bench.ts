@@ -36,6 +36,10 @@ export async function run(args: string[]): Promise<void> {
     coordinatedFinalStateIndex: { value: states.indexOf(c.finalState ?? ''), max: 0 },
     coordinatedMaxNoResultShare: { value: c.maxNoResultShare, max: coordinated.lattice.qualityTarget.maxNoResultShare },
     coordinatedMaxNdcgLoss: { value: c.maxQualityLoss, max: coordinated.lattice.qualityTarget.maxNdcgLoss },
+    // Against the same-run baseline: coordination must lose at most half the quality the uncoordinated run
+    // loses, and leave at least 10 points fewer requests without results (a lattice that did nothing fails both).
+    qualityLossRatio: { value: figures.qualityLossRatio ?? Number.NaN, max: 0.5 },
+    noResultShareReduction: { value: figures.noResultShareReduction, min: 0.1 },
   };
   process.stdout.write(`${JSON.stringify({ bench: 'capacity', figures, targets })}\n`);
 }
