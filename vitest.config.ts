@@ -8,6 +8,7 @@ import { defineConfig } from 'vitest/config';
  * A test file is a unit test unless it is listed below.
  */
 const INTEGRATION = [
+  'test/cli/compiled-build.test.ts',
   'test/examples/stack.test.ts',
   'test/executor/bullmq.test.ts',
   'test/executor/run-experiment.test.ts',

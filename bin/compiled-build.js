@@ -7,14 +7,17 @@
 // written under a temporary name and renamed into place, so processes starting together (a test suite,
 // both arms of a trial) never see half a build: the first rename wins, the others use it.
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { accessSync, constants, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 
 /** Folders of product code (everything the CLI can load); tests and benches run from source. */
 const SOURCE_DIRS = ['core', 'store', 'cli', 'executor', 'recorder', 'replayer', 'guardrails', 'triggers', 'harness', 'lattice', 'examples'];
-/** Builds of other sources are removed once this old: a long-running worker may still load modules lazily from its own. */
-const KEEP_OLD_BUILDS_MS = 24 * 3_600_000;
+/**
+ * Builds of other sources are removed once unused this long (each start that uses a build touches it): a
+ * long-running worker may still load modules lazily from its own.
+ */
+const KEEP_OLD_BUILDS_MS = 7 * 24 * 3_600_000;
 
 function sourceFiles(root) {
   const files = [];
@@ -43,6 +46,7 @@ function buildsDir(root) {
   const local = join(root, '.build');
   try {
     mkdirSync(local, { recursive: true });
+    accessSync(local, constants.W_OK);
     return local;
   } catch {
     const shared = join(tmpdir(), `tandem-build-${process.getuid?.() ?? 'user'}`);
@@ -74,7 +78,14 @@ export async function compiledBuild(root) {
   const dir = buildsDir(root);
   const name = buildName(root, files, esbuildVersion);
   const out = join(dir, name);
-  if (existsSync(out)) return out;
+  if (existsSync(out)) {
+    try {
+      utimesSync(out, new Date(), new Date());
+    } catch {
+      // A read-only build folder someone else made: used as it is.
+    }
+    return out;
+  }
   const staging = join(dir, `${name}.staging-${process.pid}-${Math.random().toString(36).slice(2)}`);
   try {
     const { build } = await import('esbuild');

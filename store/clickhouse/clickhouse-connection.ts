@@ -1,9 +1,11 @@
 /**
  * A thin layer over @clickhouse/client: every call's failure becomes one
  * StoreError that names the server URL and the server's own message, and
- * inserts are batched on the client (18.16 has no async inserts).
+ * inserts are batched on the client (18.16 has no async inserts). The
+ * client library is loaded on the first query, so a command that names a
+ * ClickHouse store but never queries it (or uses the local store) never loads it.
  */
-import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
+import type { ClickHouseClient } from '@clickhouse/client';
 import { StoreError, errorMessage } from '../../core/index.js';
 import type { SqlFragment } from '../sql.js';
 
@@ -16,20 +18,26 @@ export interface ClickHouseConnectionOptions {
 }
 
 export class ClickHouseConnection {
-  readonly #client: ClickHouseClient;
+  #client: Promise<ClickHouseClient> | undefined;
   readonly #options: ClickHouseConnectionOptions;
 
   constructor(options: ClickHouseConnectionOptions) {
     this.#options = options;
-    this.#client = createClient({
-      url: options.url,
-      username: options.username,
-      password: options.password,
-      request_timeout: options.requestTimeoutMs,
-      compression: { request: false, response: true },
-      // Failures reach the caller as StoreErrors; the client's own logging would print them twice.
-      log: { level: ClickHouseLogLevel.OFF },
-    });
+  }
+
+  #connected(): Promise<ClickHouseClient> {
+    this.#client ??= import('@clickhouse/client').then(({ ClickHouseLogLevel, createClient }) =>
+      createClient({
+        url: this.#options.url,
+        username: this.#options.username,
+        password: this.#options.password,
+        request_timeout: this.#options.requestTimeoutMs,
+        compression: { request: false, response: true },
+        // Failures reach the caller as StoreErrors; the client's own logging would print them twice.
+        log: { level: ClickHouseLogLevel.OFF },
+      }),
+    );
+    return this.#client;
   }
 
   get url(): string {
@@ -37,21 +45,19 @@ export class ClickHouseConnection {
   }
 
   async command(statement: SqlFragment): Promise<void> {
-    await this.#guard(statement.text, () => this.#client.command({ query: statement.text }));
+    await this.#guard(statement.text, async () => (await this.#connected()).command({ query: statement.text }));
   }
 
   async rows<T>(statement: SqlFragment, signal?: AbortSignal): Promise<T[]> {
     return this.#guard(statement.text, async () => {
-      const result = await this.#client.query({ query: statement.text, format: 'JSONEachRow', ...(signal ? { abort_signal: signal } : {}) });
+      const result = await (await this.#connected()).query({ query: statement.text, format: 'JSONEachRow', ...(signal ? { abort_signal: signal } : {}) });
       return (await result.json()) as T[];
     });
   }
 
   /** Rows one at a time, for results too large to hold (corpus reads). */
   async *stream<T>(statement: SqlFragment, signal?: AbortSignal): AsyncGenerator<T> {
-    const result = await this.#guard(statement.text, () =>
-      this.#client.query({ query: statement.text, format: 'JSONEachRow', ...(signal ? { abort_signal: signal } : {}) }),
-    );
+    const result = await this.#guard(statement.text, async () => (await this.#connected()).query({ query: statement.text, format: 'JSONEachRow', ...(signal ? { abort_signal: signal } : {}) }));
     try {
       for await (const rows of result.stream()) {
         for (const row of rows as { json(): T }[]) yield row.json();
@@ -64,12 +70,14 @@ export class ClickHouseConnection {
   async insert(table: SqlFragment, rows: readonly Record<string, unknown>[]): Promise<void> {
     for (let start = 0; start < rows.length; start += this.#options.batchRows) {
       const batch = rows.slice(start, start + this.#options.batchRows);
-      await this.#guard(`INSERT INTO ${table.text}`, () => this.#client.insert({ table: table.text, values: batch as Record<string, unknown>[], format: 'JSONEachRow' }));
+      await this.#guard(`INSERT INTO ${table.text}`, async () => (await this.#connected()).insert({ table: table.text, values: batch as Record<string, unknown>[], format: 'JSONEachRow' }));
     }
   }
 
   async close(): Promise<void> {
-    await this.#client.close();
+    const client = this.#client;
+    this.#client = undefined;
+    if (client) await (await client).close();
   }
 
   async #guard<T>(query: string, operation: () => Promise<T>): Promise<T> {
