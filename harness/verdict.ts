@@ -280,6 +280,15 @@ function metricVerdict(d: Draft, ctx: VerdictContext): MetricVerdict {
   };
 }
 
+/** An undecided judged metric whose interval excludes no change on the bad side with the estimate beyond its threshold. */
+function visibleRegression(m: MetricVerdict): boolean {
+  if (m.verdict !== 'inconclusive' || !m.policy) return false;
+  const { direction, threshold } = m.policy;
+  const up = direction !== 'decrease-is-bad' && m.low > 0 && m.estimate >= threshold;
+  const down = direction !== 'increase-is-bad' && m.high < 0 && m.estimate <= -threshold;
+  return up || down;
+}
+
 function experimentVerdict(metrics: readonly MetricVerdict[], ctx: { alpha: number; trials: number; design: ExperimentVerdict['design']; onInconclusive: OnInconclusive }): ExperimentVerdict {
   const judged = metrics.filter((m) => m.judged);
   const reasons: string[] = [];
@@ -289,7 +298,14 @@ function experimentVerdict(metrics: readonly MetricVerdict[], ctx: { alpha: numb
   // A critical metric that was measured but too little to judge (points but no verdict) is undecided, not skipped:
   // only one never measured at all (CPU of URL arms) may be absent when it need not have data.
   const undecidedCritical = judged.filter((m) => m.policy?.critical && (m.verdict === 'inconclusive' || (m.verdict === 'no data' && m.points > 0)));
-  const undecided = undecidedCritical.map((m) => (m.verdict === 'no data' ? `${m.metric}: ${m.reason}` : `${m.metric}: ${m.cannotExclude ?? 'a regression'} cannot be excluded`));
+  // A judged metric whose own interval shows a regression beyond its threshold, left unconfirmed only by the
+  // multiple-comparison correction, is undecided too: `passed` beside "+5.2% [+0.8%, +9.7%]" would contradict
+  // the report's own numbers.
+  const visible = judged.filter((m) => !m.policy?.critical && visibleRegression(m));
+  const undecided = [
+    ...undecidedCritical.map((m) => (m.verdict === 'no data' ? `${m.metric}: ${m.reason}` : `${m.metric}: ${m.cannotExclude ?? 'a regression'} cannot be excluded`)),
+    ...visible.map((m) => `${m.metric}: ${formatEffect(m.estimate, m.scale)} [${formatEffect(m.low, m.scale)}, ${formatEffect(m.high, m.scale)}] lies beyond its ${formatEffect(m.policy!.direction === 'decrease-is-bad' ? -m.policy!.threshold : m.policy!.threshold, m.scale)} threshold but is not significant once ${judged.length} judged metrics are accounted for (adjusted p = ${m.adjustedP.toPrecision(2)}); a regression cannot be excluded`),
+  ];
   const common = { alpha: ctx.alpha, trials: ctx.trials, design: ctx.design, undecided, metrics };
   for (const m of regressions) reasons.push(`${m.policy?.critical ? 'critical metric' : 'judged metric'} ${m.metric} regressed: ${m.reason}`);
   if (regressions.length > 0) return { ...common, outcome: 'regressed', reasons, decided: true };
@@ -299,7 +315,7 @@ function experimentVerdict(metrics: readonly MetricVerdict[], ctx: { alpha: numb
   // Judged metrics are significant on their BH-adjusted p-value, as in metricVerdict.
   const smallReal = withData.filter((m) => m.verdict === 'no change' && m.adjustedP < ctx.alpha);
   for (const m of smallReal) reasons.push(`${m.metric} changed significantly but less than its threshold: ${m.reason}`);
-  if (undecidedCritical.length === 0) {
+  if (undecided.length === 0) {
     const criticalCount = withData.filter((m) => m.policy?.critical).length;
     reasons.unshift(`every critical metric (${criticalCount}) is decided not to regress beyond its threshold and no judged metric regressed (${withData.length} judged)`);
     return { ...common, outcome: 'passed', reasons, decided: true };

@@ -199,3 +199,32 @@ describe('A/A calibration', () => {
     expect(calibrated.reason).toMatch(/Noisier than the A\/A calibration \(sd \d+\.\d\d% vs 0\.20%\): the calibration may be stale/);
   });
 });
+
+describe('never passed beside a regression in its own numbers', () => {
+  it('treats a judged metric whose interval lies beyond its threshold, unconfirmed only by the correction for many metrics, as undecided', () => {
+    const custom = metricPolicies([
+      { metric: 'cpu_per_request', direction: 'increase-is-bad', threshold: 0.05, critical: true, mustHaveData: true },
+      { metric: 'latency_shift', direction: 'increase-is-bad', threshold: 0.03, critical: false, mustHaveData: false },
+    ]);
+    const metrics = [
+      ...rows('cpu_per_request', [0.001, -0.002, 0.0, 0.002, -0.001, 0.001, 0, -0.001]),
+      ...rows('latency_shift', [0.08, -0.01, 0.1, 0.0, 0.09, 0.01, 0.07, 0.02]),
+      ...rows('error_share', new Array<number>(8).fill(0), { scale: 'absolute' }),
+    ];
+    const verdict = judge(metrics, { policies: custom });
+    const latency = verdict.metrics.find((m) => m.metric === 'latency_shift')!;
+    // The situation: the interval excludes no change and the estimate is beyond the threshold, yet after
+    // Benjamini–Hochberg over the three judged metrics it is not significant, so the metric stays undecided.
+    expect(latency.verdict).toBe('inconclusive');
+    expect(latency.low).toBeGreaterThan(0);
+    expect(latency.estimate).toBeGreaterThanOrEqual(0.03);
+    expect(latency.adjustedP).toBeGreaterThanOrEqual(0.05);
+    expect(verdict.metrics.find((m) => m.metric === 'cpu_per_request')!.verdict).toBe('no change');
+    expect(verdict.outcome).toBe('inconclusive');
+    expect(verdict.undecided.join('\n')).toMatch(/^latency_shift: \+4\.50% \[\+0\.\d\d%, \+8\.\d\d%\] lies beyond its \+3\.00% threshold but is not significant once 3 judged metrics are accounted for \(adjusted p = 0\.07\d?\); a regression cannot be excluded$/);
+    // The same numbers with an interval that reaches no change do not block the pass (a non-critical metric need not be decided).
+    const wide = judge([...metrics.filter((m) => m.metric !== 'latency_shift'), ...rows('latency_shift', [0.09, -0.02, 0.11, -0.01, 0.1, 0.0, 0.08, 0.01])], { policies: custom });
+    expect(wide.metrics.find((m) => m.metric === 'latency_shift')!.low).toBeLessThan(0);
+    expect(wide.outcome).toBe('passed');
+  });
+});
