@@ -42,6 +42,7 @@ const E2E = [
   'test/e2e/**/*.test.ts',
   'test/hostile/bad-input.test.ts',
   'test/triggers/affected.test.ts',
+  'test/triggers/monorepo.test.ts',
   'test/triggers/bisect.test.ts',
 ];
 

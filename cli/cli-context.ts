@@ -56,5 +56,12 @@ export function processContext(): CliContext {
 export async function loadCommandConfig(options: GlobalOptions, ctx: CliContext, requireFile = false): Promise<LoadedConfig> {
   // Loaded when a command reads its config: the schema (zod) and YAML parser are not needed for --help.
   const { loadConfig } = await import('../core/config/load.js');
-  return loadConfig({ path: options.config, cwd: ctx.cwd, requireFile });
+  const loaded = await loadConfig({ path: options.config, cwd: ctx.cwd, requireFile });
+  const graph = loaded.config.triggers.graph;
+  if (loaded.config.workloadTemplates.length === 0 || graph === undefined) return loaded;
+  // Templated workloads exist per build target: expanded over the graph at HEAD, so `run`, `worker`
+  // and `status` know them by name as `affected` and `submit` do (they also expand at both ends of a change).
+  const [{ loadGraphAtBothEnds }, { expandWorkloadTemplates }] = await Promise.all([import('../triggers/graph-loaders.js'), import('../core/config/workload-templates.js')]);
+  const { graph: built } = await loadGraphAtBothEnds(graph, ctx.cwd, 'HEAD', 'HEAD');
+  return { ...loaded, config: expandWorkloadTemplates(loaded.config, built.targets()) };
 }

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
-import { TandemError, errorMessage } from '../core/errors.js';
+import { ConfigError, TandemError, errorMessage } from '../core/errors.js';
 import { ExitCode, exitCodeFor } from './exit-codes.js';
 import { processContext, type CliContext, type GlobalOptions } from './cli-context.js';
 import type { Registration } from './program/registration.js';
@@ -89,13 +89,23 @@ export async function main(argv: readonly string[], ctx: CliContext = processCon
     await program.parseAsync([...argv]);
     return exitCode;
   } catch (error) {
+    // Options after "--" belong to a command being wrapped, not to Tandem.
+    const ours = argv.includes('--') ? argv.slice(0, argv.indexOf('--')) : argv;
     if (error instanceof CommanderError) {
       // Help and version are successful exits; every other parse error is bad input.
-      return error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help' ? ExitCode.ok : ExitCode.badInput;
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return ExitCode.ok;
+      if (ours.includes('--json')) ctx.out(jsonError('TANDEM_ERR_USAGE', error.message.replace(/^error: /, ''), ExitCode.badInput));
+      return ExitCode.badInput;
     }
-    reportError(error, ctx, argv.includes('--verbose'));
+    reportError(error, ctx, ours.includes('--verbose'));
+    if (ours.includes('--json')) ctx.out(jsonError(error instanceof TandemError ? error.code : 'TANDEM_ERR', errorMessage(error), exitCodeFor(error), error instanceof ConfigError ? error.issues : undefined));
     return exitCodeFor(error);
   }
+}
+
+/** An error as a CI reads it under --json: one JSON object on stdout (the words stay on stderr). */
+function jsonError(code: string, message: string, exitCode: number, problems?: readonly string[]): string {
+  return JSON.stringify({ error: { code, message, exitCode, ...(problems ? { problems } : {}) } });
 }
 
 function reportError(error: unknown, ctx: CliContext, verbose: boolean): void {

@@ -16,6 +16,8 @@ export {
   configSchema,
   configJsonSchema,
   NAME_PATTERN,
+  DEFAULT_INPUT_SETS,
+  isInputSetName,
   type TandemConfig,
   type ConfigInput,
   type StoreConfig,
@@ -27,6 +29,7 @@ export {
   type CheckConfig,
 } from './config/schema.js';
 export { latticeSchema, type LatticeConfig } from './config/lattice-schema.js';
+export { expandWorkloadTemplates } from './config/workload-templates.js';
 export { loadConfig, parseConfig, parseConfigText, DEFAULT_CONFIG_FILES, type LoadedConfig } from './config/load.js';
 export { formatPath } from './config/format-issues.js';
 export type {

@@ -17,18 +17,69 @@ export interface BuildTarget {
   readonly deps: readonly string[];
   /** External packages it depends on (workspaces), for narrowing lockfile changes. */
   readonly externalDeps?: readonly string[];
+  /** Dependency → the kind of its edge when it is not a plain dependency (e.g. "devDependency"), shown in paths. */
+  readonly depKinds?: Readonly<Record<string, string>>;
+  /** `srcs` are exact file paths (Bazel), not globs or directories. */
+  readonly srcsAreFiles?: boolean;
+}
+
+/** The plain edge kind: a dependency the target cannot run without. */
+export const DEPENDENCY = 'dependency';
+
+/**
+ * One graph from two (the build graph at a change's base and at its head):
+ * every target of either, owning the files it owns at either end, with the
+ * union of their edges. An edge that is a plain dependency at one end is a
+ * plain dependency.
+ */
+export function unionTargets(a: readonly BuildTarget[], b: readonly BuildTarget[]): BuildTarget[] {
+  const merged = new Map<string, BuildTarget>(a.map((t) => [t.name, t]));
+  for (const t of b) {
+    const m = merged.get(t.name);
+    if (!m) {
+      merged.set(t.name, t);
+      continue;
+    }
+    const deps = [...new Set([...m.deps, ...t.deps])];
+    const kinds: Record<string, string> = {};
+    for (const dep of deps) {
+      const ka = m.deps.includes(dep) ? (m.depKinds?.[dep] ?? DEPENDENCY) : undefined;
+      const kb = t.deps.includes(dep) ? (t.depKinds?.[dep] ?? DEPENDENCY) : undefined;
+      const kind = ka === DEPENDENCY || kb === DEPENDENCY ? DEPENDENCY : (ka ?? kb)!;
+      if (kind !== DEPENDENCY) kinds[dep] = kind;
+    }
+    const external = m.externalDeps || t.externalDeps ? { externalDeps: [...new Set([...(m.externalDeps ?? []), ...(t.externalDeps ?? [])])] } : {};
+    merged.set(t.name, { name: t.name, srcs: [...new Set([...m.srcs, ...t.srcs])], deps, ...(Object.keys(kinds).length > 0 ? { depKinds: kinds } : {}), ...external, ...(m.srcsAreFiles && t.srcsAreFiles ? { srcsAreFiles: true } : {}) });
+  }
+  return [...merged.values()];
 }
 
 interface Owner {
   readonly target: number;
+  /** Matched against the path relative to `root` ("" for the root itself): globs sharing a shape share one. */
   readonly pattern: RegExp;
+  /** The static directory the owning glob starts at: the target's root for its input sets. */
+  readonly root: string;
 }
+
+/** Compiled patterns by shape: 100k targets with `pkgN/src/**\/*.ts` compile `**\/*.ts` once. */
+const EXACT = /^$/;
+
+/** A target owning a file, and the root the file is relative to for input sets. */
+export interface Ownership {
+  readonly target: string;
+  readonly root: string;
+}
+
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** How a target was reached: from a changed file directly, or from the target it depends on. */
 export interface Reach {
   readonly target: string;
   /** Changed file → owning target → … → this target. */
   readonly path: readonly string[];
+  /** The kind of each edge between consecutive targets of the path (one fewer than its targets). */
+  readonly edges: readonly string[];
 }
 
 export class BuildGraph {
@@ -37,6 +88,9 @@ export class BuildGraph {
   /** Reverse edges in compressed form: the dependents of target i are #edges[#offsets[i] .. #offsets[i + 1]). */
   readonly #offsets: Int32Array;
   readonly #edges: Int32Array;
+  /** Index into #edgeKinds of each edge's kind. */
+  readonly #edgeKind: Uint16Array;
+  readonly #edgeKinds: string[] = [DEPENDENCY];
   /** Directory prefix → owners whose globs start there. */
   readonly #owners = new Map<string, Owner[]>();
   /** Dependencies naming no target, reported by `problems`. */
@@ -49,12 +103,17 @@ export class BuildGraph {
   constructor(targets: readonly BuildTarget[]) {
     this.names = targets.map((t) => t.name);
     this.knowsExternalDeps = targets.some((t) => t.externalDeps !== undefined);
-    for (const t of targets) for (const dep of t.externalDeps ?? []) this.#usersOf.set(dep, [...(this.#usersOf.get(dep) ?? []), t.name]);
+    for (const t of targets) for (const dep of t.externalDeps ?? []) (this.#usersOf.get(dep) ?? this.#usersOf.set(dep, []).get(dep)!).push(t.name);
     targets.forEach((t, i) => {
       if (this.#index.has(t.name)) this.problems.push(`target ${t.name} is defined twice`);
       this.#index.set(t.name, i);
     });
     const counts = new Int32Array(targets.length + 1);
+    const kindIndex = (kind: string | undefined): number => {
+      if (kind === undefined) return 0;
+      const k = this.#edgeKinds.indexOf(kind);
+      return k !== -1 ? k : this.#edgeKinds.push(kind) - 1;
+    };
     const resolved = targets.map((t) =>
       t.deps.flatMap((dep) => {
         const j = this.#index.get(dep);
@@ -63,26 +122,50 @@ export class BuildGraph {
           return [];
         }
         counts[j + 1]!++;
-        return [j];
+        return [[j, kindIndex(t.depKinds?.[dep])] as const];
       }),
     );
     for (let i = 1; i <= targets.length; i++) counts[i]! += counts[i - 1]!;
     this.#offsets = counts;
     this.#edges = new Int32Array(counts[targets.length]!);
+    this.#edgeKind = new Uint16Array(counts[targets.length]!);
     const fill = counts.slice(0, targets.length);
     resolved.forEach((deps, i) => {
-      for (const j of deps) this.#edges[fill[j]!++] = i;
-    });
-    targets.forEach((t, i) => {
-      for (const src of t.srcs) {
-        // A bare directory owns everything below it.
-        const glob = /[*?{]/.test(src) || /\.[A-Za-z0-9]+$/.test(src) ? src : `${src.replace(/\/$/, '')}/**`;
-        const prefix = staticPrefix(glob);
-        const list = this.#owners.get(prefix) ?? [];
-        list.push({ target: i, pattern: globToRegExp(glob) });
-        this.#owners.set(prefix, list);
+      for (const [j, kind] of deps) {
+        this.#edgeKind[fill[j]!] = kind;
+        this.#edges[fill[j]!++] = i;
       }
     });
+    const compiled = new Map<string, RegExp>();
+    targets.forEach((t, i) => {
+      for (const src of t.srcs) {
+        if (t.srcsAreFiles) {
+          const dir = src.includes('/') ? src.slice(0, src.lastIndexOf('/')) : '';
+          this.#addOwner(dir, { target: i, pattern: new RegExp(`^${escapeRegExp(dir === '' ? src : src.slice(dir.length + 1))}$`), root: dir });
+          continue;
+        }
+        // A bare directory (or "**", everything) owns everything below it.
+        const glob = src === '**' ? src : /[*?{]/.test(src) || /\.[A-Za-z0-9]+$/.test(src) ? src : `${src.replace(/\/$/, '')}/**`;
+        const prefix = staticPrefix(glob);
+        const rest = prefix === glob ? '' : prefix === '' ? glob : glob.slice(prefix.length + 1);
+        let pattern = rest === '' ? EXACT : compiled.get(rest);
+        if (!pattern) compiled.set(rest, (pattern = globToRegExp(rest)));
+        this.#addOwner(prefix, { target: i, pattern, root: prefix });
+      }
+    });
+  }
+
+  #addOwner(prefix: string, owner: Owner): void {
+    const list = this.#owners.get(prefix) ?? [];
+    list.push(owner);
+    this.#owners.set(prefix, list);
+  }
+
+  /** Each target with its root (the static directory of its first source), for templates and input sets. */
+  targets(): { name: string; dir: string }[] {
+    const dirs = new Map<number, string>();
+    for (const list of this.#owners.values()) for (const o of list) if (!dirs.has(o.target) || o.root.length < dirs.get(o.target)!.length) dirs.set(o.target, o.root);
+    return this.names.map((name, i) => ({ name, dir: dirs.get(i) ?? '' }));
   }
 
   get size(): number {
@@ -95,29 +178,36 @@ export class BuildGraph {
 
   /** Targets owning `file`; the deepest directory prefix wins, as in Bazel's package boundaries. */
   owners(file: string): string[] {
+    return [...new Set(this.ownersOf(file).map((o) => o.target))];
+  }
+
+  /** Like `owners`, with the root each owning glob starts at. */
+  ownersOf(file: string): Ownership[] {
     const parts = file.split('/');
     for (let depth = parts.length; depth >= 0; depth--) {
       const prefix = parts.slice(0, depth).join('/');
       const candidates = this.#owners.get(prefix);
       if (!candidates) continue;
-      const matched = candidates.filter((o) => o.pattern.test(file)).map((o) => this.names[o.target]!);
-      if (matched.length > 0) return [...new Set(matched)];
+      const relative = prefix === '' ? file : depth === parts.length ? '' : file.slice(prefix.length + 1);
+      const matched = candidates.filter((o) => o.pattern.test(relative)).map((o) => ({ target: this.names[o.target]!, root: o.root }));
+      if (matched.length > 0) return matched;
     }
     return [];
   }
 
-  /**
-   * Every target a change reaches (owners of changed files and all their dependents),
-   * each with a shortest path from a changed file. Files owned by no target are returned apart.
-   */
   /** Targets depending directly on any of these external packages. */
   usersOf(packages: Iterable<string>): string[] {
     return [...new Set([...packages].flatMap((p) => this.#usersOf.get(p) ?? []))];
   }
 
-  /** `seeds`: targets changed by something other than their own files (e.g. a dependency in the lockfile), labelled for the path. */
+  /**
+   * Every target a change reaches (owners of changed files and all their dependents),
+   * each with a shortest path from a changed file. Files owned by no target are returned apart.
+   * `seeds`: targets changed by something other than their own files (e.g. a dependency in the lockfile), labelled for the path.
+   */
   affected(changedFiles: readonly string[], seeds: readonly { target: string; cause: string }[] = []): { reached: Reached; unowned: string[] } {
     const parent = new Int32Array(this.names.length).fill(-2); // -2 unseen, -1 reached from a file
+    const parentEdge = new Int32Array(this.names.length);
     const fileOf = new Map<number, string>();
     const queue = new Int32Array(this.names.length);
     let tail = 0;
@@ -148,10 +238,14 @@ export class BuildGraph {
         const j = edges[e]!;
         if (parent[j] !== -2) continue;
         parent[j] = i;
+        parentEdge[j] = e;
         queue[tail++] = j;
       }
     }
-    return { reached: new Reached(this.names, this.#index, parent, queue.subarray(0, tail), fileOf), unowned };
+    const kinds = this.#edgeKinds;
+    const edgeKind = this.#edgeKind;
+    const kindOf = (i: number): string => kinds[edgeKind[parentEdge[i]!]!]!;
+    return { reached: new Reached(this.names, this.#index, parent, queue.subarray(0, tail), fileOf, kindOf), unowned };
   }
 }
 
@@ -162,8 +256,10 @@ export class Reached {
   readonly #parent: Int32Array;
   readonly #order: Int32Array;
   readonly #fileOf: ReadonlyMap<number, string>;
+  readonly #kindOf: (target: number) => string;
 
-  constructor(names: readonly string[], index: ReadonlyMap<string, number>, parent: Int32Array, order: Int32Array, fileOf: ReadonlyMap<number, string>) {
+  constructor(names: readonly string[], index: ReadonlyMap<string, number>, parent: Int32Array, order: Int32Array, fileOf: ReadonlyMap<number, string>, kindOf: (target: number) => string) {
+    this.#kindOf = kindOf;
     this.#names = names;
     this.#index = index;
     this.#parent = parent;
@@ -185,13 +281,15 @@ export class Reached {
     const i = this.#index.get(target);
     if (i === undefined || this.#parent[i] === -2) return undefined;
     const chain: string[] = [];
+    const edges: string[] = [];
     let k = i;
     while (this.#parent[k] !== -1) {
       chain.push(this.#names[k]!);
+      edges.push(this.#kindOf(k));
       k = this.#parent[k]!;
     }
     chain.push(this.#names[k]!, this.#fileOf.get(k)!);
-    return { target, path: chain.reverse() };
+    return { target, path: chain.reverse(), edges: edges.reverse() };
   }
 
   *keys(): IterableIterator<string> {

@@ -1,38 +1,69 @@
 /**
- * Narrowing a lockfile change: the external packages whose resolved version
- * or integrity changed in package-lock.json (v2/v3 `packages` map). A
- * transitive package's change is attributed to the direct dependency whose
- * subtree holds it. Undefined when the lockfile cannot be read: the change
- * then selects everything, as any global input does.
+ * Narrowing a lockfile change to what it can reach: the resolved entries
+ * whose fingerprint changed (or that appeared or went), closed upward over
+ * "depends on" at both ends, name the packages whose resolved dependency
+ * closure changed — a bumped transitive package names every package that
+ * holds it, however it is hoisted. Where the lockfile records each workspace
+ * importer's direct dependencies (pnpm), the importers whose direct
+ * dependencies' closures changed are named too. A lockfile that cannot be
+ * read at either end is `unreadable`, with why: the change then selects
+ * everything, as any global input does.
  */
-interface LockEntry {
-  readonly version?: string;
-  readonly resolved?: string;
-  readonly integrity?: string;
+import { lockfileKind, parseLockfile, type LockModel } from './lockfile-formats.js';
+
+export interface LockfileChange {
+  /** Package names whose resolved closure changed (match them against the packages' declared dependencies). */
+  readonly packages: ReadonlySet<string>;
+  /** Importer directories, relative to the repository root, whose direct dependencies' closures changed (pnpm). */
+  readonly importers?: ReadonlySet<string>;
 }
 
-function entries(text: string | undefined): Map<string, string> | undefined {
-  if (text === undefined) return new Map();
+export type LockfileReading = LockfileChange | { readonly unreadable: string };
+
+const EMPTY: LockModel = { entries: new Map() };
+
+function read(file: string, text: string | undefined, end: string): LockModel | string {
+  const kind = lockfileKind(file);
+  if (kind === undefined) return `${file} is not a lockfile Tandem can read (package-lock.json, npm-shrinkwrap.json, yarn.lock, pnpm-lock.yaml)`;
+  if (text === undefined) return EMPTY;
   try {
-    const lock = JSON.parse(text) as { packages?: Record<string, LockEntry> };
-    if (!lock.packages || typeof lock.packages !== 'object') return undefined;
-    return new Map(Object.entries(lock.packages).filter(([path]) => path.startsWith('node_modules/')).map(([path, e]) => [path, `${e.version ?? ''}|${e.resolved ?? ''}|${e.integrity ?? ''}`]));
-  } catch {
-    return undefined;
+    return parseLockfile(kind, text);
+  } catch (error) {
+    return `${file} at ${end} is not a readable ${kind} lockfile: ${(error as Error).message.split('\n')[0]}`;
   }
 }
 
-/** Names of the direct dependencies (top-level node_modules entries) whose resolved subtree changed. */
-export function changedLockedPackages(before: string | undefined, after: string | undefined): Set<string> | undefined {
-  const a = entries(before);
-  const b = entries(after);
-  if (a === undefined || b === undefined) return undefined;
+/** What changed between the two versions of `file` (undefined text: the file does not exist at that end). */
+export function lockfileChange(file: string, before: string | undefined, after: string | undefined): LockfileReading {
+  const a = read(file, before, 'base');
+  if (typeof a === 'string') return { unreadable: a };
+  const b = read(file, after, 'head');
+  if (typeof b === 'string') return { unreadable: b };
+
   const changed = new Set<string>();
-  for (const path of new Set([...a.keys(), ...b.keys()])) {
-    if (a.get(path) === b.get(path)) continue;
-    // node_modules/@scope/name/node_modules/x → @scope/name
-    const match = /^node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path);
-    if (match) changed.add(match[1]!);
+  for (const key of new Set([...a.entries.keys(), ...b.entries.keys()])) if (a.entries.get(key)?.fingerprint !== b.entries.get(key)?.fingerprint) changed.add(key);
+  // Dependents of each entry at either end; then everything above a changed entry.
+  const dependents = new Map<string, string[]>();
+  for (const model of [a, b]) for (const [key, e] of model.entries) for (const dep of e.deps) (dependents.get(dep) ?? dependents.set(dep, []).get(dep)!).push(key);
+  const queue = [...changed];
+  for (let i = 0; i < queue.length; i++) {
+    for (const up of dependents.get(queue[i]!) ?? []) {
+      if (changed.has(up)) continue;
+      changed.add(up);
+      queue.push(up);
+    }
   }
-  return changed;
+  const packages = new Set<string>();
+  for (const key of changed) packages.add((a.entries.get(key) ?? b.entries.get(key))!.name);
+  if (!a.importers && !b.importers) return { packages };
+
+  const dir = file.includes('/') ? file.slice(0, file.lastIndexOf('/')) : '';
+  const importers = new Set<string>();
+  for (const importer of new Set([...(a.importers?.keys() ?? []), ...(b.importers?.keys() ?? [])])) {
+    const before = a.importers?.get(importer) ?? new Map<string, string>();
+    const after = b.importers?.get(importer) ?? new Map<string, string>();
+    const touched = [...new Set([...before.keys(), ...after.keys()])].some((name) => before.get(name) !== after.get(name) || changed.has(after.get(name) ?? '') || changed.has(before.get(name) ?? ''));
+    if (touched) importers.add(importer === '.' ? dir : dir === '' ? importer : `${dir}/${importer}`);
+  }
+  return { packages, importers };
 }

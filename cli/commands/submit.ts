@@ -40,11 +40,11 @@ function summary(records: readonly ExperimentRecord[], selection: ChangeSelectio
   if (records.length > 0) {
     lines.push('| Workload | Experiment | Status | Why |', '| --- | --- | --- | --- |');
     for (const r of records) {
-      const why = selection?.selected.find((s) => s.workload === r.workload)?.reasons.join('; ') ?? selection?.deferred.find((d) => d.workload === r.workload)?.reason ?? '';
+      const why = selection?.selected.find((s) => s.workload === r.workload)?.reasons.map((reason) => reason.message).join('; ') ?? selection?.deferred.find((d) => d.workload === r.workload)?.reason.message ?? '';
       lines.push(`| ${escapeMarkdownCell(r.workload)} | ${escapeMarkdownCell(r.id)} | ${escapeMarkdownCell(r.status)}${r.reason && r.status !== 'passed' ? `: ${escapeMarkdownCell(oneLine(r.reason, 300))}` : ''} | ${escapeMarkdownCell(why)} |`);
     }
   }
-  for (const s of selection?.skipped ?? []) lines.push(`- skipped ${escapeMarkdownCell(s.workload)}: ${escapeMarkdownCell(s.reason)}`);
+  for (const s of selection?.skipped ?? []) lines.push(`- skipped ${escapeMarkdownCell(s.workload)}: ${escapeMarkdownCell(s.reason.message)}`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -80,12 +80,12 @@ export async function run(workloadName: string | undefined, options: SubmitOptio
       const stage = options.stage ?? 'diff';
       // The arms deploy what the change compares: base as control, head as treatment.
       const flags = { ...options, stage, change: selection.head, controlRevision: options.controlRevision ?? selection.base, treatmentRevision: options.treatmentRevision ?? selection.head };
-      for (const s of selection.selected) ids.push((await queue.submit(requestFromFlags(s.workload, config, flags), { rerun: options.rerun === true })).id);
+      for (const s of selection.selected) ids.push((await queue.submit(requestFromFlags(s.workload, selection.config, flags), { rerun: options.rerun === true })).id);
       for (const d of selection.deferred) {
         // Recorded, never silently dropped: a deferred workload is an experiment that did not run, with why.
         const request = parseRequest({ workload: d.workload, stage, change: selection.head });
         const { record, created } = await createQueued(store, await attemptIdFor(store, request, Date.now(), { deferring: true }), request, systemClock);
-        deferredRecords.push(created ? await transition(store, record, 'deferred', systemClock, {}, d.reason) : record);
+        deferredRecords.push(created ? await transition(store, record, 'deferred', systemClock, {}, d.reason.message) : record);
       }
     }
     const wait = options.wait === true || queue instanceof InlineQueue;
@@ -93,7 +93,9 @@ export async function run(workloadName: string | undefined, options: SubmitOptio
     const timeoutMs = 6 * 3_600_000;
     const records = wait ? await waitAll(store, ids, Date.now() + timeoutMs, ctx.signal) : ((await Promise.all(ids.map((id) => store.experiments.get(id)))).filter(Boolean) as ExperimentRecord[]);
     const all = [...records, ...deferredRecords];
-    if (options.json) ctx.out(JSON.stringify({ ...(selection ? { selection } : {}), experiments: all.map(({ id, workload, status, reason }) => ({ id, workload, status, ...(reason ? { reason } : {}) })) }));
+    // The selection without its expanded config (which may hold credentials).
+    const shown = selection ? (({ config: _config, ...rest }) => rest)(selection) : undefined;
+    if (options.json) ctx.out(JSON.stringify({ ...(shown ? { selection: shown } : {}), experiments: all.map(({ id, workload, status, reason }) => ({ id, workload, status, ...(reason ? { reason } : {}) })) }));
     else ctx.out(summary(all, selection));
     return wait ? exitCodeForRecords(records) : ExitCode.ok;
   } finally {

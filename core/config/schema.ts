@@ -217,9 +217,9 @@ const harness = z.strictObject({
 export const DEFAULT_MIN_TRIALS = 4;
 export const DEFAULT_MAX_TRIALS = 12;
 
-const workload = z.strictObject({
+const workloadObject = z.strictObject({
     name,
-    tier: name.describe('Tier of the service under test.'),
+    tier: name.optional().describe("Tier of the service under test; defaults to the workload's name (a workload used only by `tandem affected` needs none)."),
     arms: z
       .strictObject({
         control: arm,
@@ -318,26 +318,91 @@ const workload = z.strictObject({
       .prefault({}),
   });
 
+export const workloadSchema = workloadObject.transform((w) => ({ ...w, tier: w.tier ?? w.name }));
+
+/** The workload a template gives for one build target: `{target}`, `{name}` (its last path segment) and `{dir}` replaced in every string. */
+export function instantiateTemplate(template: unknown, target: { readonly name: string; readonly dir: string }): unknown {
+  const short = target.name.split(/[/:]/).filter((part) => part !== '').pop() ?? target.name;
+  const fill = (value: unknown): unknown => {
+    if (typeof value === 'string') return value.replaceAll('{target}', target.name).replaceAll('{name}', short).replaceAll('{dir}', target.dir);
+    if (Array.isArray(value)) return value.map(fill);
+    if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fill(v)]));
+    return value;
+  };
+  const filled = fill({ name: '{name}', ...(template as Record<string, unknown>) }) as Record<string, unknown>;
+  const triggers = (filled.triggers ?? {}) as Record<string, unknown>;
+  return { ...filled, triggers: { ...triggers, targets: triggers.targets ?? [target.name] } };
+}
+
+const workloadTemplate = z
+  .strictObject({
+    targets: z.array(z.string().min(1)).min(1).describe('Globs over build target names (e.g. "@serving/*"): one workload per matching target.'),
+    workload: z.record(z.string(), z.unknown()).describe('A workload whose strings may use {target}, {name} (the last segment of the target name) and {dir}; `name` defaults to "{name}", `triggers.targets` to the target.'),
+  })
+  .superRefine((t, ctx) => {
+    // Checked once with a sample target, so a mistake is reported when the config is read.
+    const parsed = workloadSchema.safeParse(instantiateTemplate(t.workload, { name: '@example/example', dir: 'packages/example' }));
+    if (!parsed.success) for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', message: issue.message, path: ['workload', ...issue.path] });
+  });
+export const DEFAULT_GLOBAL_INPUTS = ['package-lock.json', 'yarn.lock', 'pnpm-lock.yaml', 'tsconfig.json', 'tandem.config.yaml'];
+
+/** What cannot change a running service, in the spirit of Nx namedInputs and Turborepo inputs (docs/triggers.md). */
+export const DEFAULT_INPUT_SETS: Readonly<Record<string, readonly string[]>> = {
+  docs: ['**/*.{md,mdx,markdown,rst,adoc}', 'docs/**', '**/LICENSE{,.*}', '**/CHANGELOG{,.*}'],
+  tests: ['**/*.{test,spec}.{js,jsx,ts,tsx,mjs,cjs,mts,cts}', '**/__tests__/**', '**/__mocks__/**', 'test/**', 'tests/**', 'e2e/**', '**/*_test.{go,py}', '**/test_*.py'],
+  snapshots: ['**/__snapshots__/**', '**/*.snap'],
+  stories: ['**/*.{stories,story}.{js,jsx,ts,tsx,mdx}', '.storybook/**'],
+};
+export const DEFAULT_IGNORED_INPUTS = ['docs', 'tests', 'snapshots', 'stories'];
+
 const triggersConfig = z.strictObject({
   graph: z
     .discriminatedUnion('kind', [
       z.strictObject({ kind: z.literal('workspaces'), root: z.string().min(1).optional().describe('Workspace root, relative to the repository root.') }),
       z.strictObject({ kind: z.literal('json'), file: z.string().min(1).describe('A JSON build graph export: {"targets": [{"name", "srcs", "deps"}]}.') }),
+      z.strictObject({ kind: z.literal('nx'), file: z.string().min(1).describe('The output of `nx graph --file=<file>`.') }),
+      z.strictObject({ kind: z.literal('turbo'), file: z.string().min(1).describe('The output of `turbo run build --dry=json`.') }),
+      z.strictObject({ kind: z.literal('bazel'), file: z.string().min(1).describe("The output of `bazel query 'deps(//...)' --output=streamed_jsonproto` (or jsonproto).") }),
     ])
     .optional()
-    .describe('Where the build graph comes from: npm/yarn/pnpm workspaces, or a JSON export of Bazel, Buck or Pants.'),
+    .describe('Where the build graph comes from: npm/yarn/pnpm workspaces, or an export of Nx, Turborepo, Bazel or a generic JSON graph. Read at both ends of a change.'),
   globalInputs: z
-    .array(z.string().min(1))
-    .default(['package-lock.json', 'yarn.lock', 'pnpm-lock.yaml', 'tsconfig.json', 'tandem.config.yaml'])
-    .describe('Files whose change selects every workload (the graph file itself always is one).'),
+    .union([z.array(z.string().min(1)), z.strictObject({ extend: z.array(z.string().min(1)).describe('Added to the defaults.') })])
+    .default(DEFAULT_GLOBAL_INPUTS)
+    .transform((g) => (Array.isArray(g) ? g : [...DEFAULT_GLOBAL_INPUTS, ...g.extend]))
+    .describe(`Files whose change selects every workload (the graph file itself always is one). A list replaces the defaults (${DEFAULT_GLOBAL_INPUTS.join(', ')}); { extend: [...] } adds to them.`),
   ignore: z.array(z.string().min(1)).default([]).describe('Globs of files owned by no target that select nothing (otherwise such a file selects everything).'),
-  narrowLockfile: z.boolean().default(false).describe('A package-lock.json change selects only the workspace packages whose resolved dependencies changed (and their dependents), instead of everything.'),
+  inputSets: z
+    .record(z.string().regex(/^[A-Za-z][A-Za-z0-9_-]*$/, { error: 'an input set name is letters, digits, "_" or "-", starting with a letter' }), z.array(z.string().min(1)))
+    .default({})
+    .transform((sets) => ({ ...DEFAULT_INPUT_SETS, ...sets }))
+    .describe(`Named sets of file patterns, relative to a target's root (its directory), merged over the defaults by name: ${Object.keys(DEFAULT_INPUT_SETS).join(', ')}.`),
+  ignoredInputs: z
+    .array(z.string().min(1))
+    .default(DEFAULT_IGNORED_INPUTS)
+    .describe('Input sets (by name) or patterns, relative to each target\'s root, whose files cannot change a running service: a change to them alone selects nothing. Also applied, relative to the repository root, to files no target owns.'),
+  targetInputs: z
+    .array(z.strictObject({ targets: z.array(z.string().min(1)).min(1).describe('Globs over target names.'), ignoredInputs: z.array(z.string().min(1)).describe('Replaces triggers.ignoredInputs for these targets.') }))
+    .default([])
+    .describe('Per-target ignored inputs; the first entry whose targets match a target applies to it.'),
+  narrowLockfile: z.boolean().default(true).describe('A lockfile change (package-lock.json, yarn.lock v1 and Berry, pnpm-lock.yaml) selects only the packages whose resolved dependency closure changed (and their dependents), instead of everything; an unreadable lockfile selects everything.'),
   latticeFiles: z
     .array(z.string().min(1))
     .default(['lattices/**/*.{yaml,yml,json}', '**/*.lattice.{yaml,yml,json}'])
     .describe('Degradation lattice files: a change selects the workloads of services whose level changed in some state, with those states as candidates.'),
   configRecency: positiveDuration.prefault('7d').describe('A config file or setting counts as read when a service read it this recently.'),
+}).superRefine((t, ctx) => {
+  // A bare word is an input set's name; a typo must not silently become a pattern matching one file name.
+  const lists: [(string | number)[], readonly string[]][] = [[['ignoredInputs'], t.ignoredInputs], ...t.targetInputs.map((e, i): [(string | number)[], readonly string[]] => [['targetInputs', i, 'ignoredInputs'], e.ignoredInputs])];
+  for (const [path, list] of lists) {
+    list.forEach((entry, j) => {
+      if (isInputSetName(entry) && !(entry in t.inputSets)) ctx.addIssue({ code: 'custom', path: [...path, j], message: `"${entry}" is not an input set (known: ${Object.keys(t.inputSets).join(', ')}); write a pattern such as "**/${entry}" for a file name` });
+    });
+  }
 });
+
+/** An entry of ignoredInputs naming a set rather than giving a pattern. */
+export const isInputSetName = (entry: string): boolean => /^[A-Za-z][A-Za-z0-9_-]*$/.test(entry);
 
 export const configSchema = z
   .strictObject({
@@ -351,7 +416,8 @@ export const configSchema = z
       .prefault({ kind: 'inline' })
       .describe('How experiments are run: in this process (default) or by `tandem worker`s through Redis.'),
     recorder: recorder.prefault({}).describe('Sampling of production requests into the corpus.'),
-    workloads: z.array(workload).default([]).describe('What to replay and how to judge it.'),
+    workloads: z.array(workloadSchema).default([]).describe('What to replay and how to judge it.'),
+    workloadTemplates: z.array(workloadTemplate).default([]).describe('Workloads made per build target (e.g. one per package), for selection by `tandem affected` and `submit`; a workload written out with the same name wins.'),
     lattices: z.array(latticeSchema).default([]).describe('Degradation lattices (HiLO product states L0..Ln).'),
     triggers: triggersConfig.prefault({}).describe('How a change selects workloads: build graph, global inputs, config consumption.'),
   });

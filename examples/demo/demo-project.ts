@@ -3,7 +3,7 @@
  * demo started (its URLs are only known then), on the embedded default or on
  * ClickHouse and BullMQ. One workload, `ranking`, deployed per trial from
  * `tandem example-stack --service ranking`, whose revision is the set of
- * faults the build carries (`latency=5`, `malformed-tensor=rank-video`; none
+ * faults the build carries (`latency=20`, `malformed-tensor=rank-video`; none
  * for the control build). Features go to an isolated replica, prediction is
  * pinned to one of the four shards, and two detectors watch that shard.
  */
@@ -69,15 +69,15 @@ export function demoConfigText(options: DemoProjectOptions): string {
     `      - { name: attributed-errors, kind: experiment-attributed, source: ${quote(`${pinned}/errors`)}, interval: 250ms, consecutive: 1 }`,
     // The backstop: restarts of the pinned shard, whoever caused them (slower than the attributed detector by design).
     `      - { name: pinned-shard-restarts, kind: dependency-health, source: ${quote(`${pinned}/metrics`)}, rule: { metric: worker_restarts_total, compare: increase, above: 0 }, warmup: 0s, interval: 1s, consecutive: 3 }`,
-    // Judged on CPU per request (critical, 2.5%) and latency (judged: a significant regression beyond 5% fails the
-    // experiment) and errors; the service's own work counter is reported beside them, not judged. Two freshly
-    // started ranking processes differ by about 1% in CPU per request (docs/demo.md), so 2.5% is decided within a
-    // few trials either way; on a machine busy with other work the per-trial noise triples, and ±2% then took
-    // more than 32 trials to show for a clean change. The +5% step costs about 3.3% CPU per request. Latency is not critical: it is at the mercy of whatever else the two cores
-    // run (its per-trial noise triples on a busy machine), CPU per request is not. alpha 0.01: the demo runs in
-    // every CI run and should almost never cry wolf.
+    // Judged on CPU per request (critical, 5%) and latency (judged: a significant regression beyond 5% fails the
+    // experiment) and errors; the service's own work counter is reported beside them, not judged. How much two
+    // freshly started ranking processes differ in CPU per request depends on the machine: 1.5% per trial on one
+    // two-core machine, 4% on another of the same kind (docs/demo.md). The demo runs in every CI run on whatever
+    // machine that is, so the threshold is 5% and the regression step is +20% work (about +9% CPU per request):
+    // each is decided within about ten trials on either machine, and on a busy one. Latency is not critical: it is
+    // at the mercy of whatever else the two cores run. alpha 0.01: the demo should almost never cry wolf.
     '    checks:',
-    '      - { metric: cpu_per_request, direction: increase-is-bad, threshold: 0.025, critical: true, mustHaveData: true }',
+    '      - { metric: cpu_per_request, direction: increase-is-bad, threshold: 0.05, critical: true, mustHaveData: true }',
     '      - { metric: latency_shift, direction: increase-is-bad, threshold: 0.05, critical: false }',
     '    harness:',
     '      alpha: 0.01',

@@ -79,8 +79,8 @@ export async function affectedForSampleChanges(options: { dir: string; configRea
     results.push({
       change: sample.change,
       files: selection.changedFiles,
-      selected: selection.selected.map((s) => ({ workload: s.workload, reason: s.reasons[0] ?? '' })),
-      skipped: selection.skipped.map((s) => ({ workload: s.workload, reason: s.reason })),
+      selected: selection.selected.map((s) => ({ workload: s.workload, reason: s.reasons[0]?.message ?? '' })),
+      skipped: selection.skipped.map((s) => ({ workload: s.workload, reason: s.reason.message })),
     });
   }
   return results;

@@ -14,7 +14,8 @@ import { MAX_TIMER_MS, parseConfig, parseConfigText, parseDuration, systemClock,
 import { LoadFactors, LatticeController, startControllerServer } from '../../lattice/index.js';
 import { REPO_ROOT, runCli } from '../support/cli.js';
 import { tempDir } from '../support/temp-dir.js';
-import { loadBuildGraph, selectWorkloads } from '../../triggers/index.js';
+import { loadGraphAtBothEnds, selectWorkloads } from '../../triggers/index.js';
+import { gitRepo } from '../support/git-repo.js';
 
 const LATTICE_YAML = [
   'lattices:',
@@ -126,21 +127,18 @@ describe('stores and ports', () => {
 
 describe('workspaces', () => {
   it('a malformed workspace package.json, and a workload naming a missing target, are bad input naming them', async () => {
-    const dir = await tempDir();
-    await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'root', workspaces: ['packages/*'] }));
-    await mkdir(join(dir, 'packages', 'a'), { recursive: true });
-    await mkdir(join(dir, 'packages', 'b'), { recursive: true });
-    await writeFile(join(dir, 'packages', 'a', 'package.json'), JSON.stringify({ name: 'a' }));
-    await writeFile(join(dir, 'packages', 'b', 'package.json'), '{"name": "b",');
-    await expect(loadBuildGraph({ kind: 'workspaces' }, dir)).rejects.toThrow(/packages\/b\/package\.json: not valid JSON/);
-    await writeFile(join(dir, 'packages', 'b', 'package.json'), JSON.stringify({ version: '1.0.0' }));
-    await expect(loadBuildGraph({ kind: 'workspaces' }, dir)).rejects.toThrow(/packages\/b\/package\.json: a workspace package needs a "name"/);
-    await writeFile(join(dir, 'packages', 'b', 'package.json'), JSON.stringify({ name: 'b' }));
-    const graph = await loadBuildGraph({ kind: 'workspaces' }, dir);
+    const repo = await gitRepo();
+    const load = (): ReturnType<typeof loadGraphAtBothEnds> => loadGraphAtBothEnds({ kind: 'workspaces' }, repo.dir, 'HEAD', 'HEAD');
+    await repo.commit({ 'package.json': JSON.stringify({ name: 'root', workspaces: ['packages/*'] }), 'packages/a/package.json': JSON.stringify({ name: 'a' }), 'packages/b/package.json': '{"name": "b",' });
+    await expect(load()).rejects.toThrow(/packages\/b\/package\.json at HEAD: not valid JSON/);
+    await repo.commit({ 'packages/b/package.json': JSON.stringify({ version: '1.0.0' }) });
+    await expect(load()).rejects.toThrow(/packages\/b\/package\.json at HEAD: a workspace package needs a "name"/);
+    await repo.commit({ 'packages/b/package.json': JSON.stringify({ name: 'b' }) });
+    const { graph } = await load();
     const config = parseConfig({ workloads: [{ name: 'w', tier: 't', triggers: { targets: ['a', 'nope'] } }] });
     expect(() => selectWorkloads({ config, change: 'C', changedFiles: ['packages/a/x.ts'], graph })).toThrow(/workloads\[0\] \(w\)\.triggers\.targets: "nope" is not a target of the build graph/);
-    await writeFile(join(dir, 'package.json'), '{"workspaces": [');
-    await expect(loadBuildGraph({ kind: 'workspaces' }, dir)).rejects.toThrow(/package\.json: not valid JSON/);
+    await repo.commit({ 'package.json': '{"workspaces": [' });
+    await expect(load()).rejects.toThrow(/^invalid build graph:\n  - package\.json at HEAD: not valid JSON/);
   });
 });
 

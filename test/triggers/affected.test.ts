@@ -76,10 +76,12 @@ describe('tandem affected', () => {
     const selection = await affected(dir);
     expect(names(selection.selected)).toEqual(['wa', 'wb']);
     expect(selection.selected.find((s) => s.workload === 'wb')!.path).toEqual(['packages/a/index.js', '@x/a', '@x/b']);
-    expect(selection.selected.find((s) => s.workload === 'wb')!.reasons[0]).toBe('packages/a/index.js reaches @x/b through @x/a');
-    expect(selection.skipped.find((s) => s.workload === 'wc')!.reason).toMatch(/no changed file reaches its targets/);
+    expect(selection.selected.find((s) => s.workload === 'wb')!.reasons[0]).toEqual({ kind: 'graph', file: 'packages/a/index.js', path: ['packages/a/index.js', '@x/a', '@x/b'], edges: ['dependency'], message: 'packages/a/index.js reaches @x/b through @x/a' });
+    expect(selection).not.toHaveProperty('config');
+    expect(selection.skipped.find((s) => s.workload === 'wc')!.reason).toMatchObject({ kind: 'unreached', message: expect.stringMatching(/no changed file reaches its targets/) });
     const text = await runCli(['affected', '--base', 'HEAD~1'], { cwd: dir });
-    expect(text.out).toMatch(/selected {2}wb \(normal\): packages\/a\/index\.js reaches @x\/b through @x\/a/);
+    // Grouped by cause: one heading for the changed file, each workload under it with its path.
+    expect(text.out).toMatch(/selected 2:\n  packages\/a\/index\.js changed, through the build graph — 2:\n      wa\n      wb \(via @x\/a → @x\/b\)/);
   });
 
   it('selects everything for a global input or an unowned file (unless ignored), saying so', async () => {
@@ -87,14 +89,21 @@ describe('tandem affected', () => {
     await commit(dir, { 'package-lock.json': '{"lockfileVersion":3}' });
     const lock = await affected(dir);
     expect(names(lock.selected).length + names(lock.deferred).length).toBe(5);
-    expect(lock.selected.find((s) => s.workload === 'wa')!.reasons).toContain('global input package-lock.json changed');
+    expect(lock.selected.find((s) => s.workload === 'wa')!.reasons[0]).toMatchObject({ kind: 'global', file: 'package-lock.json', message: expect.stringMatching(/^global input package-lock\.json changed and could not be narrowed \(package-lock\.json at base is not a readable npm lockfile/) });
+    await commit(dir, { 'scripts/build.sh': 'echo build\n' });
+    const unowned = await affected(dir);
+    expect(unowned.selected.find((s) => s.workload === 'wa')!.reasons[0]).toMatchObject({ kind: 'unowned', file: 'scripts/build.sh', message: expect.stringMatching(/scripts\/build\.sh is owned by no build target \(conservative/) });
+    // A doc outside every package falls in the default docs input set, relative to the repository root.
     await commit(dir, { 'docs/guide.md': '# guide, edited\n' });
     const docs = await affected(dir);
-    expect(docs.selected.find((s) => s.workload === 'wa')!.reasons[0]).toMatch(/docs\/guide\.md is owned by no build target \(conservative/);
+    expect(docs.selected).toEqual([]);
+    expect(docs.ignoredFiles).toEqual([{ file: 'docs/guide.md', inputSet: 'docs' }]);
 
-    const ignored = await repo(['  ignore: ["docs/**"]']);
-    await commit(ignored.dir, { 'docs/guide.md': '# guide, edited\n' });
-    expect((await affected(ignored.dir)).selected).toEqual([]);
+    const ignored = await repo(['  ignore: ["scripts/**"]']);
+    await commit(ignored.dir, { 'scripts/build.sh': 'echo build\n' });
+    const result = await affected(ignored.dir);
+    expect(result.selected).toEqual([]);
+    expect(result.ignoredFiles).toEqual([{ file: 'scripts/build.sh', inputSet: 'triggers.ignore' }]);
   });
 
   it('refuses a base revision that does not exist with exit 3, never an empty selection', async () => {
@@ -102,7 +111,8 @@ describe('tandem affected', () => {
     const result = await runCli(['affected', '--base', 'no-such-branch', '--json'], { cwd: dir });
     expect(result.code).toBe(3);
     expect(result.err).toMatch(/--base "no-such-branch" is not a revision of the repository/);
-    expect(result.out).toBe('');
+    // Under --json the error is JSON on stdout too, for a CI that parses it.
+    expect(JSON.parse(result.out)).toEqual({ error: { code: 'TANDEM_ERR_INPUT', exitCode: 3, message: expect.stringMatching(/--base "no-such-branch" is not a revision/) } });
   });
 
   it('selects by config consumption: the setting a service read, falling back to the file without per-setting evidence', async () => {
@@ -118,11 +128,11 @@ describe('tandem affected', () => {
     const logging = await affected(dir);
     // ranking only read model.depth: a logging change is suppressed; search has only file-level evidence.
     expect(names(logging.selected)).toEqual(['search']);
-    expect(logging.selected[0]!.reasons[0]).toMatch(/config config\/ranking\.yaml changed and search read it \(file level: no per-setting evidence\)/);
+    expect(logging.selected[0]!.reasons[0]).toMatchObject({ kind: 'config', level: 'file', file: 'config/ranking.yaml', message: expect.stringMatching(/config config\/ranking\.yaml changed and search read it \(file level: no per-setting evidence\)/) });
     await commit(dir, { 'config/ranking.yaml': 'model:\n  depth: 4\nlogging:\n  level: debug\n' });
     const depth = await affected(dir);
     expect(names(depth.selected)).toEqual(['ranking', 'search']);
-    expect(depth.selected.find((s) => s.workload === 'ranking')!.reasons[0]).toBe('config config/ranking.yaml: ranking read changed setting(s) model.depth');
+    expect(depth.selected.find((s) => s.workload === 'ranking')!.reasons[0]).toEqual({ kind: 'config', level: 'setting', file: 'config/ranking.yaml', settings: ['model.depth'], message: 'config config/ranking.yaml: ranking read changed setting(s) model.depth' });
   });
 
   it('submits what a change selects (inline: runs and waits), records deferred workloads, and summarizes in Markdown', async () => {
@@ -131,6 +141,8 @@ describe('tandem affected', () => {
     const json = await runCli(['submit', '--base', 'HEAD~1', '--stage', 'diff', '--noop', '--json'], { cwd: dir });
     expect(json.code, json.err).toBe(0);
     const result = JSON.parse(json.out) as { selection: Selection; experiments: { workload: string; status: string; reason?: string }[] };
+    // The selection is printed without the config it expanded (a store password must not reach a CI log).
+    expect(result.selection).not.toHaveProperty('config');
     const byWorkload = new Map(result.experiments.map((e) => [e.workload, e]));
     expect(byWorkload.get('wa')!.status).toBe('passed');
     expect(byWorkload.get('wb')!.status).toBe('passed');
@@ -182,7 +194,7 @@ describe('tandem affected', () => {
     await commit(dir, { 'lattices/serving.yaml': lattice(2) });
     const selection = await affected(dir);
     expect(names(selection.selected)).toEqual(['ranking']);
-    expect(selection.selected[0]).toMatchObject({ candidateStates: ['L1'], reasons: ["lattice lattices/serving.yaml changed ranking's level in L1"] });
+    expect(selection.selected[0]).toMatchObject({ candidateStates: ['L1'], reasons: [{ kind: 'lattice', file: 'lattices/serving.yaml', states: ['L1'], message: "lattice lattices/serving.yaml changed ranking's level in L1" }] });
   });
 
   it('narrows a lockfile change to the packages using a changed dependency, when configured', async () => {
@@ -193,11 +205,11 @@ describe('tandem affected', () => {
     const narrowed = await affected(dir);
     // @x/b depends on lodash; nothing depends on @x/b, and @x/a and @x/c do not use lodash.
     expect(names(narrowed.selected)).toEqual(['wb']);
-    expect(narrowed.selected[0]!.reasons[0]).toBe('package-lock.json (lodash) is in target @x/b');
-    const { dir: wide } = await repo();
+    expect(narrowed.selected[0]!.reasons[0]).toMatchObject({ kind: 'graph', file: 'package-lock.json', packages: ['lodash'], path: ['package-lock.json', '@x/b'], message: 'package-lock.json (lodash) is in target @x/b' });
+    const { dir: wide } = await repo(['  narrowLockfile: false']);
     await commit(wide, { 'package-lock.json': lockfile('4.17.20') });
     await commit(wide, { 'package-lock.json': lockfile('4.17.21') });
-    expect((await affected(wide)).selected.find((s) => s.workload === 'wa')!.reasons).toContain('global input package-lock.json changed');
+    expect((await affected(wide)).selected.find((s) => s.workload === 'wa')!.reasons.map((r) => r.message)).toContain('global input package-lock.json changed');
   });
 
   it('samples low-priority workloads by (change, workload): the same change always decides the same way', async () => {
@@ -209,7 +221,8 @@ describe('tandem affected', () => {
       const retry = await affected(dir);
       expect(names(retry.selected)).toEqual(names(first.selected));
       decisions.push(first.deferred.some((d) => d.workload === 'wc') ? 'deferred' : 'selected');
-      if (first.deferred.length > 0) expect(first.deferred[0]!.reason).toMatch(/low priority: sampled out at diff time/);
+      if (first.deferred.length > 0) expect(first.deferred[0]!.reason).toMatchObject({ kind: 'deferred', probability: 0.5, message: expect.stringMatching(/low priority: sampled out at diff time/) });
+      else expect(first.selected.find((w) => w.workload === 'wc')!.reasons.at(-1)).toMatchObject({ kind: 'sampled', probability: 0.5 });
     }
     expect(decisions).toHaveLength(8);
   });
