@@ -130,7 +130,8 @@ function pnpmName(key: string): string {
 }
 
 function parsePnpm(text: string): LockModel {
-  const lock = parseYaml(text, { maxAliasCount: 10_000 }) as unknown;
+  // Lockfiles hold no anchors worth expanding: an alias bomb is refused as the config loader refuses it.
+  const lock = parseYaml(text, { maxAliasCount: 100 }) as unknown;
   if (!isDict(lock) || lock.lockfileVersion === undefined) throw new Error('no lockfileVersion');
   const packages = isDict(lock.packages) ? lock.packages : {};
   const snapshots = isDict(lock.snapshots) ? lock.snapshots : undefined;

@@ -9,6 +9,9 @@ import { ConfigError } from '../errors.js';
 import { formatPath } from './format-issues.js';
 import { instantiateTemplate, workloadSchema, type TandemConfig, type WorkloadConfig } from './schema.js';
 
+const SAFE_TARGET = /^[A-Za-z0-9@/._:+-]{1,214}$/;
+const SAFE_DIR = /^[A-Za-z0-9@/._+-]{0,1024}$/;
+
 /** `config` with its templates expanded for `targets` (name and root directory of each build target). */
 export function expandWorkloadTemplates(config: TandemConfig, targets: readonly { readonly name: string; readonly dir: string }[]): TandemConfig {
   if (config.workloadTemplates.length === 0) return config;
@@ -19,6 +22,12 @@ export function expandWorkloadTemplates(config: TandemConfig, targets: readonly 
     const matches = picomatch(template.targets);
     for (const target of targets) {
       if (!matches(target.name)) continue;
+      // Target names and directories come from the repository (a pull request's package.json): substituted into
+      // deploy commands that a shell runs, so only characters no shell interprets are accepted.
+      if (!SAFE_TARGET.test(target.name) || !SAFE_DIR.test(target.dir)) {
+        problems.push(`workloadTemplates[${i}]: target ${JSON.stringify(target.name)} (directory ${JSON.stringify(target.dir)}) has characters that are not safe to substitute into a command (allowed: letters, digits, @ / . _ : + -)`);
+        continue;
+      }
       const parsed = workloadSchema.safeParse(instantiateTemplate(template.workload, target));
       if (!parsed.success) {
         for (const issue of parsed.error.issues) problems.push(`${formatPath(['workloadTemplates', i, 'workload', ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))])} (for target ${target.name}): ${issue.message}`);

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseConfigText } from '../../core/index.js';
+import { expandWorkloadTemplates, parseConfig, parseConfigText } from '../../core/index.js';
 import { BuildGraph, parseGraph, unionTargets } from '../../triggers/index.js';
 
 const fixture = (name: string): string => readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8');
@@ -63,5 +63,22 @@ describe('docs/triggers.md', () => {
     const blocks = [...text.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!);
     expect(blocks.length).toBeGreaterThanOrEqual(4);
     for (const block of blocks) expect(() => parseConfigText(block, 'docs/triggers.md')).not.toThrow();
+  });
+});
+
+describe('workload templates', () => {
+  const config = parseConfig({ workloadTemplates: [{ targets: ['@x/*'], workload: { arms: { control: { deploy: { command: 'serve {dir} {port}' } }, treatment: { deploy: { command: 'serve {dir} {port}' } } } } }] });
+
+  it('make one workload per matching target, named by its last segment, with {dir} substituted and the target as its trigger', () => {
+    const expanded = expandWorkloadTemplates(config, [{ name: '@x/ranking', dir: 'services/ranking' }, { name: '@y/other', dir: 'other' }]);
+    expect(expanded.workloads).toHaveLength(1);
+    expect(expanded.workloads[0]).toMatchObject({ name: 'ranking', tier: 'ranking', triggers: { targets: ['@x/ranking'] }, arms: { control: { deploy: { command: 'serve services/ranking {port}' } } } });
+  });
+
+  it('refuse a target name or directory a shell would interpret, and two targets giving one name', () => {
+    expect(() => expandWorkloadTemplates(config, [{ name: '@x/a', dir: 'packages/$(touch pwned)' }])).toThrow(/workloadTemplates\[0\]: target "@x\/a" \(directory "packages\/\$\(touch pwned\)"\) has characters that are not safe/);
+    expect(() => expandWorkloadTemplates(config, [{ name: '@x/a;rm', dir: 'a' }])).toThrow(/not safe to substitute/);
+    const deep = parseConfig({ workloadTemplates: [{ targets: ['@x/**'], workload: {} }] });
+    expect(() => expandWorkloadTemplates(deep, [{ name: '@x/a', dir: 'one/a' }, { name: '@x/b/a', dir: 'two/a' }])).toThrow(/gives the name "a" to targets @x\/a and @x\/b\/a/);
   });
 });
