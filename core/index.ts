@@ -16,7 +16,6 @@ export {
   configSchema,
   configJsonSchema,
   NAME_PATTERN,
-  DEFAULT_INPUT_SETS,
   isInputSetName,
   type TandemConfig,
   type ConfigInput,

@@ -62,7 +62,7 @@ interface Owner {
   readonly root: string;
 }
 
-/** Compiled patterns by shape: 100k targets with `pkgN/src/**\/*.ts` compile `**\/*.ts` once. */
+/** The pattern of a source that is its own static prefix (an exact path): matches the prefix itself. */
 const EXACT = /^$/;
 
 /** A target owning a file, and the root the file is relative to for input sets. */
@@ -136,6 +136,7 @@ export class BuildGraph {
         this.#edges[fill[j]!++] = i;
       }
     });
+    // Compiled by shape relative to the prefix: 100k targets with `pkgN/src/**\/*.ts` compile `**\/*.ts` once.
     const compiled = new Map<string, RegExp>();
     targets.forEach((t, i) => {
       for (const src of t.srcs) {

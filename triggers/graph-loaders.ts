@@ -107,7 +107,8 @@ export interface LoadedGraph {
 /** The build graph of `source` at `base` and at `head`, united. */
 export async function loadGraphAtBothEnds(source: GraphSource, repo: string, base: string, head: string): Promise<LoadedGraph> {
   const cache = new Map<string, Promise<string>>();
-  const [atBase, atHead] = await Promise.all([RevisionFiles.open(repo, base, cache), RevisionFiles.open(repo, head, cache)]);
+  // One revision at both ends (`run` expanding templates at HEAD) is listed once.
+  const [atBase, atHead] = head === base ? await RevisionFiles.open(repo, base, cache).then((one): [RevisionFiles, RevisionFiles] => [one, one]) : await Promise.all([RevisionFiles.open(repo, base, cache), RevisionFiles.open(repo, head, cache)]);
   if (source.kind === 'workspaces') {
     const root = relative(repo, resolve(repo, source.root ?? '.')).split('\\').join('/');
     const ends = await Promise.all([atBase, atHead].map((files) => loadWorkspaces(files, root).catch((error: unknown) => error as Error)));

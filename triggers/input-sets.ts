@@ -1,6 +1,6 @@
 /**
  * Which changed files cannot change a running service: input sets (docs,
- * tests, snapshots, stories by default; see DEFAULT_INPUT_SETS) matched
+ * tests, snapshots, stories by default; see DEFAULT_INPUT_SETS in core/config/schema.ts) matched
  * relative to the root of the target owning the file, the way Nx named
  * inputs and Turborepo inputs are relative to a project. Per-target
  * overrides come first; files no target owns are matched relative to the

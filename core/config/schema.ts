@@ -354,6 +354,7 @@ export const DEFAULT_INPUT_SETS: Readonly<Record<string, readonly string[]>> = {
   stories: ['**/*.{stories,story}.{js,jsx,ts,tsx,mdx}', '.storybook/**'],
 };
 export const DEFAULT_IGNORED_INPUTS = ['docs', 'tests', 'snapshots', 'stories'];
+const INPUT_SET_NAME = /^[A-Za-z][A-Za-z0-9_-]*$/;
 
 const triggersConfig = z.strictObject({
   graph: z
@@ -373,7 +374,7 @@ const triggersConfig = z.strictObject({
     .describe(`Files whose change selects every workload (the graph file itself always is one). A list replaces the defaults (${DEFAULT_GLOBAL_INPUTS.join(', ')}); { extend: [...] } adds to them.`),
   ignore: z.array(z.string().min(1)).default([]).describe('Globs of files owned by no target that select nothing (otherwise such a file selects everything).'),
   inputSets: z
-    .record(z.string().regex(/^[A-Za-z][A-Za-z0-9_-]*$/, { error: 'an input set name is letters, digits, "_" or "-", starting with a letter' }), z.array(z.string().min(1)))
+    .record(z.string().regex(INPUT_SET_NAME, { error: 'an input set name is letters, digits, "_" or "-", starting with a letter' }), z.array(z.string().min(1)))
     .default({})
     .transform((sets) => ({ ...DEFAULT_INPUT_SETS, ...sets }))
     .describe(`Named sets of file patterns, relative to a target's root (its directory), merged over the defaults by name: ${Object.keys(DEFAULT_INPUT_SETS).join(', ')}.`),
@@ -402,7 +403,7 @@ const triggersConfig = z.strictObject({
 });
 
 /** An entry of ignoredInputs naming a set rather than giving a pattern. */
-export const isInputSetName = (entry: string): boolean => /^[A-Za-z][A-Za-z0-9_-]*$/.test(entry);
+export const isInputSetName = (entry: string): boolean => INPUT_SET_NAME.test(entry);
 
 export const configSchema = z
   .strictObject({
