@@ -12,6 +12,7 @@ import { defineConfig } from 'vitest/config';
  */
 const INTEGRATION = [
   'test/cli/compiled-build.test.ts',
+  'test/dashboard/server-clickhouse.test.ts',
   'test/examples/stack.test.ts',
   'test/executor/bullmq.test.ts',
   'test/executor/run-experiment.test.ts',
@@ -39,6 +40,7 @@ const E2E = [
   'test/cli/record-corpus.test.ts',
   'test/cli/replay.test.ts',
   'test/cli/report.test.ts',
+  'test/dashboard/browser.test.ts',
   'test/e2e/**/*.test.ts',
   'test/hostile/bad-input.test.ts',
   'test/triggers/affected.test.ts',

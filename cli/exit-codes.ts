@@ -19,7 +19,7 @@ export const ExitCode = {
   inconclusive: 5,
 } as const;
 
-const BAD_INPUT_CODES = new Set(['TANDEM_ERR_CONFIG', 'TANDEM_ERR_USAGE', 'TANDEM_ERR_INPUT']);
+const BAD_INPUT_CODES = new Set(['TANDEM_ERR_CONFIG', 'TANDEM_ERR_USAGE', 'TANDEM_ERR_INPUT', 'TANDEM_ERR_NOT_FOUND']);
 
 export function exitCodeFor(error: unknown): number {
   if (error instanceof TandemError && BAD_INPUT_CODES.has(error.code)) return ExitCode.badInput;

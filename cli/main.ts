@@ -28,6 +28,7 @@ import { registerTriggers } from './program/triggers.js';
 import { registerCapacity } from './program/capacity.js';
 import { registerLattice } from './program/lattice.js';
 import { registerDemo } from './program/demo.js';
+import { registerServe } from './program/serve.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -66,6 +67,7 @@ export function buildProgram(ctx: CliContext, setExit: (code: number) => void): 
   registerWorker(program, registration);
   registerStatus(program, registration);
   registerCancel(program, registration);
+  registerServe(program, registration);
   registerWait(program, registration);
   registerAffected(program, registration);
   registerBisect(program, registration);

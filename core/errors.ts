@@ -37,6 +37,11 @@ export class InputError extends TandemError {
 }
 
 /** A storage backend failed: unreachable, refused a query, or the disk refused a write. */
+/** Something asked for by name does not exist: an experiment, a workload, a change (the dashboard answers 404). */
+export class NotFoundError extends TandemError {
+  override readonly code: string = 'TANDEM_ERR_NOT_FOUND';
+}
+
 export class StoreError extends TandemError {
   override readonly code: string = 'TANDEM_ERR_STORE';
 }

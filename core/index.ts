@@ -3,6 +3,7 @@ export {
   ConfigError,
   UsageError,
   InputError,
+  NotFoundError,
   StoreError,
   ExperimentCancelledError,
   UpstreamError,

@@ -8,7 +8,7 @@ import { dirname, relative, resolve, sep } from 'node:path';
 const ROOT = dirname(import.meta.dirname);
 
 /** Library folders: the product minus its composition root (cli/). */
-const LIBRARY = new Set(['core', 'store', 'executor', 'recorder', 'replayer', 'guardrails', 'triggers', 'harness', 'lattice']);
+const LIBRARY = new Set(['core', 'store', 'executor', 'recorder', 'replayer', 'guardrails', 'triggers', 'harness', 'lattice', 'dashboard']);
 
 /** Backend implementations and the names that build them: only cli/ (and examples, tests, benches) compose backends. */
 const BACKEND_FILES = [/^store\/(clickhouse|local)(\/|-store\.ts$)/, /^executor\/(bullmq|inline)-(queue|worker)\.ts$/];

@@ -6,8 +6,9 @@
  * harness's (harness/evaluate.ts), run by the caller on the stored data.
  */
 import { randomBytes } from 'node:crypto';
-import { InputError, type Clock, type DetectorObservation, type ExperimentRecord, type RequestOutcome, type TrialRecord, type WorkloadConfig } from '../core/index.js';
+import { InputError, type Clock, type ExperimentRecord, type RequestOutcome, type TrialRecord, type WorkloadConfig } from '../core/index.js';
 import type { Store } from '../store/index.js';
+import { LiveWrites } from './live-writes.js';
 import { readCorpusWindow } from '../recorder/index.js';
 import { runTrials, type ArmProvider, type ReplayProgress } from '../replayer/index.js';
 import { dependencyHealthDetector, experimentAttributedDetector, runMonitor, startRouter, type Cancellation, type Detector, type EgressRouter, type SharedSource } from '../guardrails/index.js';
@@ -109,9 +110,9 @@ export async function replayExperiment(options: ReplayExperimentOptions): Promis
       ...workload.detectors.map((d) => (d.kind === 'dependency-health' ? dependencyHealthDetector(d, clock, options.sharedSource) : experimentAttributedDetector(d, { jobs, sinceMs: nowMs }))),
       ...(options.duringChecks ?? []).map((check) => duringCheckDetector(check, { experimentId, live, clock })),
     ];
-    const observations: DetectorObservation[] = [];
+    const liveWrites = new LiveWrites(store, experimentId, clock);
     const monitoring: Promise<Cancellation | undefined> =
-      detectors.length > 0 ? runMonitor({ experimentId, detectors, clock, controller: monitorController, onObservation: (o) => observations.push(o) }) : Promise.resolve(undefined);
+      detectors.length > 0 ? runMonitor({ experimentId, detectors, clock, controller: monitorController, onObservation: (o) => liveWrites.observation(o) }) : Promise.resolve(undefined);
     const signal = options.signal ? AbortSignal.any([options.signal, monitorController.signal]) : monitorController.signal;
     let cancellation: Cancellation | undefined;
     try {
@@ -127,7 +128,10 @@ export async function replayExperiment(options: ReplayExperimentOptions): Promis
         clock,
         signal,
         onTrials: (trials: readonly TrialRecord[]) => save({ trials: [...trials] }),
-        ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+        onProgress: (trial: number, attempt: number, progress: ReplayProgress) => {
+          liveWrites.progress(trial, attempt, progress);
+          options.onProgress?.(trial, attempt, progress);
+        },
         ...(router ? { router } : {}),
         ...(options.controlPrime !== undefined ? { controlPrime: options.controlPrime } : {}),
         ...(options.armHeaders ? { armHeaders: options.armHeaders } : {}),
@@ -149,7 +153,7 @@ export async function replayExperiment(options: ReplayExperimentOptions): Promis
     } finally {
       if (!monitorController.signal.aborted) monitorController.abort(new Error('replay finished'));
       cancellation = await monitoring;
-      if (observations.length > 0) await store.observations.append(observations);
+      await liveWrites.finish();
       if (cancellation) await store.experiments.appendEvent({ experimentId, timeMs: cancellation.terminatedMs, type: 'cancelled-by-monitor', message: cancellation.reason, data: { ...cancellation } });
       // A judged experiment stays running until its verdict is stored: `completed` is a plain replay's end.
       if (!(options.judgedAfter && status === 'completed')) {

@@ -78,9 +78,11 @@ function sequentialLook(ctx: RunContext, options: { workload: WorkloadConfig; ca
 
 /** The newest completed A/A calibration of a workload. */
 export async function latestCalibration(store: Pick<Store, 'experiments'>, workload: string): Promise<Calibration | undefined> {
-  const records = await store.experiments.list({ workload, limit: 1000 });
-  const found = records.find((r) => r.spec.kind === 'calibration' && r.status === 'completed' && r.verdict?.calibration !== undefined);
-  return found?.verdict?.calibration as Calibration | undefined;
+  const calibrated = (records: readonly ExperimentRecord[]): Calibration | undefined => records.find((r) => r.spec.kind === 'calibration' && r.status === 'completed' && r.verdict?.calibration !== undefined)?.verdict?.calibration as Calibration | undefined;
+  const found = calibrated(await store.experiments.list({ workload, kind: 'calibration', status: 'completed', limit: 20 }));
+  if (found) return found;
+  // Rows stored before listings could filter on kind (ClickHouse rows of an older Tandem) have kind '': looked through as before.
+  return calibrated(await store.experiments.list({ workload, kind: '', limit: 1000 }));
 }
 
 /** Run (or resume) the stored experiment `id` to a terminal status; returns the final record. */

@@ -11,6 +11,7 @@ export {
   bootstrapInterval,
   meanInterval,
   quantileOf,
+  quantileInPlace,
   type TInterval,
 } from './stats.js';
 export { trialMetrics, BUILT_IN_METRICS, type TrialMetric, type TrialData, type EffectScale } from './trial-metrics.js';
@@ -39,6 +40,6 @@ export { fuzz, mutateRequest, MUTATIONS, JSON_CONTRACT, type FuzzOptions, type F
 export { evaluateExperiment, lookAtExperiment, designOf, REPORT_SCHEMA, type ExperimentReport, type ArmSummary } from './evaluate.js';
 export { renderJson } from './reports/json-report.js';
 export { renderMarkdown } from './reports/markdown-report.js';
-export { renderHtml } from './reports/html-report.js';
+export { renderHtml, reportSections, type DrawChart } from './reports/html-report.js';
 export { escapeHtml, escapeMarkdownCell } from './reports/escape.js';
-export { lineChart, intervalChart, barChart, type Series } from './reports/svg-charts.js';
+export { lineChart, intervalChart, barChart, lineChartSpec, intervalChartSpec, barChartSpec, renderChartSvg, type ChartSpec, type Series } from './reports/charts.js';

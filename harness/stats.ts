@@ -190,3 +190,52 @@ export function meanInterval(values: readonly number[], confidence = 0.95): { es
   const half = (studentTQuantile(1 - (1 - confidence) / 2, values.length - 1) * sampleStandardDeviation([...values])) / Math.sqrt(values.length);
   return { estimate, low: estimate - half, high: estimate + half };
 }
+
+/** Rearranges a[lo..hi] so that a[k] holds the k-th smallest value, smaller ones before it and larger after (Hoare's select). */
+function selectInPlace(a: Float64Array, k: number, lo: number, hi: number): void {
+  while (hi > lo) {
+    const pivot = a[(lo + hi) >> 1]!;
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (a[i]! < pivot) i++;
+      while (a[j]! > pivot) j--;
+      if (i <= j) {
+        const swap = a[i]!;
+        a[i] = a[j]!;
+        a[j] = swap;
+        i++;
+        j--;
+      }
+    }
+    if (k <= j) hi = j;
+    else if (k >= i) lo = i;
+    else return;
+  }
+}
+
+/**
+ * simple-statistics' `quantileSorted` (type 7: linear between order statistics (n − 1)·p) of unsorted
+ * values, found by selection in place: no sort and no copy. The bootstrap of a quantile takes one per
+ * resample, where sorting was most of a report's time; simple-statistics' own `quantile` copies its input
+ * first and measured about 9× slower here. Reorders `values`. Equal results are tested against quantileSorted.
+ */
+export function quantileInPlace(values: Float64Array, p: number): number {
+  const n = values.length;
+  if (n === 0) return Number.NaN;
+  if (p >= 1) {
+    selectInPlace(values, n - 1, 0, n - 1);
+    return values[n - 1]!;
+  }
+  if (p <= 0) {
+    selectInPlace(values, 0, 0, n - 1);
+    return values[0]!;
+  }
+  const idx = (n - 1) * p;
+  const lower = Math.floor(idx);
+  selectInPlace(values, lower, 0, n - 1);
+  if (idx % 1 === 0) return values[lower]!;
+  let upper = values[lower + 1]!;
+  for (let i = lower + 2; i < n; i++) if (values[i]! < upper) upper = values[i]!;
+  return values[lower]! + (idx - lower) * (upper - values[lower]!);
+}

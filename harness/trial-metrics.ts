@@ -7,7 +7,7 @@
  */
 import { quantileSorted } from 'simple-statistics';
 import type { RequestOutcome, Sample } from '../core/index.js';
-import { bootstrapInterval, meanInterval } from './stats.js';
+import { bootstrapInterval, meanInterval, quantileInPlace } from './stats.js';
 
 /** How an effect is expressed: relative change (treatment / control − 1) or absolute difference. */
 export type EffectScale = 'relative' | 'absolute';
@@ -66,12 +66,45 @@ function pairsOf(outcomes: readonly RequestOutcome[]): Pair[] {
   return pairs;
 }
 
-const sortedQuantile = (values: number[], q: number): number => (values.length === 0 ? Number.NaN : quantileSorted(values, q));
+const sortedQuantile = (values: ArrayLike<number>, q: number): number => (values.length === 0 ? Number.NaN : quantileSorted(values as number[], q));
+
+/**
+ * One arm's latencies, sorted. A Float64Array sorts numerically without a comparator callback, several
+ * times faster than Array#sort: the bootstrap sorts 2 × 200 resamples per quantile and trial, which was
+ * most of the time a report took (a dashboard page, `tandem report`). Same values, same order.
+ */
+function sortedLatencies(pairs: readonly Pair[], arm: 'control' | 'treatment'): Float64Array {
+  const values = new Float64Array(pairs.length);
+  for (let i = 0; i < pairs.length; i++) values[i] = pairs[i]![arm].latencyMs;
+  return values.sort();
+}
 
 function quantileRatio(pairs: readonly Pair[], q: number): number {
-  const c = pairs.map((p) => p.control.latencyMs).sort((a, b) => a - b);
-  const t = pairs.map((p) => p.treatment.latencyMs).sort((a, b) => a - b);
-  return relative(sortedQuantile(c, q), sortedQuantile(t, q));
+  return relative(sortedQuantile(sortedLatencies(pairs, 'control'), q), sortedQuantile(sortedLatencies(pairs, 'treatment'), q));
+}
+
+/**
+ * The bootstrap interval of quantileRatio, resampling pair indexes into two reused buffers rather than
+ * arrays of pair objects, each quantile found by selection rather than a sort: the same random draws and
+ * the same quantiles, so the same interval, in a fraction of the time.
+ */
+function quantileRatioInterval(pairs: readonly Pair[], q: number, options: { seed: number; resamples: number }): { low: number; high: number } {
+  const control = Float64Array.from(pairs, (p) => p.control.latencyMs);
+  const treatment = Float64Array.from(pairs, (p) => p.treatment.latencyMs);
+  const c = new Float64Array(pairs.length);
+  const t = new Float64Array(pairs.length);
+  const indexes = Array.from(pairs, (_, i) => i);
+  return bootstrapInterval(
+    indexes,
+    (sample) => {
+      for (let i = 0; i < sample.length; i++) {
+        c[i] = control[sample[i]!]!;
+        t[i] = treatment[sample[i]!]!;
+      }
+      return relative(quantileInPlace(c, q), quantileInPlace(t, q));
+    },
+    options,
+  );
 }
 
 /** Scraped series summed over label sets per scrape, per arm: counters become rates, gauges means. */
@@ -165,7 +198,7 @@ export function trialMetrics(trial: TrialData, options: TrialMetricsOptions): Tr
     for (const [metric, q] of [['latency_p50', 0.5], ['latency_p90', 0.9], ['latency_p99', 0.99]] as const) {
       const c = pairs.map((p) => p.control.latencyMs).sort((a, b) => a - b);
       const t = pairs.map((p) => p.treatment.latencyMs).sort((a, b) => a - b);
-      const interval = resamples > 0 ? bootstrapInterval(pairs, (sample) => quantileRatio(sample, q), { seed: seed + Math.round(q * 100), resamples }) : noInterval;
+      const interval = resamples > 0 ? quantileRatioInterval(pairs, q, { seed: seed + Math.round(q * 100), resamples }) : noInterval;
       add(metric, sortedQuantile(c, q), sortedQuantile(t, q), quantileRatio(pairs, q), interval, pairs.length, 'relative', 'ms');
     }
     const share = (arm: 'control' | 'treatment', match: (o: RequestOutcome) => boolean): number => pairs.filter((p) => match(p[arm])).length / pairs.length;

@@ -39,7 +39,7 @@ export function renderCapacityHtml(input: { title: string; baselineRate: number;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
 <title>${e(input.title)}</title>
-<style>body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:900px;color:#222;padding:0 16px}.good{color:#176f2c}.bad{color:#b00020}.tick{font-size:11px;fill:#555}.axis,.legend{font-size:12px}svg{max-width:100%;height:auto}td{padding:2px 8px}</style></head><body>
+<style>body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:900px;color:#222;padding:0 16px}.good{color:#176f2c}.bad{color:#b00020}svg{max-width:100%;height:auto}td{padding:2px 8px}</style></head><body>
 <h1><span class="${input.ok ? 'good' : 'bad'}">${input.ok ? 'within target' : 'outside target'}</span> ${e(input.title)}</h1>
 <table>
 <tr><td>peak reached</td><td>${e(summary.peakRateReached.toFixed(0))} req/s (${e((summary.peakRateReached / input.baselineRate).toFixed(2))}× baseline)</td></tr>

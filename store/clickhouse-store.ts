@@ -28,6 +28,7 @@ import type {
 } from './store.js';
 import type { ErrorRecordFilter } from './filters.js';
 import { isCorpusRecord, isExperimentRecord } from './record-guards.js';
+import { pageOf, statusesOf, summarize, type ExperimentQuery } from './experiment-query.js';
 import { ident, joinSql, qualified, sql, SqlFragment } from './sql.js';
 import { assertName, assertRecordTime } from './names.js';
 import { ADDED_COLUMNS, createStatements, type TableName } from './clickhouse/clickhouse-schema.js';
@@ -183,7 +184,7 @@ class ClickHouseExperimentStore implements ExperimentStore {
   async put(record: ExperimentRecord): Promise<void> {
     assertName(record.id, 'experiment id');
     await this.t.connection.insert(this.t.table('experiments'), [
-      { id: record.id, workload: record.workload, status: record.status, created_ms: record.createdAtMs, updated_ms: record.updatedAtMs, record: JSON.stringify(record) },
+      (({ kind, stage, change, outcome }) => ({ id: record.id, workload: record.workload, status: record.status, created_ms: record.createdAtMs, updated_ms: record.updatedAtMs, record: JSON.stringify(record), kind, stage, change_id: change, outcome }))(summarize(record)),
     ]);
   }
 
@@ -195,16 +196,32 @@ class ClickHouseExperimentStore implements ExperimentStore {
     return isExperimentRecord(value) ? value : undefined;
   }
 
-  async list(filter: { workload?: string; status?: ExperimentRecord['status']; limit?: number } = {}): Promise<ExperimentRecord[]> {
-    // Status is filtered after FINAL collapses versions: filtering first would match superseded rows.
-    const conditions = [new SqlFragment('1')];
-    if (filter.workload !== undefined) conditions.push(sql`workload = ${filter.workload}`);
-    const outer = filter.status !== undefined ? sql` WHERE status = ${filter.status}` : new SqlFragment('');
-    const limit = filter.limit !== undefined ? sql` LIMIT ${Math.max(0, Math.floor(filter.limit))}` : new SqlFragment('');
-    const rows = await this.t.connection.rows<{ record: string }>(
-      sql`SELECT record FROM (SELECT record, status, created_ms, id FROM ${this.t.table('experiments')} FINAL WHERE ${joinSql(conditions, ' AND ')})${outer} ORDER BY created_ms DESC, id DESC${limit}`,
-    );
+  async list(query: ExperimentQuery = {}): Promise<ExperimentRecord[]> {
+    const { offset, limit } = pageOf(query);
+    const page = limit !== undefined ? sql` LIMIT ${offset}, ${limit}` : offset > 0 ? sql` LIMIT ${offset}, 4611686018427387904` : new SqlFragment('');
+    const rows = await this.t.connection.rows<{ record: string }>(sql`SELECT record FROM ${this.#matching(query)} ORDER BY created_ms DESC, id DESC${page}`);
     return rows.map((r) => parseJson<unknown>(r.record, null)).filter(isExperimentRecord);
+  }
+
+  async count(query: ExperimentQuery = {}): Promise<number> {
+    const rows = await this.t.connection.rows<{ n: string }>(sql`SELECT count() AS n FROM ${this.#matching(query)}`);
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  /** The latest version of each matching experiment, as a subquery. */
+  #matching(query: ExperimentQuery): SqlFragment {
+    // Fields that change are filtered after FINAL collapses versions: filtering first would match superseded rows.
+    const inner = query.workload !== undefined ? sql` WHERE workload = ${query.workload}` : new SqlFragment('');
+    const conditions = [new SqlFragment('1')];
+    const statuses = statusesOf(query);
+    if (statuses !== undefined) conditions.push(statuses.length === 0 ? new SqlFragment('0') : sql`status IN (${joinSql(statuses.map((x) => sql`${x}`), ', ')})`);
+    if (query.kind !== undefined) conditions.push(sql`kind = ${query.kind}`);
+    if (query.stage !== undefined) conditions.push(sql`stage = ${query.stage}`);
+    if (query.change !== undefined) conditions.push(sql`change_id = ${query.change}`);
+    if (query.outcome !== undefined) conditions.push(sql`outcome = ${query.outcome}`);
+    if (query.sinceMs !== undefined) conditions.push(sql`created_ms >= ${Math.max(0, Math.ceil(query.sinceMs))}`);
+    if (query.untilMs !== undefined) conditions.push(sql`created_ms < ${Math.max(0, Math.ceil(query.untilMs))}`);
+    return sql`(SELECT record, id, status, created_ms, kind, stage, change_id, outcome FROM ${this.t.table('experiments')} FINAL${inner}) WHERE ${joinSql(conditions, ' AND ')}`;
   }
 
   async appendEvent(event: ExperimentEvent): Promise<void> {

@@ -22,6 +22,7 @@ export type {
   ConfigReadSummary,
 } from './store.js';
 export type { ErrorRecordFilter } from './filters.js';
+export { summarize as summarizeExperiment, changeOf, type ExperimentQuery, type ExperimentSummary } from './experiment-query.js';
 export { LocalStore, createLocalStore, type LocalStoreOptions } from './local-store.js';
 export { ClickHouseStore, createClickHouseStore, type ClickHouseStoreOptions } from './clickhouse-store.js';
 export { sql, ident, qualified, literal, quoteString, joinSql, SqlFragment, type SqlValue } from './sql.js';

@@ -8,6 +8,7 @@
  *   outcomes/<experiment>/<trial>.ndjson   per-request outcomes of replays
  *   experiments/<id>.json                  experiment record (trials, verdict)
  *   experiments/<id>.events.ndjson         lifecycle events
+ *   experiments/summaries.ndjson           summary index for listings (local/experiment-index.ts)
  *   observations/<experiment>.ndjson       detector checks
  *   config-reads/<YYYYMMDD>.ndjson         config consumption index
  *   errors/<YYYYMMDD>.ndjson               dependency error records
@@ -36,6 +37,8 @@ import type {
 } from './store.js';
 import { InputError, errorMessage } from '../core/index.js';
 import { assertName } from './names.js';
+import { matchesQuery, newestFirst, pageOf, type ExperimentQuery, type ExperimentSummary } from './experiment-query.js';
+import { ExperimentIndex } from './local/experiment-index.js';
 import { latestConfigReads, matchesErrorFilter, type ErrorRecordFilter } from './filters.js';
 import {
   isConfigRead,
@@ -136,7 +139,10 @@ class LocalOutcomeStore implements OutcomeStore {
 }
 
 class LocalExperimentStore implements ExperimentStore {
-  constructor(readonly files: LocalFiles) {}
+  readonly #index: ExperimentIndex;
+  constructor(readonly files: LocalFiles) {
+    this.#index = new ExperimentIndex(files);
+  }
 
   #path(id: string, suffix: string): string {
     return join(this.files.dir, 'experiments', `${assertName(id, 'experiment id')}${suffix}`);
@@ -147,6 +153,7 @@ class LocalExperimentStore implements ExperimentStore {
     await this.files.guard(`write ${path}`, async () => {
       await this.files.ensureDir(join(this.files.dir, 'experiments'));
       await writeFileAtomic(path, `${JSON.stringify(record, null, 2)}\n`);
+      await this.#index.recordPut(record);
     });
   }
 
@@ -169,23 +176,24 @@ class LocalExperimentStore implements ExperimentStore {
     return value;
   }
 
-  async list(filter: { workload?: string; status?: ExperimentRecord['status']; limit?: number } = {}): Promise<ExperimentRecord[]> {
+  async list(query: ExperimentQuery = {}): Promise<ExperimentRecord[]> {
+    const { offset, limit } = pageOf(query);
+    const page = (await this.#matching(query)).slice(offset, limit === undefined ? undefined : offset + limit);
+    // The page is read from the record files, which are the truth (see experiment-index.ts).
     const records: ExperimentRecord[] = [];
-    for (const name of await this.files.list('experiments')) {
-      if (!name.endsWith('.json')) continue;
-      let value: unknown;
-      try {
-        value = JSON.parse(await readFile(join(this.files.dir, 'experiments', name), 'utf8'));
-      } catch {
-        continue; // a file removed or replaced while listing
-      }
-      if (!isExperimentRecord(value)) continue;
-      if (filter.workload !== undefined && value.workload !== filter.workload) continue;
-      if (filter.status !== undefined && value.status !== filter.status) continue;
-      records.push(value);
+    for (const summary of page) {
+      const record = await this.get(summary.id).catch(() => undefined);
+      if (record !== undefined) records.push(record);
     }
-    records.sort((a, b) => b.createdAtMs - a.createdAtMs || (a.id < b.id ? 1 : -1));
-    return filter.limit === undefined ? records : records.slice(0, filter.limit);
+    return records;
+  }
+
+  async count(query: ExperimentQuery = {}): Promise<number> {
+    return (await this.#matching(query)).length;
+  }
+
+  async #matching(query: ExperimentQuery): Promise<ExperimentSummary[]> {
+    return (await this.#index.all()).filter((s) => matchesQuery(s, query)).sort(newestFirst);
   }
 
   async appendEvent(event: ExperimentEvent): Promise<void> {

@@ -10,10 +10,10 @@ import type {
   DetectorObservation,
   ExperimentEvent,
   ExperimentRecord,
-  ExperimentStatus,
   RequestOutcome,
   Sample,
 } from '../core/index.js';
+import type { ExperimentQuery } from './experiment-query.js';
 
 /** Options every read accepts. */
 export interface ReadOptions {
@@ -67,8 +67,10 @@ export interface ExperimentStore {
   /** Insert or replace the whole record (last write wins by `updatedAtMs`). */
   put(record: ExperimentRecord): Promise<void>;
   get(id: string): Promise<ExperimentRecord | undefined>;
-  /** Newest first. */
-  list(filter?: { workload?: string; status?: ExperimentStatus; limit?: number }): Promise<ExperimentRecord[]>;
+  /** Newest first (created time, then id descending); `offset` and `limit` page through the matches. */
+  list(query?: ExperimentQuery): Promise<ExperimentRecord[]>;
+  /** How many experiments match (ignoring `offset` and `limit`). */
+  count(query?: ExperimentQuery): Promise<number>;
   appendEvent(event: ExperimentEvent): Promise<void>;
   /** Events of one experiment in the order they happened. */
   events(experimentId: string, options?: ReadOptions): Promise<ExperimentEvent[]>;

@@ -8,7 +8,7 @@
  * to show, 2 otherwise.
  */
 import { mkdir } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { isAbsolute, relative, resolve } from 'node:path';
 import { UsageError } from '../../core/index.js';
 import { runDemo, type DemoResult } from '../../examples/demo/run-demo.js';
 import type { DemoBackends } from '../../examples/demo/demo-project.js';
@@ -61,6 +61,12 @@ function progressPrinter(ctx: CliContext): { update: (event: { step: number; tit
   };
 }
 
+/** The demo's directory as a person would type it from here. */
+function relativeOrAbsolute(dir: string, cwd: string): string {
+  const rel = relative(cwd, dir);
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) ? rel : dir;
+}
+
 export function printSummary(result: DemoResult, ctx: CliContext): void {
   ctx.out('');
   ctx.out(`${'  experiment'.padEnd(38)} ${'verdict'.padEnd(24)} key figure`);
@@ -70,6 +76,7 @@ export function printSummary(result: DemoResult, ctx: CliContext): void {
   ctx.out('reports:');
   for (const s of result.steps) if (s.reportPath) ctx.out(`  ${s.step}. ${s.reportPath}`);
   ctx.out(`config, store and reports: ${result.dir}`);
+  ctx.out(`dashboard: npx tandem serve -c ${relativeOrAbsolute(result.dir, ctx.cwd)}/tandem.config.yaml   (then open http://127.0.0.1:8700/)`);
   if (!result.ok) ctx.out(`steps marked ! did not show what they are meant to: ${result.steps.filter((s) => !s.asExpected).map((s) => s.step).join(', ')}`);
 }
 

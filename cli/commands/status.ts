@@ -38,8 +38,8 @@ export async function run(id: string | undefined, options: StatusOptions, ctx: C
       if (compared !== undefined) ctx.out(`  compared: ${compared}`);
       for (const t of record.trials) ctx.out(`  trial ${t.index} attempt ${t.attempt}: ${t.status}${t.reason ? ` (${t.reason})` : ''}`);
       if (record.verdict?.outcome !== undefined) ctx.out(`  verdict: ${String(record.verdict.outcome)}`);
-      // Lease renewals are bookkeeping between runners: the claim and release say who ran it.
-      for (const e of events.filter((x) => x.type !== 'lease' || !String(x.message).startsWith('still'))) ctx.out(`  ${new Date(e.timeMs).toISOString()} ${e.type}${e.message ? ` ${e.message}` : ''}${e.data?.reason ? ` (${String(e.data.reason)})` : ''}`);
+      // Lease renewals are bookkeeping between runners (the claim and release say who ran it); progress is for live views.
+      for (const e of events.filter((x) => x.type !== 'progress' && (x.type !== 'lease' || !String(x.message).startsWith('still')))) ctx.out(`  ${new Date(e.timeMs).toISOString()} ${e.type}${e.message ? ` ${e.message}` : ''}${e.data?.reason ? ` (${String(e.data.reason)})` : ''}`);
     }
     return ExitCode.ok;
   } finally {

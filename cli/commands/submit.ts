@@ -80,7 +80,14 @@ export async function run(workloadName: string | undefined, options: SubmitOptio
       const stage = options.stage ?? 'diff';
       // The arms deploy what the change compares: base as control, head as treatment.
       const flags = { ...options, stage, change: selection.head, controlRevision: options.controlRevision ?? selection.base, treatmentRevision: options.treatmentRevision ?? selection.head };
-      for (const s of selection.selected) ids.push((await queue.submit(requestFromFlags(s.workload, selection.config, flags), { rerun: options.rerun === true })).id);
+      // Each experiment keeps why it was selected, for `tandem serve`'s change page; the skipped list is capped.
+      const skipped = selection.skipped.slice(0, 200).map((x) => ({ workload: x.workload, reason: x.reason }));
+      for (const s of selection.selected) {
+        const { id, deduplicated } = await queue.submit(requestFromFlags(s.workload, selection.config, flags), { rerun: options.rerun === true });
+        ids.push(id);
+        // A retry that found the experiment already submitted finds its reasons stored too.
+        if (!deduplicated) await store.experiments.appendEvent({ experimentId: id, timeMs: Date.now(), type: 'selected', message: s.reasons.map((r) => r.message).join('; '), data: { base: selection.base, head: selection.head, reasons: s.reasons, skipped } });
+      }
       for (const d of selection.deferred) {
         // Recorded, never silently dropped: a deferred workload is an experiment that did not run, with why.
         const request = parseRequest({ workload: d.workload, stage, change: selection.head });

@@ -1,7 +1,7 @@
 /**
  * The HTML report: one self-contained page (inline CSS and SVG, no script,
  * no external asset) with the verdict, the metrics table, and the charts a
- * person would rather look at than read — latency CDF per arm, per-trial
+ * person would rather look at than read (drawn by ECharts, charts.ts) — latency CDF per arm, per-trial
  * effects with their intervals, detector checks over time with the
  * cancellation marked, fan-out per dependency. Every value is escaped:
  * recorded bodies and names can contain markup.
@@ -12,7 +12,12 @@ import { escapeHtml as e } from './escape.js';
 import { sequentialText } from './sequential-text.js';
 import { metricValue } from './metric-value.js';
 import { comparedText } from './compared-text.js';
-import { barChart, intervalChart, lineChart } from './svg-charts.js';
+import { barChartSpec, intervalChartSpec, lineChartSpec, renderChartSvg, type ChartSpec } from './charts.js';
+
+/** Draws a chart: inline SVG in the static report, a `data-chart` element the dashboard's script draws. */
+export type DrawChart = (spec: ChartSpec | undefined, title: string) => string;
+
+const svgChart: DrawChart = (spec, title) => (spec ? renderChartSvg(spec) : `<p class="empty">${e(title)}: no data</p>`);
 
 const COLORS = { control: '#1f77b4', treatment: '#d62728' } as const;
 const VERDICT_CLASS: Readonly<Record<string, string>> = { regression: 'bad', improvement: 'good', 'no change': 'ok', inconclusive: 'warn', 'no data': 'warn' };
@@ -34,9 +39,9 @@ function metricsTable(report: ExperimentReport, judged: boolean): string {
 type Comparison = NonNullable<ExperimentReport['comparison']>;
 
 /** What reached each dependency, per arm: the evidence that the guardrails held (blocked and refused calls, calls per target). */
-function guardrailSection(report: ExperimentReport): string {
+function guardrailSection(report: ExperimentReport, draw: DrawChart): string {
   const attributed = report.fanout.filter((f) => f.fanOut !== null);
-  const chart = attributed.length > 0 ? barChart('calls per replayed request', attributed.map((f) => ({ label: `${f.dependency} (${f.policy}) ${f.arm}`, value: f.fanOut!, color: f.arm === 'treatment' ? COLORS.treatment : COLORS.control })), (v) => `${v.toFixed(2)} calls/request`) : '';
+  const chart = attributed.length > 0 ? draw(barChartSpec('calls per replayed request', attributed.map((f) => ({ label: `${f.dependency} (${f.policy}) ${f.arm}`, value: f.fanOut!, color: f.arm === 'treatment' ? COLORS.treatment : COLORS.control })), 'calls/request'), 'calls per replayed request') : '';
   const rows = report.fanout
     .map((f) => {
       const targets = Object.entries(f.byTarget ?? {}).map(([target, calls]) => `<code>${e(target)}</code> ${e(calls)}`).join(', ');
@@ -73,11 +78,13 @@ function endpointSections(c: Comparison): string {
   return `<table><thead><tr><th>Endpoint</th><th>Pairs</th><th>Differ</th><th>Status mismatches</th><th>Fields</th></tr></thead><tbody>${rows}</tbody></table>${examples}`;
 }
 
-export function renderHtml(report: ExperimentReport): string {
+/** The report's sections as HTML, every value escaped; `draw` decides how charts appear. */
+export function reportSections(report: ExperimentReport, draw: DrawChart, options: { headline?: 'h1' | 'h2' } = {}): string[] {
+  const h = options.headline ?? 'h1';
   const { experiment, verdict } = report;
   const compared = comparedText(experiment.spec);
   const sections: string[] = [];
-  sections.push(`<h1><span class="${verdict.outcome === 'passed' && !verdict.inconclusivePolicy ? 'good' : verdict.outcome === 'regressed' ? 'bad' : 'warn'}">${e(verdict.outcome)}</span> ${e(experiment.workload)}${compared !== undefined ? `: ${e(compared)}` : ''}</h1>
+  sections.push(`<${h}><span class="${verdict.outcome === 'passed' && !verdict.inconclusivePolicy ? 'good' : verdict.outcome === 'regressed' ? 'bad' : 'warn'}">${e(verdict.outcome)}</span> ${e(experiment.workload)}${compared !== undefined ? `: ${e(compared)}` : ''}</${h}>
 <p class="meta">experiment ${e(experiment.id)} · status ${e(experiment.status)} · seed ${e(experiment.seed)} · ${e(verdict.trials)} trial(s) judged (${e(sequentialText(report))}) · α ${e(verdict.alpha)} · created ${e(experiment.createdAt)}</p>
 ${verdict.outcome === 'inconclusive' || verdict.inconclusivePolicy ? `<p class="banner warn"><strong>Inconclusive${verdict.inconclusivePolicy === 'pass' ? ', passed only because the workload accepts inconclusive results' : verdict.inconclusivePolicy === 'fail' ? ', failed because the workload treats inconclusive results as failures' : ''}.</strong> ${verdict.undecided.map((u) => e(u)).join('; ')}</p>` : ''}
 <ul>${verdict.reasons.map((r) => `<li>${e(r)}</li>`).join('')}</ul>`);
@@ -85,12 +92,12 @@ ${verdict.outcome === 'inconclusive' || verdict.inconclusivePolicy ? `<p class="
   sections.push(`<h2>Judged metrics</h2>${metricsTable(report, true) || '<p class="empty">none</p>'}`);
 
   sections.push(
-    `<h2>Latency CDF</h2>${lineChart(
+    `<h2>Latency CDF</h2>${draw(lineChartSpec(
       'latency CDF per arm',
       (['control', 'treatment'] as const).map((arm) => ({ name: `${arm} (p50 ${number(report.arms[arm].latencyMs.p50)} ms, p99 ${number(report.arms[arm].latencyMs.p99)} ms)`, color: COLORS[arm], points: report.latencyCdf[arm] })),
       'latency (ms)',
       { yDomain: [0, 1] },
-    )}`,
+    ), 'latency CDF per arm')}`,
   );
 
   const judged = report.metrics.filter((m) => m.judged && m.verdict !== 'no data');
@@ -100,12 +107,12 @@ ${verdict.outcome === 'inconclusive' || verdict.inconclusivePolicy ? `<p class="
         .filter((t) => t.metric === m.metric)
         .map((t) => ({ label: `trial ${t.trial}`, estimate: t.effect, low: t.low, high: t.high }));
       rows.push({ label: 'all trials', estimate: m.estimate, low: m.low, high: m.high });
-      return `<h3>${e(m.metric)} <span class="${VERDICT_CLASS[m.verdict] ?? ''}">${e(m.verdict)}</span></h3>${intervalChart(`per-trial effects of ${m.metric}`, rows, m.policy?.threshold ?? 0, (v) => formatEffect(v, m.scale))}`;
+      return `<h3>${e(m.metric)} <span class="${VERDICT_CLASS[m.verdict] ?? ''}">${e(m.verdict)}</span></h3>${draw(intervalChartSpec(`per-trial effects of ${m.metric}`, rows, m.policy?.threshold ?? 0, m.scale), `per-trial effects of ${m.metric}`)}`;
     })
     .join('\n');
   const narrowing = report.metrics
     .filter((m) => m.policy?.critical && m.looks.length > 1)
-    .map((m) => `<h3>${e(m.metric)}</h3>${intervalChart(`${m.metric} after each look`, m.looks.map((l) => ({ label: `after ${l.trials} trials`, estimate: l.estimate, low: l.low, high: l.high })), m.policy?.threshold ?? 0, (v) => formatEffect(v, m.scale))}`)
+    .map((m) => `<h3>${e(m.metric)}</h3>${draw(intervalChartSpec(`${m.metric} after each look`, m.looks.map((l) => ({ label: `after ${l.trials} trials`, estimate: l.estimate, low: l.low, high: l.high })), m.policy?.threshold ?? 0, m.scale), `${m.metric} after each look`)}`)
     .join('\n');
   if (narrowing) sections.push(`<h2>How the intervals narrowed</h2><p class="meta">The estimate and its confidence-sequence interval (valid at every look) after each completed trial; the judge stopped when every critical metric was decided.</p>${narrowing}`);
   sections.push(`<h2>Per-trial effects</h2><p class="meta">Dots are each trial's effect with its within-trial 95% interval; the last row is the estimate across trials. The green band is ±threshold.</p>${perTrial || '<p class="empty">no judged metric has data</p>'}`);
@@ -120,10 +127,10 @@ ${verdict.outcome === 'inconclusive' || verdict.inconclusivePolicy ? `<p class="
     }));
     const markers = report.cancellation ? [{ x: (report.cancellation.terminatedMs - start) / 1000, label: `cancelled by ${report.cancellation.detector}` }] : [];
     const violations = report.detectors.flatMap((d) => d.observations.filter((o) => o.verdict === 'violation').map((o) => `<li>${e(d.name)} at +${e(((o.timeMs - start) / 1000).toFixed(1))} s: ${e(o.message ?? `value ${o.value}`)}</li>`));
-    sections.push(`<h2>Detector checks</h2>${lineChart('detector values over time', series, 'seconds since monitoring started', { markers })}${violations.length > 0 ? `<details><summary>${violations.length} violation(s)</summary><ul>${violations.slice(0, 200).join('')}</ul></details>` : ''}`);
+    sections.push(`<h2>Detector checks</h2>${draw(lineChartSpec('detector values over time', series, 'seconds since monitoring started', { markers }), 'detector values over time')}${violations.length > 0 ? `<details><summary>${violations.length} violation(s)</summary><ul>${violations.slice(0, 200).join('')}</ul></details>` : ''}`);
   }
 
-  if (report.fanout.length > 0) sections.push(guardrailSection(report));
+  if (report.fanout.length > 0) sections.push(guardrailSection(report, draw));
 
   if (report.comparison) {
     const c = report.comparison;
@@ -143,6 +150,13 @@ ${verdict.outcome === 'inconclusive' || verdict.inconclusivePolicy ? `<p class="
   const others = metricsTable(report, false);
   if (others) sections.push(`<details><summary>Other counters (reported, not judged)</summary>${others}</details>`);
   if (report.notes.length > 0) sections.push(`<h2>Notes</h2><ul>${report.notes.map((n) => `<li>${e(n)}</li>`).join('')}</ul>`);
+  return sections;
+}
+
+export function renderHtml(report: ExperimentReport): string {
+  const { experiment, verdict } = report;
+  const compared = comparedText(experiment.spec);
+  const sections = reportSections(report, svgChart);
 
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -153,8 +167,7 @@ body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1100px;color
 table{border-collapse:collapse;width:100%;margin:8px 0}th,td{border-bottom:1px solid #e4e4e4;padding:4px 6px;text-align:left;vertical-align:top}
 td.n{text-align:right;font-variant-numeric:tabular-nums}td.why{font-size:12px;color:#555}
 .banner{border:1px solid #9a6700;background:#fff8e1;padding:8px 12px}.good{color:#176f2c}.bad{color:#b00020}.warn{color:#9a6700}.ok{color:#444}.meta,.empty{color:#666;font-size:12px}
-.tag{font-size:11px;background:#eee;border-radius:3px;padding:0 4px}.tick{font-size:11px;fill:#555}.axis,.legend{font-size:12px}
-code{background:#f4f4f4;padding:0 3px;word-break:break-all}svg{max-width:100%;height:auto}\n.pair{display:grid;grid-template-columns:1fr 1fr;gap:12px}pre{background:#f8f8f8;padding:6px;white-space:pre-wrap;word-break:break-all;max-height:320px;overflow:auto;font-size:12px}code.noise{text-decoration:line-through;color:#888}
+.tag{font-size:11px;background:#eee;border-radius:3px;padding:0 4px}code{background:#f4f4f4;padding:0 3px;word-break:break-all}svg{max-width:100%;height:auto}figure.chart{margin:8px 0}\n.pair{display:grid;grid-template-columns:1fr 1fr;gap:12px}pre{background:#f8f8f8;padding:6px;white-space:pre-wrap;word-break:break-all;max-height:320px;overflow:auto;font-size:12px}code.noise{text-decoration:line-through;color:#888}
 </style></head><body>
 ${sections.join('\n')}
 <p class="meta">Generated ${e(report.generatedAt)} · report schema ${e(report.schema)}</p>

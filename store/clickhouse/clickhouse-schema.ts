@@ -25,7 +25,8 @@ const DEFINITIONS: Readonly<Record<TableName, string>> = {
   ) ENGINE = MergeTree() PARTITION BY toYYYYMM(time) ORDER BY (experiment_id, trial, intended_ms, arm)`,
   // ReplacingMergeTree keeps the row with the highest updated_ms per id; reads use FINAL.
   experiments: `(
-    id String, workload String, status String, created_ms UInt64, updated_ms UInt64, record String
+    id String, workload String, status String, created_ms UInt64, updated_ms UInt64, record String,
+    kind String DEFAULT '', stage String DEFAULT '', change_id String DEFAULT '', outcome String DEFAULT ''
   ) ENGINE = ReplacingMergeTree(updated_ms) ORDER BY id`,
   experiment_events: `(
     experiment_id String, time_ms UInt64, seq UInt64, type String, message String, data String
@@ -55,4 +56,8 @@ export function createStatements(database: string): SqlFragment[] {
  * made by an older Tandem lacks (looked up in system.columns — `ADD COLUMN IF
  * NOT EXISTS` is not in every server Tandem supports). Existing rows read the default.
  */
-export const ADDED_COLUMNS: readonly { readonly table: TableName; readonly column: string; readonly type: string }[] = [{ table: 'outcomes', column: 'response', type: "String DEFAULT ''" }];
+export const ADDED_COLUMNS: readonly { readonly table: TableName; readonly column: string; readonly type: string }[] = [
+  { table: 'outcomes', column: 'response', type: "String DEFAULT ''" },
+  // Summary fields a listing filters on (store/experiment-query.ts); rows of an older Tandem read '' and match no filter on them.
+  ...['kind', 'stage', 'change_id', 'outcome'].map((column) => ({ table: 'experiments' as const, column, type: "String DEFAULT ''" })),
+];

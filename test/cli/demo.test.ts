@@ -42,6 +42,28 @@ function demo(args: string[], cwd: string, marker: string, interruptWhen?: RegEx
   });
 }
 
+/** `tandem serve` over a config, on a free port; `stop` sends SIGTERM and resolves with its exit code. */
+async function serveDashboard(config: string, cwd: string): Promise<{ url: string; stop: () => Promise<number | null> }> {
+  const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'tandem.js'), 'serve', '-c', config, '--listen', '127.0.0.1:0', '--json'], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  let out = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const ready = /"url":"([^"]+)"/.exec(out);
+      if (ready) resolve(ready[1]!);
+    });
+    void exited.then((code) => reject(new Error(`tandem serve exited ${code} before it was ready: ${out}`)));
+  });
+  return {
+    url,
+    stop: () => {
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
 describe('tandem demo', () => {
   it('tells the whole story on the embedded default, writes reports that open cleanly in Chromium, and leaves no process behind', { timeout: 420_000 }, async () => {
     const dir = await tempDir('tandem-demo-');
@@ -83,6 +105,20 @@ describe('tandem demo', () => {
         const { errors, title } = await pageErrors(browser, `file://${report}`);
         expect(errors, report).toEqual([]);
         expect(title.length, report).toBeGreaterThan(0);
+      }
+      // The dashboard the demo points to, over the demo's own store: its pages open without a console error.
+      const dashboard = await serveDashboard(join(summary.dir, 'tandem.config.yaml'), dir);
+      try {
+        const list = await (await fetch(`${dashboard.url}/`)).text();
+        const ids = [...list.matchAll(/<tr data-id="([^"]+)"/g)].map((m) => m[1]!);
+        expect(ids.length).toBeGreaterThanOrEqual(4);
+        for (const path of ['/', ...ids.map((id) => `/experiments/${id}`), '/workloads/ranking', '/capacity', '/changes']) {
+          const { errors, title } = await pageErrors(browser, `${dashboard.url}${path}`);
+          expect(errors, path).toEqual([]);
+          expect(title, path).toMatch(/· Tandem$/);
+        }
+      } finally {
+        expect(await dashboard.stop()).toBe(0);
       }
     } finally {
       await browser.close();

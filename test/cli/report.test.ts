@@ -71,8 +71,8 @@ describe('tandem report', () => {
     // Self-contained: no script, no external asset; hostile recorded bodies are escaped.
     expect(page).not.toMatch(/<script|<img|src=["']?http|href=["']?http/i);
     expect(page).toContain('&lt;script&gt;alert(\\&quot;control\\&quot;)&lt;/script&gt;');
-    expect(page).toMatch(/<svg[^>]*aria-label="latency CDF per arm"/);
-    expect(page).toMatch(/<svg[^>]*aria-label="per-trial effects of error_share"/);
+    expect(page).toMatch(/<figure class="chart" role="img" aria-label="latency CDF per arm"><svg [^>]*viewBox=/);
+    expect(page).toMatch(/<figure class="chart" role="img" aria-label="per-trial effects of error_share"><svg [^>]*viewBox=/);
   });
 
   it('calibrates a workload A/A and uses the calibration in later reports', async () => {

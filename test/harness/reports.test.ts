@@ -87,7 +87,7 @@ function hostileReport(): ExperimentReport {
   };
 }
 
-const ALLOWED_TAGS = new Set(['html', 'head', 'meta', 'title', 'style', 'body', 'h1', 'h2', 'h3', 'p', 'ul', 'li', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'span', 'svg', 'rect', 'text', 'polyline', 'line', 'circle', 'details', 'summary', 'code', 'strong', 'div', 'pre']);
+const ALLOWED_TAGS = new Set(['html', 'head', 'meta', 'title', 'style', 'body', 'h1', 'h2', 'h3', 'p', 'ul', 'li', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'span', 'svg', 'rect', 'text', 'polyline', 'line', 'circle', 'details', 'summary', 'code', 'strong', 'div', 'pre', 'figure', 'path', 'g', 'defs', 'clippath', 'tspan', 'polygon']);
 
 describe('report rendering escapes what it renders', () => {
   it('HTML: only the renderer’s own tags, no script, no event handlers, no external assets', () => {

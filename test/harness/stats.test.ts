@@ -15,7 +15,10 @@ import {
   varianceConsistent,
   studentTQuantile,
   tInterval,
+  quantileInPlace,
 } from '../../harness/index.js';
+import { quantileSorted } from 'simple-statistics';
+import { seededRandom } from '../../core/index.js';
 
 describe('Student t distribution', () => {
   it('matches the closed forms for 1 and 2 degrees of freedom', () => {
@@ -172,5 +175,19 @@ describe('quantiles and the normal interval of a mean', () => {
     expect(wide.high - wide.estimate).toBeCloseTo((1.959964 * 2.872425) / 100, 4);
     expect(meanInterval([4])).toEqual({ estimate: 4, low: Number.NaN, high: Number.NaN });
     expect(meanInterval([]).estimate).toBeNaN();
+  });
+});
+
+describe('quantileInPlace', () => {
+  it('equals simple-statistics quantileSorted on the sorted values, ties and every kind of index included', () => {
+    const random = seededRandom(7);
+    for (let round = 0; round < 3_000; round++) {
+      const n = 1 + Math.floor(random() * 300);
+      // Few distinct values: many ties, which is where a partition can go wrong.
+      const values = Float64Array.from({ length: n }, () => Math.round(random() * 40) / (random() < 0.5 ? 1 : 7));
+      const sorted = Float64Array.from(values).sort();
+      for (const p of [0, 0.01, 0.025, 0.1, 0.25, 0.5, 0.9, 0.975, 0.99, 1]) expect(quantileInPlace(Float64Array.from(values), p), `n=${n} p=${p}`).toBe(quantileSorted(sorted as unknown as number[], p));
+    }
+    expect(quantileInPlace(new Float64Array(0), 0.5)).toBeNaN();
   });
 });

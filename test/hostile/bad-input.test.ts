@@ -97,6 +97,7 @@ describe('stores and ports', () => {
   it.each([
     ['ingest', []],
     ['lattice', ['serve', '--lattice', 'serving']],
+    ['serve', []],
   ])('a busy port for %s is bad input naming the address', async (command, extra) => {
     const busy = createServer().listen(0, '127.0.0.1');
     await once(busy, 'listening');
@@ -108,6 +109,22 @@ describe('stores and ports', () => {
     expect(result.code).toBe(3);
     expect(result.err).toContain(`cannot listen on 127.0.0.1:${port}`);
     expect(result.err).toContain('the address is in use');
+  });
+
+  it('tandem serve refuses a token variable that is unset, too short or not a name, and a malformed --listen, naming each', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'tandem.config.yaml'), LATTICE_YAML);
+    const cases: [string[], NodeJS.ProcessEnv, string][] = [
+      [['--token-env', 'TANDEM_NOT_SET_ANYWHERE'], {}, '--token-env names TANDEM_NOT_SET_ANYWHERE, which is not set'],
+      [['--token-env', 'SHORT_TOKEN'], { SHORT_TOKEN: 'abc' }, 'must be at least 16 characters'],
+      [['--token-env', '$(touch pwned)'], {}, '--token-env must name an environment variable'],
+      [['--listen', 'localhost:99999'], {}, '--listen must be [HOST]:PORT'],
+    ];
+    for (const [args, env, message] of cases) {
+      const result = await runCli(['serve', ...args], { cwd: dir, env: { ...process.env, ...env } });
+      expect(result.code, args.join(' ')).toBe(3);
+      expect(result.err).toContain(message);
+    }
   });
 
   it('tandem record on a busy port exits 3 instead of hanging', async () => {

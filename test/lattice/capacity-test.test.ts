@@ -126,7 +126,7 @@ describe('tandem capacity', () => {
     for await (const s of stored.samples.read(experimentId, { metric: 'sent' })) samples.push(s);
     expect(samples.length).toBe(8);
     const page = await readFile(join(dir, 'capacity.html'), 'utf8');
-    expect(page).toMatch(/<svg[^>]*aria-label="traffic, load-factor and state over time"/);
+    expect(page).toMatch(/<figure class="chart" role="img" aria-label="traffic, load-factor and state over time"><svg [^>]*viewBox=/);
     const bad = await runCli(['capacity', '--workload', 'svc', '--lattice', 'nope'], { cwd: dir });
     expect(bad.code).toBe(3);
     expect(bad.err).toMatch(/no lattice named "nope"/);

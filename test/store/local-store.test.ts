@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createLocalStore } from '../../store/index.js';
-import { corpusRecord, storeContract, T0 } from './store-contract.js';
+import { corpusRecord, experimentRecord, storeContract, T0 } from './store-contract.js';
 import { killHard, spawnTs, waitForLine } from '../support/child.js';
 
 async function tempDir(): Promise<string> {
@@ -28,6 +28,37 @@ describe('local store files', () => {
     expect(JSON.parse(await readFile(file, 'utf8'))).toEqual(record);
     expect((await stat(file)).mode & 0o777).toBe(0o600);
     expect((await stat(join(dir, 'corpus'))).mode & 0o777).toBe(0o700);
+  });
+
+  it('lists from a summary index written only when a summary changes, and from the record files where the index is missing, torn or stale', async () => {
+    const dir = join(await tempDir(), '.tandem');
+    const writer = createLocalStore({ dir });
+    const a = experimentRecord({ id: 'exp-a', createdAtMs: T0 });
+    const b = experimentRecord({ id: 'exp-b', createdAtMs: T0 + 1 });
+    await writer.experiments.put(a);
+    for (let trial = 0; trial < 5; trial++) await writer.experiments.put({ ...a, updatedAtMs: T0 + trial + 1, trials: [{ index: trial, attempt: 1, status: 'running', startedAtMs: T0 }] });
+    await writer.experiments.put(b);
+    const index = join(dir, 'experiments', 'summaries.ndjson');
+    expect((await readFile(index, 'utf8')).trim().split('\n')).toHaveLength(2);
+    // A long-lived reader tails the index: a later change is seen without re-reading the whole file.
+    const reader = createLocalStore({ dir });
+    expect((await reader.experiments.list()).map((r) => r.id)).toEqual(['exp-b', 'exp-a']);
+    await writer.experiments.put({ ...b, status: 'passed', updatedAtMs: T0 + 50 });
+    expect((await reader.experiments.list({ status: 'passed' })).map((r) => r.id)).toEqual(['exp-b']);
+    // A writer killed mid-line, then an index lost entirely (a store from an older Tandem): the record files are read.
+    await appendFile(index, '{"id":"exp-b","workl');
+    expect((await createLocalStore({ dir }).experiments.list({ status: 'passed' })).map((r) => r.id)).toEqual(['exp-b']);
+    await rm(index);
+    const fresh = createLocalStore({ dir });
+    expect(await fresh.experiments.count()).toBe(2);
+    expect((await fresh.experiments.list({ status: 'passed' })).map((r) => r.id)).toEqual(['exp-b']);
+    expect((await readFile(index, 'utf8')).trim().split('\n')).toHaveLength(2);
+    // The index says passed, the record file (the truth) says regressed after a lost summary line: the record is shown.
+    await writeFile(join(dir, 'experiments', 'exp-b.json'), JSON.stringify({ ...b, status: 'regressed', updatedAtMs: T0 + 60 }));
+    expect((await fresh.experiments.list({ status: 'passed' })).map((r) => r.status)).toEqual(['regressed']);
+    // A removed record leaves the listing.
+    await rm(join(dir, 'experiments', 'exp-a.json'));
+    expect((await fresh.experiments.list()).map((r) => r.id)).toEqual(['exp-b']);
   });
 
   it('skips and reports a torn last line, and the next append starts on a fresh line', async () => {

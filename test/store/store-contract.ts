@@ -212,6 +212,45 @@ export function storeContract(backend: string, makeStore: StoreFactory): void {
         expect(await store.experiments.list({ limit: 1 })).toHaveLength(1);
       }));
 
+    it('pages and filters listings by workload, statuses, kind, stage, change, outcome and time, on the latest version only', () =>
+      withStore(async (store) => {
+        const records = Array.from({ length: 12 }, (_, i) =>
+          experimentRecord({
+            id: `exp-page-${String(i).padStart(2, '0')}`,
+            workload: i % 3 === 0 ? 'query' : 'ranking',
+            createdAtMs: T0 + Math.floor(i / 2) * 1000, // pairs share a creation time: the id breaks the tie
+            updatedAtMs: T0 + i,
+            spec: { kind: i % 4 === 0 ? 'aa' : 'experiment', stage: i % 2 === 0 ? 'diff' : 'land', change: `c${i % 5}` },
+          }),
+        );
+        for (const r of records) await store.experiments.put(r);
+        // A later version moves two experiments on: filters see only the latest.
+        await store.experiments.put({ ...records[5]!, status: 'regressed', updatedAtMs: T0 + 100, verdict: { outcome: 'regressed' } });
+        await store.experiments.put({ ...records[7]!, status: 'passed', updatedAtMs: T0 + 100, verdict: { outcome: 'passed' } });
+        const ids = async (query: Parameters<typeof store.experiments.list>[0]): Promise<string[]> => (await store.experiments.list(query)).map((r) => r.id);
+        const newest = records.map((r) => r.id).reverse();
+        expect(await ids({})).toEqual(newest);
+        expect(await ids({ limit: 5, offset: 0 })).toEqual(newest.slice(0, 5));
+        expect(await ids({ limit: 5, offset: 10 })).toEqual(newest.slice(10));
+        expect(await ids({ offset: 11 })).toEqual(newest.slice(11));
+        expect(await store.experiments.count({})).toBe(12);
+        expect(await store.experiments.count({ limit: 1, offset: 3 })).toBe(12);
+        expect(await ids({ status: 'queued', limit: 3 })).toEqual(newest.filter((id) => id !== 'exp-page-05' && id !== 'exp-page-07').slice(0, 3));
+        expect(await ids({ status: ['regressed', 'passed'] })).toEqual(['exp-page-07', 'exp-page-05']);
+        expect(await ids({ status: [] })).toEqual([]);
+        expect(await ids({ outcome: 'regressed' })).toEqual(['exp-page-05']);
+        expect(await store.experiments.count({ status: 'queued' })).toBe(10);
+        expect(await ids({ workload: 'query' })).toEqual(['exp-page-09', 'exp-page-06', 'exp-page-03', 'exp-page-00']);
+        expect(await ids({ kind: 'aa' })).toEqual(['exp-page-08', 'exp-page-04', 'exp-page-00']);
+        expect(await ids({ stage: 'land', workload: 'ranking' })).toEqual(['exp-page-11', 'exp-page-07', 'exp-page-05', 'exp-page-01']);
+        expect(await ids({ change: 'c2' })).toEqual(['exp-page-07', 'exp-page-02']);
+        expect(await ids({ sinceMs: T0 + 2000, untilMs: T0 + 4000 })).toEqual(['exp-page-07', 'exp-page-06', 'exp-page-05', 'exp-page-04']);
+        expect(await store.experiments.count({ change: 'nowhere' })).toBe(0);
+        // The executor's records keep the change in their request.
+        await store.experiments.put(experimentRecord({ id: 'exp-page-req', createdAtMs: T0 - 1, spec: { kind: 'experiment', stage: 'diff', request: { workload: 'ranking', change: 'c-from-request' } } }));
+        expect(await ids({ change: 'c-from-request' })).toEqual(['exp-page-req']);
+      }));
+
     it('keeps experiment events in the order they happened', () =>
       withStore(async (store) => {
         const id = `exp-${randomUUID()}`;

@@ -24,3 +24,21 @@ export async function pageErrors(browser: Browser, url: string, screenshot?: str
     await page.close();
   }
 }
+
+/** The page's DOM as the predicates below use it (tests compile without the DOM types). */
+interface PageDom {
+  readonly document: { getElementById(id: string): { readonly dataset: Record<string, string | undefined>; readonly textContent: string | null } | null };
+}
+
+/**
+ * Page predicates for `waitForFunction`. Functions, not strings: Playwright evaluates a string predicate with
+ * `eval`, which a page with a strict CSP (the dashboard's) refuses.
+ */
+export const pagePredicates = {
+  /** The dashboard's live region got its `end` event. */
+  liveEnded: (): boolean => (globalThis as unknown as PageDom).document.getElementById('live')?.dataset.ended === 'true',
+  /** The live region has been filled by the stream at least once. */
+  liveUpdated: (): boolean => (globalThis as unknown as PageDom).document.getElementById('live')?.dataset.updatedAt !== undefined,
+  /** The page's clock when the live region first holds `text`. */
+  liveShows: (text: string): number | false => ((globalThis as unknown as PageDom).document.getElementById('live')?.textContent?.includes(text) ? Date.now() : false),
+};

@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { dashboardOver } from '../support/dashboard-fixtures.js';
 import { createLocalStore } from '../../store/index.js';
 import type { Selection } from '../../triggers/index.js';
 import { runCli } from '../support/cli.js';
@@ -153,9 +154,18 @@ describe('tandem affected', () => {
     // The arms were given the change's two ends as their {revision}: base to control, head to treatment.
     const [base, head] = ['HEAD~1', 'HEAD'].map((rev) => execFileSync('git', ['rev-parse', rev], { cwd: dir, encoding: 'utf8' }).trim());
     const stored = createLocalStore({ dir: join(dir, '.tandem') });
-    const wa = await stored.experiments.get((result.experiments as { id?: string; workload: string }[]).find((e) => e.workload === 'wa')!.id!);
-    await stored.close();
+    const idOf = (workload: string): string => (result.experiments as { id?: string; workload: string }[]).find((e) => e.workload === workload)!.id!;
+    const wa = await stored.experiments.get(idOf('wa'));
     expect(wa?.spec.request).toMatchObject({ controlRevision: base, treatmentRevision: head, change: head });
+    // Why it was selected is stored with the experiment, and the dashboard's change page shows it with its path.
+    const selected = (await stored.experiments.events(idOf('wb'))).find((e) => e.type === 'selected');
+    expect(selected?.data).toMatchObject({ base, head, reasons: [expect.objectContaining({ kind: 'graph', file: 'packages/a/index.js', path: ['packages/a/index.js', '@x/a', '@x/b'] })] });
+    const dashboard = await dashboardOver(stored);
+    const changePage = await (await fetch(`${dashboard.url}/changes/${head}`)).text();
+    await dashboard.close();
+    await stored.close();
+    expect(changePage).toContain('packages/a/index.js reaches @x/b through @x/a');
+    expect(changePage).toContain('path: packages/a/index.js → @x/a → @x/b');
     // A retry of the same change and stage finds the same experiments.
     const retry = await runCli(['submit', '--base', 'HEAD~1', '--noop', '--json'], { cwd: dir });
     expect((JSON.parse(retry.out) as typeof result).experiments.map((e) => e.workload).sort()).toEqual(result.experiments.map((e) => e.workload).sort());
