@@ -66,13 +66,18 @@ async function serve(cwd: string): Promise<{ url: string; child: ChildProcess }>
   throw new Error('tandem serve exited before it was ready');
 }
 
-async function timedGet(url: string): Promise<number> {
+/** Time to the whole page; a page without what it must show (a fast error page, an empty list) fails the bench. */
+async function timedGet(url: string, shows: (body: string) => boolean): Promise<number> {
   const started = performance.now();
   const response = await fetch(url);
   const body = await response.text();
-  if (response.status !== 200 || body.length < 1_000) throw new Error(`GET ${url}: ${response.status}`);
-  return performance.now() - started;
+  const elapsed = performance.now() - started;
+  if (response.status !== 200 || !shows(body)) throw new Error(`GET ${url}: ${response.status}, not the page it should be: ${body.slice(0, 300)}`);
+  return elapsed;
 }
+
+const fullFirstPage = (body: string): boolean => (body.match(/<tr data-id="exp-\d{5}"/g) ?? []).length === 50 && body.includes('10009 experiment(s) · page 1 of 201');
+const judgedReport = (body: string): boolean => body.includes('stored verdict <strong>regressed</strong>') && body.includes('Judged metrics') && body.includes('data-chart=');
 
 async function liveLag(url: string, store: Store): Promise<number[]> {
   await store.experiments.put(experiment({ id: 'exp-live', status: 'running', createdAtMs: T0 - 5_000, updatedAtMs: T0, trials: [{ index: 0, attempt: 1, status: 'running', startedAtMs: T0 }] }));
@@ -111,11 +116,11 @@ export async function run(): Promise<void> {
     await cli(['--help'], dir); // builds the compiled CLI once, outside any timing
     const started = await serve(dir);
     server = started.child;
-    const listColdMs = await timedGet(`${started.url}/`);
+    const listColdMs = await timedGet(`${started.url}/`, fullFirstPage);
     const list: number[] = [];
-    for (let i = 0; i < 15; i++) list.push(await timedGet(`${started.url}/`));
+    for (let i = 0; i < 15; i++) list.push(await timedGet(`${started.url}/`, fullFirstPage));
     const pages: number[] = [];
-    for (const id of judged) pages.push(await timedGet(`${started.url}/experiments/${id}`));
+    for (const id of judged) pages.push(await timedGet(`${started.url}/experiments/${id}`, judgedReport));
     const statusList: number[] = [];
     const statusExperiment: number[] = [];
     for (let i = 0; i < 5; i++) {

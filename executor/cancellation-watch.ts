@@ -17,7 +17,7 @@ export async function requestCancel(store: Pick<Store, 'experiments'>, id: strin
 export async function watchCancellation(store: Pick<Store, 'experiments'>, id: string, controller: AbortController, clock: Clock, signal: AbortSignal, intervalMs = 250): Promise<void> {
   while (!signal.aborted && !controller.signal.aborted) {
     try {
-      const events = await store.experiments.events(id);
+      const events = await store.experiments.events(id, { types: [CANCEL_EVENT] });
       const request = events.find((e) => e.type === CANCEL_EVENT);
       if (request) {
         controller.abort(new ExperimentCancelledError(`cancelled: ${request.message ?? 'by request'}`));

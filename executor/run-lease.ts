@@ -38,7 +38,7 @@ const leaseOf = (event: ExperimentEvent): LeaseData | undefined => {
 export async function liveRunner(store: Pick<Store, 'experiments'>, id: string, clock: Clock): Promise<string | undefined> {
   const now = clock.now();
   const latest = new Map<string, { claimedAtMs: number; expiresAtMs: number }>();
-  for (const event of await store.experiments.events(id)) {
+  for (const event of await store.experiments.events(id, { types: ['lease'] })) {
     const lease = leaseOf(event);
     if (!lease) continue;
     const known = latest.get(lease.holder);
@@ -54,7 +54,7 @@ export async function liveRunner(store: Pick<Store, 'experiments'>, id: string, 
 export async function lapsedRunner(store: Pick<Store, 'experiments'>, id: string, clock: Clock): Promise<{ holder: string; expiredAtMs: number } | undefined> {
   if ((await liveRunner(store, id, clock)) !== undefined) return undefined;
   let last: LeaseData | undefined;
-  for (const event of await store.experiments.events(id)) last = leaseOf(event) ?? last;
+  for (const event of await store.experiments.events(id, { types: ['lease'] })) last = leaseOf(event) ?? last;
   return last === undefined ? undefined : { holder: last.holder, expiredAtMs: last.expiresAtMs };
 }
 

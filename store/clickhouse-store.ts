@@ -238,9 +238,10 @@ class ClickHouseExperimentStore implements ExperimentStore {
     ]);
   }
 
-  async events(experimentId: string, options: ReadOptions = {}): Promise<ExperimentEvent[]> {
+  async events(experimentId: string, options: ReadOptions & { types?: readonly string[] } = {}): Promise<ExperimentEvent[]> {
+    const types = options.types === undefined ? new SqlFragment('') : options.types.length === 0 ? new SqlFragment(' AND 0') : sql` AND type IN (${joinSql(options.types.map((t) => sql`${t}`), ', ')})`;
     const rows = await this.t.connection.rows<{ time_ms: string; type: string; message: string; data: string }>(
-      sql`SELECT time_ms, type, message, data FROM ${this.t.table('experiment_events')} WHERE experiment_id = ${experimentId} ORDER BY time_ms, seq`,
+      sql`SELECT time_ms, type, message, data FROM ${this.t.table('experiment_events')} WHERE experiment_id = ${experimentId}${types} ORDER BY time_ms, seq`,
       options.signal,
     );
     return rows.map((r) => {

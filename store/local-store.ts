@@ -204,9 +204,10 @@ class LocalExperimentStore implements ExperimentStore {
     });
   }
 
-  async events(experimentId: string, options: ReadOptions = {}): Promise<ExperimentEvent[]> {
+  async events(experimentId: string, options: ReadOptions & { types?: readonly string[] } = {}): Promise<ExperimentEvent[]> {
     const events: ExperimentEvent[] = [];
-    for await (const e of readJsonLines(this.#path(experimentId, '.events.ndjson'), isExperimentEvent, options)) events.push(e);
+    const wanted = options.types === undefined ? undefined : new Set(options.types);
+    for await (const e of readJsonLines(this.#path(experimentId, '.events.ndjson'), isExperimentEvent, options)) if (!wanted || wanted.has(e.type)) events.push(e);
     return events;
   }
 }

@@ -72,8 +72,11 @@ export interface ExperimentStore {
   /** How many experiments match (ignoring `offset` and `limit`). */
   count(query?: ExperimentQuery): Promise<number>;
   appendEvent(event: ExperimentEvent): Promise<void>;
-  /** Events of one experiment in the order they happened. */
-  events(experimentId: string, options?: ReadOptions): Promise<ExperimentEvent[]>;
+  /**
+   * Events of one experiment in the order they happened; `types` keeps only those (a poller that watches for
+   * one kind need not read the progress events a running experiment writes every second).
+   */
+  events(experimentId: string, options?: ReadOptions & { types?: readonly string[] }): Promise<ExperimentEvent[]>;
 }
 
 /** Every detector check, for the report and for audits of cancellations. */

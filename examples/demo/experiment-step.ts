@@ -60,7 +60,7 @@ export async function runExperimentStep(options: ExperimentStepOptions): Promise
       throw new Error(`experiment ${id} did not finish within ${options.timeoutMs / 1000} s (status ${record?.status ?? 'unknown'})`);
     }
     // Each sequential look the executor stored: its estimates and whether the judge has decided.
-    const lookEvents = record ? (await options.store.experiments.events(id)).filter((e) => e.type === 'look') : [];
+    const lookEvents = record ? (await options.store.experiments.events(id, { types: ['look'] })) : [];
     for (const event of lookEvents.slice(looks)) options.progress(formatLook(event.data as unknown as LookSummary));
     looks = lookEvents.length;
     options.progress(`experiment ${id}: ${record ? `${record.status}, ${describeTrials(record, workload.trials.max)}` : 'queued'}`);

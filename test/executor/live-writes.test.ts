@@ -22,10 +22,12 @@ it('writes each detector check and the replay progress while the experiment runs
   const live = new LiveWrites(s, 'exp-1', systemClock);
   live.observation(check(1));
   live.progress(0, 1, progress);
+  live.progress(0, 1, { ...progress, rate: 30 }); // within 2 s of the last, same phase: not written
+  live.progress(0, 2, { ...progress, rate: 40 }); // a new attempt: written at once
   live.observation(check(2));
   // Readers see the writes before finish(): what a dashboard on another machine reads.
   await expect.poll(async () => (await s.observations.read('exp-1')).map((o) => o.timeMs)).toEqual([1, 2]);
-  await expect.poll(async () => (await s.experiments.events('exp-1')).map((e) => [e.type, e.data?.trial, e.data?.rate])).toEqual([['progress', 0, 19.5]]);
+  await expect.poll(async () => (await s.experiments.events('exp-1')).map((e) => [e.type, e.data?.trial, e.data?.rate])).toEqual([['progress', 0, 19.5], ['progress', 0, 40]]);
   await live.finish();
   expect(await s.observations.read('exp-1')).toHaveLength(2);
 });

@@ -251,7 +251,16 @@ export function storeContract(backend: string, makeStore: StoreFactory): void {
         expect(await ids({ change: 'c-from-request' })).toEqual(['exp-page-req']);
       }));
 
-    it('keeps experiment events in the order they happened', () =>
+    it('reads only the event types asked for', () =>
+    withStore(async (store) => {
+      const id = `exp-${randomUUID()}`;
+      for (const [i, type] of ['status', 'progress', 'progress', 'cancel-requested', 'lease'].entries()) await store.experiments.appendEvent({ experimentId: id, timeMs: T0 + i, type, message: `${type} ${i}` });
+      expect((await store.experiments.events(id, { types: ['cancel-requested', 'lease'] })).map((e) => e.message)).toEqual(['cancel-requested 3', 'lease 4']);
+      expect(await store.experiments.events(id, { types: [] })).toEqual([]);
+      expect(await store.experiments.events(id)).toHaveLength(5);
+    }));
+
+  it('keeps experiment events in the order they happened', () =>
       withStore(async (store) => {
         const id = `exp-${randomUUID()}`;
         await store.experiments.appendEvent({ experimentId: id, timeMs: T0, type: 'status', message: 'queued' });
