@@ -3,7 +3,7 @@
  * demo started (its URLs are only known then), on the embedded default or on
  * ClickHouse and BullMQ. One workload, `ranking`, deployed per trial from
  * `tandem example-stack --service ranking`, whose revision is the set of
- * faults the build carries (`latency=20`, `malformed-tensor=rank-video`; none
+ * faults the build carries (`latency=40`, `malformed-tensor=rank-video`; none
  * for the control build). Features go to an isolated replica, prediction is
  * pinned to one of the four shards, and two detectors watch that shard.
  */
@@ -69,16 +69,18 @@ export function demoConfigText(options: DemoProjectOptions): string {
     `      - { name: attributed-errors, kind: experiment-attributed, source: ${quote(`${pinned}/errors`)}, interval: 250ms, consecutive: 1 }`,
     // The backstop: restarts of the pinned shard, whoever caused them (slower than the attributed detector by design).
     `      - { name: pinned-shard-restarts, kind: dependency-health, source: ${quote(`${pinned}/metrics`)}, rule: { metric: worker_restarts_total, compare: increase, above: 0 }, warmup: 0s, interval: 1s, consecutive: 3 }`,
-    // Judged on CPU per request (critical, 5%) and latency (judged: a significant regression beyond 5% fails the
+    // Judged on CPU per request (critical, 8%) and latency (judged: a significant regression beyond 8% fails the
     // experiment) and errors; the service's own work counter is reported beside them, not judged. How much two
-    // freshly started ranking processes differ in CPU per request depends on the machine: 1.5% per trial on one
-    // two-core machine, 4% on another of the same kind (docs/demo.md). The demo runs in every CI run on whatever
-    // machine that is, so the threshold is 5% and the regression step is +20% work (about +9% CPU per request):
-    // each is decided within about ten trials on either machine, and on a busy one. Latency is not critical: it is
-    // at the mercy of whatever else the two cores run. alpha 0.01: the demo should almost never cry wolf.
+    // freshly started ranking processes differ in CPU per request depends on the machine and its load: 1.5% per
+    // trial on one two-core machine, 3-4% on others, about 5.5% on a CI machine where a clean change then stayed
+    // undecided at 5% after 32 trials (+0.6% [-4.2%, +5.4%]; docs/demo.md). The clean change passes once
+    // estimate + c·sd/√n < threshold, and at 32 trials c·sd/√n is about 0.9·sd: 8% leaves three standard errors
+    // of margin at sd 5.5%. The regression step is +40% work (about +18% CPU per request), well beyond 8%, so
+    // both are decided within about ten trials on a quiet machine. Latency is not critical: it is at the mercy of
+    // whatever else the two cores run. alpha 0.01: the demo should almost never cry wolf.
     '    checks:',
-    '      - { metric: cpu_per_request, direction: increase-is-bad, threshold: 0.05, critical: true, mustHaveData: true }',
-    '      - { metric: latency_shift, direction: increase-is-bad, threshold: 0.05, critical: false }',
+    '      - { metric: cpu_per_request, direction: increase-is-bad, threshold: 0.08, critical: true, mustHaveData: true }',
+    '      - { metric: latency_shift, direction: increase-is-bad, threshold: 0.08, critical: false }',
     '    harness:',
     '      alpha: 0.01',
     '      responses: { ranking: { path: items, id: id, k: 10 } }',

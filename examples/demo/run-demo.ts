@@ -6,7 +6,7 @@
  *      play production traffic through the query service while the recording
  *      sidecar in front of ranking samples a corpus;
  *   1. a clean change: ranking control against an identical treatment;
- *   2. +20% ranking CPU work: judged a regression on CPU per request, with effect and interval;
+ *   2. +40% ranking CPU work: judged a regression on CPU per request, with effect and interval;
  *   3. a malformed-tensor change, prediction pinned to one shard and features on
  *      the isolated replica: cancelled by the experiment-attributed detector;
  *      only the pinned shard restarted, the others saw no experiment traffic;
@@ -127,7 +127,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     };
 
     steps.push(costStep(1, 'clean change', await experiment(1, 'clean change: ranking against an identical build', 'clean'), 'passed'));
-    steps.push(costStep(2, '+20% ranking CPU work', await experiment(2, 'CPU regression: +20% ranking CPU work', 'latency', 'latency=20'), 'regressed'));
+    steps.push(costStep(2, '+40% ranking CPU work', await experiment(2, 'CPU regression: +40% ranking CPU work', 'latency', 'latency=40'), 'regressed'));
 
     steps.push(await malformedStep(stack.urls.shards, () => experiment(3, 'malformed tensors, prediction pinned to one shard', 'malformed', 'malformed-tensor=rank-video')));
 
