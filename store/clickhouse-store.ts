@@ -28,12 +28,13 @@ import type {
 } from './store.js';
 import type { ErrorRecordFilter } from './filters.js';
 import { isCorpusRecord, isExperimentRecord } from './record-guards.js';
-import { pageOf, statusesOf, summarize, type ExperimentQuery } from './experiment-query.js';
+import { pageOf, statusesOf, type ExperimentQuery } from './experiment-query.js';
 import { ident, joinSql, qualified, sql, SqlFragment } from './sql.js';
 import { assertName, assertRecordTime } from './names.js';
 import { ADDED_COLUMNS, createStatements, type TableName } from './clickhouse/clickhouse-schema.js';
 import { Tables, parseJson, seconds } from './clickhouse/tables.js';
 import { ClickHouseOutcomeStore } from './clickhouse/clickhouse-outcome-store.js';
+import { experimentRow, fillSummaryColumns } from './clickhouse/experiment-rows.js';
 import { ClickHouseConnection } from './clickhouse/clickhouse-connection.js';
 
 interface CorpusRow {
@@ -184,7 +185,7 @@ class ClickHouseExperimentStore implements ExperimentStore {
   async put(record: ExperimentRecord): Promise<void> {
     assertName(record.id, 'experiment id');
     await this.t.connection.insert(this.t.table('experiments'), [
-      (({ kind, stage, change, outcome }) => ({ id: record.id, workload: record.workload, status: record.status, created_ms: record.createdAtMs, updated_ms: record.updatedAtMs, record: JSON.stringify(record), kind, stage, change_id: change, outcome }))(summarize(record)),
+      experimentRow(record),
     ]);
   }
 
@@ -411,6 +412,7 @@ export class ClickHouseStore implements Store {
       const present = await connection.rows<{ name: string }>(sql`SELECT name FROM system.columns WHERE database = ${database} AND table = ${added.table} AND name = ${added.column}`);
       if (present.length === 0) await connection.command(new SqlFragment(`ALTER TABLE ${qualified(database, added.table).text} ADD COLUMN ${ident(added.column).text} ${added.type}`));
     }
+    await fillSummaryColumns(this.#tables);
   }
 
   async close(): Promise<void> {

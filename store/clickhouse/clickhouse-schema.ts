@@ -6,6 +6,7 @@
  * metric and time, per dependency by time.
  */
 import { qualified, ident, SqlFragment } from '../sql.js';
+import { UNSUMMARIZED_KIND } from './experiment-rows.js';
 
 export const TABLES = ['corpus', 'samples', 'outcomes', 'experiments', 'experiment_events', 'observations', 'config_reads', 'error_records'] as const;
 export type TableName = (typeof TABLES)[number];
@@ -58,6 +59,8 @@ export function createStatements(database: string): SqlFragment[] {
  */
 export const ADDED_COLUMNS: readonly { readonly table: TableName; readonly column: string; readonly type: string }[] = [
   { table: 'outcomes', column: 'response', type: "String DEFAULT ''" },
-  // Summary fields a listing filters on (store/experiment-query.ts); rows of an older Tandem read '' and match no filter on them.
-  ...['kind', 'stage', 'change_id', 'outcome'].map((column) => ({ table: 'experiments' as const, column, type: "String DEFAULT ''" })),
+  // Summary fields a listing filters on (store/experiment-query.ts). Rows of an older Tandem read the defaults
+  // until `init` fills them from their records (experiment-rows.ts), which it finds by their `kind`.
+  { table: 'experiments', column: 'kind', type: `String DEFAULT '${UNSUMMARIZED_KIND}'` },
+  ...['stage', 'change_id', 'outcome'].map((column) => ({ table: 'experiments' as const, column, type: "String DEFAULT ''" })),
 ];

@@ -5,7 +5,8 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import { createClickHouseStore, type ClickHouseStore } from '../../store/index.js';
-import { corpusRecord, storeContract } from './store-contract.js';
+import { corpusRecord, experimentRecord, storeContract, T0 } from './store-contract.js';
+import { UNSUMMARIZED_KIND } from '../../store/clickhouse/experiment-rows.js';
 import { killHard, spawnTs, waitForLine } from '../support/child.js';
 import { freePort } from '../support/free-port.js';
 
@@ -56,6 +57,40 @@ describe('clickhouse store', () => {
     };
     expect((await read('exp-old')).map((o) => [o.recordId, o.response])).toEqual([['r0', undefined]]);
     expect((await read('exp-new'))[0]!.response).toEqual(response);
+  });
+
+  it("fills the summary columns of experiments an older Tandem wrote, so the listing's filters find them", async () => {
+    const db = database();
+    const query = async (sqlText: string): Promise<string> => {
+      const res = await fetch(url, { method: 'POST', body: sqlText });
+      const text = await res.text();
+      expect(res.status, text).toBe(200);
+      return text.trim();
+    };
+    await query(`CREATE DATABASE ${db}`);
+    // The experiments table as the previous release created it, with two versions of one record and a row that is not JSON.
+    await query(`CREATE TABLE ${db}.experiments (id String, workload String, status String, created_ms UInt64, updated_ms UInt64, record String) ENGINE = ReplacingMergeTree(updated_ms) ORDER BY id`);
+    const running = experimentRecord({ status: 'running', spec: { stage: 'diff', request: { change: 'D42' } } });
+    const finished = { ...running, status: 'passed' as const, updatedAtMs: running.updatedAtMs + 5_000, verdict: { outcome: 'passed' } };
+    const calibration = experimentRecord({ status: 'passed', spec: { kind: 'calibration', stage: 'periodic' } });
+    const row = (r: typeof running) => `('${r.id}', '${r.workload}', '${r.status}', ${r.createdAtMs}, ${r.updatedAtMs}, '${JSON.stringify(r)}')`;
+    await query(`INSERT INTO ${db}.experiments VALUES ${row(running)}, ${row(calibration)}, ('exp-garbled', 'ranking', 'passed', ${T0}, ${T0}, 'not json')`);
+    await query(`INSERT INTO ${db}.experiments VALUES ${row(finished)}`);
+
+    const store = await freshStore(db);
+    onTestFinished(() => store.close());
+    const ids = async (q: Parameters<typeof store.experiments.list>[0]) => (await store.experiments.list(q)).map((r) => r.id);
+    expect(await ids({ change: 'D42' })).toEqual([running.id]);
+    expect(await ids({ stage: 'diff', outcome: 'passed' })).toEqual([running.id]);
+    expect(await ids({ kind: 'calibration' })).toEqual([calibration.id]);
+    expect(await store.experiments.count({ stage: 'periodic' })).toBe(1);
+    // The latest version, unchanged; the garbled row still counted in the unfiltered listing.
+    expect(await store.experiments.get(running.id)).toEqual(finished);
+    expect(await store.experiments.count()).toBe(3);
+    // Nothing is left to fill: the next init finds no row with the older default.
+    expect(await query(`SELECT count() FROM ${db}.experiments WHERE kind = '${UNSUMMARIZED_KIND}'`)).toBe('0');
+    await store.init();
+    expect(await query(`SELECT count() FROM ${db}.experiments`)).toBe('3');
   });
 
   it('names the URL when the server cannot be reached', async () => {
