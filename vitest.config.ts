@@ -1,17 +1,18 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Three layers, all run by `npm test`, each alone by `npm run test:<layer>`:
+ * Layers, all run by `npm test`, each alone by `npm run test:<layer>`:
  *   unit         no server, no child process: fake clocks and in-memory or temp-file inputs (the bulk, seconds);
  *   integration  real ClickHouse and Redis (test/setup/services.ts), servers on port 0, child processes;
  *   e2e          the CLI as a user runs it: `tandem` commands end to end, the tutorial;
  *   demo         `tandem demo`, alone, after everything else: its judged steps measure CPU per request of
  *                freshly started arms, and other test files' processes on the same two cores made a clean
  *                change undecidable within ±2.5% in 32 trials (a machine busy with unrelated work is fine).
- *   capacity     the example stack's capacity story, alone, before the demo: ranking answers within a 400 ms
- *                deadline or not at all, and with one core busy and other test files' stacks on the other, a
- *                coordinated run had buckets with every request unanswered (passed 3 of 3 alone on the same
- *                busy machine).
+ *   lattice      the example stack's lattice stories, one file at a time, before the demo: the capacity test's
+ *                ranking answers within a 400 ms deadline or not at all, and `lattice validate` replays deployed
+ *                arms and measures their CPU per request. With one core busy and other test files' stacks on
+ *                the other, a coordinated capacity run had buckets with every request unanswered, and a
+ *                `lattice validate` run printed no result; alone on the same busy machine each passed 3 of 3.
  * A test file is a unit test unless it is listed below.
  */
 const INTEGRATION = [
@@ -28,7 +29,6 @@ const INTEGRATION = [
   'test/hostile/deploy-injection.test.ts',
   'test/hostile/recorder-production.test.ts',
   'test/hostile/router.test.ts',
-  'test/lattice/lattice.test.ts',
   'test/recorder/in-process.test.ts',
   'test/recorder/sidecar.test.ts',
   'test/replayer/**/*.test.ts',
@@ -51,7 +51,7 @@ const E2E = [
   'test/triggers/bisect.test.ts',
 ];
 
-const CAPACITY = 'test/lattice/capacity-test.test.ts';
+const LATTICE = ['test/lattice/capacity-test.test.ts', 'test/lattice/lattice.test.ts'];
 const DEMO = 'test/cli/demo.test.ts';
 
 export default defineConfig({
@@ -66,11 +66,11 @@ export default defineConfig({
     maxWorkers: 2,
     fileParallelism: true,
     projects: [
-      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: [...INTEGRATION, ...E2E, CAPACITY, DEMO] } },
+      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: [...INTEGRATION, ...E2E, ...LATTICE, DEMO] } },
       { extends: true, test: { name: 'integration', include: INTEGRATION, globalSetup: ['test/setup/services.ts'] } },
       { extends: true, test: { name: 'e2e', include: E2E, globalSetup: ['test/setup/services.ts'] } },
       // Groups of their own, each run after the ones before have finished (groups run in order).
-      { extends: true, test: { name: 'capacity', include: [CAPACITY], sequence: { groupOrder: 1 } } },
+      { extends: true, test: { name: 'lattice', include: LATTICE, fileParallelism: false, sequence: { groupOrder: 1 } } },
       { extends: true, test: { name: 'demo', include: [DEMO], globalSetup: ['test/setup/services.ts'], sequence: { groupOrder: 2 } } },
     ],
   },

@@ -289,6 +289,7 @@ describe('tandem lattice validate', () => {
     await store.corpus.append(rankingCorpus(500));
     await store.close();
     const result = await runCli(['lattice', 'validate', '--lattice', 'serving', '--workload', 'ranking', '--json'], { cwd: dir });
+    expect(result.out, `exit ${result.code}: ${result.err}`).toMatch(/^\{/);
     const validation = JSON.parse(result.out) as { ok: boolean; states: { state: string; capacityReclaimed: number; ndcgLoss: number; noResultShare: number; capacityMeasure: string }[]; checks: { name: string; ok: boolean; detail: string }[] };
     expect(result.code, `${result.err}\n${JSON.stringify(validation.checks)}`).toBe(0);
     expect(validation.states.map((s) => s.state)).toEqual(['L1', 'L2']);
