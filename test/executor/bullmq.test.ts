@@ -153,8 +153,10 @@ describe('BullMQ executor (real Redis, worker processes)', () => {
     const cancel = await runCli(['cancel', id, '--reason', 'superseded'], { cwd: dir });
     expect(cancel.out).toMatch(/cancel sent to its worker/);
     const record = await until(() => store.experiments.get(id), (r) => r?.status === 'cancelled', 10_000, 'cancelled');
+    // The record and its status event are two writes (the record first, then the event, by the worker's process):
+    // a reader in another process may see the cancelled record a moment before the event.
+    await until(() => store.experiments.events(id, { types: ['status'] }), (events) => events.some((e) => e.message === 'cancelled'), 10_000, 'cancelled event');
     // Stopped, not run out: 20 trials of a second each were scheduled (how fast is the executor bench's figure).
-    expect((await store.experiments.events(id)).some((e) => e.type === 'status' && e.message === 'cancelled')).toBe(true);
     expect(record!.trials.filter((t) => t.status === 'completed').length).toBeLessThan(20);
     const waited = await runCli(['wait', id], { cwd: dir });
     expect(waited.code).toBe(2);
