@@ -21,12 +21,6 @@ export function experimentRow(record: ExperimentRecord): Record<string, unknown>
   return { id: record.id, workload: record.workload, status: record.status, created_ms: record.createdAtMs, updated_ms: record.updatedAtMs, record: JSON.stringify(record), kind, stage, change_id: change, outcome };
 }
 
-/**
- * Writes each older row again with its summary columns, at the same version (`updated_ms`): the
- * ReplacingMergeTree keeps the last row inserted among equal versions, and a newer write by a worker
- * meanwhile still wins. Then collapses the table, so the next `init` finds nothing to fill with one cheap
- * count. Returns how many rows it filled.
- */
 interface OlderRow {
   readonly id: string;
   readonly workload: string;
@@ -36,6 +30,12 @@ interface OlderRow {
   readonly record: string;
 }
 
+/**
+ * Writes each older row again with its summary columns, at the same version (`updated_ms`): the
+ * ReplacingMergeTree keeps the last row inserted among equal versions, and a newer write by a worker
+ * meanwhile still wins. Then collapses the table, so the next `init` finds nothing to fill with one cheap
+ * count. Returns how many rows it filled.
+ */
 export async function fillSummaryColumns(tables: Tables): Promise<number> {
   const experiments = tables.table('experiments');
   const [pending] = await tables.connection.rows<{ n: string }>(sql`SELECT count() AS n FROM ${experiments} WHERE kind = ${UNSUMMARIZED_KIND}`);
