@@ -12,7 +12,7 @@ import type { DashboardContext } from './context.js';
 
 async function controller(ctx: DashboardContext, lattice: LatticeConfig): Promise<string> {
   const id = `lattice-${lattice.name}`;
-  const decisions = (await ctx.store.experiments.events(id)).filter((ev) => ev.type === 'decision');
+  const decisions = await ctx.store.experiments.events(id, { types: ['decision'] });
   if (decisions.length === 0) return `<h3>${e(lattice.name)}</h3><p class="empty">No decision stored (run <code>tandem lattice serve --lattice ${e(lattice.name)}</code>).</p>`;
   const last = decisions[decisions.length - 1]!;
   const points = { loadFactor: [] as [number, number][], state: [] as [number, number][] };

@@ -37,7 +37,7 @@ export async function changesBody(ctx: DashboardContext): Promise<string> {
 export async function changeBody(ctx: DashboardContext, change: string): Promise<string | undefined> {
   const records = await ctx.store.experiments.list({ change, limit: 200 });
   if (records.length === 0) return undefined;
-  const selections = await Promise.all(records.map(async (r) => ({ r, selected: [...(await ctx.store.experiments.events(r.id))].reverse().find((ev) => ev.type === 'selected') })));
+  const selections = await Promise.all(records.map(async (r) => ({ r, selected: (await ctx.store.experiments.events(r.id, { types: ['selected'] })).at(-1) })));
   const base = selections.find((s) => s.selected?.data?.base)?.selected?.data?.base;
   const skipped = selections.map((s) => s.selected?.data?.skipped).find((x) => Array.isArray(x)) as { workload?: string; reason?: StoredReason }[] | undefined;
   const rows = selections.map(({ r, selected }) => `<tr><td><a href="/workloads/${encodeURIComponent(r.workload)}">${e(r.workload)}</a></td><td><a href="/experiments/${encodeURIComponent(r.id)}">${e(r.id)}</a> <span class="meta">${e(String(r.spec.stage ?? ''))}</span></td><td>${statusBadge(r.status)}</td><td>${r.status === 'deferred' ? e(r.reason ?? '') : reasonList(reasonsOf(selected))}</td></tr>`);
