@@ -2,13 +2,20 @@
  * `npm run bench -- verdict [--experiments N]`: verdict quality on seeded
  * synthetic experiments (bench/support/verdict-scenarios.ts), at least 1,000
  * per figure. Tandem's sequential judge (looks after trials 4..30) against, on
- * the same data: the same judge with a fixed horizon, a naive threshold rule,
- * a plain t-test without calibration or slot term, and a Kayenta-style pooled
- * Mann–Whitney. The real-process counterpart is `verdict-stack`.
+ * the same data: the judge before issue 30 (bench/support/previous-judge), the
+ * same judge with a fixed horizon, a naive threshold rule, a plain t-test
+ * without calibration or slot term, and a Kayenta-style pooled Mann–Whitney.
+ *
+ * Beyond Gaussian noise it runs the noise real processes have: a share of fresh
+ * processes slow for their whole life (varied share and slowdown; 3 processes
+ * per arm, the default, against the previous judge's one), Student-t (3 df)
+ * trial effects, and per-arm drift that persists across trials (AR(1), ρ = 0.5).
+ * Each family is judged with its own workload's A/A calibration, as a user's
+ * would be. The real-process counterpart is `verdict-stack`.
  */
-import { calibrate, metricPolicies, trialMetrics } from '../harness/index.js';
-import { syntheticExperiment } from './support/synthetic-experiment.js';
-import { DESIGN, NOISE, fixedJudge, kayenta, makeExperiment, naiveThreshold, plainTTest, regressionAtAnyLook, sequentialJudge, slotSigns, type Experiment, type Scenario } from './support/verdict-scenarios.js';
+import { calibrate, metricPolicies, trialMetrics, type Calibration } from '../harness/index.js';
+import { syntheticExperiment, type SyntheticOptions } from './support/synthetic-experiment.js';
+import { DESIGN, NOISE, fixedJudge, kayenta, makeExperiment, naiveThreshold, plainTTest, previousSequentialJudge, regressionAtAnyLook, sequentialJudge, slotSigns, type Experiment, type Scenario } from './support/verdict-scenarios.js';
 
 const FIXED_MAX = 40;
 
@@ -20,98 +27,173 @@ interface BaselineRates {
 
 interface ScenarioResult {
   readonly regressed: number;
+  readonly passed: number;
   readonly meanTrials: number;
   readonly anyFlagged: number;
+  readonly previousJudge: { readonly regressed: number; readonly passed: number; readonly meanTrials: number };
   readonly baselines: BaselineRates;
 }
 
 const share = (count: number, of: number): number => Number((count / of).toFixed(4));
 
-function runScenario(scenario: Scenario, count: number, seedBase: number, baselineTrials: number, judgeOne: (e: Experiment, seed: number) => void = () => undefined, trials: number = DESIGN.maxTrials): ScenarioResult {
+interface RunOptions {
+  readonly count: number;
+  readonly seedBase: number;
+  readonly baselineTrials: number;
+  readonly calibration: Calibration;
+  readonly judgeOne?: (e: Experiment, seed: number) => void;
+  readonly trials?: number;
+  /** The previous judge measured one process per arm: its experiments are generated with this instead. */
+  readonly previousScenario?: Scenario;
+}
+
+function runScenario(scenario: Scenario, options: RunOptions): ScenarioResult {
+  const { count, seedBase, baselineTrials, calibration } = options;
   let regressed = 0;
+  let passed = 0;
   let usedTrials = 0;
   let anyFlagged = 0;
+  const previous = { regressed: 0, passed: 0, trials: 0 };
   const baseline = { naiveThreshold: 0, tTestUncalibrated: 0, kayentaPooled: 0 };
   for (let i = 0; i < count; i++) {
     const seed = seedBase + i;
-    const e = makeExperiment(seed, scenario, Math.max(trials, baselineTrials));
+    const e = makeExperiment(seed, scenario, Math.max(options.trials ?? DESIGN.maxTrials, baselineTrials));
     const run = sequentialJudge(e, calibration);
     if (run.regressed) regressed++;
+    if (run.passed) passed++;
     if (run.anyFlagged) anyFlagged++;
     usedTrials += run.trials;
+    const old = previousSequentialJudge(options.previousScenario ? makeExperiment(seed, options.previousScenario, DESIGN.maxTrials) : e, calibration);
+    if (old.regressed) previous.regressed++;
+    if (old.passed) previous.passed++;
+    previous.trials += old.trials;
     if (naiveThreshold(e, baselineTrials)) baseline.naiveThreshold++;
     if (plainTTest(e, baselineTrials)) baseline.tTestUncalibrated++;
     if (kayenta(e, baselineTrials, seed)) baseline.kayentaPooled++;
-    judgeOne(e, seed);
+    options.judgeOne?.(e, seed);
   }
   return {
     regressed: share(regressed, count),
+    passed: share(passed, count),
     meanTrials: Number((usedTrials / count).toFixed(2)),
     anyFlagged: share(anyFlagged, count),
+    previousJudge: { regressed: share(previous.regressed, count), passed: share(previous.passed, count), meanTrials: Number((previous.trials / count).toFixed(2)) },
     baselines: { naiveThreshold: share(baseline.naiveThreshold, count), tTestUncalibrated: share(baseline.tTestUncalibrated, count), kayentaPooled: share(baseline.kayentaPooled, count) },
   };
 }
 
-/** The workload's A/A calibration: 30 trials at the base noise, its false-positive rate measured by the sequential judge. */
-const calibration = (() => {
-  const data = syntheticExperiment({ seed: 99, trials: DESIGN.maxTrials, records: NOISE.records, shift: 0, armDrift: NOISE.armDrift, trialDrift: NOISE.trialDrift, recordSigma: NOISE.recordSigma, requestSigma: NOISE.requestSigma });
-  return calibrate(
-    data.flatMap((t) => trialMetrics(t, { seed: 99, resamples: 0 })),
-    { experimentId: 'synthetic-aa', workload: 'synthetic', createdAtMs: 0, policies: metricPolicies([]), slotSigns, design: DESIGN, seed: 99, subsets: 200 },
-  );
-})();
+/** A workload's A/A calibration: 40 trials of its own noise, judged as calibrate does (fewer simulated experiments, for time). */
+function calibrationOf(scenario: Scenario, seed: number): Calibration {
+  const options: SyntheticOptions = {
+    seed,
+    trials: 40,
+    records: NOISE.records,
+    shift: 0,
+    armDrift: NOISE.armDrift * (scenario.armDriftScale ?? 1),
+    trialDrift: NOISE.trialDrift,
+    recordSigma: NOISE.recordSigma,
+    requestSigma: NOISE.requestSigma,
+    ...(scenario.processes !== undefined ? { processes: scenario.processes } : {}),
+    ...(scenario.slowShare !== undefined ? { slowShare: scenario.slowShare } : {}),
+    ...(scenario.slowdown !== undefined ? { slowdown: scenario.slowdown } : {}),
+    ...(scenario.armDriftRho !== undefined ? { armDriftRho: scenario.armDriftRho } : {}),
+    ...(scenario.heavyTails ? { heavyTails: true } : {}),
+  };
+  const data = syntheticExperiment(options);
+  return calibrate(data.flatMap((t) => trialMetrics(t, { seed, resamples: 0 })), { experimentId: `synthetic-aa-${scenario.name}`, workload: 'synthetic', createdAtMs: 0, policies: metricPolicies([]), slotSigns, design: DESIGN, seed, subsets: 200, processes: scenario.processes ?? 1 });
+}
+
+const BIMODAL: readonly { share: number; slowdown: number }[] = [
+  { share: 0.1, slowdown: 0.2 },
+  { share: 0.2, slowdown: 0.2 },
+  { share: 0.3, slowdown: 0.2 },
+  { share: 0.2, slowdown: 0.1 },
+  { share: 0.2, slowdown: 0.4 },
+];
+const PROCESSES = 3;
 
 export async function run(args: string[]): Promise<void> {
   const count = Math.max(1, Number(args[args.indexOf('--experiments') + 1]) || 1_000);
   const started = Date.now();
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
   const pct = (v: number): string => `${(v * 100).toFixed(1)}%`;
+  const calibration = calibrationOf({ name: 'base', shift: 0 }, 99);
 
   // +3%: the sequential judge, and the fixed-horizon judge at every n, on the same experiments.
   const fixedRegressed = new Array<number>(FIXED_MAX + 1).fill(0);
-  const plus3 = runScenario({ name: '+3%', shift: 0.03 }, count, 30_000, DESIGN.maxTrials, (e) => {
-    for (let n = 3; n <= FIXED_MAX; n++) if (fixedJudge(e, n)) fixedRegressed[n]!++;
-  }, FIXED_MAX);
+  const plus3 = runScenario({ name: '+3%', shift: 0.03 }, { count, seedBase: 30_000, baselineTrials: DESIGN.maxTrials, calibration, trials: FIXED_MAX, judgeOne: (e) => {
+    for (let n = 6; n <= FIXED_MAX; n++) if (fixedJudge(e, n)) fixedRegressed[n]!++;
+  } });
   const fixedPower = fixedRegressed.map((c) => c / count);
   // The fixed horizon the same judge needs for the power the sequential judge reached (the max is the bench's ceiling).
-  const fixedTrials3 = fixedPower.findIndex((p, n) => n >= 3 && p >= plus3.regressed);
+  const fixedTrials3 = fixedPower.findIndex((p, n) => n >= 6 && p >= plus3.regressed);
   const fixedN = fixedTrials3 > 0 ? fixedTrials3 : FIXED_MAX;
-  log(`+3%: sequential power ${pct(plus3.regressed)} in ${plus3.meanTrials} trials on average; the fixed horizon needs ${fixedTrials3 > 0 ? fixedTrials3 : `> ${FIXED_MAX}`} trials for it (power by n: ${[4, 8, 12, 16, 20, 24, 32, 40].map((n) => `${n}:${pct(fixedPower[n]!)}`).join(' ')})`);
+  log(`+3%: sequential power ${pct(plus3.regressed)} in ${plus3.meanTrials} trials on average; the fixed horizon needs ${fixedTrials3 > 0 ? fixedTrials3 : `> ${FIXED_MAX}`} trials for it (power by n: ${[8, 12, 16, 20, 24, 32, 40].map((n) => `${n}:${pct(fixedPower[n]!)}`).join(' ')})`);
 
-  // Every other scenario; the baselines judge with the fixed-horizon trial count (the same trial budget).
+  // Every other Gaussian scenario; the baselines judge with the fixed-horizon trial count (the same trial budget).
+  const base = { count, baselineTrials: fixedN, calibration };
   let anyLook = 0;
-  const aa = runScenario({ name: 'A/A', shift: 0 }, count, 10_000, fixedN, (e) => {
+  const aa = runScenario({ name: 'A/A', shift: 0 }, { ...base, seedBase: 10_000, judgeOne: (e) => {
     if (regressionAtAnyLook(e)) anyLook++;
-  });
-  const noise15 = runScenario({ name: 'A/A, noise 1.5x calibrated', shift: 0, noiseScale: 1.5 }, count, 11_000, fixedN);
-  const noise2 = runScenario({ name: 'A/A, noise 2x calibrated', shift: 0, noiseScale: 2 }, count, 12_000, fixedN);
+  } });
+  const noise15 = runScenario({ name: 'A/A, noise 1.5x calibrated', shift: 0, noiseScale: 1.5 }, { ...base, seedBase: 11_000 });
+  const noise2 = runScenario({ name: 'A/A, noise 2x calibrated', shift: 0, noiseScale: 2 }, { ...base, seedBase: 12_000 });
   let slotOdd = 0;
   let slotEven = 0;
-  const slot = runScenario({ name: 'A/A, 3% slot bias', shift: 0, slotBias: 0.03 }, count, 13_000, fixedN | 1, (e) => {
-    if (fixedJudge(e, 5)) slotOdd++;
-    if (fixedJudge(e, 6)) slotEven++;
-  });
-  const plus1 = runScenario({ name: '+1% (below the 2% threshold)', shift: 0.01 }, count, 20_000, fixedN);
-  const plus2 = runScenario({ name: '+2%', shift: 0.02 }, count, 40_000, fixedN);
-  const plus3Baselines = runScenario({ name: '+3% baselines', shift: 0.03 }, Math.min(count, 300), 30_000, fixedN);
-  const plus5 = runScenario({ name: '+5%', shift: 0.05 }, count, 50_000, fixedN);
+  const slot = runScenario({ name: 'A/A, 3% slot bias', shift: 0, slotBias: 0.03 }, { ...base, baselineTrials: fixedN | 1, seedBase: 13_000, judgeOne: (e) => {
+    if (fixedJudge(e, 7)) slotOdd++;
+    if (fixedJudge(e, 8)) slotEven++;
+  } });
+  const plus1 = runScenario({ name: '+1% (below the 2% threshold)', shift: 0.01 }, { ...base, seedBase: 20_000 });
+  const plus2 = runScenario({ name: '+2%', shift: 0.02 }, { ...base, seedBase: 40_000 });
+  const plus5 = runScenario({ name: '+5%', shift: 0.05 }, { ...base, seedBase: 50_000 });
 
-  const scenarios = { aa, noise15, noise2, slot, plus1, plus2, plus3: { ...plus3, baselines: plus3Baselines.baselines }, plus5 };
+  // Real processes' noise: each family judged with its own workload's calibration.
+  const bimodal = BIMODAL.map((b, i) => {
+    const scenario = { name: `bimodal ${b.share}x+${b.slowdown}`, shift: 0, processes: PROCESSES, slowShare: b.share, slowdown: b.slowdown };
+    const own = calibrationOf(scenario, 700 + i);
+    const one = { ...scenario, processes: 1 };
+    const aaRun = runScenario(scenario, { ...base, calibration: own, seedBase: 60_000 + i * 1_000, previousScenario: one });
+    return { ...b, aa: aaRun, plus3: runScenario({ ...scenario, shift: 0.03 }, { ...base, calibration: own, seedBase: 70_000 + i * 1_000, previousScenario: { ...one, shift: 0.03 } }) };
+  });
+  const bimodalMain = bimodal.find((b) => b.share === 0.2 && b.slowdown === 0.2)!;
+  const heavyScenario = { name: 'heavy tails', shift: 0, heavyTails: true };
+  const heavyCalibration = calibrationOf(heavyScenario, 801);
+  const heavy = runScenario(heavyScenario, { ...base, calibration: heavyCalibration, seedBase: 80_000 });
+  const heavy3 = runScenario({ ...heavyScenario, shift: 0.03 }, { ...base, calibration: heavyCalibration, seedBase: 81_000 });
+  // Drift three times the base per-arm drift, so that it is most of a trial's noise (the issue's finding: the
+  // previous judge's A/A false-positive rate rose to 0.11–0.13 under it).
+  const driftScenario = { name: 'AR(1) drift', shift: 0, armDriftRho: 0.5, armDriftScale: 3 };
+  const driftCalibration = calibrationOf(driftScenario, 901);
+  const drift = runScenario(driftScenario, { ...base, calibration: driftCalibration, seedBase: 90_000 });
+  const drift3 = runScenario({ ...driftScenario, shift: 0.03 }, { ...base, calibration: driftCalibration, seedBase: 91_000 });
+
+  const scenarios: Record<string, ScenarioResult> = { aa, noise15, noise2, slot, plus1, plus2, plus3, plus5, heavy, heavy3, drift, drift3 };
+  for (const b of bimodal) {
+    scenarios[`bimodal${b.share}x${b.slowdown}`] = b.aa;
+    scenarios[`bimodal${b.share}x${b.slowdown}plus3`] = b.plus3;
+  }
   log(`synthetic: ${count} experiments per scenario, ${NOISE.records} pairs per trial, design ${DESIGN.minTrials}..${DESIGN.maxTrials} trials; ${((Date.now() - started) / 1000).toFixed(0)} s`);
-  log(`calibration: latency_shift noise sd ${pct(calibration.metrics.latency_shift!.sd)}, judge's own A/A false-positive rate ${pct(calibration.falsePositiveRate)}`);
-  log(`scenario                         Tandem  trials | naive threshold  t-test  Kayenta (baselines at ${fixedN} trials)`);
-  for (const [name, r] of Object.entries(scenarios)) log(`  ${name.padEnd(30)} ${pct(r.regressed).padStart(6)} ${String(r.meanTrials).padStart(6)} | ${pct(r.baselines.naiveThreshold).padStart(15)} ${pct(r.baselines.tTestUncalibrated).padStart(7)} ${pct(r.baselines.kayentaPooled).padStart(8)}`);
+  log(`calibrations (latency_shift sd, lag-1 autocorrelation, judge's FPR): base ${pct(calibration.metrics.latency_shift!.sd)} ${calibration.metrics.latency_shift!.autocorrelation?.toFixed(2)} ${pct(calibration.falsePositiveRate)}; heavy ${pct(heavyCalibration.metrics.latency_shift!.sd)}; drift ${pct(driftCalibration.metrics.latency_shift!.sd)} ρ ${driftCalibration.metrics.latency_shift!.autocorrelation?.toFixed(2)}`);
+  log(`scenario                         Tandem  passed trials | previous judge (passed) | naive threshold  t-test  Kayenta (baselines at ${fixedN} trials)`);
+  for (const [name, r] of Object.entries(scenarios)) {
+    log(`  ${name.padEnd(30)} ${pct(r.regressed).padStart(6)} ${pct(r.passed).padStart(6)} ${String(r.meanTrials).padStart(6)} | ${pct(r.previousJudge.regressed).padStart(6)} (${pct(r.previousJudge.passed)}) | ${pct(r.baselines.naiveThreshold).padStart(15)} ${pct(r.baselines.tTestUncalibrated).padStart(7)} ${pct(r.baselines.kayentaPooled).padStart(8)}`);
+  }
 
   const aaFprSlotBias = Math.max(slot.regressed, slotOdd / count, slotEven / count);
+  const aaFprBimodal = Math.max(...bimodal.map((b) => b.aa.regressed));
+  const plus3Families = { gaussian: plus3, heavy: heavy3, drift: drift3, ...Object.fromEntries(bimodal.map((b) => [`bimodal${b.share}x${b.slowdown}`, b.plus3])) };
+  const falsePass3 = Math.max(...Object.values(plus3Families).map((r) => r.passed));
+  const previousFalsePass3 = Math.max(...Object.values(plus3Families).map((r) => r.previousJudge.passed));
   const figures = {
-    baseline: 'the same judge with a fixed horizon (fixedTrials3); naive threshold, uncalibrated t-test and Kayenta-style pooled judge on the same experiments',
+    baseline: 'the judge before issue 30 on the same experiments (one process per arm where the scenario has processes); the same judge with a fixed horizon (fixedTrials3); naive threshold, uncalibrated t-test and Kayenta-style pooled judge',
     experimentsPerScenario: count,
     design: DESIGN,
     aaFprCalibrated: aa.regressed,
     aaFprNoise1_5x: noise15.regressed,
     aaFprNoise2x: noise2.regressed,
     aaFprSlotBias,
-    aaFprSlotBiasParts: { sequential: slot.regressed, fixedOdd5: share(slotOdd, count), fixedEven6: share(slotEven, count) },
+    aaFprSlotBiasParts: { sequential: slot.regressed, fixedOdd7: share(slotOdd, count), fixedEven8: share(slotEven, count) },
     aaFprSequential: share(anyLook, count),
     aaAnyMetricFlagged: aa.anyFlagged,
     belowThresholdCalledRegressed1: plus1.regressed,
@@ -124,6 +206,23 @@ export async function run(args: string[]): Promise<void> {
     fixedTrials3: fixedN,
     meanTrials3VsFixed: Number((plus3.meanTrials / fixedN).toFixed(3)),
     calibrationFpr: calibration.falsePositiveRate,
+    aaFprBimodal,
+    aaFprBimodalParts: Object.fromEntries(bimodal.map((b) => [`${b.share}x+${b.slowdown}`, b.aa.regressed])),
+    aaFprHeavyTail: heavy.regressed,
+    aaFprDrift: drift.regressed,
+    power3Bimodal: bimodalMain.plus3.regressed,
+    meanTrials3Bimodal: bimodalMain.plus3.meanTrials,
+    falsePass3,
+    falsePass3Parts: Object.fromEntries(Object.entries(plus3Families).map(([name, r]) => [name, r.passed])),
+    previousJudge: {
+      aaFprBimodal: Math.max(...bimodal.map((b) => b.aa.previousJudge.regressed)),
+      aaFprHeavyTail: heavy.previousJudge.regressed,
+      aaFprDrift: drift.previousJudge.regressed,
+      power3Bimodal: bimodalMain.plus3.previousJudge.regressed,
+      falsePass3: previousFalsePass3,
+      power3: plus3.previousJudge.regressed,
+      aaFprCalibrated: aa.previousJudge.regressed,
+    },
     baselines: Object.fromEntries(Object.entries(scenarios).map(([name, r]) => [name, r.baselines])),
   };
   const targets = {
@@ -132,7 +231,12 @@ export async function run(args: string[]): Promise<void> {
     aaFprNoise2x: { value: noise2.regressed, max: 0.05 },
     aaFprSlotBias: { value: aaFprSlotBias, max: 0.05 },
     aaFprSequential: { value: share(anyLook, count), max: 0.05 },
+    aaFprBimodal: { value: aaFprBimodal, max: 0.05 },
+    aaFprHeavyTail: { value: heavy.regressed, max: 0.05 },
+    aaFprDrift: { value: drift.regressed, max: 0.05 },
     power3: { value: plus3.regressed, min: 0.9 },
+    power3Bimodal: { value: bimodalMain.plus3.regressed, min: 0.8 },
+    falsePass3: { value: falsePass3, max: 0.005 },
     meanTrials3VsFixed: { value: Number((plus3.meanTrials / fixedN).toFixed(3)), max: 0.7 },
   };
   process.stdout.write(`${JSON.stringify({ bench: 'verdict', figures, targets })}\n`);

@@ -160,6 +160,8 @@ export interface RequestOutcome {
   readonly body?: string;
   /** What comparing this response needs beyond its body (kept when the workload compares responses). */
   readonly response?: ResponseView;
+  /** Which of the arm's processes answered, 0-based, when the arm runs several (`trials.processes`). */
+  readonly process?: number;
 }
 
 /** One replayed response as the comparison sees it (see replayer/response-view.ts). */

@@ -44,6 +44,7 @@ export function armsFor(workload: WorkloadConfig, options: ArmChoice, router: Eg
     ...(router ? { dependencies: router.urls } : {}),
     ...(arms.controlPrime?.deployed ? { controlPrime: router ? { dependencies: router.urls['control-prime'] } : {} } : {}),
     dependencyEnv,
+    processes: workload.trials.processes,
     ...(workload.trials.slotCpus ? { slotCpus: [workload.trials.slotCpus[0]!, workload.trials.slotCpus[1]!] as const } : {}),
     clock,
   });

@@ -69,7 +69,8 @@ export interface CompareOptions {
 
 /** Compare the responses of control, treatment and (optionally) control′ record by record, within each trial. */
 export function compareResponses(outcomes: readonly RequestOutcome[], options: CompareOptions): ResponseComparison {
-  const key = (o: RequestOutcome): string => `${o.trial}/${o.recordId}`;
+  // An arm of several processes answers each record once per process: lane i pairs the arms' i-th processes.
+  const key = (o: RequestOutcome): string => `${o.trial}/${o.recordId}/${o.process ?? 0}`;
   const byArm = new Map<string, Map<string, RequestOutcome>>();
   for (const o of outcomes) {
     const arm = byArm.get(o.arm) ?? new Map<string, RequestOutcome>();

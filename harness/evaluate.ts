@@ -43,7 +43,8 @@ export interface ExperimentReport {
   readonly verdict: Omit<ExperimentVerdict, 'metrics'>;
   readonly metrics: readonly MetricVerdict[];
   /** Per-trial effects of the judged metrics, with their within-trial intervals. */
-  readonly perTrial: readonly Pick<TrialMetric, 'metric' | 'trial' | 'control' | 'treatment' | 'effect' | 'low' | 'high'>[];
+  /** Per-trial effects of the judged metrics, with each arm's processes' own values when the arms ran several. */
+  readonly perTrial: readonly Pick<TrialMetric, 'metric' | 'trial' | 'control' | 'treatment' | 'effect' | 'low' | 'high' | 'processes'>[];
   readonly trials: readonly { readonly index: number; readonly attempt: number; readonly status: string; readonly reason?: string; readonly slots?: unknown; readonly achievedRate?: number; readonly targetRate?: number }[];
   readonly excludedTrials: readonly ExcludedTrial[];
   readonly arms: Readonly<Record<'control' | 'treatment', ArmSummary>>;
@@ -217,7 +218,7 @@ export async function evaluateExperiment(store: Pick<Store, 'experiments' | 'out
       ...(verdict.inconclusivePolicy ? { inconclusivePolicy: verdict.inconclusivePolicy } : {}),
     },
     metrics: verdict.metrics,
-    perTrial: metrics.filter((m) => judgedNames.has(m.metric)).map(({ metric, trial, control: c, treatment: t, effect, low, high }) => ({ metric, trial, control: c, treatment: t, effect, low, high })),
+    perTrial: metrics.filter((m) => judgedNames.has(m.metric)).map(({ metric, trial, control: c, treatment: t, effect, low, high, processes }) => ({ metric, trial, control: c, treatment: t, effect, low, high, ...(processes ? { processes } : {}) })),
     trials: record.trials.map((t) => ({
       index: t.index,
       attempt: t.attempt,

@@ -18,9 +18,9 @@ export { trialMetrics, BUILT_IN_METRICS, type TrialMetric, type TrialData, type 
 export { metricPolicies, defaultThreshold, type MetricPolicy, type Direction } from './metric-policy.js';
 export { comparedText } from './reports/compared-text.js';
 export { judge, formatEffect, type MetricVerdict, type MetricVerdictKind, type MetricLook, type ExperimentVerdict, type ExperimentOutcome, type JudgeOptions, type OnInconclusive } from './verdict.js';
-export { fitLook, sequentialBoundary, criticalValue, EXACT_TOLERANCE, type LookFit, type SequentialDesign, type Boundary } from './sequential.js';
+export { fitLook, sequentialBoundary, criticalValue, ar1VarianceFactor, varianceInflation, plannedStandardError, MIN_DF, EXACT_TOLERANCE, type LookFit, type SequentialDesign, type Boundary, type SerialCorrelation } from './sequential.js';
 export { judgeSequentially, type SequentialRun } from './sequential-run.js';
-export { calibrate, type Calibration, type MetricCalibration } from './calibration.js';
+export { calibrate, wilsonInterval, type Calibration, type MetricCalibration } from './calibration.js';
 export { loadExperimentData, slotSign, missingDataCauses, type ExperimentData, type ExcludedTrial, type SlotSign } from './experiment-data.js';
 export { compareResponses, type ResponseComparison, type FieldDifference, type RankingComparison } from './compare-responses.js';
 export {

@@ -29,6 +29,11 @@ export interface TrialMetric {
   readonly points: number;
   readonly scale: EffectScale;
   readonly unit: string;
+  /**
+   * Each arm's processes' own values when the arm ran several (CPU per request, RSS; for latency_shift each
+   * process's level relative to its arm's mean): a slow process is visible as one.
+   */
+  readonly processes?: ArmProcessValues;
 }
 
 /** One trial's inputs, as loaded from the store. */
@@ -47,6 +52,7 @@ export interface TrialMetricsOptions {
   readonly resamples?: number;
 }
 
+const average = (values: readonly number[]): number => (values.length === 0 ? Number.NaN : values.reduce((a, b) => a + b, 0) / values.length);
 const relative = (control: number, treatment: number): number => (control === 0 ? (treatment === 0 ? 0 : Number.NaN) : treatment / control - 1);
 
 interface Pair {
@@ -54,13 +60,15 @@ interface Pair {
   readonly treatment: RequestOutcome;
 }
 
+/** Both arms' answers to each record; with several processes per arm, lane i pairs the arms' i-th processes. */
 function pairsOf(outcomes: readonly RequestOutcome[]): Pair[] {
+  const key = (o: RequestOutcome): string => (o.process === undefined ? o.recordId : `${o.recordId}\u0000${o.process}`);
   const control = new Map<string, RequestOutcome>();
-  for (const o of outcomes) if (o.arm === 'control') control.set(o.recordId, o);
+  for (const o of outcomes) if (o.arm === 'control') control.set(key(o), o);
   const pairs: Pair[] = [];
   for (const o of outcomes) {
     if (o.arm !== 'treatment') continue;
-    const c = control.get(o.recordId);
+    const c = control.get(key(o));
     if (c) pairs.push({ control: c, treatment: o });
   }
   return pairs;
@@ -107,10 +115,13 @@ function quantileRatioInterval(pairs: readonly Pair[], q: number, options: { see
   );
 }
 
-/** Scraped series summed over label sets per scrape, per arm: counters become rates, gauges means. */
+/**
+ * Scraped series summed over label sets per scrape, per process of each arm, then over the arm's processes:
+ * counters become rates, gauges means (an arm of k processes serves the same load as one of one).
+ */
 function scrapedMetrics(samples: readonly Sample[], windowStartMs: number, windowEndMs: number): Map<string, Record<'control' | 'treatment', { value: number; points: number }>> {
-  // name -> arm -> timeMs -> summed value
-  const series = new Map<string, Map<string, Map<number, number>>>();
+  // name -> arm -> process -> timeMs -> summed value
+  const series = new Map<string, Map<string, Map<number, Map<number, number>>>>();
   for (const s of samples) {
     if (s.timeMs < windowStartMs || s.timeMs > windowEndMs) continue;
     if (s.arm !== 'control' && s.arm !== 'treatment') continue;
@@ -119,15 +130,18 @@ function scrapedMetrics(samples: readonly Sample[], windowStartMs: number, windo
     if (s.metric === 'process_cpu_seconds' || s.metric === 'process_rss_bytes' || s.metric.endsWith('_bucket') || s.metric.endsWith('_created') || s.labels?.quantile !== undefined || s.labels?.le !== undefined) continue;
     let byArm = series.get(s.metric);
     if (!byArm) series.set(s.metric, (byArm = new Map()));
-    let byTime = byArm.get(s.arm);
-    if (!byTime) byArm.set(s.arm, (byTime = new Map()));
+    let byProcess = byArm.get(s.arm);
+    if (!byProcess) byArm.set(s.arm, (byProcess = new Map()));
+    const process = processOfSample(s);
+    let byTime = byProcess.get(process);
+    if (!byTime) byProcess.set(process, (byTime = new Map()));
     byTime.set(s.timeMs, (byTime.get(s.timeMs) ?? 0) + s.value);
   }
   const result = new Map<string, Record<'control' | 'treatment', { value: number; points: number }>>();
   for (const [name, byArm] of series) {
     const isCounter = /_(total|count|sum)$/.test(name);
-    const armValue = (arm: 'control' | 'treatment'): { value: number; points: number } => {
-      const points = [...(byArm.get(arm) ?? new Map<number, number>()).entries()].sort((a, b) => a[0] - b[0]);
+    const processValue = (byTime: Map<number, number>): { value: number; points: number } => {
+      const points = [...byTime.entries()].sort((a, b) => a[0] - b[0]);
       if (points.length < 2) return { value: Number.NaN, points: points.length };
       if (!isCounter) return { value: points.reduce((sum, [, v]) => sum + v, 0) / points.length, points: points.length };
       const [firstMs, first] = points[0]!;
@@ -135,40 +149,115 @@ function scrapedMetrics(samples: readonly Sample[], windowStartMs: number, windo
       // A counter that went down restarted: its rate over this window is unknown.
       return { value: last < first ? Number.NaN : ((last - first) * 1000) / (lastMs - firstMs), points: points.length };
     };
+    const armValue = (arm: 'control' | 'treatment'): { value: number; points: number } => {
+      const processes = [...(byArm.get(arm) ?? new Map<number, Map<number, number>>()).values()].map(processValue);
+      if (processes.length === 0) return { value: Number.NaN, points: 0 };
+      return { value: processes.reduce((sum, p) => sum + p.value, 0), points: processes.reduce((sum, p) => sum + p.points, 0) };
+    };
     result.set(name, { control: armValue('control'), treatment: armValue('treatment') });
   }
   return result;
 }
 
+/** Which of an arm's processes a sample or an outcome belongs to: 0 when the arm runs one (or an older Tandem wrote it). */
+export const processOfSample = (s: Sample): number => {
+  const label = s.labels?.tandem_process;
+  return label === undefined ? 0 : Number(label);
+};
+const processOfOutcome = (o: RequestOutcome): number => o.process ?? 0;
+
 /**
- * A deployed arm's process, measured outside it: CPU seconds per answered request over the measurement
- * window and the mean RSS; one value per arm per trial (the trial is the unit). The CPU delta is read at the
- * window's start and after its last response (samples marked `measure-start`/`measure-end`) and divided by
- * the requests the arm answered in the window; without the marks (older records), between the first and last
+ * The arm's value from its processes' values: the smallest. Fresh processes of one build are not alike — about
+ * one in five of the example's runs ~20% slower for its whole life (address layout; Mytkowicz et al. 2009,
+ * Curtsinger & Berger 2013) — and such effects only ever add time: no layout makes code faster than it is.
+ * With k processes the arm is slow only when all k are (0.8% at k = 3, against 10% for a median of 3), so a
+ * slow process shows as one process in the report instead of as a wide interval. Python's `timeit` takes the
+ * minimum of repeats for the same reason.
+ */
+export function fastestOf(values: readonly number[]): number {
+  const finite = values.filter(Number.isFinite);
+  return finite.length === 0 ? Number.NaN : Math.min(...finite);
+}
+
+export interface ArmProcessValues {
+  readonly control: readonly number[];
+  readonly treatment: readonly number[];
+}
+
+/**
+ * Each deployed arm's processes, measured outside them: CPU seconds per answered request over the measurement
+ * window and the mean RSS, per process; the arm's CPU is the fastest of its processes (`fastestOf`), its RSS
+ * their mean (memory has no layout lottery, and a leak in one process must show). The CPU delta is read at the
+ * window's start and after its last response (samples marked `measure-start`/`measure-end`) and divided by the
+ * requests that process answered in the window; without the marks (older records), between the first and last
  * interval scrape inside the window, divided by the requests sent between them.
  */
-function processMetrics(samples: readonly Sample[], outcomes: readonly RequestOutcome[], windowStartMs: number, windowEndMs: number): { cpu: Record<'control' | 'treatment', number>; rss: Record<'control' | 'treatment', number> } | undefined {
-  const perArm = (arm: 'control' | 'treatment'): { cpu: number; rss: number } | undefined => {
-    const armCpu = samples.filter((s) => s.arm === arm && s.metric === 'process_cpu_seconds');
-    const rss = samples.filter((s) => s.arm === arm && s.metric === 'process_rss_bytes' && s.timeMs >= windowStartMs && s.timeMs <= windowEndMs);
+function processMetrics(samples: readonly Sample[], outcomes: readonly RequestOutcome[], windowStartMs: number, windowEndMs: number): { cpu: ArmProcessValues; rss: ArmProcessValues } | undefined {
+  const perProcess = (arm: 'control' | 'treatment', process: number): { cpu: number; rss: number } | undefined => {
+    const mine = (s: Sample): boolean => s.arm === arm && processOfSample(s) === process;
+    const answeredBy = (o: RequestOutcome): boolean => o.arm === arm && o.status > 0 && processOfOutcome(o) === process;
+    const armCpu = samples.filter((s) => mine(s) && s.metric === 'process_cpu_seconds');
+    const rss = samples.filter((s) => mine(s) && s.metric === 'process_rss_bytes' && s.timeMs >= windowStartMs && s.timeMs <= windowEndMs);
     const rssMean = rss.length > 0 ? rss.reduce((sum, s) => sum + s.value, 0) / rss.length : Number.NaN;
     const start = armCpu.find((s) => s.labels?.mark === 'measure-start');
     const end = armCpu.find((s) => s.labels?.mark === 'measure-end');
     if (start && end) {
-      const answered = outcomes.filter((o) => o.arm === arm && o.status > 0).length;
+      const answered = outcomes.filter(answeredBy).length;
       return { cpu: answered > 0 && end.value >= start.value ? (end.value - start.value) / answered : Number.NaN, rss: rssMean };
     }
     const cpu = armCpu.filter((s) => s.labels?.mark === undefined && s.timeMs >= windowStartMs && s.timeMs <= windowEndMs).sort((a, b) => a.timeMs - b.timeMs);
     if (cpu.length < 2) return undefined;
     const first = cpu[0]!;
     const last = cpu[cpu.length - 1]!;
-    const answered = outcomes.filter((o) => o.arm === arm && o.status > 0 && o.intendedMs >= first.timeMs && o.intendedMs < last.timeMs).length;
+    const answered = outcomes.filter((o) => answeredBy(o) && o.intendedMs >= first.timeMs && o.intendedMs < last.timeMs).length;
     return { cpu: answered > 0 && last.value >= first.value ? (last.value - first.value) / answered : Number.NaN, rss: rssMean };
+  };
+  const perArm = (arm: 'control' | 'treatment'): { cpu: number[]; rss: number[] } | undefined => {
+    const processes = [...new Set(samples.filter((s) => s.arm === arm && s.metric === 'process_cpu_seconds').map(processOfSample))].sort((a, b) => a - b);
+    const values = processes.map((p) => perProcess(arm, p)).filter((v) => v !== undefined);
+    if (values.length === 0) return undefined;
+    return { cpu: values.map((v) => v.cpu), rss: values.map((v) => v.rss) };
   };
   const control = perArm('control');
   const treatment = perArm('treatment');
   if (!control || !treatment) return undefined;
   return { cpu: { control: control.cpu, treatment: treatment.cpu }, rss: { control: control.rss, treatment: treatment.rss } };
+}
+
+/**
+ * The trial's latency shift on the log scale when each arm ran several processes, all of them on the same
+ * records: each answer's log latency less its record's mean over every process of both arms leaves the
+ * process's own level (the record's cost cancels); the shift is between the arms' fastest processes
+ * (`fastestOf`, for the reason given there). Also returns each process's level relative to its arm's mean,
+ * for the report. Undefined with one process per arm.
+ */
+function processLatencyShift(outcomes: readonly RequestOutcome[]): { shift: number; levels: ArmProcessValues } | undefined {
+  const byRecord = new Map<string, RequestOutcome[]>();
+  for (const o of outcomes) {
+    if (o.process === undefined || !(o.latencyMs > 0) || o.errorClass !== '' || (o.arm !== 'control' && o.arm !== 'treatment')) continue;
+    const list = byRecord.get(o.recordId) ?? [];
+    list.push(o);
+    byRecord.set(o.recordId, list);
+  }
+  const levels = { control: new Map<number, { sum: number; count: number }>(), treatment: new Map<number, { sum: number; count: number }>() };
+  for (const answers of byRecord.values()) {
+    if (!answers.some((o) => o.arm === 'control') || !answers.some((o) => o.arm === 'treatment')) continue;
+    const mean = answers.reduce((sum, o) => sum + Math.log(o.latencyMs), 0) / answers.length;
+    for (const o of answers) {
+      const level = levels[o.arm as 'control' | 'treatment'];
+      const entry = level.get(o.process!) ?? { sum: 0, count: 0 };
+      entry.sum += Math.log(o.latencyMs) - mean;
+      entry.count++;
+      level.set(o.process!, entry);
+    }
+  }
+  if (levels.control.size < 2 && levels.treatment.size < 2) return undefined;
+  if (levels.control.size === 0 || levels.treatment.size === 0) return undefined;
+  const values = (arm: 'control' | 'treatment'): number[] => [...levels[arm].entries()].sort((a, b) => a[0] - b[0]).map(([, e]) => e.sum / e.count);
+  const control = values('control');
+  const treatment = values('treatment');
+  const relativeToMean = (list: number[]): number[] => list.map((v) => Math.expm1(v - average(list)));
+  return { shift: fastestOf(treatment) - fastestOf(control), levels: { control: relativeToMean(control), treatment: relativeToMean(treatment) } };
 }
 
 /** Every metric of one trial: the built-ins, each error class, each scraped series name, and fan-out per dependency. */
@@ -177,8 +266,8 @@ export function trialMetrics(trial: TrialData, options: TrialMetricsOptions): Tr
   const metrics: TrialMetric[] = [];
   const seed = (options.seed + trial.index * 7_919) >>> 0;
   const resamples = options.resamples ?? 200;
-  const add = (metric: string, control: number, treatment: number, effect: number, interval: { low: number; high: number }, points: number, scale: EffectScale, unit: string): void => {
-    metrics.push({ metric, trial: trial.index, control, treatment, effect, low: interval.low, high: interval.high, points, scale, unit });
+  const add = (metric: string, control: number, treatment: number, effect: number, interval: { low: number; high: number }, points: number, scale: EffectScale, unit: string, processes?: ArmProcessValues): void => {
+    metrics.push({ metric, trial: trial.index, control, treatment, effect, low: interval.low, high: interval.high, points, scale, unit, ...(processes ? { processes } : {}) });
   };
   const noInterval = { low: Number.NaN, high: Number.NaN };
 
@@ -193,7 +282,10 @@ export function trialMetrics(trial: TrialData, options: TrialMetricsOptions): Tr
     if (logRatios.length > 0) {
       const shift = meanInterval(logRatios);
       const geometric = (arm: 'control' | 'treatment'): number => Math.exp(pairs.reduce((s, p) => s + Math.log(Math.max(p[arm].latencyMs, 1e-9)), 0) / pairs.length);
-      add('latency_shift', geometric('control'), geometric('treatment'), Math.expm1(shift.estimate), { low: Math.expm1(shift.low), high: Math.expm1(shift.high) }, logRatios.length, 'relative', 'ms');
+      const byProcess = processLatencyShift(trial.outcomes);
+      // Several processes per arm: the shift between the arms' fastest processes (its interval stays the pooled one's width).
+      const offset = byProcess ? byProcess.shift - shift.estimate : 0;
+      add('latency_shift', geometric('control'), geometric('treatment'), Math.expm1(shift.estimate + offset), { low: Math.expm1(shift.low + offset), high: Math.expm1(shift.high + offset) }, logRatios.length, 'relative', 'ms', byProcess?.levels);
     }
     for (const [metric, q] of [['latency_p50', 0.5], ['latency_p90', 0.9], ['latency_p99', 0.99]] as const) {
       const c = pairs.map((p) => p.control.latencyMs).sort((a, b) => a - b);
@@ -229,8 +321,12 @@ export function trialMetrics(trial: TrialData, options: TrialMetricsOptions): Tr
     }
     const process = processMetrics(trial.samples, trial.outcomes, start, end);
     if (process) {
-      add('cpu_per_request', process.cpu.control, process.cpu.treatment, relative(process.cpu.control, process.cpu.treatment), noInterval, 2, 'relative', 'cpu s/request');
-      add('rss_bytes', process.rss.control, process.rss.treatment, relative(process.rss.control, process.rss.treatment), noInterval, 2, 'relative', 'bytes');
+      const several = process.cpu.control.length > 1 || process.cpu.treatment.length > 1;
+      const cpu = { control: fastestOf(process.cpu.control), treatment: fastestOf(process.cpu.treatment) };
+      const meanOf = (values: readonly number[]): number => average(values.filter(Number.isFinite));
+      const rss = { control: meanOf(process.rss.control), treatment: meanOf(process.rss.treatment) };
+      add('cpu_per_request', cpu.control, cpu.treatment, relative(cpu.control, cpu.treatment), noInterval, 2, 'relative', 'cpu s/request', several ? process.cpu : undefined);
+      add('rss_bytes', rss.control, rss.treatment, relative(rss.control, rss.treatment), noInterval, 2, 'relative', 'bytes', several ? process.rss : undefined);
     }
   }
 

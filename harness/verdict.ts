@@ -16,9 +16,10 @@
  */
 import { benjaminiHochberg, studentTQuantile, varianceConsistent } from './stats.js';
 import { defaultThreshold, type MetricPolicy } from './metric-policy.js';
-import { LookAccumulator, criticalValue, sequentialBoundary, type Boundary, type LookFit, type NoiseSource } from './sequential.js';
+import { LookAccumulator, MIN_DF, criticalValue, nominalP, plannedStandardError, sequentialBoundary, type Boundary, type LookFit, type NoiseSource, type SerialCorrelation } from './sequential.js';
 import type { EffectScale, TrialMetric } from './trial-metrics.js';
-import type { Calibration } from './calibration-result.js';
+import { isMaterialAutocorrelation, type Calibration, type MetricCalibration } from './calibration-result.js';
+import { fromInference, toInference } from './effect-scale.js';
 
 export type MetricVerdictKind = 'regression' | 'improvement' | 'no change' | 'inconclusive' | 'no data';
 export type ExperimentOutcome = 'passed' | 'regressed' | 'inconclusive' | 'no data';
@@ -136,7 +137,8 @@ interface Draft {
 
 function draftMetric(metric: string, rows: readonly TrialMetric[], options: JudgeOptions, alpha: number): Draft {
   const policy = options.policies.get(metric);
-  const usable = rows.filter((r) => Number.isFinite(r.effect));
+  const scale: EffectScale = rows[0]?.scale ?? 'relative';
+  const usable = rows.filter((r) => Number.isFinite(toInference(r.effect, r.scale)));
   const points = rows.reduce((s, r) => s + r.points, 0);
   const base = { metric, ...(policy ? { policy } : {}), rows, points, pValue: Number.NaN, looks: [] };
   const minPoints = options.minPoints ?? 50;
@@ -148,31 +150,69 @@ function draftMetric(metric: string, rows: readonly TrialMetric[], options: Judg
     const why = undefinedEffects > 0 ? `; ${undefinedEffects} trial(s) had a zero control value, which has no relative change` : '';
     return { ...base, noData: `only ${usable.length} trial(s) with a defined effect, at least 2 are needed${why}${causes}` };
   }
-  const effects = usable.map((r) => r.effect);
+  const effects = usable.map((r) => toInference(r.effect, r.scale));
   const signs = usable.map((r) => options.slotSigns?.get(r.trial) ?? 0);
   const n = effects.length;
   const design = options.design ?? { minTrials: n, maxTrials: n };
+  // Serial correlation: the A/A calibration's when there is one (measured over many more trials than a look has),
+  // else estimated from the experiment's own trials (the boundary is then simulated with that estimate inside).
+  // A calibration also puts a floor under the standard error (withNoiseFloor).
+  const calibrated = options.calibration?.metrics[metric];
+  const serial = serialCorrelationOf(calibrated);
   // A fixed horizon is one look at the trials there are; a sequential design looks from its minimum to its maximum.
   const fixed = design.minTrials >= design.maxTrials;
   const firstLook = fixed ? n : Math.max(2, Math.min(design.minTrials, n));
   // One pass: every look from the first, the last one being the verdict's fit.
   const fits: LookFit[] = [];
-  const accumulator = new LookAccumulator();
+  const accumulator = new LookAccumulator(serial);
   for (let k = 1; k <= n; k++) {
     accumulator.add(effects[k - 1]!, signs[k - 1]!);
     const look = k < firstLook ? undefined : accumulator.fit();
-    if (look) fits.push(look);
+    if (look) fits.push(calibrated ? withNoiseFloor(look, calibrated) : look);
   }
   const fit = fits.at(-1);
-  if (!fit || fit.n !== n) return { ...base, noData: `${n} trial(s) leave no degree of freedom for the noise once the slot bias is fitted; at least 3 are needed` };
+  if (!fit || fit.n !== n) {
+    const slottedNow = signs.includes(1) && signs.includes(-1) && !signs.includes(0);
+    return { ...base, noData: `${n} trial(s) leave fewer than ${MIN_DF} degrees of freedom for the noise${slottedNow ? ' once the slot bias is fitted' : ''}; at least ${MIN_DF + (slottedNow ? 2 : 1)} are needed` };
+  }
   const slotted = fit.slotBias !== undefined;
-  const boundary = sequentialBoundary(fixed ? { minTrials: n, maxTrials: n, slotted } : { minTrials: Math.min(design.minTrials, n), maxTrials: Math.max(design.maxTrials, n), slotted });
+  const boundary = sequentialBoundary({ ...(fixed ? { minTrials: n, maxTrials: n } : { minTrials: Math.min(design.minTrials, n), maxTrials: Math.max(design.maxTrials, n) }), slotted, serial: serial.kind });
   const looks = fits.map((look): MetricLook => {
     const half = criticalValue(boundary, alpha, look.df) * look.standardError;
-    return { trials: look.n, estimate: look.estimate, low: look.estimate - half, high: look.estimate + half };
+    return { trials: look.n, estimate: fromInference(look.estimate, scale), low: fromInference(look.estimate - half, scale), high: fromInference(look.estimate + half, scale) };
   });
-  const minQ = Math.min(1, ...fits.map((look) => look.q));
-  return { ...base, fit, boundary, pValue: boundary.anytimeP(minQ), looks };
+  // Significance is the current look's, in the current estimate's direction: an earlier look whose interval
+  // excluded zero says nothing once the interval in hand contains it. anytimeP(q) of the current q is valid
+  // whatever look it is (it is at least the p-value of the smallest q so far).
+  return { ...base, fit, boundary, pValue: boundary.anytimeP(fit.q), looks };
+}
+
+/**
+ * The serial correlation a metric is judged with. With a calibration that measured it, the calibration's — but
+ * only when material (beyond twice its standard error and above 0.1): a 40-trial A/A run's estimate has a
+ * standard error of 0.16, and allowing for noise in it cost a tenth of the power at +3% for nothing. Without a
+ * calibration the look estimates its own (the boundary is simulated with that estimate inside).
+ */
+function serialCorrelationOf(calibrated: MetricCalibration | undefined): SerialCorrelation {
+  const rho = calibrated?.autocorrelation;
+  if (rho === undefined || !Number.isFinite(rho)) return { kind: 'own' };
+  return { kind: 'given', rho: isMaterialAutocorrelation(rho, calibrated!.autocorrelationSe ?? 1) ? Math.min(0.9, rho) : 0 };
+}
+
+/**
+ * A look's standard error is never below what the workload's A/A calibration says n trials of it have (its typical
+ * trial's noise and serial correlation, plannedStandardError): a run of lucky trials with a small spread must not pass a change —
+ * that is how a true +3% regression was passed under heavy-tailed and drifting noise. This is a floor, not
+ * pooling: it only ever widens an interval and raises a p-value, so the false-positive rate the boundary keeps
+ * still holds, and an experiment noisier than its calibration is judged by its own noise.
+ */
+function withNoiseFloor(look: LookFit, calibrated: MetricCalibration): LookFit {
+  const typical = calibrated.typicalSd ?? calibrated.sd;
+  if (look.noise !== 'own trials' || !(typical > 0)) return look;
+  const serial = serialCorrelationOf(calibrated);
+  const floor = plannedStandardError(typical, serial.kind === 'given' ? serial.rho : 0, look.n, look.slotBias !== undefined);
+  if (!(floor > look.standardError)) return look;
+  return { ...look, standardError: floor, q: nominalP(look.estimate, floor, look.df), calibratedFloor: true };
 }
 
 export function judge(trialMetrics: readonly TrialMetric[], options: JudgeOptions): ExperimentVerdict {
@@ -210,17 +250,21 @@ function metricVerdict(d: Draft, ctx: VerdictContext): MetricVerdict {
   const fit = d.fit;
   const n = fit?.n ?? 0;
   const half = fit && d.boundary ? criticalValue(d.boundary, ctx.alpha, fit.df) * fit.standardError : Number.NaN;
-  const estimate = fit?.estimate ?? Number.NaN;
-  const low = estimate - half;
-  const high = estimate + half;
+  const logEstimate = fit?.estimate ?? Number.NaN;
+  const estimate = fromInference(logEstimate, scale);
+  const low = fromInference(logEstimate - half, scale);
+  const high = fromInference(logEstimate + half, scale);
   const policy = d.policy ?? { metric: d.metric, direction: d.metric.startsWith('latency') || d.metric.startsWith('error_share') ? ('increase-is-bad' as const) : ('either' as const), threshold: defaultThreshold(d.metric, scale), critical: false, mustHaveData: false };
   const { threshold, direction } = policy;
   const calibrated = ctx.calibration?.metrics[d.metric];
   // What this rule can see at n trials: significance at the planning level, then the threshold, with 80% power.
   const planningCritical = fit && d.boundary ? criticalValue(d.boundary, ctx.planningLevel, fit.df) : Number.NaN;
   const powerQuantile = fit ? studentTQuantile(0.8, Math.max(1, fit.df)) : Number.NaN;
-  const mde = fit ? Math.max(threshold, planningCritical * fit.standardError) + powerQuantile * fit.standardError : Number.NaN;
-  const noiseFloor = calibrated && n >= 2 ? Math.max(threshold, planningCritical * calibrated.sd / Math.sqrt(n)) + powerQuantile * calibrated.sd / Math.sqrt(n) : undefined;
+  // On the inference scale (log for ratios), then back: the rule needs the estimate beyond the threshold.
+  const logThreshold = toInference(threshold, scale);
+  const mde = fit ? fromInference(Math.max(logThreshold, planningCritical * fit.standardError) + powerQuantile * fit.standardError, scale) : Number.NaN;
+  const calibratedSe = calibrated && n >= 2 ? plannedStandardError(calibrated.sd, ((s) => (s.kind === 'given' ? s.rho : 0))(serialCorrelationOf(calibrated)), n, fit?.slotBias !== undefined) : undefined;
+  const noiseFloor = calibratedSe !== undefined ? fromInference(Math.max(logThreshold, planningCritical * calibratedSe) + powerQuantile * calibratedSe, scale) : undefined;
   const base = {
     metric: d.metric,
     unit: first?.unit ?? '',
@@ -266,8 +310,10 @@ function metricVerdict(d: Draft, ctx: VerdictContext): MetricVerdict {
   }
   // Undecided: say what cannot be excluded, and what would decide it.
   const worst = badUp && (!badDown || high >= -low) ? `a regression up to ${fmt(high)}` : `a regression down to ${fmt(low)}`;
-  const gap = Math.abs(estimate) >= threshold ? Math.abs(estimate) : threshold - Math.abs(estimate);
-  const needed = gap > 0 ? Math.ceil(((planningCritical + powerQuantile) * fit.sd / gap) ** 2) : Number.POSITIVE_INFINITY;
+  const gap = Math.abs(logEstimate) >= logThreshold ? Math.abs(logEstimate) : logThreshold - Math.abs(logEstimate);
+  // The standard error of one trial as this look sees it (slot factor and serial correlation included).
+  const perTrialSe = fit.standardError * Math.sqrt(fit.n);
+  const needed = gap > 0 ? Math.ceil(((planningCritical + powerQuantile) * perTrialSe / gap) ** 2) : Number.POSITIVE_INFINITY;
   const suggestion = needed > n && needed <= 1_000 ? ` About ${needed} trials would decide it if the change is about ${fmt(estimate)}.` : needed > 1_000 ? ' A change this close to the threshold needs more than 1,000 trials to decide.' : '';
   const floor = noiseFloor !== undefined && noiseFloor > 2 * threshold ? ` The calibrated noise at ${n} trials lets only changes beyond ${fmt(noiseFloor)} be seen reliably.` : '';
   return {

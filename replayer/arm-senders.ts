@@ -16,7 +16,8 @@ import { comparableResponse } from './response-view.js';
 export type SendArm = ArmName | 'control-prime';
 
 export interface ArmSendersOptions {
-  readonly arms: Readonly<Record<ArmName, string>>;
+  /** Each arm's base URL, or the URLs of its processes when it runs several (`trials.processes`). */
+  readonly arms: Readonly<Record<ArmName, string | readonly string[]>>;
   readonly controlPrime?: string;
   /** In-flight cap per arm (and the pool's connections). */
   readonly concurrency: number;
@@ -48,7 +49,10 @@ export class ArmSenders {
   readonly errors: Record<SendArm, Record<string, number>> = { control: {}, treatment: {}, 'control-prime': {} };
   readonly connectionErrors: Record<SendArm, number> = { control: 0, treatment: 0, 'control-prime': 0 };
   readonly hasControlPrime: boolean;
-  private readonly pools: Partial<Record<SendArm, Pool>>;
+  /** One pool per process of each arm; control′ has one process. */
+  private readonly pools: Partial<Record<SendArm, readonly Pool[]>>;
+  /** Processes per arm: an outcome names the process that answered when there are several. */
+  readonly processes: Readonly<Record<ArmName, number>>;
   private readonly sendArms: SendArm[];
   private readonly stopped = new AbortController();
   private readonly options: ArmSendersOptions;
@@ -58,7 +62,9 @@ export class ArmSenders {
   constructor(options: ArmSendersOptions) {
     this.options = options;
     const poolOf = (url: string): Pool => new Pool(url, { connections: options.concurrency, headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs, keepAliveTimeout: 10_000 });
-    this.pools = { control: poolOf(options.arms.control), treatment: poolOf(options.arms.treatment), ...(options.controlPrime !== undefined ? { 'control-prime': poolOf(options.controlPrime) } : {}) };
+    const urls = (arm: ArmName): readonly string[] => (typeof options.arms[arm] === 'string' ? [options.arms[arm]] : options.arms[arm]);
+    this.pools = { control: urls('control').map(poolOf), treatment: urls('treatment').map(poolOf), ...(options.controlPrime !== undefined ? { 'control-prime': [poolOf(options.controlPrime)] } : {}) };
+    this.processes = { control: urls('control').length, treatment: urls('treatment').length };
     this.sendArms = Object.keys(this.pools) as SendArm[];
     this.hasControlPrime = options.controlPrime !== undefined;
     // Every in-flight request listens on this one signal.
@@ -74,7 +80,7 @@ export class ArmSenders {
   /** Cancel every in-flight request: one destroy per pool, cheaper than a signal listener per request. */
   stop(reason: unknown): void {
     this.stopped.abort(reason);
-    for (const arm of this.sendArms) void this.pools[arm]!.destroy(new Error('replay cancelled'));
+    for (const arm of this.sendArms) for (const pool of this.pools[arm]!) void pool.destroy(new Error('replay cancelled'));
   }
 
   get inflightTotal(): number {
@@ -101,10 +107,11 @@ export class ArmSenders {
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.sendArms.map((arm) => this.pools[arm]!.destroy()));
+    await Promise.all(this.sendArms.flatMap((arm) => this.pools[arm]!.map((pool) => pool.destroy())));
   }
 
-  send(arm: SendArm, record: CorpusRecord, headers: string[], body: Buffer | null, dueMono: number, first: boolean): void {
+  /** Sends one request to `process` of the arm (0 for an arm of one process and for control′). */
+  send(arm: SendArm, record: CorpusRecord, headers: string[], body: Buffer | null, dueMono: number, first: boolean, process = 0): void {
     this.inflight[arm]++;
     this.sent[arm]++;
     let status = 0;
@@ -121,10 +128,10 @@ export class ArmSenders {
       const errorClass: ErrorClass = outcomeError !== '' && this.stopped.signal.aborted ? 'cancelled' : outcomeError;
       if (errorClass === 'refused' || errorClass === 'reset') this.connectionErrors[arm]++;
       if (errorClass !== '') this.errors[arm][errorClass] = (this.errors[arm][errorClass] ?? 0) + 1;
-      if (errorClass !== 'cancelled' && phaseOf(dueMono, this.options.startMono, this.options.warmupMs) === 'measure') this.#handOn(arm, record, dueMono, first, status, bytes, chunks, responseHeaders, errorClass);
+      if (errorClass !== 'cancelled' && phaseOf(dueMono, this.options.startMono, this.options.warmupMs) === 'measure') this.#handOn(arm, record, dueMono, first, status, bytes, chunks, responseHeaders, errorClass, process);
       if (this.inflightTotal === 0) this.notifyDrained?.();
     };
-    this.pools[arm]!.request({ path: record.path, method: record.method as 'GET', headers, body }, (error, response) => {
+    this.pools[arm]![process]!.request({ path: record.path, method: record.method as 'GET', headers, body }, (error, response) => {
       if (error) return finish(classify(error));
       status = response.statusCode;
       if (this.options.keepBodyBytes > 0) responseHeaders = response.headers;
@@ -138,7 +145,7 @@ export class ArmSenders {
     });
   }
 
-  #handOn(arm: SendArm, record: CorpusRecord, dueMono: number, first: boolean, status: number, bytes: number, chunks: Buffer[], responseHeaders: Record<string, string | string[] | undefined>, errorClass: ErrorClass): void {
+  #handOn(arm: SendArm, record: CorpusRecord, dueMono: number, first: boolean, status: number, bytes: number, chunks: Buffer[], responseHeaders: Record<string, string | string[] | undefined>, errorClass: ErrorClass, process: number): void {
     const { identity, keepBodyBytes, clock, startEpoch, startMono } = this.options;
     const all = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
     const bodyHash = status === 0 ? '' : hash('sha1', all);
@@ -158,6 +165,7 @@ export class ArmSenders {
       first,
       ...(compared?.body !== undefined ? { body: compared.body.toString('base64') } : {}),
       ...(compared ? { response: compared.view } : {}),
+      ...(arm !== 'control-prime' && this.processes[arm] > 1 ? { process } : {}),
     });
   }
 }

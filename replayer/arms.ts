@@ -21,10 +21,21 @@ export interface ArmDeployment {
   readonly port?: number;
   readonly pid?: number;
   readonly fingerprint?: Fingerprint;
+  /** Every process of the arm when it runs several (`trials.processes`); `url` and `pid` are the first one's. */
+  readonly instances?: readonly ArmInstance[];
   /** The arm's recent output (deployed arms). */
   log(): string;
   stop(): Promise<void>;
 }
+
+/** One process of a deployed arm. */
+export interface ArmInstance {
+  readonly url: string;
+  readonly pid?: number;
+}
+
+/** An arm's processes: its instances, or the arm itself as one. */
+export const instancesOf = (d: ArmDeployment): readonly ArmInstance[] => d.instances ?? [{ url: d.url, ...(d.pid !== undefined ? { pid: d.pid } : {}) }];
 
 /** What an arm is, for reports: the revision it was deployed from and/or the URL it answered on. */
 export interface ArmIdentity {
@@ -108,6 +119,8 @@ export interface DeployedArmsOptions {
   readonly logBytes?: number;
   /** Also deploy control′ per trial: control's command and revision, the `control-prime` router listeners. */
   readonly controlPrime?: { readonly dependencies?: Readonly<Record<string, string>> };
+  /** Fresh processes per arm per trial (equal for both arms); the replayer spreads the load over them. @default 1 */
+  readonly processes?: number;
 }
 
 class OutputRing {
@@ -161,13 +174,36 @@ export class DeployedArms implements ArmProvider {
     const order: ArmName[] = slots.control === 'A' ? ['control', 'treatment'] : ['treatment', 'control'];
     const started: ArmDeployment[] = [];
     try {
-      for (const arm of order) started.push(await this.#start(arm, slots[arm], signal));
+      for (const arm of order) started.push(await this.#startArm(arm, slots[arm], signal));
     } catch (error) {
       await Promise.all(started.map((d) => d.stop()));
       throw error;
     }
     const byArm = Object.fromEntries(started.map((d) => [d.arm, d])) as Record<ArmName, ArmDeployment>;
     return byArm;
+  }
+
+  /**
+   * One arm's processes, started together once the slot before it is up (the slot still fixes the start order
+   * between the arms). A process that does not become ready stops the ones already started.
+   */
+  async #startArm(arm: ArmName, slot: Slot, signal?: AbortSignal): Promise<ArmDeployment> {
+    const count = Math.max(1, this.options.processes ?? 1);
+    if (count === 1) return this.#start(arm, slot, signal);
+    const settled = await Promise.allSettled(Array.from({ length: count }, (_, index) => this.#start(arm, slot, signal, undefined, index)));
+    const ready = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) {
+      await Promise.all(ready.map((d) => d.stop()));
+      throw failed.reason;
+    }
+    const first = ready[0]!;
+    return {
+      ...first,
+      instances: ready.map((d) => ({ url: d.url, ...(d.pid !== undefined ? { pid: d.pid } : {}) })),
+      log: () => ready.map((d, i) => `[process ${i}] ${d.log()}`).join('\n'),
+      stop: async () => void (await Promise.all(ready.map((d) => d.stop()))),
+    };
   }
 
   /**
@@ -179,7 +215,7 @@ export class DeployedArms implements ArmProvider {
     return this.#start('control', DeployedArms.slotsFor(trial).control, signal, 'control-prime');
   }
 
-  async #start(arm: ArmName, slot: Slot, signal?: AbortSignal, as?: 'control-prime'): Promise<ArmDeployment> {
+  async #start(arm: ArmName, slot: Slot, signal?: AbortSignal, as?: 'control-prime', processIndex = 0): Promise<ArmDeployment> {
     const spec = this.options.specs[arm];
     const port = await freePort();
     const label = as ?? arm;
@@ -187,7 +223,7 @@ export class DeployedArms implements ArmProvider {
     const rendered = deployCommand(spec.command, { port, arm: label, revision: this.options.revisions?.[arm] ?? '', dependencies });
     const command = rendered.display;
     const cpus = as !== undefined ? undefined : this.options.slotCpus?.[slot === 'A' ? 0 : 1];
-    const env: Record<string, string> = { ...process.env, ...spec.env, ...rendered.env, PORT: String(port), TANDEM_ARM: label, TANDEM_SLOT: as !== undefined ? '' : slot } as Record<string, string>;
+    const env: Record<string, string> = { ...process.env, ...spec.env, ...rendered.env, PORT: String(port), TANDEM_ARM: label, TANDEM_SLOT: as !== undefined ? '' : slot, TANDEM_PROCESS: String(processIndex) } as Record<string, string>;
     for (const [name, url] of Object.entries(dependencies)) {
       const variable = this.options.dependencyEnv?.[name];
       if (variable) env[variable] = url;

@@ -14,7 +14,11 @@ export interface ScrapedArm {
   readonly url: string;
   /** Local process of a deployed arm. */
   readonly pid?: number;
+  /** Which of the arm's processes this is, when it runs several: its samples are labelled `tandem_process`. */
+  readonly process?: number;
 }
+
+const processLabel = (process: number | undefined): Record<string, string> => (process !== undefined ? { tandem_process: String(process) } : {});
 
 export interface CounterScraperOptions {
   readonly experimentId: string;
@@ -35,16 +39,18 @@ export async function scrapeCounters(options: CounterScraperOptions, signal: Abo
   const once = async (): Promise<void> => {
     const batch: Sample[] = [];
     await Promise.all(
-      options.arms.map(async ({ arm, url, pid }) => {
+      options.arms.map(async ({ arm, url, pid, process }) => {
         const timeMs = options.clock.now();
         const base = { experimentId: options.experimentId, trial: options.trial, arm, timeMs };
+        const extra = processLabel(process);
         if (options.metricsPath !== null) {
           try {
             const response = await request(`${url}${options.metricsPath ?? '/metrics'}`, { headersTimeout: 2_000, bodyTimeout: 2_000 });
             const text = await response.body.text();
             if (response.statusCode !== 200) throw new UpstreamError(`status ${response.statusCode}`);
             for (const s of parsePrometheusText(text).samples) {
-              if (Number.isFinite(s.value)) batch.push({ ...base, metric: s.name, value: s.value, ...(Object.keys(s.labels).length > 0 ? { labels: s.labels } : {}) });
+              const labels = { ...s.labels, ...extra };
+              if (Number.isFinite(s.value)) batch.push({ ...base, metric: s.name, value: s.value, ...(Object.keys(labels).length > 0 ? { labels } : {}) });
             }
             scrapes++;
           } catch {
@@ -53,7 +59,8 @@ export async function scrapeCounters(options: CounterScraperOptions, signal: Abo
         }
         if (pid !== undefined) {
           const stats = await processStats(pid);
-          if (stats) batch.push({ ...base, metric: 'process_cpu_seconds', value: stats.cpuSeconds }, { ...base, metric: 'process_rss_bytes', value: stats.rssBytes });
+          const labels = Object.keys(extra).length > 0 ? { labels: extra } : {};
+          if (stats) batch.push({ ...base, metric: 'process_cpu_seconds', value: stats.cpuSeconds, ...labels }, { ...base, metric: 'process_rss_bytes', value: stats.rssBytes, ...labels });
         }
       }),
     );
@@ -80,10 +87,10 @@ export async function scrapeCounters(options: CounterScraperOptions, signal: Abo
 export async function markProcessCpu(options: Pick<CounterScraperOptions, 'experimentId' | 'trial' | 'arms' | 'samples' | 'clock'>, mark: 'measure-start' | 'measure-end'): Promise<void> {
   const batch: Sample[] = [];
   await Promise.all(
-    options.arms.map(async ({ arm, pid }) => {
+    options.arms.map(async ({ arm, pid, process }) => {
       if (pid === undefined) return;
       const stats = await processStats(pid);
-      if (stats) batch.push({ experimentId: options.experimentId, trial: options.trial, arm, metric: 'process_cpu_seconds', timeMs: options.clock.now(), value: stats.cpuSeconds, labels: { mark } });
+      if (stats) batch.push({ experimentId: options.experimentId, trial: options.trial, arm, metric: 'process_cpu_seconds', timeMs: options.clock.now(), value: stats.cpuSeconds, labels: { mark, ...processLabel(process) } });
     }),
   );
   if (batch.length > 0) await options.samples.append(batch);

@@ -37,8 +37,14 @@ export interface ReplayProgress {
 
 export interface PairedReplayOptions {
   readonly records: AsyncIterable<CorpusRecord>;
-  /** Base URL of each arm. */
-  readonly arms: Readonly<Record<ArmName, string>>;
+  /**
+   * Base URL of each arm, or of each of its processes (`trials.processes`). Every record goes to every process
+   * of both arms, so each process is measured on the same requests as every other: splitting the records
+   * between them left each process a different third of the corpus, and the mix alone moved a process's CPU
+   * per request by 5–10% (docs/harness.md), more than the effects the processes are there to resolve. The rate
+   * is per process; in-flight caps are per process too.
+   */
+  readonly arms: Readonly<Record<ArmName, string | readonly string[]>>;
   /**
    * A second copy of control (Diffy's noise cancellation): each pair's record is
    * also sent here, after the pair, for response comparison only. It never
@@ -250,7 +256,7 @@ async function runSchedule(options: PairedReplayOptions, senders: ArmSenders, re
     const lag = Math.max(0, now - dueMono);
     counts.maxLag = Math.max(counts.maxLag, lag);
     counts.lagSum += lag;
-    if (senders.inflight.control >= options.concurrency || senders.inflight.treatment >= options.concurrency) {
+    if (senders.inflight.control >= options.concurrency * senders.processes.control || senders.inflight.treatment >= options.concurrency * senders.processes.treatment) {
       // At the cap: this pair is dropped, and so is every pair that falls due while waiting
       // for a slot — counted, not sent late, and without spinning through the corpus.
       counts.droppedPairs++;
@@ -274,8 +280,11 @@ async function runSchedule(options: PairedReplayOptions, senders: ArmSenders, re
     const first = nextFirst();
     counts.firstSide[first]++;
     const second: ArmName = first === 'control' ? 'treatment' : 'control';
-    senders.send(first, record, headers[first], body, dueMono, true);
-    senders.send(second, record, headers[second], body, dueMono, false);
+    // Process i of each arm in turn, the first side first: the arms' i-th processes form lane i.
+    for (let process = 0; process < Math.max(senders.processes.control, senders.processes.treatment); process++) {
+      if (process < senders.processes[first]) senders.send(first, record, headers[first], body, dueMono, true, process);
+      if (process < senders.processes[second]) senders.send(second, record, headers[second], body, dueMono, false, process);
+    }
     if (senders.hasControlPrime) {
       if (senders.inflight['control-prime'] < options.concurrency) senders.send('control-prime', record, headers['control-prime'], body, dueMono, false);
       else counts.controlPrimeSkipped++;

@@ -10,7 +10,7 @@
  */
 import { type Clock, type CorpusRecord, type RequestOutcome, type TrialRecord, type WorkloadConfig } from '../core/index.js';
 import type { Store } from '../store/index.js';
-import { ArmNotReadyError, type ArmDeployment, type ArmProvider, type ArmIdentity } from './arms.js';
+import { ArmNotReadyError, instancesOf, type ArmDeployment, type ArmProvider, type ArmIdentity } from './arms.js';
 import { shapeCorpus, wrapped, type ShapedCorpus } from './replay-shaping.js';
 import { resetArm } from './arm-reset.js';
 import { leftoversOf, recordProcess, stopLeftovers } from './arm-processes.js';
@@ -213,7 +213,7 @@ async function deployAttempt(options: RunTrialsOptions, ledger: TrialLedger, ind
     }
   }
   const arms: AttemptArms = { deployments, prime, slots, stop: () => Promise.all([deployments.control.stop(), deployments.treatment.stop(), prime?.stop()]) };
-  const processes = [...(['control', 'treatment'] as const).flatMap((arm) => (deployments[arm].pid !== undefined ? [recordProcess(arm, deployments[arm].pid!)] : [])), ...(prime?.pid !== undefined ? [recordProcess('control-prime', prime.pid)] : [])];
+  const processes = [...(['control', 'treatment'] as const).flatMap((arm) => instancesOf(deployments[arm]).flatMap((i) => (i.pid !== undefined ? [recordProcess(arm, i.pid)] : []))), ...(prime?.pid !== undefined ? [recordProcess('control-prime', prime.pid)] : [])];
   if (processes.length > 0) await ledger.annotate(index, attempt, { processes });
   try {
     await resetArms(workload, deployments, options.arms.compared, signal);
@@ -241,7 +241,10 @@ async function measureAttempt(options: RunTrialsOptions, index: number, attempt:
   const scraped = {
     experimentId: options.experimentId,
     trial: index,
-    arms: (['control', 'treatment'] as const).map((arm) => ({ arm, url: deployments[arm].url, ...(deployments[arm].pid !== undefined ? { pid: deployments[arm].pid } : {}) })),
+    arms: (['control', 'treatment'] as const).flatMap((arm) => {
+      const instances = instancesOf(deployments[arm]);
+      return instances.map((i, process) => ({ arm, url: i.url, ...(i.pid !== undefined ? { pid: i.pid } : {}), ...(instances.length > 1 ? { process } : {}) }));
+    }),
     samples: options.store.samples,
     clock,
   };
@@ -252,7 +255,7 @@ async function measureAttempt(options: RunTrialsOptions, index: number, attempt:
     const controlPrime = prime?.url ?? options.controlPrime;
     const result = await pairedReplay({
       records: shaped.records,
-      arms: { control: deployments.control.url, treatment: deployments.treatment.url },
+      arms: { control: instancesOf(deployments.control).map((i) => i.url), treatment: instancesOf(deployments.treatment).map((i) => i.url) },
       ...(controlPrime !== undefined ? { controlPrime } : {}),
       ...(options.armHeaders ? { armHeaders: options.armHeaders } : {}),
       ratePerSecond: workload.replay.rate,

@@ -94,4 +94,5 @@ export const isRequestOutcome = (v: unknown): v is RequestOutcome =>
     bodyHash: 'string',
     first: 'boolean',
   }) &&
-  (v.response === undefined || isResponseView(v.response));
+  (v.response === undefined || isResponseView(v.response)) &&
+  (v.process === undefined || (Number.isInteger(v.process) && (v.process as number) >= 0));

@@ -30,6 +30,16 @@ export interface SyntheticOptions {
   readonly requestSigma?: number;
   /** Relative slowdown of the arm in slot A. @default 0 */
   readonly slotBias?: number;
+  /** Processes per arm per trial; records rotate over them as the replayer sends them. @default 1 */
+  readonly processes?: number;
+  /** Share of fresh processes that are slow for their whole life (memory layout). @default 0 */
+  readonly slowShare?: number;
+  /** How much slower such a process is. @default 0.2 */
+  readonly slowdown?: number;
+  /** Lag-1 correlation of each arm's drift from trial to trial (AR(1)); 0 draws it afresh every trial. @default 0 */
+  readonly armDriftRho?: number;
+  /** Draw each arm's per-trial drift from Student's t with 3 df (scaled to the same sd) instead of a normal. */
+  readonly heavyTails?: boolean;
 }
 
 /** +1 when the treatment ran in slot A of trial t, −1 in slot B (the DeployedArms crossover). */
@@ -40,9 +50,17 @@ function normal(random: () => number): () => number {
   return () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
 }
 
+/** Student's t with 3 df, scaled to unit variance (its variance is 3). */
+const studentT3 = (z: () => number): (() => number) => () => z() / Math.sqrt((z() ** 2 + z() ** 2 + z() ** 2) / 3) / Math.sqrt(3);
+
 export function syntheticExperiment(options: SyntheticOptions): TrialData[] {
   const random = seededRandom(options.seed);
   const z = normal(random);
+  const armDraw = options.heavyTails ? studentT3(z) : z;
+  const rho = options.armDriftRho ?? 0;
+  const processes = options.processes ?? 1;
+  // Each arm's drift state, carried from trial to trial when it is AR(1) (stationary: the same sd as fresh draws).
+  const driftState = { control: armDraw(), treatment: armDraw() };
   // The corpus is the same in every trial of an experiment (it is the same recorded window).
   const cost = Array.from({ length: options.records }, () => 20 * Math.exp((options.recordSigma ?? 0.6) * z()));
   const trials: TrialData[] = [];
@@ -50,14 +68,21 @@ export function syntheticExperiment(options: SyntheticOptions): TrialData[] {
     const drift = Math.exp((options.trialDrift ?? 0.05) * z());
     const slotA = 1 + (options.slotBias ?? 0);
     const treatmentInA = syntheticSlotSign(t) === 1;
+    for (const arm of ['control', 'treatment'] as const) driftState[arm] = t === 0 ? driftState[arm] : rho * driftState[arm] + Math.sqrt(1 - rho * rho) * armDraw();
     const armFactor = {
-      control: (1 + (options.armDrift ?? 0.005) * z()) * (treatmentInA ? 1 : slotA),
-      treatment: (1 + (options.armDrift ?? 0.005) * z()) * (1 + options.shift) * (treatmentInA ? slotA : 1),
+      control: Math.max(0.05, 1 + (options.armDrift ?? 0.005) * driftState.control) * (treatmentInA ? 1 : slotA),
+      treatment: Math.max(0.05, 1 + (options.armDrift ?? 0.005) * driftState.treatment) * (1 + options.shift) * (treatmentInA ? slotA : 1),
+    };
+    const processFactor = {
+      control: Array.from({ length: processes }, () => (random() < (options.slowShare ?? 0) ? 1 + (options.slowdown ?? 0.2) : 1)),
+      treatment: Array.from({ length: processes }, () => (random() < (options.slowShare ?? 0) ? 1 + (options.slowdown ?? 0.2) : 1)),
     };
     const outcomes: RequestOutcome[] = [];
     for (let r = 0; r < options.records; r++) {
+      // As the replayer sends them: every record to every process of both arms.
+      for (let process = 0; process < processes; process++)
       for (const arm of ['control', 'treatment'] as const) {
-        const latencyMs = cost[r]! * drift * armFactor[arm] * Math.exp((options.requestSigma ?? 0.25) * z());
+        const latencyMs = cost[r]! * drift * armFactor[arm] * processFactor[arm][process]! * Math.exp((options.requestSigma ?? 0.25) * z());
         const failed = random() < 0.001;
         outcomes.push({
           experimentId: 'synthetic',
@@ -72,6 +97,7 @@ export function syntheticExperiment(options: SyntheticOptions): TrialData[] {
           errorClass: failed ? '5xx' : '',
           bodyHash: '',
           first: random() < 0.5,
+          ...(processes > 1 ? { process } : {}),
         });
       }
     }

@@ -6,6 +6,7 @@
  */
 import { judge, judgeSequentially, metricPolicies, tInterval, trialMetrics, type Calibration, type TrialMetric } from '../../harness/index.js';
 import { kayentaJudge } from './kayenta-judge.js';
+import { judgeSequentially as previousJudgeSequentially } from './previous-judge/sequential-run.js';
 import { syntheticExperiment, syntheticSlotSign, type SyntheticOptions } from './synthetic-experiment.js';
 
 export const THRESHOLD = 0.02;
@@ -23,6 +24,16 @@ export interface Scenario {
   /** Multiplies the per-arm drift and per-request noise: the experiment's noise relative to the calibration's. */
   readonly noiseScale?: number;
   readonly slotBias?: number;
+  /** Fresh processes per arm per trial, a share of them slow for their whole life by `slowdown`. */
+  readonly processes?: number;
+  readonly slowShare?: number;
+  readonly slowdown?: number;
+  /** Per-arm drift persisting across trials as AR(1) with this lag-1 correlation. */
+  readonly armDriftRho?: number;
+  /** Multiplies the per-arm drift alone (how much of the trial's noise is drift). */
+  readonly armDriftScale?: number;
+  /** Per-arm trial drift from Student's t with 3 df. */
+  readonly heavyTails?: boolean;
 }
 
 export interface Experiment {
@@ -37,11 +48,16 @@ export function makeExperiment(seed: number, scenario: Scenario, trials: number)
     trials,
     records: NOISE.records,
     shift: scenario.shift,
-    armDrift: NOISE.armDrift * scale,
+    armDrift: NOISE.armDrift * scale * (scenario.armDriftScale ?? 1),
     trialDrift: NOISE.trialDrift,
     recordSigma: NOISE.recordSigma,
     requestSigma: NOISE.requestSigma * scale,
     slotBias: scenario.slotBias ?? 0,
+    ...(scenario.processes !== undefined ? { processes: scenario.processes } : {}),
+    ...(scenario.slowShare !== undefined ? { slowShare: scenario.slowShare } : {}),
+    ...(scenario.slowdown !== undefined ? { slowdown: scenario.slowdown } : {}),
+    ...(scenario.armDriftRho !== undefined ? { armDriftRho: scenario.armDriftRho } : {}),
+    ...(scenario.heavyTails ? { heavyTails: true } : {}),
   };
   const data = syntheticExperiment(options);
   return {
@@ -52,10 +68,28 @@ export function makeExperiment(seed: number, scenario: Scenario, trials: number)
 
 export const slotSigns = new Map(Array.from({ length: 200 }, (_, t) => [t, syntheticSlotSign(t)] as const));
 
+export interface JudgedRun {
+  readonly regressed: boolean;
+  readonly passed: boolean;
+  readonly trials: number;
+  readonly anyFlagged: boolean;
+}
+
+const judgedRun = (run: { verdict: { outcome: string; metrics: readonly { judged: boolean; verdict: string }[] }; trials: number }): JudgedRun => ({
+  regressed: run.verdict.outcome === 'regressed',
+  passed: run.verdict.outcome === 'passed',
+  trials: run.trials,
+  anyFlagged: run.verdict.metrics.some((m) => m.judged && (m.verdict === 'regression' || m.verdict === 'improvement')),
+});
+
 /** Tandem's judge as an experiment meets it: looks from min to max, stop when decided. */
-export function sequentialJudge(e: Experiment, calibration?: Calibration): { regressed: boolean; trials: number; anyFlagged: boolean } {
-  const run = judgeSequentially(e.trials.slice(0, DESIGN.maxTrials), { policies, slotSigns, design: DESIGN, ...(calibration ? { calibration } : {}) });
-  return { regressed: run.verdict.outcome === 'regressed', trials: run.trials, anyFlagged: run.verdict.metrics.some((m) => m.judged && (m.verdict === 'regression' || m.verdict === 'improvement')) };
+export function sequentialJudge(e: Experiment, calibration?: Calibration): JudgedRun {
+  return judgedRun(judgeSequentially(e.trials.slice(0, DESIGN.maxTrials), { policies, slotSigns, design: DESIGN, ...(calibration ? { calibration } : {}) }));
+}
+
+/** The judge before issue 30 (bench/support/previous-judge), the same way, on the same trials. */
+export function previousSequentialJudge(e: Experiment, calibration?: Calibration): JudgedRun {
+  return judgedRun(previousJudgeSequentially(e.trials.slice(0, DESIGN.maxTrials), { policies, slotSigns, design: DESIGN, ...(calibration ? { calibration } : {}) }));
 }
 
 /** A regression called at any look from min to max, even after the judge would have stopped: the repeated-looks guarantee. */

@@ -19,17 +19,31 @@ export interface CalibrateOptions extends Omit<ReplayOptions, 'treatment' | 'tre
 }
 
 
+const pct = (v: number): string => `${(v * 100).toFixed(1)}%`;
+
 export function formatCalibration(calibration: Calibration): string[] {
+  const interval = calibration.falsePositiveInterval ? ` [${pct(calibration.falsePositiveInterval.low)}, ${pct(calibration.falsePositiveInterval.high)}]` : '';
   const lines = [
-    `A/A calibration ${calibration.experimentId}: ${calibration.trials} trials, replayed as ${calibration.subsets} seeded sequential experiments (looks after trials ${calibration.design.minTrials} to ${calibration.design.maxTrials})`,
-    `  false-positive rate of the judge: ${(calibration.falsePositiveRate * 100).toFixed(1)}% called regressed, ${(calibration.anyMetricFlaggedRate * 100).toFixed(1)}% with any judged metric flagged`,
-    `  ${'metric'.padEnd(28)} ${'noise sd'.padStart(9)} ${'floor@max'.padStart(9)} ${'slot bias [95% CI]'.padStart(30)} ${'p'.padStart(7)} ${'FPR'.padStart(6)}`,
+    `A/A calibration ${calibration.experimentId}: ${calibration.trials} trials; the judge's false-positive rate measured on ${calibration.subsets} sequential A/A experiments simulated from them (looks after trials ${calibration.design.minTrials} to ${calibration.design.maxTrials})`,
+    `  false-positive rate of the judge: ${pct(calibration.falsePositiveRate)}${interval} called regressed, ${pct(calibration.anyMetricFlaggedRate)} with any judged metric flagged`,
+    `  ${'metric'.padEnd(28)} ${'noise sd'.padStart(9)} ${'floor@max'.padStart(9)} ${'slot bias [95% CI]'.padStart(30)} ${'p'.padStart(7)} ${'lag-1'.padStart(6)} ${'FPR'.padStart(6)}`,
   ];
-  for (const [metric, m] of Object.entries(calibration.metrics).sort((a, b) => a[0].localeCompare(b[0]))) {
+  const metrics = Object.entries(calibration.metrics).sort((a, b) => a[0].localeCompare(b[0]));
+  for (const [metric, m] of metrics) {
     const scale = metric.startsWith('error_share') ? 'absolute' : 'relative';
     lines.push(
-      `  ${metric.slice(0, 28).padEnd(28)} ${formatEffect(m.sd, scale).replace(/^[+−±]/, '').padStart(9)} ${formatEffect(m.noiseFloor, scale).padStart(9)} ${`${formatEffect(m.slotBias.estimate, scale)} [${formatEffect(m.slotBias.low, scale)}, ${formatEffect(m.slotBias.high, scale)}]`.padStart(30)} ${(Number.isFinite(m.slotBias.pValue) ? m.slotBias.pValue.toPrecision(2) : 'n/a').padStart(7)} ${`${(m.falsePositiveRate * 100).toFixed(1)}%`.padStart(6)}`,
+      `  ${metric.slice(0, 28).padEnd(28)} ${formatEffect(m.sd, scale).replace(/^[+−±]/, '').padStart(9)} ${formatEffect(m.noiseFloor, scale).padStart(9)} ${`${formatEffect(m.slotBias.estimate, scale)} [${formatEffect(m.slotBias.low, scale)}, ${formatEffect(m.slotBias.high, scale)}]`.padStart(30)} ${(Number.isFinite(m.slotBias.pValue) ? m.slotBias.pValue.toPrecision(2) : 'n/a').padStart(7)} ${(m.autocorrelation !== undefined ? m.autocorrelation.toFixed(2) : 'n/a').padStart(6)} ${pct(m.falsePositiveRate).padStart(6)}`,
     );
+  }
+  for (const [metric, m] of metrics) if (m.warning) lines.push(`  warning: ${metric}: ${m.warning}`);
+  // Where the noise comes from, and what a change of each size needs (Kalibera & Jones 2013).
+  for (const metric of ['cpu_per_request', 'latency_shift']) {
+    const m = calibration.metrics[metric];
+    if (!m?.varianceSplit || !m.plan) continue;
+    const split = m.varianceSplit;
+    const sd = (variance: number): string => pct(Math.sqrt(variance));
+    const trials = m.plan.map((p) => `${pct(p.change)}: ${Number.isFinite(p.trials) ? `${p.trials} trials` : 'over 1,000 trials'}`).join(', ');
+    lines.push(`  ${metric}: noise between processes of one arm ${sd(split.betweenProcesses)}, between trials ${sd(split.betweenTrials)}, within a trial ${sd(split.withinTrial)} (sd, ${split.processes} process(es) per arm); to pass a clean change within, and call twice, ${trials}`);
   }
   return lines;
 }
@@ -40,7 +54,7 @@ export async function run(options: CalibrateOptions, ctx: CliContext): Promise<n
   // At least as many trials as the workload's longest experiment, so its sequential judge can be replayed in full.
   const trials = options.trials !== undefined ? parsePositiveInteger(options.trials, '--trials') : Math.max(10, configured.trials.max);
   const workload = controlAgainstControl(withOverrides(configured, { ...options, trials: String(trials) }));
-  const subsets = options.subsets !== undefined ? parsePositiveInteger(options.subsets, '--subsets') : 200;
+  const subsets = options.subsets !== undefined ? parsePositiveInteger(options.subsets, '--subsets') : 1_000;
   const seed = options.seed !== undefined ? parsePositiveInteger(options.seed, '--seed') : undefined;
   const replayOptions: ReplayOptions = { ...options, ...(options.control !== undefined ? { treatment: options.control } : {}), ...(options.controlRevision !== undefined ? { treatmentRevision: options.controlRevision } : {}) };
   const store = createStore(config.store, { cwd: ctx.cwd, env: ctx.env });
@@ -78,6 +92,7 @@ export async function run(options: CalibrateOptions, ctx: CliContext): Promise<n
       subsets,
       alpha: configured.harness.alpha,
       minPoints: configured.harness.minPoints,
+      processes: workload.arms?.control.deploy !== undefined ? configured.trials.processes : 1,
     });
     await store.experiments.put({ ...data.record, updatedAtMs: Math.max(Date.now(), data.record.updatedAtMs + 1), verdict: { calibration } });
     if (options.json) ctx.out(JSON.stringify(calibration, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v)));

@@ -11,7 +11,7 @@ export function registerCalibrate(program: Command, { ctx, setExit }: Registrati
     .option('--control <url>', 'a running control deployment (used for both arms)')
     .option('--control-revision <rev>', 'substituted for {revision} in the control deploy command')
     .option('--trials <n>', 'A/A trials (default: 3 x trials.count, at least 10)')
-    .option('--subsets <n>', 'seeded subsets judged for the false-positive rate', '200')
+    .option('--subsets <n>', 'sequential A/A experiments simulated from the run to measure the false-positive rate', '1000')
     .option('--seed <n>', 'seed of every random choice')
     .option('--rate <pairs/s>', 'override replay.rate')
     .option('--warmup <duration>', 'override trials.warmup')

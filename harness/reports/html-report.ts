@@ -116,6 +116,8 @@ ${verdict.outcome === 'inconclusive' || verdict.inconclusivePolicy ? `<p class="
     .join('\n');
   if (narrowing) sections.push(`<h2>How the intervals narrowed</h2><p class="meta">The estimate and its confidence-sequence interval (valid at every look) after each completed trial; the judge stopped when every critical metric was decided.</p>${narrowing}`);
   sections.push(`<h2>Per-trial effects</h2><p class="meta">Dots are each trial's effect with its within-trial 95% interval; the last row is the estimate across trials. The green band is ±threshold.</p>${perTrial || '<p class="empty">no judged metric has data</p>'}`);
+  const processes = processTable(report);
+  if (processes) sections.push(processes);
 
   if (report.detectors.length > 0) {
     const start = Math.min(...report.detectors.flatMap((d) => d.observations.map((o) => o.timeMs)));
@@ -173,4 +175,28 @@ ${sections.join('\n')}
 <p class="meta">Generated ${e(report.generatedAt)} · report schema ${e(report.schema)}</p>
 </body></html>
 `;
+}
+
+/**
+ * Each arm's processes per trial, when the arms ran several: a slow process shows as one slow cell (marked) beside
+ * its arm's others, not as a mysterious wide interval. CPU per request in µs; latency as each process's level
+ * relative to its arm's mean.
+ */
+function processTable(report: ExperimentReport): string | undefined {
+  const rows = report.perTrial.filter((t) => t.processes && (t.metric === 'cpu_per_request' || t.metric === 'latency_shift'));
+  if (rows.length === 0) return undefined;
+  const cell = (metric: string, values: readonly number[]): string => {
+    const finite = values.filter(Number.isFinite);
+    const fastest = Math.min(...finite);
+    return values
+      .map((v) => {
+        const text = metric === 'cpu_per_request' ? `${number(v * 1e6)} µs` : `${v >= 0 ? '+' : ''}${number(v * 100, 1)}%`;
+        // More than 10% above the arm's fastest: the reason the arm is judged by its fastest process.
+        const slow = Number.isFinite(v) && (metric === 'cpu_per_request' ? v > fastest * 1.1 : v > fastest + 0.1);
+        return slow ? `<strong title="more than 10% slower than the arm's fastest process">${e(text)}</strong>` : e(text);
+      })
+      .join(' · ');
+  };
+  const body = rows.map((t) => `<tr><td>${e(t.metric)}</td><td class="n">${e(t.trial)}</td><td>${cell(t.metric, t.processes!.control)}</td><td>${cell(t.metric, t.processes!.treatment)}</td><td class="n">${e(`${t.effect >= 0 ? '+' : ''}${number(t.effect * 100, 2)}%`)}</td></tr>`).join('');
+  return `<h2>Processes</h2><p class="meta">Each arm ran several fresh processes per trial, all on the same requests; an arm's value is its fastest process's (a fresh process can be slow for its whole life: docs/harness.md). Bold: more than 10% slower than the arm's fastest.</p><table><thead><tr><th>metric</th><th>trial</th><th>control processes</th><th>treatment processes</th><th>trial effect</th></tr></thead><tbody>${body}</tbody></table>`;
 }

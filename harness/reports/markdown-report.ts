@@ -44,6 +44,8 @@ export function renderMarkdown(report: ExperimentReport): string {
   }
   const narrowing = lookTable(report);
   if (narrowing.length > 0) lines.push(...narrowing, '');
+  const slow = slowProcesses(report);
+  if (slow) lines.push(slow, '');
   if (report.cancellation) lines.push(`**Cancelled** by detector ${cell(report.cancellation.detector)}: ${cell(report.cancellation.reason)}`, '');
   if (report.excludedTrials.length > 0) {
     lines.push('**Trials left out:**');
@@ -115,4 +117,22 @@ function guardrailLines(report: ExperimentReport): string[] {
   }
   if (report.fanout.some((f) => f.fanOut === null)) lines.push('', 'Calls/request is unknown where the service does not forward `x-tandem-record` on its downstream calls (see docs/guardrails.md).');
   return lines;
+}
+
+/** The processes more than 10% slower in CPU per request than their arm's fastest, trial by trial (the arm is judged by its fastest). */
+function slowProcesses(report: ExperimentReport): string | undefined {
+  const rows = report.perTrial.filter((t) => t.metric === 'cpu_per_request' && t.processes);
+  if (rows.length === 0) return undefined;
+  const slow: string[] = [];
+  for (const t of rows) {
+    for (const arm of ['control', 'treatment'] as const) {
+      const values = t.processes![arm];
+      const fastest = Math.min(...values.filter(Number.isFinite));
+      values.forEach((v, i) => {
+        if (v > fastest * 1.1) slow.push(`trial ${t.trial} ${arm} process ${i} (+${number((v / fastest - 1) * 100, 0)}%)`);
+      });
+    }
+  }
+  const perArm = rows[0]!.processes!.control.length;
+  return `${perArm} processes per arm per trial, each arm judged by its fastest; ${slow.length === 0 ? 'none was more than 10% slower than its arm\'s fastest' : `more than 10% slower than their arm's fastest (CPU per request): ${slow.slice(0, 12).join(', ')}${slow.length > 12 ? `, and ${slow.length - 12} more` : ''}`}.`;
 }

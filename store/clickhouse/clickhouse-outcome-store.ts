@@ -20,6 +20,7 @@ interface OutcomeRow {
   first: number;
   body: string;
   response: string;
+  process: number;
 }
 
 /** The stored response view, or nothing when the column is empty or not a view (a row is stored data, not trusted code). */
@@ -56,6 +57,7 @@ export class ClickHouseOutcomeStore implements OutcomeStore {
         first: o.first ? 1 : 0,
         body: o.body ?? '',
         response: o.response ? JSON.stringify(o.response) : '',
+        process: o.process ?? -1,
       })),
     );
   }
@@ -64,7 +66,7 @@ export class ClickHouseOutcomeStore implements OutcomeStore {
     const conditions = [sql`experiment_id = ${assertName(experimentId, 'experiment id')}`];
     if (options.trial !== undefined) conditions.push(sql`trial = ${options.trial}`);
     if (options.arm !== undefined) conditions.push(sql`arm = ${options.arm}`);
-    const query = sql`SELECT trial, attempt, arm, record_id, intended_ms, latency_ms, status, bytes, error_class, body_hash, first, body, response FROM ${this.t.table('outcomes')} WHERE ${joinSql(conditions, ' AND ')} ORDER BY trial, intended_ms, arm`;
+    const query = sql`SELECT trial, attempt, arm, record_id, intended_ms, latency_ms, status, bytes, error_class, body_hash, first, body, response, process FROM ${this.t.table('outcomes')} WHERE ${joinSql(conditions, ' AND ')} ORDER BY trial, intended_ms, arm`;
     for await (const r of this.t.connection.stream<OutcomeRow>(query, options.signal)) {
       yield {
         experimentId,
@@ -81,6 +83,7 @@ export class ClickHouseOutcomeStore implements OutcomeStore {
         first: Number(r.first) === 1,
         ...(r.body !== '' ? { body: r.body } : {}),
         ...(responseView(r.response) ? { response: responseView(r.response)! } : {}),
+        ...(Number(r.process) >= 0 ? { process: Number(r.process) } : {}),
       };
     }
   }

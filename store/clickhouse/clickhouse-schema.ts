@@ -22,7 +22,7 @@ const DEFINITIONS: Readonly<Record<TableName, string>> = {
   outcomes: `(
     experiment_id String, trial UInt32, attempt UInt32, arm String, record_id String, time DateTime, intended_ms Float64,
     latency_ms Float64, status UInt16, bytes UInt64, error_class String, body_hash String, first UInt8, body String,
-    response String DEFAULT ''
+    response String DEFAULT '', process Int32 DEFAULT -1
   ) ENGINE = MergeTree() PARTITION BY toYYYYMM(time) ORDER BY (experiment_id, trial, intended_ms, arm)`,
   // ReplacingMergeTree keeps the row with the highest updated_ms per id; reads use FINAL.
   experiments: `(
@@ -59,6 +59,8 @@ export function createStatements(database: string): SqlFragment[] {
  */
 export const ADDED_COLUMNS: readonly { readonly table: TableName; readonly column: string; readonly type: string }[] = [
   { table: 'outcomes', column: 'response', type: "String DEFAULT ''" },
+  // Which of the arm's processes answered (trials.processes); -1: one process, or an older Tandem.
+  { table: 'outcomes', column: 'process', type: 'Int32 DEFAULT -1' },
   // Summary fields a listing filters on (store/experiment-query.ts). Rows of an older Tandem read the defaults
   // until `init` fills them from their records (experiment-rows.ts), which it finds by their `kind`.
   { table: 'experiments', column: 'kind', type: `String DEFAULT '${UNSUMMARIZED_KIND}'` },

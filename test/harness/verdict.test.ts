@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../core/index.js';
-import { calibrate, judge, metricPolicies, type TrialMetric } from '../../harness/index.js';
+import { calibrate, judge, metricPolicies, wilsonInterval, type TrialMetric } from '../../harness/index.js';
 
 /** Per-trial rows of one metric with the given effects. */
 function rows(metric: string, effects: readonly number[], options: { points?: number; scale?: 'relative' | 'absolute'; firstTrial?: number } = {}): TrialMetric[] {
@@ -29,7 +29,8 @@ describe('per-metric verdicts', () => {
     const v = verdictOf(rows('latency_shift', [0.051, 0.049, 0.05, 0.052, 0.048]), 'latency_shift');
     expect(v.verdict).toBe('regression');
     expect(v.decided).toBe(true);
-    expect(v.estimate).toBeCloseTo(0.05, 6);
+    // The geometric mean of the per-trial ratios (effects are judged on the log scale).
+    expect(v.estimate).toBeCloseTo(0.05, 5);
     expect(v.low).toBeGreaterThan(0.02);
     expect(v.reason).toMatch(/^regression: \+5\.00% \[\+4\.\d\d%, \+5\.\d\d%\] over 5 trials; significant \(adjusted p = .* < 0\.05\) and beyond the \+2\.00% threshold\.$/);
   });
@@ -75,9 +76,11 @@ describe('per-metric verdicts', () => {
     expect(verdict.outcome).toBe('no data');
   });
 
-  it('judges CPU and memory from one point per trial: three trials are data, not "only 6 data points"', () => {
-    const cpu = rows('cpu_per_request', [0.05, 0.052, 0.048], { points: 2 });
+  it('judges CPU and memory from one point per trial: five trials are data, not "only 10 data points"', () => {
+    const cpu = rows('cpu_per_request', [0.05, 0.052, 0.048, 0.051, 0.049], { points: 2 });
     expect(verdictOf(cpu, 'cpu_per_request').verdict).toBe('regression');
+    // Three trials leave 2 degrees of freedom for the noise: no look is taken on so little (it let regressions pass).
+    expect(verdictOf(cpu.slice(0, 3), 'cpu_per_request')).toMatchObject({ verdict: 'no data', reason: expect.stringMatching(/3 trial\(s\) leave fewer than 4 degrees of freedom for the noise; at least 5 are needed/) });
   });
 
   it('decides a metric that is the same in every trial exactly, with a tolerance for float dust', () => {
@@ -107,8 +110,9 @@ describe('per-metric verdicts', () => {
     const six = verdictOf(rows('latency_shift', effects), 'latency_shift', { slotSigns: alternatingSigns(6) });
     expect(six.slotBias).toBeCloseTo(0.03, 2);
     expect(six.verdict).toBe('no change');
-    expect(six.high - six.low).toBeLessThan(0.01);
-    expect(five.verdict).toBe('no change');
+    expect(six.high - six.low).toBeLessThan(0.012);
+    // Five trials leave 3 degrees of freedom once the slot bias is fitted: no look yet.
+    expect(five.verdict).toBe('no data');
   });
 });
 
@@ -208,7 +212,7 @@ describe('never passed beside a regression in its own numbers', () => {
     ]);
     const metrics = [
       ...rows('cpu_per_request', [0.001, -0.002, 0.0, 0.002, -0.001, 0.001, 0, -0.001]),
-      ...rows('latency_shift', [0.08, -0.01, 0.1, 0.0, 0.09, 0.01, 0.07, 0.02]),
+      ...rows('latency_shift', [0.084, -0.016, 0.106, -0.005, 0.095, 0.006, 0.073, 0.017]),
       ...rows('error_share', new Array<number>(8).fill(0), { scale: 'absolute' }),
     ];
     const verdict = judge(metrics, { policies: custom });
@@ -221,10 +225,89 @@ describe('never passed beside a regression in its own numbers', () => {
     expect(latency.adjustedP).toBeGreaterThanOrEqual(0.05);
     expect(verdict.metrics.find((m) => m.metric === 'cpu_per_request')!.verdict).toBe('no change');
     expect(verdict.outcome).toBe('inconclusive');
-    expect(verdict.undecided.join('\n')).toMatch(/^latency_shift: \+4\.50% \[\+0\.\d\d%, \+8\.\d\d%\] lies beyond its \+3\.00% threshold but is not significant once 3 judged metrics are accounted for \(adjusted p = 0\.07\d?\); a regression cannot be excluded$/);
+    expect(verdict.undecided.join('\n')).toMatch(/^latency_shift: \+4\.\d\d% \[\+0\.\d\d%, \+8\.\d\d%\] lies beyond its \+3\.00% threshold but is not significant once 3 judged metrics are accounted for \(adjusted p = 0\.0\d+\); a regression cannot be excluded$/);
     // The same numbers with an interval that reaches no change do not block the pass (a non-critical metric need not be decided).
-    const wide = judge([...metrics.filter((m) => m.metric !== 'latency_shift'), ...rows('latency_shift', [0.09, -0.02, 0.11, -0.01, 0.1, 0.0, 0.08, 0.01])], { policies: custom });
+    const wide = judge([...metrics.filter((m) => m.metric !== 'latency_shift'), ...rows('latency_shift', [0.108, -0.046, 0.136, -0.032, 0.122, -0.018, 0.094, -0.004])], { policies: custom });
     expect(wide.metrics.find((m) => m.metric === 'latency_shift')!.low).toBeLessThan(0);
     expect(wide.outcome).toBe('passed');
+  });
+});
+
+describe('issue 30: what the judge no longer does on real processes\' noise', () => {
+  it('judges ratio metrics on the log scale: an A/A whose control is as noisy as its treatment is centred on zero', () => {
+    // Symmetric on the log scale: a process 10% slower in either arm. The mean of t/c − 1 is +0.5% (Jensen).
+    const ratios = [0.1, -0.1, 0.1, -0.1, 0.1, -0.1, 0.1, -0.1].map(Math.expm1);
+    const mean = ratios.reduce((a, b) => a + b, 0) / ratios.length;
+    expect(mean).toBeGreaterThan(0.004);
+    const v = verdictOf(rows('cpu_per_request', ratios, { points: 2 }), 'cpu_per_request');
+    expect(Math.abs(v.estimate)).toBeLessThan(1e-12);
+  });
+
+  it('takes significance from the current look only: an interval that contains zero now is no regression, whatever an earlier look said', () => {
+    // Six trials at +6% (significant on their own), then six that scatter widely around +3%.
+    const effects = [0.06, 0.061, 0.059, 0.06, 0.062, 0.058, 0.2, -0.15, 0.22, -0.18, 0.25, -0.2];
+    const design = { minTrials: 4, maxTrials: 12 };
+    const early = verdictOf(rows('latency_shift', effects.slice(0, 6)), 'latency_shift', { design });
+    expect(early.verdict).toBe('regression');
+    const now = verdictOf(rows('latency_shift', effects), 'latency_shift', { design });
+    expect(now.estimate).toBeGreaterThan(0.02);
+    expect(now.low).toBeLessThan(0);
+    expect(now.verdict).toBe('inconclusive');
+    expect(now.pValue).toBeGreaterThan(0.05);
+  });
+
+  it("never passes a change on an interval narrower than the workload's calibrated typical noise", () => {
+    const quiet = rows('latency_shift', [0.001, -0.001, 0.0005, 0.0, -0.0005, 0.001]);
+    expect(verdictOf(quiet, 'latency_shift').verdict).toBe('no change');
+    const calibration = {
+      experimentId: 'aa', workload: 'w', createdAtMs: 0, trials: 40, design: { minTrials: 4, maxTrials: 12 }, subsets: 100, falsePositiveRate: 0.02, anyMetricFlaggedRate: 0.02,
+      metrics: { latency_shift: { sd: 0.04, typicalSd: 0.03, df: 38, trials: 40, noiseFloor: 0.05, slotBias: { estimate: 0, low: -0.01, high: 0.01, pValue: 0.9 }, falsePositiveRate: 0.02, meanEffect: 0, autocorrelation: 0 } },
+    };
+    const floored = verdictOf(quiet, 'latency_shift', { calibration });
+    expect(floored.verdict).toBe('inconclusive');
+    expect(floored.high).toBeGreaterThan(0.02);
+  });
+});
+
+describe('A/A calibration measures what it says', () => {
+  it('estimates the false-positive rate on many simulated A/A experiments, with its interval, and warns of serial correlation', () => {
+    const random = seededRandom(11);
+    const n = 40;
+    let state = 0;
+    // Drift that persists: AR(1) at 0.7, sd 2%.
+    const effects = Array.from({ length: n }, (_, i) => (state = i === 0 ? random() - 0.5 : 0.7 * state + 0.71 * (random() - 0.5)) * 0.07);
+    const calibration = calibrate([...rows('latency_shift', effects), ...errorsClean(n)], { experimentId: 'aa', workload: 'w', createdAtMs: 0, policies, slotSigns: new Map(), design: { minTrials: 4, maxTrials: 12 }, seed: 5, subsets: 400 });
+    expect(calibration.subsets).toBe(400);
+    const interval = calibration.falsePositiveInterval!;
+    expect(interval.low).toBeLessThanOrEqual(calibration.falsePositiveRate);
+    expect(interval.high).toBeGreaterThan(calibration.falsePositiveRate);
+    // 400 experiments: the interval is a few points wide, not 0 to 26% as 12 reordered trials would leave it.
+    expect(interval.high - interval.low).toBeLessThan(0.06);
+    const m = calibration.metrics.latency_shift!;
+    expect(m.autocorrelation).toBeGreaterThan(0.35);
+    expect(m.warning).toMatch(/serially correlated \(lag-1 autocorrelation 0\.\d\d ± 0\.16\)/);
+    expect(m.plan!.map((p) => p.change)).toEqual([0.01, 0.02, 0.05]);
+    expect(m.plan![0]!.trials).toBeGreaterThan(m.plan![2]!.trials);
+    expect(m.varianceSplit).toMatchObject({ processes: 1 });
+  });
+
+  it('computes the noise floor as the verdict computes its minimum detectable effect', () => {
+    const random = seededRandom(12);
+    const n = 30;
+    const effects = Array.from({ length: n }, () => (random() - 0.5) * 0.05);
+    const calibration = calibrate(rows('latency_shift', effects), { experimentId: 'aa', workload: 'w', createdAtMs: 0, policies, slotSigns: new Map(), design: { minTrials: 12, maxTrials: 12 }, seed: 5, subsets: 10 });
+    const m = calibration.metrics.latency_shift!;
+    // An experiment of exactly the design's length with exactly the calibrated noise (uncorrelated) has the floor as its MDE.
+    const sd = m.sd;
+    const exact = Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? 1 : -1) * sd * Math.sqrt(11 / 12));
+    const v = verdictOf(rows('latency_shift', exact.map(Math.expm1)), 'latency_shift', { design: { minTrials: 12, maxTrials: 12 }, calibration: { ...calibration, metrics: { latency_shift: { ...m, autocorrelation: 0 } } } });
+    expect(v.minimumDetectableEffect).toBeCloseTo(m.noiseFloor, 2);
+  });
+
+  it('gives a binomial interval that is honest at zero', () => {
+    expect(wilsonInterval(0, 1_000).low).toBe(0);
+    expect(wilsonInterval(0, 1_000).high).toBeGreaterThan(0.003);
+    expect(wilsonInterval(50, 1_000).low).toBeLessThan(0.05);
+    expect(wilsonInterval(50, 1_000).high).toBeGreaterThan(0.05);
   });
 });
