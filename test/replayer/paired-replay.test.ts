@@ -207,3 +207,27 @@ describe('paired replay', () => {
     expect(control.seen.map((h) => h['x-tandem-record'])).toEqual(['rec-0', 'rec-2', 'rec-4']);
   });
 });
+
+describe('several processes per arm', () => {
+  it('sends every record to every process of both arms, each outcome naming its process, the pair counted once', async () => {
+    const control = await Promise.all([countingServer(), countingServer(), countingServer()]);
+    const treatment = await Promise.all([countingServer(), countingServer(), countingServer()]);
+    const outcomes: RequestOutcome[] = [];
+    const result = await pairedReplay(options('', '', { outcomes, arms: { control: control.map((c) => c.url), treatment: treatment.map((t) => t.url) }, measureMs: 200 }));
+    expect(result.sentPairs).toBe(40);
+    // Every process saw every record: the same requests, so their CPU per request can be compared.
+    for (const server of [...control, ...treatment]) expect(server.seen.map((h) => h['x-tandem-record']).sort()).toEqual(simpleCorpus(40).map((r) => r.id).sort());
+    for (const arm of ['control', 'treatment'] as const) {
+      for (const process of [0, 1, 2]) expect(outcomes.filter((o) => o.arm === arm && o.process === process)).toHaveLength(40);
+    }
+    expect(outcomes.every((o) => o.status === 200)).toBe(true);
+  });
+
+  it('leaves outcomes of an arm of one process without a process index', async () => {
+    const [control, treatment] = await Promise.all([countingServer(), countingServer()]);
+    const outcomes: RequestOutcome[] = [];
+    await pairedReplay(options(control.url, treatment.url, { outcomes, measureMs: 100 }));
+    expect(outcomes.length).toBeGreaterThan(0);
+    expect(outcomes.every((o) => o.process === undefined)).toBe(true);
+  });
+});

@@ -172,7 +172,8 @@ export function storeContract(backend: string, makeStore: StoreFactory): void {
           ...extra,
         });
         const batch = [
-          outcome(1, 'treatment', 3),
+          // One of an arm's several processes answered it (trials.processes).
+          outcome(1, 'treatment', 3, { process: 2 }),
           outcome(0, 'control', 2, { status: 0, errorClass: 'timeout', bodyHash: '', bytes: 0 }),
           outcome(0, 'treatment', 1, { body: Buffer.from('{"items":[1,2]}').toString('base64'), response: { method: 'GET', path: '/items?x=1', contentType: 'application/json', encoding: 'gzip', decodedBytes: 15, contentHash: 'cd'.repeat(20) } }),
           // A large body: compared by its sketch, which round-trips too.
