@@ -80,7 +80,8 @@ async function routedProject(stack: Stack, options: { trials: string; prediction
       `      control: { deploy: { command: "${command}", readyTimeout: 30s } }`,
       `      treatment: { deploy: { command: "${command}", readyTimeout: 30s${options.treatmentEnv ? `, env: { ${options.treatmentEnv} }` : ''} } }`,
       '    replay: { rate: 30, concurrency: 16, timeout: 5s, minAchievedShare: 0.2 }',
-      `    trials: ${options.trials}`,
+      // One process per arm: these tests are about routing and monitors, not about measuring processes.
+      `    trials: ${options.trials.replace(/ }$/, ', processes: 1 }')}`,
       '    dependencies:',
       `      - { name: features, env: FEATURES_URL, policy: isolated, target: "${stack.urls.features}" }`,
       `      - { name: prediction, env: INFERENCE_URL, policy: pinned, shards: [${stack.urls.shards.map((u) => `"${u}"`).join(', ')}], ${options.prediction} }`,

@@ -20,7 +20,7 @@ export async function executorProject(extraConfig: string[] = []): Promise<strin
       '  - name: svc',
       '    tier: svc',
       '    replay: { rate: 200, concurrency: 16, timeout: 5s, minAchievedShare: 0.2 }',
-      '    trials: { count: 3, warmup: 50ms, measure: 300ms }',
+      '    trials: { count: 5, warmup: 50ms, measure: 300ms }',
       '    checks:',
       '      - { metric: latency_shift, critical: false, threshold: 10 }',
       '      - { metric: latency_p99, critical: false, threshold: 10 }',
