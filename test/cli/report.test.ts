@@ -50,7 +50,7 @@ describe('tandem report', () => {
     expect(report.comparison!.statusMismatchShare).toBeCloseTo(0.1, 1);
     expect(report.comparison!.fields.find((f) => f.path === 'servedAt')).toMatchObject({ ignored: 'config' });
     expect(report.comparison!.fields.find((f) => f.path === 'note')).toMatchObject({ ignored: false });
-    expect(report.perTrial.filter((t) => t.metric === 'error_share')).toHaveLength(3);
+    expect(report.perTrial.filter((t) => t.metric === 'error_share')).toHaveLength(5);
     expect(report.arms.control.requests).toBe(report.arms.treatment.requests);
     expect(report.latencyCdf.control.length).toBe(101);
     // The verdict is stored on the experiment.
