@@ -246,7 +246,7 @@ describe('tandem lattice serve', () => {
 });
 
 describe('tandem lattice validate', () => {
-  it('runs each candidate state against L0 on the example stack: capacity grows and quality falls with the state', { timeout: 120_000 }, async () => {
+  it('runs each candidate state against L0 on the example stack: capacity grows and quality falls with the state', { timeout: 240_000 }, async () => {
     const { mkdtemp, rm, writeFile } = await import('node:fs/promises');
     const { tmpdir } = await import('node:os');
     const { join } = await import('node:path');
@@ -272,7 +272,9 @@ describe('tandem lattice validate', () => {
         `      - { name: features, env: FEATURES_URL, policy: isolated, target: "${stack.urls.features}" }`,
         `      - { name: gateway, env: INFERENCE_URL, policy: isolated, target: "${stack.urls.gateway}" }`,
         '    replay: { rate: 40, concurrency: 16, timeout: 5s, minAchievedShare: 0.3 }',
-        '    trials: { count: 3, warmup: 300ms, measure: 2s }',
+        // Six trials: a crossover needs 6 for 4 degrees of freedom once the slot bias is fitted; one process per arm keeps
+        // the two cores (shared with the stack) from saturating.
+        '    trials: { count: 6, warmup: 300ms, measure: 2s, processes: 1 }',
         '    harness: { minPoints: 20, responses: { ranking: { path: items, id: id, k: 10 } } }',
         'lattices:',
         '  - name: serving',
