@@ -35,7 +35,7 @@ function configText(dir: string, featuresUrl: string, gatewayUrl: string, proces
     `      treatment: { deploy: { command: ${JSON.stringify(command)}, env: { FEATURES_URL: ${JSON.stringify(featuresUrl)}, INFERENCE_URL: ${JSON.stringify(gatewayUrl)} }, readyTimeout: 30s } }`,
     // 30 pairs/s keeps both arms well below where two shared cores saturate (queueing would swamp the effect).
     '    replay: { rate: 10, concurrency: 32, timeout: 5s }',
-    `    trials: { min: 4, max: 16, warmup: 2s, measure: 3s, processes: ${processes} }`,
+    `    trials: { min: 4, max: 12, warmup: 2s, measure: 3s, processes: ${processes} }`,
     // The demo's judgement: CPU per request critical at 1.5%, latency judged at 5%.
     '    checks:',
     '      - { metric: cpu_per_request, direction: increase-is-bad, threshold: 0.015, critical: true, mustHaveData: true }',

@@ -98,7 +98,7 @@ export function dashboardContract(name: string, freshStore: () => Promise<Store>
       const page = await (await fetch(`${server.url}/workloads/ranking`)).text();
       expect(page).toContain('latency_p99 +8.00%');
       expect(page).toContain('Over the last 5 judged experiment(s): median 4 trials');
-      expect(page).toContain('false-positive rate 3.5% over 200 sequential A/A runs');
+      expect(page).toContain('false-positive rate 3.5% over 200 sequential A/A experiments simulated from it');
       expect(page).toContain('+2.10%'); // the noise floor
       expect(page).toContain('latency_p99&lt;script&gt;');
       expect(page).not.toContain('<script>alert');
