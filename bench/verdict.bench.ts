@@ -14,8 +14,8 @@
  * would be. The real-process counterpart is `verdict-stack`.
  */
 import { calibrate, metricPolicies, trialMetrics, type Calibration } from '../harness/index.js';
-import { syntheticExperiment, type SyntheticOptions } from './support/synthetic-experiment.js';
-import { DESIGN, NOISE, fixedJudge, kayenta, makeExperiment, naiveThreshold, plainTTest, previousSequentialJudge, regressionAtAnyLook, sequentialJudge, slotSigns, type Experiment, type Scenario } from './support/verdict-scenarios.js';
+import { syntheticExperiment } from './support/synthetic-experiment.js';
+import { DESIGN, NOISE, fixedJudge, syntheticOptionsOf, kayenta, makeExperiment, naiveThreshold, plainTTest, previousSequentialJudge, regressionAtAnyLook, sequentialJudge, slotSigns, type Experiment, type Scenario } from './support/verdict-scenarios.js';
 
 const FIXED_MAX = 40;
 
@@ -84,22 +84,7 @@ function runScenario(scenario: Scenario, options: RunOptions): ScenarioResult {
 
 /** A workload's A/A calibration: 40 trials of its own noise, judged as calibrate does (fewer simulated experiments, for time). */
 function calibrationOf(scenario: Scenario, seed: number): Calibration {
-  const options: SyntheticOptions = {
-    seed,
-    trials: 40,
-    records: NOISE.records,
-    shift: 0,
-    armDrift: NOISE.armDrift * (scenario.armDriftScale ?? 1),
-    trialDrift: NOISE.trialDrift,
-    recordSigma: NOISE.recordSigma,
-    requestSigma: NOISE.requestSigma,
-    ...(scenario.processes !== undefined ? { processes: scenario.processes } : {}),
-    ...(scenario.slowShare !== undefined ? { slowShare: scenario.slowShare } : {}),
-    ...(scenario.slowdown !== undefined ? { slowdown: scenario.slowdown } : {}),
-    ...(scenario.armDriftRho !== undefined ? { armDriftRho: scenario.armDriftRho } : {}),
-    ...(scenario.heavyTails ? { heavyTails: true } : {}),
-  };
-  const data = syntheticExperiment(options);
+  const data = syntheticExperiment(syntheticOptionsOf(seed, { ...scenario, shift: 0 }, 40));
   return calibrate(data.flatMap((t) => trialMetrics(t, { seed, resamples: 0 })), { experimentId: `synthetic-aa-${scenario.name}`, workload: 'synthetic', createdAtMs: 0, policies: metricPolicies([]), slotSigns, design: DESIGN, seed, subsets: 200, processes: scenario.processes ?? 1 });
 }
 

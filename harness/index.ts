@@ -19,7 +19,7 @@ export { metricPolicies, defaultThreshold, type MetricPolicy, type Direction } f
 export { comparedText } from './reports/compared-text.js';
 export { judge, formatEffect, type MetricVerdict, type MetricVerdictKind, type MetricLook, type ExperimentVerdict, type ExperimentOutcome, type JudgeOptions, type OnInconclusive } from './verdict.js';
 export { fitLook, sequentialBoundary, criticalValue, ar1VarianceFactor, varianceInflation, plannedStandardError, MIN_DF, EXACT_TOLERANCE, type LookFit, type SequentialDesign, type Boundary, type SerialCorrelation } from './sequential.js';
-export { judgeSequentially, type SequentialRun } from './sequential-run.js';
+export { judgeSequentially, lookByLook, type SequentialRun } from './sequential-run.js';
 export { calibrate, wilsonInterval, type Calibration, type MetricCalibration } from './calibration.js';
 export { loadExperimentData, slotSign, missingDataCauses, type ExperimentData, type ExcludedTrial, type SlotSign } from './experiment-data.js';
 export { compareResponses, type ResponseComparison, type FieldDifference, type RankingComparison } from './compare-responses.js';

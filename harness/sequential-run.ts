@@ -15,12 +15,17 @@ export interface SequentialRun {
 
 /** Judge `trials` (each trial's metrics, in the order they completed) look by look under `options.design`. */
 export function judgeSequentially(trials: readonly (readonly TrialMetric[])[], options: JudgeOptions & { readonly design: NonNullable<JudgeOptions['design']> }): SequentialRun {
-  const last = Math.min(trials.length, options.design.maxTrials);
-  const first = Math.min(Math.max(2, options.design.minTrials), last);
-  let verdict: ExperimentVerdict | undefined;
+  return lookByLook(trials, options.design, (metrics) => judge(metrics, options));
+}
+
+/** The looks of any judge (the verdict bench runs its baselines through the same loop): stop at the first decided one. */
+export function lookByLook<V extends { readonly decided: boolean }>(trials: readonly (readonly TrialMetric[])[], design: { readonly minTrials: number; readonly maxTrials: number }, judgeAt: (metrics: TrialMetric[]) => V): { readonly verdict: V; readonly trials: number } {
+  const last = Math.min(trials.length, design.maxTrials);
+  const first = Math.min(Math.max(2, design.minTrials), last);
+  let verdict: V | undefined;
   for (let n = first; n <= last; n++) {
-    verdict = judge(trials.slice(0, n).flat(), options);
+    verdict = judgeAt(trials.slice(0, n).flat());
     if (verdict.decided) return { verdict, trials: n };
   }
-  return { verdict: verdict ?? judge(trials.flat(), options), trials: last };
+  return { verdict: verdict ?? judgeAt(trials.flat()), trials: last };
 }

@@ -4,9 +4,9 @@
  * beat. Each experiment's trials are generated once and reduced to per-trial
  * metrics once; every judge then reads the same trials.
  */
-import { judge, judgeSequentially, metricPolicies, tInterval, trialMetrics, type Calibration, type TrialMetric } from '../../harness/index.js';
+import { judge, judgeSequentially, lookByLook, metricPolicies, tInterval, trialMetrics, type Calibration, type TrialMetric } from '../../harness/index.js';
 import { kayentaJudge } from './kayenta-judge.js';
-import { judgeSequentially as previousJudgeSequentially } from './previous-judge/sequential-run.js';
+import { judge as previousJudge } from './previous-judge/verdict.js';
 import { syntheticExperiment, syntheticSlotSign, type SyntheticOptions } from './synthetic-experiment.js';
 
 export const THRESHOLD = 0.02;
@@ -41,9 +41,10 @@ export interface Experiment {
   readonly latencies: readonly { readonly control: readonly number[]; readonly treatment: readonly number[] }[];
 }
 
-export function makeExperiment(seed: number, scenario: Scenario, trials: number): Experiment {
+/** The synthetic experiment a scenario describes (the bench's calibrations draw theirs from it too). */
+export function syntheticOptionsOf(seed: number, scenario: Scenario, trials: number): SyntheticOptions {
   const scale = scenario.noiseScale ?? 1;
-  const options: SyntheticOptions = {
+  return {
     seed,
     trials,
     records: NOISE.records,
@@ -59,7 +60,10 @@ export function makeExperiment(seed: number, scenario: Scenario, trials: number)
     ...(scenario.armDriftRho !== undefined ? { armDriftRho: scenario.armDriftRho } : {}),
     ...(scenario.heavyTails ? { heavyTails: true } : {}),
   };
-  const data = syntheticExperiment(options);
+}
+
+export function makeExperiment(seed: number, scenario: Scenario, trials: number): Experiment {
+  const data = syntheticExperiment(syntheticOptionsOf(seed, scenario, trials));
   return {
     trials: data.map((t) => trialMetrics(t, { seed, resamples: 0 })),
     latencies: data.map((t) => ({ control: t.outcomes.filter((o) => o.arm === 'control').map((o) => o.latencyMs), treatment: t.outcomes.filter((o) => o.arm === 'treatment').map((o) => o.latencyMs) })),
@@ -89,7 +93,8 @@ export function sequentialJudge(e: Experiment, calibration?: Calibration): Judge
 
 /** The judge before issue 30 (bench/support/previous-judge), the same way, on the same trials. */
 export function previousSequentialJudge(e: Experiment, calibration?: Calibration): JudgedRun {
-  return judgedRun(previousJudgeSequentially(e.trials.slice(0, DESIGN.maxTrials), { policies, slotSigns, design: DESIGN, ...(calibration ? { calibration } : {}) }));
+  const options = { policies, slotSigns, design: DESIGN, ...(calibration ? { calibration } : {}) };
+  return judgedRun(lookByLook(e.trials.slice(0, DESIGN.maxTrials), DESIGN, (metrics) => previousJudge(metrics, options)));
 }
 
 /** A regression called at any look from min to max, even after the judge would have stopped: the repeated-looks guarantee. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../core/index.js';
-import { MIN_DF, ar1VarianceFactor, criticalValue, fitLook, judge, judgeSequentially, metricPolicies, sequentialBoundary, studentTQuantile, varianceInflation, type TrialMetric } from '../../harness/index.js';
+import { MIN_DF, ar1VarianceFactor, criticalValue, fitLook, judge, judgeSequentially, metricPolicies, sequentialBoundary, studentTQuantile, varianceInflation, type SerialCorrelation, type TrialMetric } from '../../harness/index.js';
 
 function gaussian(seed: number): () => number {
   const random = seededRandom(seed);
@@ -39,6 +39,25 @@ function rejectionRate(options: { min: number; max: number; slotted: boolean; de
     }
   }
   return rejected / options.runs;
+}
+
+/** Share of 2,000 AR(1) (ρ = 0.5) null sequences of 20 trials that some look from 4 to 20 rejects, judged with a given correlation. */
+function ar1RejectionRate(serial: SerialCorrelation & { kind: 'given' }, seed: number): number {
+  const boundary = sequentialBoundary({ minTrials: 4, maxTrials: 20, slotted: false, serial: 'given' });
+  const z = gaussian(seed);
+  let rejected = 0;
+  for (let r = 0; r < 2_000; r++) {
+    let state = 0;
+    const effects = Array.from({ length: 20 }, (_, i) => (state = i === 0 ? z() : 0.5 * state + Math.sqrt(0.75) * z()) * 0.03);
+    for (let n = 4; n <= 20; n++) {
+      const look = fitLook(effects, new Array<number>(20).fill(0), n, serial);
+      if (look && Math.abs(look.estimate) > criticalValue(boundary, 0.05, look.df) * look.standardError) {
+        rejected++;
+        break;
+      }
+    }
+  }
+  return rejected / 2_000;
 }
 
 describe('sequential boundary (group-sequential, constant nominal level)', () => {
@@ -85,44 +104,12 @@ describe('sequential boundary (group-sequential, constant nominal level)', () =>
     const drifting = { min: 4, max: 20, slotted: false, delta: 0, sd: 0.03, slotBias: 0, runs: 2_000, seed: 23, ar1: 0.5 };
     const own = rejectionRate(drifting);
     // The same looks with the serial correlation ignored (ρ given as 0): the finding of issue 30 (0.11–0.13 and more).
-    const ignored = (() => {
-      const boundary = sequentialBoundary({ minTrials: 4, maxTrials: 20, slotted: false, serial: 'given' });
-      const z = gaussian(23);
-      let rejected = 0;
-      for (let r = 0; r < 2_000; r++) {
-        let state = 0;
-        const effects = Array.from({ length: 20 }, (_, i) => (state = i === 0 ? z() : 0.5 * state + Math.sqrt(0.75) * z()) * 0.03);
-        for (let n = 4; n <= 20; n++) {
-          const look = fitLook(effects, new Array<number>(20).fill(0), n, { kind: 'given', rho: 0 });
-          if (look && Math.abs(look.estimate) > criticalValue(boundary, 0.05, look.df) * look.standardError) {
-            rejected++;
-            break;
-          }
-        }
-      }
-      return rejected / 2_000;
-    })();
+    const ignored = ar1RejectionRate({ kind: 'given', rho: 0 }, 23);
     expect(ignored).toBeGreaterThan(0.2);
     // Estimated from the look's own few trials, the correlation is only partly allowed for ...
     expect(own).toBeLessThan(ignored * 0.8);
     // ... measured by an A/A calibration over many trials and given to the judge, it is allowed for in full.
-    const given = (() => {
-      const boundary = sequentialBoundary({ minTrials: 4, maxTrials: 20, slotted: false, serial: 'given' });
-      const z = gaussian(24);
-      let rejected = 0;
-      for (let r = 0; r < 2_000; r++) {
-        let state = 0;
-        const effects = Array.from({ length: 20 }, (_, i) => (state = i === 0 ? z() : 0.5 * state + Math.sqrt(0.75) * z()) * 0.03);
-        for (let n = 4; n <= 20; n++) {
-          const look = fitLook(effects, new Array<number>(20).fill(0), n, { kind: 'given', rho: 0.5 });
-          if (look && Math.abs(look.estimate) > criticalValue(boundary, 0.05, look.df) * look.standardError) {
-            rejected++;
-            break;
-          }
-        }
-      }
-      return rejected / 2_000;
-    })();
+    const given = ar1RejectionRate({ kind: 'given', rho: 0.5 }, 24);
     expect(given).toBeLessThan(0.08);
   });
 

@@ -21,103 +21,11 @@
  */
 import { benjaminiHochberg, studentTQuantile, varianceConsistent } from '../../../harness/stats.js';
 import { defaultThreshold, type MetricPolicy } from '../../../harness/metric-policy.js';
-import { LookAccumulator, criticalValue, sequentialBoundary, type Boundary, type LookFit, type NoiseSource } from './sequential.js';
+import { LookAccumulator, criticalValue, sequentialBoundary, type Boundary, type LookFit } from './sequential.js';
 import type { EffectScale, TrialMetric } from '../../../harness/trial-metrics.js';
 import type { Calibration } from '../../../harness/calibration-result.js';
 
-export type MetricVerdictKind = 'regression' | 'improvement' | 'no change' | 'inconclusive' | 'no data';
-export type ExperimentOutcome = 'passed' | 'regressed' | 'inconclusive' | 'no data';
-/** What an experiment whose critical metrics are still undecided at the end becomes. */
-export type OnInconclusive = 'pass' | 'fail' | 'inconclusive';
-
-/** The estimate and interval of one metric after a given number of trials. */
-export interface MetricLook {
-  readonly trials: number;
-  readonly estimate: number;
-  readonly low: number;
-  readonly high: number;
-}
-
-export interface MetricVerdict {
-  readonly metric: string;
-  readonly unit: string;
-  readonly scale: EffectScale;
-  /** False for metrics reported without a policy (their verdict is descriptive only). */
-  readonly judged: boolean;
-  readonly policy?: MetricPolicy;
-  /** Mean over trials of each arm's value. */
-  readonly control: number;
-  readonly treatment: number;
-  readonly trials: number;
-  readonly points: number;
-  /** Effect estimate (slot bias removed) and its interval, valid at every look of the design, on the metric's scale. */
-  readonly estimate: number;
-  readonly low: number;
-  readonly high: number;
-  /** Anytime-valid p-value of "no change" (holds however many looks were taken). */
-  readonly pValue: number;
-  /** Benjamini–Hochberg adjusted across the judged metrics of the experiment. */
-  readonly adjustedP: number;
-  /** Between-trial standard deviation of the per-trial effects after the slot term. */
-  readonly sd: number;
-  /** The smallest regression this rule calls with 80% probability at this trial count (threshold and multiplicity included). */
-  readonly minimumDetectableEffect: number;
-  /** The calibrated noise floor at this trial count, when an A/A calibration exists. */
-  readonly noiseFloor?: number;
-  /** Slot bias β fitted and removed from the estimate (effect when the treatment ran in slot A minus the average). */
-  readonly slotBias?: number;
-  /** Degrees of freedom of the interval. */
-  readonly df: number;
-  readonly noise: NoiseSource;
-  readonly suggestedTrials?: number;
-  /** For an undecided metric, what its interval still allows ("a regression up to +3.7%"). */
-  readonly cannotExclude?: string;
-  /** Regression, improvement or no change: more trials are not needed for this metric. */
-  readonly decided: boolean;
-  /** The interval after each look, first to last (how it narrowed). */
-  readonly looks: readonly MetricLook[];
-  readonly verdict: MetricVerdictKind;
-  readonly reason: string;
-}
-
-export interface ExperimentVerdict {
-  readonly outcome: ExperimentOutcome;
-  readonly reasons: readonly string[];
-  readonly alpha: number;
-  readonly trials: number;
-  readonly design: { readonly minTrials: number; readonly maxTrials: number };
-  /** The outcome cannot change with more trials: a regression, or every critical metric decided. */
-  readonly decided: boolean;
-  /** The critical metrics still undecided, in words ("a latency_shift regression up to +3.7% cannot be excluded"). */
-  readonly undecided: readonly string[];
-  /** Passed or failed only because the workload's onInconclusive said so. */
-  readonly inconclusivePolicy?: OnInconclusive;
-  readonly metrics: readonly MetricVerdict[];
-}
-
-export interface JudgeOptions {
-  readonly policies: ReadonlyMap<string, MetricPolicy>;
-  /** @default 0.05 */
-  readonly alpha?: number;
-  /** Request-level metrics with fewer paired records than this are no data. @default 50 */
-  readonly minPoints?: number;
-  /** +1 when the treatment ran in slot A in that trial, −1 in slot B, 0 (or absent) without slots. */
-  readonly slotSigns?: ReadonlyMap<number, number>;
-  readonly calibration?: Calibration;
-  /** Looks from minTrials to maxTrials; by default one look at the trials there are (fixed horizon). */
-  readonly design?: { readonly minTrials: number; readonly maxTrials: number };
-  /** @default 'inconclusive' */
-  readonly onInconclusive?: OnInconclusive;
-  /** Why data may be missing (trials whose load failed, a corpus that ran out), appended to no-data reasons. */
-  readonly noDataCauses?: readonly string[];
-}
-
-/** "+3.1%" on a relative scale, "+0.40 pp" on an absolute one (shares). */
-export function formatEffect(value: number, scale: EffectScale): string {
-  if (!Number.isFinite(value)) return 'n/a';
-  const sign = value > 0 ? '+' : value < 0 ? '−' : '±';
-  return scale === 'relative' ? `${sign}${Math.abs(value * 100).toFixed(2)}%` : `${sign}${Math.abs(value * 100).toFixed(2)} pp`;
-}
+import { formatEffect, type ExperimentVerdict, type JudgeOptions, type MetricLook, type MetricVerdict, type OnInconclusive } from '../../../harness/verdict.js';
 
 const average = (values: readonly number[]): number => (values.length === 0 ? Number.NaN : values.reduce((a, b) => a + b, 0) / values.length);
 
