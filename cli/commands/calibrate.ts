@@ -21,10 +21,11 @@ export interface CalibrateOptions extends Omit<ReplayOptions, 'treatment' | 'tre
 
 const pct = (v: number): string => `${(v * 100).toFixed(1)}%`;
 
-export function formatCalibration(calibration: Calibration): string[] {
+/** `secondsPerTrial`: how long one trial of the A/A run took (deploy, warm-up, measurement), to say how long a plan takes. */
+export function formatCalibration(calibration: Calibration, secondsPerTrial?: number): string[] {
   const interval = calibration.falsePositiveInterval ? ` [${pct(calibration.falsePositiveInterval.low)}, ${pct(calibration.falsePositiveInterval.high)}]` : '';
   const lines = [
-    `A/A calibration ${calibration.experimentId}: ${calibration.trials} trials; the judge's false-positive rate measured on ${calibration.subsets} sequential A/A experiments simulated from them (looks after trials ${calibration.design.minTrials} to ${calibration.design.maxTrials})`,
+    `A/A calibration ${calibration.experimentId}: ${calibration.trials} trials; the judge's false-positive rate measured on ${calibration.subsets.toLocaleString('en-US')} sequential A/A experiments simulated from them (looks after trials ${calibration.design.minTrials} to ${calibration.design.maxTrials})`,
     `  false-positive rate of the judge: ${pct(calibration.falsePositiveRate)}${interval} called regressed, ${pct(calibration.anyMetricFlaggedRate)} with any judged metric flagged`,
     `  ${'metric'.padEnd(28)} ${'noise sd'.padStart(9)} ${'floor@max'.padStart(9)} ${'slot bias [95% CI]'.padStart(30)} ${'p'.padStart(7)} ${'lag-1'.padStart(6)} ${'FPR'.padStart(6)}`,
   ];
@@ -42,8 +43,11 @@ export function formatCalibration(calibration: Calibration): string[] {
     if (!m?.varianceSplit || !m.plan) continue;
     const split = m.varianceSplit;
     const sd = (variance: number): string => pct(Math.sqrt(variance));
-    const trials = m.plan.map((p) => `${pct(p.change)}: ${Number.isFinite(p.trials) ? `${p.trials} trials` : 'over 1,000 trials'}`).join(', ');
+    const duration = (trials: number): string => (secondsPerTrial !== undefined && Number.isFinite(trials) ? ` (about ${Math.ceil((trials * secondsPerTrial) / 60)} min)` : '');
+    const trials = m.plan.map((p) => `${pct(p.change)}: ${Number.isFinite(p.trials) ? `${p.trials} trials${duration(p.trials)}` : 'over 1,000 trials'}`).join(', ');
     lines.push(`  ${metric}: noise between processes of one arm ${sd(split.betweenProcesses)}, between trials ${sd(split.betweenTrials)}, within a trial ${sd(split.withinTrial)} (sd, ${split.processes} process(es) per arm); to pass a clean change within, and call twice, ${trials}`);
+    // More processes per arm remove slow processes from the arm's value; longer windows, the within-trial part; more trials, the rest.
+    if (split.processes > 1 && split.betweenProcesses > split.betweenTrials) lines.push(`    processes of one arm differ more than trials do: look at the report's Processes section for slow ones; longer measurement windows narrow each process's own value`);
   }
   return lines;
 }
@@ -96,7 +100,11 @@ export async function run(options: CalibrateOptions, ctx: CliContext): Promise<n
     });
     await store.experiments.put({ ...data.record, updatedAtMs: Math.max(Date.now(), data.record.updatedAtMs + 1), verdict: { calibration } });
     if (options.json) ctx.out(JSON.stringify(calibration, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v)));
-    else for (const line of formatCalibration(calibration)) ctx.out(line);
+    else {
+      const completed = data.record.trials.filter((t) => t.status === 'completed' && t.endedAtMs !== undefined);
+      const secondsPerTrial = completed.length > 0 ? completed.reduce((sum, t) => sum + (t.endedAtMs! - t.startedAtMs), 0) / completed.length / 1000 : undefined;
+      for (const line of formatCalibration(calibration, secondsPerTrial)) ctx.out(line);
+    }
     return ExitCode.ok;
   } finally {
     await store.close();
