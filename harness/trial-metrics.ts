@@ -162,7 +162,9 @@ function scrapedMetrics(samples: readonly Sample[], windowStartMs: number, windo
 /** Which of an arm's processes a sample or an outcome belongs to: 0 when the arm runs one (or an older Tandem wrote it). */
 export const processOfSample = (s: Sample): number => {
   const label = s.labels?.tandem_process;
-  return label === undefined ? 0 : Number(label);
+  const index = label === undefined ? 0 : Number(label);
+  // A hand-edited or foreign label is not a process of ours: counted with the first.
+  return Number.isInteger(index) && index >= 0 && index < 1_000 ? index : 0;
 };
 const processOfOutcome = (o: RequestOutcome): number => o.process ?? 0;
 
