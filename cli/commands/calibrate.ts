@@ -48,6 +48,8 @@ export function formatCalibration(calibration: Calibration, secondsPerTrial?: nu
     lines.push(`  ${metric}: noise between processes of one arm ${sd(split.betweenProcesses)}, between trials ${sd(split.betweenTrials)}, within a trial ${sd(split.withinTrial)} (sd, ${split.processes} process(es) per arm); to pass a clean change within, and call twice, ${trials}`);
     // More processes per arm remove slow processes from the arm's value; longer windows, the within-trial part; more trials, the rest.
     if (split.processes > 1 && split.betweenProcesses > split.betweenTrials) lines.push(`    processes of one arm differ more than trials do: look at the report's Processes section for slow ones; longer measurement windows narrow each process's own value`);
+    // One process per arm: a lottery of slow processes shows as a few trials far from the rest (sd well above the typical trial's).
+    if (split.processes === 1 && m.typicalSd !== undefined && m.sd > 1.5 * m.typicalSd) lines.push(`    a few trials lie far from the rest (sd ${pct(m.sd)} against a typical ${pct(m.typicalSd)}): fresh processes that are slow for their whole life do this; try trials.processes: 3 (docs/harness.md, "Processes per arm")`);
   }
   return lines;
 }

@@ -282,9 +282,9 @@ const workloadObject = z.strictObject({
           .int()
           .min(1)
           .max(16)
-          .default(3)
+          .default(1)
           .describe(
-            'Fresh processes per arm in every trial of deployed arms (equal for both arms; every record goes to every process, so the arms and their dependencies get this many times replay.rate; each process is measured on its own). The arm\'s CPU per request and latency are those of its fastest process: one fresh process in five can be ~20% slower for its whole life, and with 3 the arm is slow only when all 3 are (docs/harness.md). Use 1 for a service that keeps state in its process.',
+            'Fresh processes per arm in every trial of deployed arms (equal for both arms; every record goes to every process, so the arms and their dependencies get this many times replay.rate; each process is measured on its own). The arm\'s CPU per request and latency are those of its fastest process: where one fresh process in five is ~20% slower for its whole life, 3 make the arm slow only when all 3 are (docs/harness.md). `tandem calibrate` says when a workload shows such processes.',
           ),
         maxReplacements: z.number().int().min(0).default(2).describe('Trials failed for infrastructure reasons (an arm not ready, a load not achieved) that may be replaced.'),
         allowFingerprintMismatch: z.boolean().default(false).describe('Keep trials whose arms ran on different machines.'),

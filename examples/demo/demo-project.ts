@@ -61,8 +61,8 @@ export function demoConfigText(options: DemoProjectOptions): string {
     `      control: { deploy: { command: ${quote(command)}, readyTimeout: 30s } }`,
     `      treatment: { deploy: { command: ${quote(command)}, readyTimeout: 30s } }`,
     `    replay: { rate: ${options.rate}, concurrency: 16, timeout: 5s, minAchievedShare: 0.8 }`,
-    // One process per arm: the demo's judged steps were tuned on one, and three processes per arm, each sent every
-    // record at this rate, would more than fill two cores shared with the stack (docs/demo.md).
+    // One process per arm (the default, said here because it was measured): three per arm, each sent every record
+    // at this rate, would more than fill two cores shared with the stack (docs/demo.md).
     `    trials: { min: ${options.minTrials}, max: ${options.maxTrials}, warmup: ${options.warmup}, measure: ${options.measure}, maxReplacements: 4, processes: 1 }`,
     '    dependencies:',
     `      - { name: features, env: FEATURES_URL, policy: isolated, target: ${quote(options.featuresReplicaUrl)} }`,

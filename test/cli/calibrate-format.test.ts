@@ -24,4 +24,12 @@ describe('tandem calibrate, as a person reads it', () => {
     expect(text).toContain('1.0%: 120 trials (about 20 min), 2.0%: 31 trials (about 6 min), 5.0%: 6 trials (about 1 min)');
     expect(text).toContain("processes of one arm differ more than trials do: look at the report's Processes section");
   });
+
+  it('suggests several processes per arm when one process per arm leaves a few trials far from the rest', () => {
+    const base = { sd: 0.06, typicalSd: 0.02, df: 38, trials: 40, noiseFloor: 0.1, slotBias: { estimate: 0, low: -0.01, high: 0.01, pValue: 0.9 }, falsePositiveRate: 0, meanEffect: 0, varianceSplit: { betweenProcesses: 0, betweenTrials: 0.0036, withinTrial: 0, processes: 1 }, plan: [{ change: 0.05, trials: 40 }] };
+    const calibration: Calibration = { experimentId: 'exp-aa', workload: 'ranking', createdAtMs: 0, trials: 40, design: { minTrials: 4, maxTrials: 12 }, subsets: 10, falsePositiveRate: 0, anyMetricFlaggedRate: 0, metrics: { cpu_per_request: base } };
+    expect(formatCalibration(calibration).join('\n')).toContain('a few trials lie far from the rest (sd 6.0% against a typical 2.0%)');
+    const even: Calibration = { ...calibration, metrics: { cpu_per_request: { ...base, typicalSd: 0.055 } } };
+    expect(formatCalibration(even).join('\n')).not.toContain('far from the rest');
+  });
 });
