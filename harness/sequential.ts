@@ -4,8 +4,10 @@
  * under those repeated looks.
  *
  * Each look fits the crossover model effect_i = δ + β·slot_i + ε_i (slot bias β
- * removed in every trial, balanced or not) and gives a t statistic for δ with
- * its nominal two-sided p-value q. The design is a group-sequential test with a
+ * removed in every trial, balanced or not; effects on the log scale for ratios,
+ * verdict.ts) and gives a t statistic for δ, its standard error widened for
+ * serial correlation between trials, with its nominal two-sided p-value q; no
+ * look is taken under MIN_DF residual degrees of freedom. The design is a group-sequential test with a
  * constant nominal level (Pocock 1977; Jennison & Turnbull 2000, ch. 2): the
  * experiment rejects at the first look whose q falls below α*, where α* is set
  * so that P(min over looks of q < α*) = α under no change. Because the t
@@ -16,13 +18,12 @@
  * and an anytime-valid p-value (Howard et al. 2021, §2; Lindon et al. 2022 use
  * the same guarantee for Netflix's sequential canaries).
  *
- * An A/A calibration is deliberately not pooled into the test. Pooling its
- * noise estimate gains degrees of freedom only when the experiment is as noisy
- * as calibrated; a boundary that keeps the false-positive rate for every
- * ratio of true to calibrated noise loses more than pooling gains (docs/harness.md,
- * Inference, point 5). The calibration serves planning instead: the noise
- * floor, the trials a change needs, and a warning when an experiment is
- * noisier than calibrated.
+ * An A/A calibration is deliberately not pooled into the test: pooling its
+ * noise gains degrees of freedom only when the experiment is as noisy as
+ * calibrated. It gives the serial correlation when it measured a material one,
+ * a floor under the standard error (verdict.ts, withNoiseFloor: it only widens),
+ * and planning: the noise floor, the trials a change needs, and a warning when
+ * an experiment is noisier than calibrated (docs/harness.md, Inference).
  */
 import { seededRandom } from '../core/index.js';
 import { studentTCdf, studentTQuantile } from './stats.js';
