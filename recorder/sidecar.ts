@@ -1,7 +1,9 @@
 /**
  * The recording sidecar: a reverse proxy that forwards every request and
  * response unchanged — method, path, query, headers (less hop-by-hop ones),
- * body, status, streaming both ways — and samples requests into the corpus.
+ * body, status and reason, streaming both ways, 1xx responses, trailers,
+ * `Expect`, upgrades — and samples requests into the corpus.
+ * test/recorder/sidecar-transparency.test.ts holds it to that.
  *
  * Transparency on failure: the sidecar adds no timeout of its own, and an
  * upstream that refuses, resets or dies mid-response is passed on as a reset
@@ -9,12 +11,15 @@
  * talking to the upstream directly — not a 502 the upstream never sent.
  * Unsampled requests take the plain path: no body tee, no allocation for the decision.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { Agent, createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { Pool } from 'undici';
 import { listenOn, withoutHopByHop } from '../core/index.js';
 import type { Recorder } from './recorder.js';
 import { watchBody, type BodyCapture } from './body-capture.js';
+import { ResponsePassthrough } from './response-passthrough.js';
+import { forwardExpectation, forwardTunnel, upstreamTarget } from './expect-and-upgrade.js';
 
 export interface SidecarOptions {
   readonly recorder: Recorder;
@@ -102,34 +107,50 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
     keepAliveTimeout: 4_000,
   });
 
-  const handle = (req: IncomingMessage, res: ServerResponse): void => {
-    const url = req.url ?? '/';
-    const sampled = recorder.shouldRecord(url, req.headers);
+  const target = upstreamTarget(options.upstream);
+  const expectAgent = new Agent({ keepAlive: true, maxSockets: options.connections ?? 128 });
+  const fail = (req: IncomingMessage, res: ServerResponse) => (error: unknown) => passOnUpstreamFailure(req, res, error, recorder);
+
+  /** Record the request if sampled; returns its body stream, if it has one. */
+  const sample = (req: IncomingMessage, url: string): IncomingMessage | undefined => {
     const body = hasBody(req) ? req : undefined;
-    if (!sampled) {
-      // The plain path: nothing watched, nothing allocated.
-    } else if (body) {
-      // The request itself stays the body undici streams (a wrapping stream per sampled request cost
-      // throughput); its body is copied as undici reads it. A body the client never finished is not
+    if (!recorder.shouldRecord(url, req.headers)) return body; // the plain path: nothing watched, nothing allocated
+    if (body) {
+      // The request itself stays the body the upstream client streams (a wrapping stream per sampled request
+      // cost throughput); its body is copied as it is read. A body the client never finished is not
       // recorded (it never reached the upstream whole either) and is counted as abandoned.
       watchBody(req, recorder.maxBodyBytes, new PendingRecord(recorder, req, url));
     } else {
       recorder.record({ timeMs: recorder.now(), method: req.method ?? 'GET', url, headers: req.headers, body: Buffer.alloc(0), truncated: false });
     }
-    pool
-      .stream(
-        { path: `${prefix}${url}`, method: (req.method ?? 'GET') as 'GET', headers: withoutHopByHop(req.headers), body: body ?? null },
-        ({ statusCode, headers }) => {
-          res.writeHead(statusCode, withoutHopByHop(headers as Record<string, string | string[] | undefined>));
-          return res;
-        },
-      )
-      // No AbortController per request (it costs a tenth of the throughput): a client that leaves
-      // destroys `res`, which fails undici's write into it and aborts the upstream request.
-      .catch((error: unknown) => passOnUpstreamFailure(req, res, error, recorder));
+    return body;
+  };
+
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
+    const url = req.url ?? '/';
+    const body = sample(req, url);
+    pool.dispatch({ path: `${prefix}${url}`, method: (req.method ?? 'GET') as 'GET', headers: withoutHopByHop(req.headers), body: body ?? null }, new ResponsePassthrough(req, res, fail(req, res)));
+  };
+  const handleExpectation = (req: IncomingMessage, res: ServerResponse): void => {
+    sample(req, req.url ?? '/');
+    forwardExpectation(req, res, target, expectAgent, fail(req, res));
+  };
+  // Upgraded connections leave the server's bookkeeping: closing the sidecar must end them too.
+  const tunnels = new Set<Duplex>();
+  const handleTunnel = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    tunnels.add(socket);
+    socket.once('close', () => tunnels.delete(socket));
+    forwardTunnel(req, socket, head, target, (error) => {
+      recorder.upstreamError(failureKind(error));
+      socket.destroy();
+    });
   };
 
   const server: Server = createServer(handle);
+  server.on('checkContinue', handleExpectation);
+  server.on('checkExpectation', handleExpectation);
+  server.on('upgrade', handleTunnel);
+  server.on('connect', handleTunnel);
   server.keepAliveTimeout = 5_000;
   const admin = createServer((req, res) => {
     void (async () => {
@@ -152,6 +173,7 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
     server.close();
     admin.close();
     await pool.close();
+    expectAgent.destroy();
     await recorder.close();
     throw error;
   }
@@ -166,8 +188,10 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
       const closed = Promise.all([new Promise((r) => server.close(r)), new Promise((r) => admin.close(r))]);
       server.closeAllConnections();
       admin.closeAllConnections();
+      for (const socket of tunnels) socket.destroy();
       await closed;
       await pool.close();
+      expectAgent.destroy();
       await recorder.close();
     },
   };

@@ -1,5 +1,5 @@
 /** Helpers of the recorder tests: an upstream on port 0, a temp local store, a sidecar in front, raw requests. */
-import { createServer, request as httpRequest, type RequestListener } from 'node:http';
+import { createServer, request as httpRequest, type RequestListener, type Server } from 'node:http';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,8 +10,11 @@ import { systemClock, type CorpusRecord } from '../../core/index.js';
 import { createLocalStore, type CorpusStore } from '../../store/index.js';
 import { Recorder, startSidecar, type RecorderOptions, type Sidecar } from '../../recorder/index.js';
 
-export async function startServer(handler: RequestListener): Promise<string> {
-  const server = createServer(handler).listen(0, '127.0.0.1');
+/** `configure` adds listeners before it listens (upgrades, expectations). */
+export async function startServer(handler: RequestListener, configure?: (server: Server) => void): Promise<string> {
+  const server = createServer(handler);
+  configure?.(server);
+  server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   onTestFinished(() => {
     server.closeAllConnections();
