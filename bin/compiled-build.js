@@ -6,8 +6,10 @@
 // so an edited source is a different name: no run can use stale code, and no mtime is trusted. A build is
 // written under a temporary name and renamed into place, so processes starting together (a test suite,
 // both arms of a trial) never see half a build: the first rename wins, the others use it.
+//
+// Only folders the user (or the package's owner, or root) controls are ever run from: see buildsDir.
 import { createHash } from 'node:crypto';
-import { accessSync, constants, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync } from 'node:fs';
+import { accessSync, chmodSync, constants, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 
@@ -41,18 +43,91 @@ function buildName(root, files, esbuildVersion) {
   return hash.digest('hex').slice(0, 20);
 }
 
-/** Where builds go: beside the sources, or in the temp dir when the package folder is read-only. */
-function buildsDir(root) {
-  const local = join(root, '.build');
-  try {
-    mkdirSync(local, { recursive: true });
-    accessSync(local, constants.W_OK);
-    return local;
-  } catch {
-    const shared = join(tmpdir(), `tandem-build-${process.getuid?.() ?? 'user'}`);
-    mkdirSync(shared, { recursive: true, mode: 0o700 });
-    return shared;
+/** A build folder Tandem will not use: its message says which folder, what is wrong with it and what to do. */
+export class UnsafeBuildFolderError extends Error {
+  constructor(path, problem, remedy) {
+    super(`refusing to run the compiled build in ${path}: ${problem}. ${remedy}`);
+    this.name = 'UnsafeBuildFolderError';
+    this.path = path;
   }
+}
+
+/**
+ * A folder whose code Tandem may run: a real directory (not a symbolic link), owned by someone trusted, and
+ * not writable by anyone else (`forbiddenBits`). Whoever could write there could plant a `cli/main.js` that
+ * every `tandem` start runs as its user.
+ */
+function verifyFolder(path, trustedOwners, forbiddenBits, remedy) {
+  const stat = lstatSync(path);
+  if (stat.isSymbolicLink()) throw new UnsafeBuildFolderError(path, 'it is a symbolic link', remedy);
+  if (!stat.isDirectory()) throw new UnsafeBuildFolderError(path, 'it is not a directory', remedy);
+  if (!trustedOwners.includes(stat.uid)) throw new UnsafeBuildFolderError(path, `it is owned by uid ${stat.uid}, not by you (uid ${trustedOwners[0]})`, remedy);
+  if ((stat.mode & forbiddenBits) !== 0) throw new UnsafeBuildFolderError(path, `others can write to it (mode ${(stat.mode & 0o777).toString(8)})`, remedy);
+}
+
+/** The running user and where the checks look; tests substitute them to play a second user. */
+function defaultHost() {
+  return {
+    uid: process.getuid?.() ?? -1,
+    tmp: tmpdir(),
+    warn: (line) => process.stderr.write(`${line}\n`),
+    onExit: (cleanup) => process.once('exit', cleanup),
+    canWrite(dir) {
+      try {
+        accessSync(dir, constants.W_OK);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+  };
+}
+
+/**
+ * Where builds go, verified: `.build` beside the sources when the package folder is writable, else
+ * `$TMPDIR/tandem-build-<uid>`, created 0700 or verified to be the user's own 0700 folder (else a fresh
+ * private one). In `.build`, the package's owner and root are trusted too (they can edit its sources anyway):
+ * a `.build` that fails is refused, since only someone who can write the package folder could have made it.
+ */
+function buildsDir(root, host) {
+  const local = join(root, '.build');
+  let localWritable = false;
+  try {
+    mkdirSync(local, { recursive: true, mode: 0o755 });
+    localWritable = host.canWrite(local);
+  } catch {
+    // A read-only package folder: builds go to the temp folder.
+  }
+  if (localWritable) {
+    verifyFolder(local, [host.uid, 0, statSync(root).uid], 0o022, `Remove it (it holds only compiled copies of the sources) or make it yours with mode 755, then start again.`);
+    return local;
+  }
+  if (host.uid === -1) throw new UnsafeBuildFolderError(root, 'the package folder is not writable and this platform has no user id to make a private temporary folder with', 'Run from a writable copy of the package.');
+  const shared = join(host.tmp, `tandem-build-${host.uid}`);
+  try {
+    mkdirSync(shared, { recursive: true, mode: 0o700 });
+    verifyFolder(shared, [host.uid], 0o077, 'Remove it if it is not yours, or set TMPDIR to a folder only you can write.');
+    return shared;
+  } catch (error) {
+    // Someone else's folder in the way must not stop tandem from starting: build in a fresh private folder
+    // (a slower start, said once) and remove it when the process ends.
+    const reason = error instanceof UnsafeBuildFolderError ? error.message.replace(/^refusing to run the compiled build in /, '') : String(error);
+    const fresh = mkdtempSync(join(host.tmp, `tandem-build-${host.uid}-`));
+    host.warn(`tandem: not using ${reason} Building in a fresh private folder instead (${fresh}), removed at exit.`);
+    host.onExit(() => rmSync(fresh, { recursive: true, force: true }));
+    return fresh;
+  }
+}
+
+/** Modes with no write bit for group and others, all through a fresh build (esbuild creates folders under the umask, which may be 002). */
+function withoutSharedWrite(dir) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isSymbolicLink()) continue;
+    chmodSync(path, statSync(path).mode & 0o755);
+    if (entry.isDirectory()) withoutSharedWrite(path);
+  }
+  chmodSync(dir, statSync(dir).mode & 0o755);
 }
 
 function removeOldBuilds(dir, current) {
@@ -72,13 +147,15 @@ function removeOldBuilds(dir, current) {
  * The folder holding the compiled sources of `root` (same layout: `cli/main.js` for `cli/main.ts`), built
  * now if these exact sources have no build yet.
  */
-export async function compiledBuild(root) {
+export async function compiledBuild(root, host = defaultHost()) {
   const esbuildVersion = JSON.parse(readFileSync(join(root, 'node_modules', 'esbuild', 'package.json'), 'utf8')).version;
   const files = sourceFiles(root);
-  const dir = buildsDir(root);
+  const dir = buildsDir(root, host);
   const name = buildName(root, files, esbuildVersion);
   const out = join(dir, name);
   if (existsSync(out)) {
+    // The folder above is verified, so only a trusted user put this here; checked anyway, as a second door.
+    verifyFolder(out, [host.uid, 0, statSync(dir).uid], 0o022, 'Remove it; the next start builds it again.');
     try {
       utimesSync(out, new Date(), new Date());
     } catch {
@@ -95,6 +172,7 @@ export async function compiledBuild(root) {
     copyFileSync(join(root, 'package.json'), join(staging, 'package.json'));
     symlinkSync(join(root, 'bin'), join(staging, 'bin'));
     if (dir !== join(root, '.build')) symlinkSync(join(root, 'node_modules'), join(staging, 'node_modules'));
+    withoutSharedWrite(staging);
     try {
       renameSync(staging, out);
     } catch (error) {

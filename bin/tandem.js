@@ -21,10 +21,17 @@ if (process.env.TANDEM_FROM_SOURCE === '1') {
   register();
   mainModule = pathToFileURL(join(root, 'cli', 'main.ts')).href;
 } else {
-  const { compiledBuild } = await import('./compiled-build.js');
+  const { compiledBuild, UnsafeBuildFolderError } = await import('./compiled-build.js');
   // Stack traces name the TypeScript lines (esbuild writes source maps beside the build).
   process.setSourceMapsEnabled(true);
-  mainModule = pathToFileURL(join(await compiledBuild(root), 'cli', 'main.js')).href;
+  try {
+    mainModule = pathToFileURL(join(await compiledBuild(root), 'cli', 'main.js')).href;
+  } catch (error) {
+    if (!(error instanceof UnsafeBuildFolderError)) throw error;
+    // The CLI's own error reporting lives in the build it refused to load: said here, with its exit code (3, config-grade).
+    process.stderr.write(`tandem: ${error.message}\n`);
+    process.exit(3);
+  }
 }
 const { main } = await import(mainModule);
 process.exitCode = await main(process.argv);
