@@ -42,10 +42,14 @@ const isHex = (c: number | undefined): boolean => c !== undefined && ((c >= 0x30
 const ESCAPES = new Set([0x22, 0x5c, 0x2f, 0x62, 0x66, 0x6e, 0x72, 0x74]);
 const LITERALS: readonly Buffer[] = [Buffer.from('true'), Buffer.from('false'), Buffer.from('null')];
 
-/** Byte ranges [start, end) of secret values, in order, never nested. */
-export function findSecretValues(bytes: Buffer, secrets: JsonSecrets, start = 0): [number, number][] {
+/**
+ * Byte ranges [start, end) of secret values, in order, never nested. `embedded`, when given, receives the
+ * ranges of string values (quotes included) outside those that open like JSON (`"{…"`, `"[…"`): a client
+ * that sends JSON inside a string field sends its secrets there too, and the caller redacts inside them.
+ */
+export function findSecretValues(bytes: Buffer, secrets: JsonSecrets, start = 0, embedded?: [number, number][]): [number, number][] {
   const scanner = new Scanner(bytes, start);
-  return scanner.run(secrets);
+  return scanner.run(secrets, embedded);
 }
 
 class Scanner {
@@ -57,7 +61,7 @@ class Scanner {
     this.#i = start;
   }
 
-  run(secrets: JsonSecrets): [number, number][] {
+  run(secrets: JsonSecrets, embedded?: [number, number][]): [number, number][] {
     const ranges: [number, number][] = [];
     const b = this.bytes;
     // One entry per open container: true for an object. `keys` holds the current key of each open object.
@@ -94,7 +98,9 @@ class Scanner {
             state = c === Byte.OpenBrace ? 'key' : 'value';
           }
         } else {
+          const at = this.#i;
           this.#scalar();
+          if (embedded && redactFrom < 0 && c === Byte.Quote && (b[at + 1] === Byte.OpenBrace || b[at + 1] === Byte.OpenBracket)) embedded.push([at, this.#i]);
           state = 'after';
         }
       } else if (state === 'key') {

@@ -24,14 +24,21 @@ export class SecretNames {
   constructor(names: readonly string[], headers: readonly string[]) {
     this.#names = new Set(names.map(normalizeName));
     this.#headers = new Set([...ALWAYS_REDACTED_HEADERS, ...headers].map(normalizeName));
+    this.#longestRun = Math.max(...[...this.#names, ...this.#headers].map((n) => n.split('_').length));
   }
+
+  /** Words in the longest secret name: runs longer than it cannot match, so a hostile 8,000-word header name costs linear time. */
+  readonly #longestRun: number;
 
   /** A query parameter, form field or JSON field. */
   isSecretName(name: string): boolean {
     return this.#names.has(normalizeName(name));
   }
 
-  /** A header: a listed header, a secret name, or a secret name behind a prefix (`x-api-key`, `x-auth-token`). */
+  /**
+   * A header: a listed header or a secret name, also as a word run inside a longer name
+   * (`x-api-key`, `x-auth-token-v2`, `x-forwarded-authorization`, `x-original-cookie`).
+   */
   isSecretHeader(name: string): boolean {
     const known = this.#headerVerdicts.get(name);
     if (known !== undefined) return known;
@@ -43,8 +50,15 @@ export class SecretNames {
   #judgeHeader(name: string): boolean {
     const normalized = normalizeName(name);
     if (this.#headers.has(normalized) || this.#names.has(normalized)) return true;
-    // Every suffix after a "_" (x_api_key → api_key, key): one set lookup each, on every recorded header.
-    for (let at = normalized.indexOf('_'); at >= 0; at = normalized.indexOf('_', at + 1)) if (this.#names.has(normalized.slice(at + 1))) return true;
+    // Every run of whole words (x_auth_token_v2 → auth_token, token, …): a few set lookups per distinct
+    // header name, remembered above, so a recorded request pays one map lookup per header.
+    const words = normalized.split('_');
+    for (let from = 0; from < words.length; from++) {
+      for (let to = from + 1; to <= Math.min(words.length, from + this.#longestRun); to++) {
+        const run = words.slice(from, to).join('_');
+        if (this.#names.has(run) || this.#headers.has(run)) return true;
+      }
+    }
     return false;
   }
 }

@@ -112,8 +112,31 @@ export class Redactor {
 
   #jsonBody(body: Buffer): Buffer | undefined {
     const start = body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
-    const ranges = findSecretValues(body, this.#json, start);
-    return ranges.length === 0 ? undefined : replaceRanges(body, ranges.map(([from, to]) => [from, to, JSON_REDACTED] as const));
+    const embedded: [number, number][] = [];
+    const ranges: [number, number, Buffer][] = findSecretValues(body, this.#json, start, embedded).map(([from, to]) => [from, to, JSON_REDACTED]);
+    for (const [from, to] of embedded) {
+      const redacted = this.#embeddedJson(body.subarray(from, to));
+      if (redacted) ranges.push([from, to, redacted]);
+    }
+    if (ranges.length === 0) return undefined;
+    return replaceRanges(body, embedded.length === 0 ? ranges : ranges.sort((a, b) => a[0] - b[0]));
+  }
+
+  /**
+   * A JSON string token whose text is itself JSON (`"{\"token\":\"S\"}"`): its secrets redacted and the
+   * string encoded again, or undefined when it holds none or is not JSON after all (then it is just text).
+   * Re-encoding may spell escapes differently; it happens only where a secret was removed.
+   */
+  #embeddedJson(token: Buffer): Buffer | undefined {
+    const text = JSON.parse(token.toString('utf8')) as string;
+    let redacted: Buffer | undefined;
+    try {
+      redacted = this.#jsonBody(Buffer.from(text, 'utf8'));
+    } catch (error) {
+      if (error instanceof JsonSyntaxError) return undefined;
+      throw error;
+    }
+    return redacted && Buffer.from(JSON.stringify(redacted.toString('utf8')), 'utf8');
   }
 
   #multipart(body: Buffer, contentType: string): Buffer | undefined {

@@ -17,6 +17,29 @@ describe('redaction', () => {
     ).toEqual({ authorization: REDACTED, cookie: REDACTED, 'set-cookie': REDACTED, 'proxy-authorization': REDACTED, 'x-custom-key': REDACTED, 'x-api-key': REDACTED, accept: 'a, b', 'x-ok': 'fine', 'x-tokens-left': '5' });
   });
 
+  it('replaces headers whose name holds a secret word as a whole word anywhere in it, not only at its end', () => {
+    const redactor = new Redactor();
+    expect(
+      redactor.headers({ 'X-Forwarded-Authorization': 'Bearer s', 'x-original-cookie': 'sid=1', 'x-auth-token-v2': 't', 'x-session-password-hash': 'h', 'x-authorized-by': 'ann', 'x-tokens-left': '5', 'x-cookieless': 'yes' }),
+    ).toEqual({ 'x-forwarded-authorization': REDACTED, 'x-original-cookie': REDACTED, 'x-auth-token-v2': REDACTED, 'x-session-password-hash': REDACTED, 'x-authorized-by': 'ann', 'x-tokens-left': '5', 'x-cookieless': 'yes' });
+    // A hostile name of thousands of words is judged in linear time (runs never longer than the longest secret name).
+    const long = `x-${'a-'.repeat(5_000)}token`;
+    expect(redactor.headers({ [long]: 'v' })[long]).toBe(REDACTED);
+  });
+
+  it('redacts secrets inside JSON carried in a string field, at any depth of nesting, and leaves other strings alone', () => {
+    const redactor = new Redactor();
+    const inner = JSON.stringify({ token: 'S', keep: 'k' });
+    const twice = JSON.stringify({ wrapped: JSON.stringify({ password: 'P2' }) });
+    const out = JSON.parse(bodyText(redactor, JSON.stringify({ data: inner, deeper: twice, text: '{not json', list: '[1,2]', id: 3 })));
+    expect(JSON.parse(out.data)).toEqual({ token: REDACTED, keep: 'k' });
+    expect(JSON.parse(JSON.parse(out.deeper).wrapped)).toEqual({ password: REDACTED });
+    expect(out.text).toBe('{not json');
+    expect(out.list).toBe('[1,2]');
+    // The issue's exact body: other bytes unchanged, only the string holding the secret re-encoded.
+    expect(bodyText(redactor, '{"data":"{\\"token\\":\\"S\\"}", "n": 1.10}')).toBe(`{"data":${JSON.stringify(JSON.stringify({ token: REDACTED }))}, "n": 1.10}`);
+  });
+
   it('replaces configured JSON paths from the root, through arrays, and secret names at any depth', () => {
     const redactor = new Redactor({ bodyFields: ['user.email', 'items.sku'] });
     const body = { user: { email: 'a@b.c', name: 'Ann' }, items: [{ sku: 't1', id: 1 }, { id: 2 }, { sku: 't3', deep: { password: 'p' } }], other: { email: 'kept' } };
