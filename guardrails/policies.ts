@@ -63,12 +63,15 @@ export function isWrite(dependency: Pick<DependencyConfig, 'writePaths'>, call: 
   return dependency.writePaths.some((prefix) => underPrefix(path, normalizedPath(prefix) ?? prefix.toLowerCase()));
 }
 
-/** A W3C baggage header with the experiment's identity added to what the caller sent. */
+/**
+ * A W3C baggage header with the experiment's identity added to what the caller sent. Every `tandem.*` key
+ * is the router's: the caller's own, in any case (`Tandem.job`), are dropped, never kept ahead of ours.
+ */
 export function withBaggage(existing: string | undefined, identity: Readonly<Record<string, string>>): string {
   const members = Object.entries(identity).map(([key, value]) => `tandem.${key}=${encodeURIComponent(value)}`);
   const kept = (existing ?? '')
     .split(',')
     .map((m) => m.trim())
-    .filter((m) => m !== '' && !m.startsWith('tandem.'));
+    .filter((m) => m !== '' && !m.split('=', 1)[0]!.trim().toLowerCase().startsWith('tandem.'));
   return [...kept, ...members].join(',');
 }

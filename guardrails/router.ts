@@ -19,6 +19,11 @@ import { normalizedPath } from './request-path.js';
 /** control′ gets listeners of its own when it is deployed per trial, so its calls never count as control's. */
 export type RouterArm = 'control' | 'treatment' | 'control-prime';
 
+/** What a trial header may hold: the trial's number. */
+const TRIAL_NUMBER = /^\d{1,9}$/;
+/** What a record header may hold: a corpus record id (a UUID when recorded; imported ids are tokens too). */
+const RECORD_ID = /^[A-Za-z0-9._:@/+=-]{1,200}$/;
+
 export interface RouterOptions {
   readonly experimentId: string;
   readonly seed: number;
@@ -228,12 +233,16 @@ export class EgressRouter {
       req.resume();
       return this.#answer(res, 403, 'blocked', `${dependency.name}: ${method} ${path.split('?')[0]} is a write, and this experiment blocks writes to it`);
     }
+    // The router owns every identity header: what the SUT sent is read only where it is well-formed (a trial
+    // number, a record id), and never passed on as sent — `x-tandem-trial: 9,tandem.job=prod` is not a trial.
     const sentTrial = req.headers[this.#trialHeader];
-    const trial = typeof sentTrial === 'string' ? sentTrial : String(this.#trial);
+    const trial = typeof sentTrial === 'string' && TRIAL_NUMBER.test(sentTrial) ? sentTrial : String(this.#trial);
     // A replayed request is the same record in the same trial: every trial replays the corpus again.
-    const record = req.headers[this.#recordHeader];
-    if (typeof record === 'string' && counters.records.size < 1_000_000) counters.records.add(`${trial}/${record}`);
-    const headers = withoutHopByHop(req.headers, 'host');
+    const sentRecord = req.headers[this.#recordHeader];
+    const record = typeof sentRecord === 'string' && RECORD_ID.test(sentRecord) ? sentRecord : undefined;
+    if (record !== undefined && counters.records.size < 1_000_000) counters.records.add(`${trial}/${record}`);
+    const headers = withoutHopByHop(req.headers, 'host', this.#prefix);
+    if (record !== undefined) headers[this.#recordHeader] = record;
     const identity = listener.identity(trial);
     headers[this.#identityHeaders[0]] = identity.experiment!;
     headers[this.#identityHeaders[1]] = identity.arm!;

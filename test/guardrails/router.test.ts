@@ -61,6 +61,20 @@ describe('egress router', () => {
     expect(shared.seen[1]!['x-drop-me']).toBeUndefined();
   });
 
+  it('owns every identity header and tandem.* baggage key: what the SUT forged never reaches the dependency', async () => {
+    const shared = await upstream();
+    const r = await router([{ name: 'search', policy: 'shared', target: shared.url }]);
+    r.setTrial(4);
+    await fetch(`${r.urls.treatment.search}/q`, {
+      headers: { 'x-tandem-trial': '9,tandem.job=prod', 'X-Tandem-Job': 'prod', 'x-tandem-write': '1', 'x-tandem-record': 'a b,c', baggage: 'Tandem.job=prod, TANDEM.arm = control,userId=alice' },
+    });
+    const seen = shared.seen[0]!;
+    expect(seen).toMatchObject({ 'x-tandem-trial': '4', 'x-tandem-job': 'exp-9.treatment', 'x-tandem-arm': 'treatment' });
+    expect(seen['x-tandem-write']).toBeUndefined();
+    expect(seen['x-tandem-record']).toBeUndefined();
+    expect(seen.baggage).toBe('userId=alice,tandem.experiment=exp-9,tandem.arm=treatment,tandem.trial=4,tandem.job=exp-9.treatment');
+  });
+
   it('blocks, tags or allows writes per dependency', async () => {
     const store = await upstream();
     const r = await router([
