@@ -25,8 +25,9 @@ export interface PageFrame {
 
 export function page(frame: PageFrame, assets: Assets): string {
   const nav = NAV.map((n) => `<li><a href="${n.href}"${n.href === frame.section ? ' aria-current="page"' : ''}>${e(n.label)}</a></li>`).join('');
+  // The input has no name: a form submitted before the script loads then sends nothing (never `?token=…` in a URL).
   const token = frame.actions
-    ? `<form id="token-form" class="token" aria-label="Bearer token for actions"><label>Token <input type="password" name="token" autocomplete="off" size="16"></label> <button type="submit">Set</button> <span id="token-state" class="meta">no token set</span></form>`
+    ? `<form id="token-form" class="token" aria-label="Bearer token for actions"><label>Token <input type="password" id="token-input" autocomplete="off" size="16"></label> <button type="submit">Set</button> <span id="token-state" class="meta">no token set</span></form>`
     : `<span class="meta">read-only (start with <code>--token-env VAR</code> to cancel and calibrate)</span>`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">

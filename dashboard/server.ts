@@ -2,8 +2,9 @@
  * `tandem serve`: the dashboard's HTTP server. Read-mostly: every page is a
  * read of the store (page-routes.ts); the two actions exist only with a
  * bearer token (action-routes.ts). Binds 127.0.0.1 unless told otherwise, and
- * there answers only requests whose Host names this server, so a page that
- * rebinds its own DNS name to 127.0.0.1 cannot read the dashboard.
+ * on any address answers only requests whose Host names this server (its
+ * loopback names, its listen address, the operator's `--allowed-host` names),
+ * so a page that rebinds its own DNS name to this machine cannot read it.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -25,22 +26,44 @@ export interface DashboardOptions {
   readonly livePollMs?: number;
   /** How often the live experiment list polls the store (default 1 s). */
   readonly listPollMs?: number;
+  /**
+   * Further names the dashboard answers to (`name` on its own port, or `name:port`), for a dashboard
+   * reached through another name: a wider listen address, a tunnel, a reverse proxy.
+   */
+  readonly allowedHosts?: readonly string[];
 }
 
 export interface DashboardServer {
   readonly url: string;
+  /** Every `Host` (and `Origin`) the dashboard answers to, as `name:port`. */
+  readonly answersTo: readonly string[];
   close(): Promise<void>;
 }
 
-const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1)$/i;
+/** What `allowedHosts` may hold: a host name or a bracketed IPv6 address, each with an optional port. */
+export const ALLOWED_HOST = /^(?:[a-z0-9](?:[a-z0-9-]{0,62})(?:\.[a-z0-9](?:[a-z0-9-]{0,62}))*|\[[0-9a-f:.]+\])(?::\d{1,5})?$/i;
+/** Addresses that listen on every interface: they name no host of their own. */
+const WILDCARD = /^(0\.0\.0\.0|::|0:0:0:0:0:0:0:0)$/;
 
+/**
+ * The `Host` values answered: this machine's loopback names, the listen address when it names a host, and
+ * the operator's names. Whatever the listen address, a request under any other name is refused: a page
+ * that rebinds its own DNS name to this machine would otherwise read the dashboard.
+ */
+export function dashboardHostNames(host: string, port: number, allowed: readonly string[] = []): string[] {
+  const bracket = (h: string): string => (h.includes(':') && !h.startsWith('[') ? `[${h}]` : h);
+  const names = [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`];
+  if (!WILDCARD.test(host)) names.unshift(`${bracket(host)}:${port}`);
+  // Allowed names come validated (ALLOWED_HOST): a host name, or a bracketed IPv6 address, each with an optional port.
+  for (const name of allowed) names.push(/:\d+$/.test(name) ? name : `${name}:${port}`);
+  return [...new Set(names.map((n) => n.toLowerCase()))];
+}
 export async function startDashboard(context: DashboardContext, options: DashboardOptions = {}): Promise<DashboardServer> {
   const assets = await dashboardAssets();
   const host = options.host ?? '127.0.0.1';
   const actions = options.token ? context.actions : undefined;
   const ctx: DashboardContext = { ...context, report: cachedReports(context.report), actions };
-  // Filled once the port is known. On a loopback address only this machine's names for it are answered;
-  // listening wider was a choice to be reached by other names.
+  // Filled once the port is known (see dashboardHostNames).
   let ownHost: (hostAndPort: string) => boolean = () => false;
   const pages = pageRoutes(ctx, assets, { livePollMs: options.livePollMs ?? 250, listPollMs: options.listPollMs ?? 1_000 });
   const act = actionRoutes(ctx, { token: options.token, actions, ownOrigin: (origin) => ownHost(origin) });
@@ -52,12 +75,12 @@ export async function startDashboard(context: DashboardContext, options: Dashboa
   await listenOn(server, options.port ?? 8700, host, 'dashboard');
   const { port } = server.address() as AddressInfo;
   const named = host.includes(':') ? `[${host}]` : host;
-  if (LOOPBACK.test(host)) {
-    const names = new Set([`${named}:${port}`, `127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`].map((h) => h.toLowerCase()));
-    ownHost = (hostAndPort) => names.has(hostAndPort);
-  } else ownHost = () => true;
+  const answersTo = dashboardHostNames(host, port, options.allowedHosts);
+  const names = new Set(answersTo);
+  ownHost = (hostAndPort) => names.has(hostAndPort);
   return {
-    url: `http://${named}:${port}`,
+    url: `http://${WILDCARD.test(host) ? '127.0.0.1' : named}:${port}`,
+    answersTo,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -8,7 +8,7 @@ import { UsageError } from '../../core/index.js';
 import { createStore } from '../../store/index.js';
 import { evaluateExperiment, loadChecksModule } from '../../harness/index.js';
 import { latestCalibration, parseRequest, type ExperimentQueue } from '../../executor/index.js';
-import { startDashboard } from '../../dashboard/server.js';
+import { ALLOWED_HOST, startDashboard } from '../../dashboard/server.js';
 import type { DashboardActions } from '../../dashboard/context.js';
 import { systemClock } from '../../core/index.js';
 import { ExitCode } from '../exit-codes.js';
@@ -20,6 +20,14 @@ import { workloadFor } from './report.js';
 export interface ServeOptions extends GlobalOptions {
   readonly listen?: string;
   readonly tokenEnv?: string;
+  readonly allowedHost?: readonly string[];
+}
+
+function allowedHostsFrom(options: ServeOptions): string[] {
+  return (options.allowedHost ?? []).map((name) => {
+    if (!ALLOWED_HOST.test(name)) throw new UsageError(`--allowed-host must be a host name or a bracketed IPv6 address, optionally with :PORT (no scheme, no path), got ${JSON.stringify(name.slice(0, 100))}`);
+    return name.toLowerCase();
+  });
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
@@ -39,9 +47,11 @@ function tokenFrom(options: ServeOptions, env: NodeJS.ProcessEnv): string | unde
 }
 
 export async function run(options: ServeOptions, ctx: CliContext): Promise<number> {
-  const { config } = await loadCommandConfig(options, ctx);
+  // Arguments first: a bad flag is named before any file is read.
   const { host, port } = parseListen(options.listen ?? '127.0.0.1:8700', '--listen');
   const token = tokenFrom(options, ctx.env);
+  const allowedHosts = allowedHostsFrom(options);
+  const { config } = await loadCommandConfig(options, ctx);
   const store = createStore(config.store, { cwd: ctx.cwd, env: ctx.env });
   let queue: ExperimentQueue | undefined;
   const quiet = { ...ctx, err: () => undefined };
@@ -73,9 +83,15 @@ export async function run(options: ServeOptions, ctx: CliContext): Promise<numbe
         },
         ...(actions ? { actions } : {}),
       },
-      { host, port, ...(token ? { token } : {}) },
+      { host, port, allowedHosts, ...(token ? { token } : {}) },
     );
-    ctx.out(options.json ? JSON.stringify({ dashboard: 'ready', url: server.url, actions: token !== undefined }) : `Tandem dashboard: ${server.url}/ (${token ? `actions enabled with the token in ${options.tokenEnv}` : 'read-only'}; store ${store.location}). Ctrl-C stops it.`);
+    ctx.out(
+      options.json
+        ? JSON.stringify({ dashboard: 'ready', url: server.url, actions: token !== undefined, answersTo: server.answersTo })
+        : `Tandem dashboard: ${server.url}/ (${token ? `actions enabled with the token in ${options.tokenEnv}` : 'read-only'}; store ${store.location}). Ctrl-C stops it.`,
+    );
+    // Listening wider than loopback is not a reason to answer any name: say which, and how to add one.
+    if (!options.json) ctx.err(`answers only to Host ${server.answersTo.join(', ')}${allowedHosts.length === 0 && !/^(127\.|localhost$|::1$)/.test(host) ? `; listening on ${host}, so add --allowed-host NAME for each name others reach it by` : ''}`);
     await new Promise<void>((resolve) => {
       if (!ctx.signal || ctx.signal.aborted) return resolve();
       ctx.signal.addEventListener('abort', () => resolve(), { once: true });

@@ -101,7 +101,7 @@ function wireTokenForm(): void {
   show();
   form.addEventListener('submit', (event) => {
     event.preventDefault();
-    const input = form.querySelector<HTMLInputElement>('input[name="token"]');
+    const input = form.querySelector<HTMLInputElement>('#token-input');
     if (input?.value) sessionStorage.setItem(TOKEN_KEY, input.value);
     else sessionStorage.removeItem(TOKEN_KEY);
     if (input) input.value = '';

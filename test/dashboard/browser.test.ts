@@ -134,7 +134,7 @@ describe('dashboard in a browser', () => {
     expect(refused.problems).toEqual([expect.stringContaining('401')]);
 
     const { page, problems } = await openPage(`${server.url}/experiments/exp-cancel`);
-    await page.locator('input[name="token"]').fill(TOKEN);
+    await page.locator('#token-input').fill(TOKEN);
     await page.getByRole('button', { name: 'Set' }).click();
     await page.getByText('token set for this tab').waitFor();
     await page.locator('#cancel-reason').fill(`flaky ${HOSTILE}`);
