@@ -154,9 +154,10 @@ export class InlineQueue implements ExperimentQueue {
     });
   }
 
-  async close(): Promise<void> {
+  /** Stops everything; running experiments are cancelled with `reason` (what the user is told: say who stopped it and how). */
+  async close(reason = 'cancelled: shutting down'): Promise<void> {
     this.#pending.length = 0;
-    for (const { controller } of this.#running.values()) controller.abort(new ExperimentCancelledError('cancelled: shutting down'));
+    for (const { controller } of this.#running.values()) controller.abort(new ExperimentCancelledError(reason));
     await Promise.all([...this.#running.values()].map((r) => r.done));
   }
 }

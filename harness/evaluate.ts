@@ -5,7 +5,7 @@
  * report model every renderer reads. The model's shape is the JSON report
  * (docs/reports.md documents it); renderers add nothing to it.
  */
-import type { WorkloadConfig } from '../core/index.js';
+import type { ExperimentRecord, WorkloadConfig } from '../core/index.js';
 import type { Store } from '../store/index.js';
 import type { Calibration } from './calibration-result.js';
 import { configuredFinalChecks, runFinalChecks, type CheckSet, type FinalCheckResult } from './checks.js';
@@ -52,6 +52,11 @@ export interface ExperimentReport {
   readonly latencyCdf: Readonly<Record<'control' | 'treatment', readonly (readonly [number, number])[]>>;
   readonly detectors: readonly { readonly name: string; readonly observations: readonly { readonly timeMs: number; readonly value: number | null; readonly verdict: string; readonly message?: string }[] }[];
   readonly cancellation?: { readonly detector: string; readonly reason: string; readonly firstViolationMs: number; readonly terminatedMs: number };
+  /**
+   * Set when the experiment was cancelled, or failed before reaching a verdict: then there is no verdict
+   * (outcome `no data`, no metric judged, no final check run) — what its trials measured is shown, not judged.
+   */
+  readonly stopped?: { readonly status: 'cancelled' | 'failed'; readonly reason: string; readonly trialsMeasured: number };
   /** Router counters per dependency and arm, summed over the trials used. */
   /**
    * Guardrail evidence per dependency and arm, over every trial attempt that sent traffic (cancelled and
@@ -147,6 +152,21 @@ export async function lookAtExperiment(store: Pick<Store, 'experiments' | 'outco
   return judge(metrics, judgeOptionsFor(data, options));
 }
 
+/**
+ * A cancelled experiment, or one that failed with a verdict still to reach (not one that ended for lack of
+ * data, whose verdict `no data` is its own): its data is partial and must never read as decided.
+ */
+function stoppedBeforeVerdict(record: ExperimentRecord, trialsMeasured: number): ExperimentReport['stopped'] {
+  if (record.status === 'cancelled') return { status: 'cancelled', reason: plainReason(record.reason, 'cancelled') ?? 'no reason recorded', trialsMeasured };
+  if (record.status === 'failed' && record.verdict?.outcome !== 'no data') return { status: 'failed', reason: plainReason(record.reason, 'failed') ?? 'no reason recorded', trialsMeasured };
+  return undefined;
+}
+
+/** A stored reason without a leading "cancelled: " (said once by whoever shows the status). */
+function plainReason(reason: string | undefined, status: string): string | undefined {
+  return reason?.replace(new RegExp(`^${status}:\\s*`), '');
+}
+
 /** The report model of one stored experiment. */
 export async function evaluateExperiment(store: Pick<Store, 'experiments' | 'outcomes' | 'samples' | 'observations'>, experimentId: string, options: EvaluateOptions): Promise<ExperimentReport> {
   const now = options.now ?? Date.now;
@@ -158,12 +178,18 @@ export async function evaluateExperiment(store: Pick<Store, 'experiments' | 'out
   const comparison = responses
     ? compareResponses([...data.trials.flatMap((t) => t.outcomes), ...data.extraOutcomes], { config: responses, ...(options.requestBodies ? { requestBodies: options.requestBodies } : {}) })
     : undefined;
-  const finalChecks = await runFinalChecks([...configuredFinalChecks(responses), ...(options.checks?.final ?? [])], { experimentId, verdict, ...(comparison ? { comparison } : {}) });
+  const stopped = stoppedBeforeVerdict(record, verdict.trials);
+  // A stopped experiment's partial data is not judged: no final check runs over it either.
+  const finalChecks = stopped ? [] : await runFinalChecks([...configuredFinalChecks(responses), ...(options.checks?.final ?? [])], { experimentId, verdict, ...(comparison ? { comparison } : {}) });
   let { outcome } = verdict;
   const reasons = [...verdict.reasons];
   const failedChecks = finalChecks.filter((c) => !c.ok);
   for (const c of failedChecks) reasons.push(`final check ${c.name} failed: ${c.message}`);
   if (failedChecks.length > 0) outcome = 'regressed';
+  if (stopped) {
+    outcome = 'no data';
+    reasons.splice(0, reasons.length, `${stopped.status} (${stopped.reason}): no verdict; what ${stopped.trialsMeasured} trial(s) measured before it stopped is shown, not judged`);
+  }
 
   const control = armSummary(data, 'control');
   const treatment = armSummary(data, 'treatment');
@@ -213,11 +239,11 @@ export async function evaluateExperiment(store: Pick<Store, 'experiments' | 'out
       alpha: verdict.alpha,
       trials: verdict.trials,
       design: verdict.design,
-      decided: verdict.decided,
-      undecided: verdict.undecided,
-      ...(verdict.inconclusivePolicy ? { inconclusivePolicy: verdict.inconclusivePolicy } : {}),
+      decided: stopped ? false : verdict.decided,
+      undecided: stopped ? [] : verdict.undecided,
+      ...(verdict.inconclusivePolicy && !stopped ? { inconclusivePolicy: verdict.inconclusivePolicy } : {}),
     },
-    metrics: verdict.metrics,
+    metrics: stopped ? verdict.metrics.map((m) => (m.judged ? { ...m, decided: false, verdict: 'no data' as const, reason: `not judged: the experiment ${stopped.status} after ${stopped.trialsMeasured} trial(s)` } : m)) : verdict.metrics,
     perTrial: metrics.filter((m) => judgedNames.has(m.metric)).map(({ metric, trial, control: c, treatment: t, effect, low, high, processes }) => ({ metric, trial, control: c, treatment: t, effect, low, high, ...(processes ? { processes } : {}) })),
     trials: record.trials.map((t) => ({
       index: t.index,
@@ -236,6 +262,7 @@ export async function evaluateExperiment(store: Pick<Store, 'experiments' | 'out
       observations: data.observations.filter((o) => o.detector === name).map((o) => ({ timeMs: o.timeMs, value: o.value, verdict: o.verdict, ...(o.message ? { message: o.message } : {}) })),
     })),
     ...(cancellationEvent?.data ? { cancellation: cancellationEvent.data as ExperimentReport['cancellation'] & object } : {}),
+    ...(stopped ? { stopped } : {}),
     fanout: [...fanout.values()].map(({ requests, ...rest }) => ({ ...rest, fanOut: requests > 0 ? rest.calls / requests : rest.calls > 0 ? null : 0 })),
     ...(comparison ? { comparison } : {}),
     finalChecks,

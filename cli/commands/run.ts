@@ -23,6 +23,14 @@ export interface RunOptions extends ExperimentFlags {
   readonly times?: string;
 }
 
+/** What a cancelled experiment's record says when this process was interrupted: who stopped it, and how. */
+export function interruptionReason(reason: unknown): string {
+  const signal = /\b(SIG[A-Z]+)\b/.exec(reason instanceof Error ? reason.message : String(reason))?.[1];
+  if (signal === 'SIGINT') return 'cancelled by the user (SIGINT)';
+  if (signal !== undefined) return `cancelled: tandem was told to stop (${signal})`;
+  return 'cancelled: tandem was told to stop';
+}
+
 export async function run(workloadName: string, options: RunOptions, ctx: CliContext): Promise<number> {
   const { config } = await loadCommandConfig(options, ctx, true);
   const request = requestFromFlags(workloadName, config, options);
@@ -40,7 +48,7 @@ export async function run(workloadName: string, options: RunOptions, ctx: CliCon
     },
   };
   const queue = new InlineQueue({ store, clock: systemClock, run: runnerFor(config, store, ctx.cwd, show), concurrency: 1, workloadLimits: workloadLimits(config) });
-  const onAbort = (): void => void queue.close();
+  const onAbort = (): void => void queue.close(interruptionReason(ctx.signal?.reason));
   ctx.signal?.addEventListener('abort', onAbort, { once: true });
   try {
     await store.init();
@@ -67,7 +75,7 @@ export async function run(workloadName: string, options: RunOptions, ctx: CliCon
       const record = (await store.experiments.get(submitted.id))!;
       const endedByFailure = record.status === 'cancelled' || (record.status === 'failed' && !endedWithoutVerdict(record));
       // A cancellation's reason often starts with "cancelled: " itself: said once.
-      if (endedByFailure) ctx.err(`experiment ${record.id} ${record.status}${record.reason ? `: ${record.reason.replace(new RegExp(`^${record.status}: `), '')}` : ''}`);
+      if (endedByFailure) ctx.err(`experiment ${record.id} ${record.reason?.startsWith(`${record.status} `) ? record.reason : `${record.status}${record.reason ? `: ${record.reason.replace(new RegExp(`^${record.status}: `), '')}` : ''}`}`);
       if (request.kind !== 'experiment') {
         ctx.out(options.json ? JSON.stringify({ id: record.id, status: record.status, verdict: record.verdict ?? null }) : `experiment ${record.id}: ${record.status}`);
         if (endedByFailure) code = exitCodeForRecord(record);

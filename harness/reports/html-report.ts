@@ -12,6 +12,7 @@ import { escapeHtml as e } from './escape.js';
 import { sequentialText } from './sequential-text.js';
 import { metricValue } from './metric-value.js';
 import { comparedText } from './compared-text.js';
+import { headlineOf } from './headline.js';
 import { barChartSpec, intervalChartSpec, lineChartSpec, renderChartSvg, type ChartSpec } from './charts.js';
 
 /** Draws a chart: inline SVG in the static report, a `data-chart` element the dashboard's script draws. */
@@ -84,10 +85,12 @@ export function reportSections(report: ExperimentReport, draw: DrawChart, option
   const { experiment, verdict } = report;
   const compared = comparedText(experiment.spec);
   const sections: string[] = [];
-  sections.push(`<${h}><span class="${verdict.outcome === 'passed' && !verdict.inconclusivePolicy ? 'good' : verdict.outcome === 'regressed' ? 'bad' : 'warn'}">${e(verdict.outcome)}</span> ${e(experiment.workload)}${compared !== undefined ? `: ${e(compared)}` : ''}</${h}>
+  const headline = headlineOf(report);
+  sections.push(`<${h}><span class="${headline.tone}">${e(headline.word)}</span> ${e(experiment.workload)}${compared !== undefined ? `: ${e(compared)}` : ''}</${h}>
 <p class="meta">experiment ${e(experiment.id)} · status ${e(experiment.status)} · seed ${e(experiment.seed)} · ${e(verdict.trials)} trial(s) judged (${e(sequentialText(report))}) · α ${e(verdict.alpha)} · created ${e(experiment.createdAt)}</p>
-${verdict.outcome === 'inconclusive' || verdict.inconclusivePolicy ? `<p class="banner warn"><strong>Inconclusive${verdict.inconclusivePolicy === 'pass' ? ', passed only because the workload accepts inconclusive results' : verdict.inconclusivePolicy === 'fail' ? ', failed because the workload treats inconclusive results as failures' : ''}.</strong> ${verdict.undecided.map((u) => e(u)).join('; ')}</p>` : ''}
-<ul>${verdict.reasons.map((r) => `<li>${e(r)}</li>`).join('')}</ul>`);
+${headline.stoppedBanner ? `<p class="banner bad"><strong>${e(headline.stoppedBanner)}</strong></p>` : ''}
+${!report.stopped && (verdict.outcome === 'inconclusive' || verdict.inconclusivePolicy) ? `<p class="banner warn"><strong>Inconclusive${verdict.inconclusivePolicy === 'pass' ? ', passed only because the workload accepts inconclusive results' : verdict.inconclusivePolicy === 'fail' ? ', failed because the workload treats inconclusive results as failures' : ''}.</strong> ${verdict.undecided.map((u) => e(u)).join('; ')}</p>` : ''}
+${report.stopped ? '' : `<ul>${verdict.reasons.map((r) => `<li>${e(r)}</li>`).join('')}</ul>`}`);
   if (report.cancellation) sections.push(`<p class="bad">Cancelled by detector ${e(report.cancellation.detector)}: ${e(report.cancellation.reason)}</p>`);
   sections.push(`<h2>Judged metrics</h2>${metricsTable(report, true) || '<p class="empty">none</p>'}`);
 
@@ -156,14 +159,14 @@ ${verdict.outcome === 'inconclusive' || verdict.inconclusivePolicy ? `<p class="
 }
 
 export function renderHtml(report: ExperimentReport): string {
-  const { experiment, verdict } = report;
+  const { experiment } = report;
   const compared = comparedText(experiment.spec);
   const sections = reportSections(report, svgChart);
 
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
-<title>Tandem ${e(verdict.outcome)}: ${e(experiment.workload)}${compared !== undefined ? ` (${e(compared)})` : ''} ${e(experiment.id)}</title>
+<title>Tandem ${e(headlineOf(report).word)}: ${e(experiment.workload)}${compared !== undefined ? ` (${e(compared)})` : ''} ${e(experiment.id)}</title>
 <style>
 body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1100px;color:#222;padding:0 16px}
 table{border-collapse:collapse;width:100%;margin:8px 0}th,td{border-bottom:1px solid #e4e4e4;padding:4px 6px;text-align:left;vertical-align:top}

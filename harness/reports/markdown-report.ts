@@ -10,8 +10,9 @@ import { escapeMarkdownCell as cell } from './escape.js';
 import { sequentialText } from './sequential-text.js';
 import { metricValue } from './metric-value.js';
 import { comparedText } from './compared-text.js';
+import { headlineOf } from './headline.js';
 
-const ICON: Readonly<Record<string, string>> = { passed: '✅', regressed: '❌', inconclusive: '❔', 'no data': '⚠️' };
+const ICON: Readonly<Record<string, string>> = { passed: '✅', regressed: '❌', inconclusive: '❔', 'no data': '⚠️', cancelled: '⏹️', failed: '💥' };
 
 const number = (value: number, digits = 2): string => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
 
@@ -19,12 +20,14 @@ export function renderMarkdown(report: ExperimentReport): string {
   const lines: string[] = [];
   const { experiment, verdict } = report;
   const compared = comparedText(experiment.spec);
-  lines.push(`### ${ICON[verdict.outcome] ?? ''} Tandem: ${cell(verdict.outcome)} — ${cell(experiment.workload)}${compared !== undefined ? `: ${cell(compared)}` : ''} (${cell(experiment.id)})`, '');
-  if (verdict.outcome === 'inconclusive' || verdict.inconclusivePolicy) {
+  const headline = headlineOf(report);
+  lines.push(`### ${ICON[headline.word] ?? ''} Tandem: ${cell(headline.word)} — ${cell(experiment.workload)}${compared !== undefined ? `: ${cell(compared)}` : ''} (${cell(experiment.id)})`, '');
+  if (headline.stoppedBanner) lines.push(`> **${cell(headline.stoppedBanner)}**`, '');
+  else if (verdict.outcome === 'inconclusive' || verdict.inconclusivePolicy) {
     const how = verdict.inconclusivePolicy === 'pass' ? 'passed only because the workload accepts inconclusive results' : verdict.inconclusivePolicy === 'fail' ? 'failed because the workload treats inconclusive results as failures' : 'not passed: more trials, or a less noisy setup, are needed';
     lines.push(`> **Inconclusive (${how}).** ${verdict.undecided.map(cell).join('; ')}`, '');
   }
-  for (const reason of verdict.reasons) lines.push(`- ${cell(reason)}`);
+  if (!report.stopped) for (const reason of verdict.reasons) lines.push(`- ${cell(reason)}`);
   lines.push('', `${verdict.trials} trial(s) judged (${sequentialText(report)}), seed ${experiment.seed}, α = ${verdict.alpha} (Benjamini–Hochberg across judged metrics).`, '');
   const judged = report.metrics.filter((m) => m.judged);
   if (judged.length > 0) {
