@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { ConfigError, TandemError, errorMessage } from '../core/errors.js';
+import { escapeControls } from '../core/control-characters.js';
 import { ExitCode, exitCodeFor } from './exit-codes.js';
 import { processContext, type CliContext, type GlobalOptions } from './cli-context.js';
 import type { Registration } from './program/registration.js';
@@ -80,7 +81,9 @@ export function buildProgram(ctx: CliContext, setExit: (code: number) => void): 
 }
 
 /** Run the CLI; returns the exit code instead of exiting, so tests can call it. */
-export async function main(argv: readonly string[], ctx: CliContext = processContext()): Promise<number> {
+export async function main(argv: readonly string[], context: CliContext = processContext()): Promise<number> {
+  // Everything printed passes here: names from repositories, recordings and stores may carry terminal escapes.
+  const ctx: CliContext = { ...context, out: (text) => context.out(escapeControls(text, 'keep')), err: (text) => context.err(escapeControls(text, 'keep')) };
   let exitCode: number = ExitCode.ok;
   const program = buildProgram(ctx, (code) => (exitCode = code));
   if (argv.length <= 2) {

@@ -26,6 +26,11 @@ export interface BuildTarget {
 /** The plain edge kind: a dependency the target cannot run without. */
 export const DEPENDENCY = 'dependency';
 
+/** The kind of an edge to `dep`: an own key only (target names come from the repository: `toString`, `__proto__`). */
+function kindOf(kinds: Readonly<Record<string, string>> | undefined, dep: string): string | undefined {
+  return kinds !== undefined && Object.hasOwn(kinds, dep) ? kinds[dep] : undefined;
+}
+
 /**
  * One graph from two (the build graph at a change's base and at its head):
  * every target of either, owning the files it owns at either end, with the
@@ -41,10 +46,10 @@ export function unionTargets(a: readonly BuildTarget[], b: readonly BuildTarget[
       continue;
     }
     const deps = [...new Set([...m.deps, ...t.deps])];
-    const kinds: Record<string, string> = {};
+    const kinds = Object.create(null) as Record<string, string>;
     for (const dep of deps) {
-      const ka = m.deps.includes(dep) ? (m.depKinds?.[dep] ?? DEPENDENCY) : undefined;
-      const kb = t.deps.includes(dep) ? (t.depKinds?.[dep] ?? DEPENDENCY) : undefined;
+      const ka = m.deps.includes(dep) ? (kindOf(m.depKinds, dep) ?? DEPENDENCY) : undefined;
+      const kb = t.deps.includes(dep) ? (kindOf(t.depKinds, dep) ?? DEPENDENCY) : undefined;
       const kind = ka === DEPENDENCY || kb === DEPENDENCY ? DEPENDENCY : (ka ?? kb)!;
       if (kind !== DEPENDENCY) kinds[dep] = kind;
     }
@@ -122,7 +127,7 @@ export class BuildGraph {
           return [];
         }
         counts[j + 1]!++;
-        return [[j, kindIndex(t.depKinds?.[dep])] as const];
+        return [[j, kindIndex(kindOf(t.depKinds, dep))] as const];
       }),
     );
     for (let i = 1; i <= targets.length; i++) counts[i]! += counts[i - 1]!;

@@ -20,9 +20,10 @@ function parseJsonText(text: string, source: string): unknown {
   }
 }
 
-function check<T>(schema: z.ZodType<T>, data: unknown, source: string): T {
+/** `data` checked against `schema`; errors name `source` and the path, from `at` (the value's own place in the file) down. */
+function check<T>(schema: z.ZodType<T>, data: unknown, source: string, at: readonly string[] = []): T {
   const parsed = schema.safeParse(data);
-  if (!parsed.success) throw new ConfigError(parsed.error.issues.map((i) => `${source}: ${i.path.join('.') || '(root)'}: ${i.message}`), 'build graph');
+  if (!parsed.success) throw new ConfigError(parsed.error.issues.map((i) => `${source}: ${[...at, ...i.path.map(String)].join('.') || '(root)'}: ${i.message}`), 'build graph');
   return parsed.data;
 }
 
@@ -30,12 +31,22 @@ const jsonGraph = z.strictObject({
   targets: z.array(z.strictObject({ name: z.string().min(1), srcs: z.array(z.string().min(1)).default([]), deps: z.array(z.string().min(1)).default([]) })),
 });
 
-const nxGraph = z.object({
-  graph: z.object({
-    nodes: z.record(z.string(), z.object({ name: z.string().min(1).optional(), data: z.object({ root: z.string() }) })),
-    dependencies: z.record(z.string(), z.array(z.object({ source: z.string(), target: z.string().min(1), type: z.string().optional() }))).default({}),
-  }),
-});
+const nxNode = z.object({ name: z.string().min(1).optional(), data: z.object({ root: z.string() }) });
+const nxEdges = z.array(z.object({ source: z.string(), target: z.string().min(1), type: z.string().optional() }));
+const nxShape = z.object({ graph: z.object({ nodes: z.record(z.string(), z.unknown()), dependencies: z.record(z.string(), z.unknown()).default({}) }) });
+
+/**
+ * The Nx graph's projects and edges, keyed by project names the repository chose: kept in Maps built from
+ * the parsed JSON's own keys. A plain object (zod's record) would turn `__proto__` into a prototype, losing
+ * the project and its edges, and answer `toString` with a function.
+ */
+function nxGraph(data: unknown, source: string): { nodes: Map<string, z.output<typeof nxNode>>; dependencies: Map<string, z.output<typeof nxEdges>> } {
+  check(nxShape, data, source);
+  const graph = (data as { graph: { nodes: object; dependencies?: object } }).graph;
+  const entries = <T>(record: object | undefined, schema: z.ZodType<T>, field: string): Map<string, T> =>
+    new Map(Object.entries(record ?? {}).map(([key, value]) => [key, check(schema, value, source, ['graph', field, key])] as const));
+  return { nodes: entries(graph.nodes, nxNode, 'nodes'), dependencies: entries(graph.dependencies, nxEdges, 'dependencies') };
+}
 
 const turboDry = z.object({
   tasks: z.array(z.object({ taskId: z.string().min(1), package: z.string().min(1), directory: z.string().optional(), dependencies: z.array(z.string()).default([]) })),
@@ -53,7 +64,7 @@ export function parseGraph(format: GraphFormat, text: string, source: string): B
     case 'json':
       return check(jsonGraph, parseJsonText(text, source), source).targets;
     case 'nx':
-      return fromNx(check(nxGraph, parseJsonText(text, source), source));
+      return fromNx(nxGraph(parseJsonText(text, source), source));
     case 'turbo':
       return fromTurbo(check(turboDry, parseJsonText(text, source), source));
     case 'bazel':
@@ -62,12 +73,12 @@ export function parseGraph(format: GraphFormat, text: string, source: string): B
 }
 
 /** Projects own their root; `npm:` targets are external packages (for lockfile narrowing); edge types label the path. */
-function fromNx(data: z.output<typeof nxGraph>): BuildTarget[] {
-  const projects = new Set(Object.keys(data.graph.nodes));
-  return Object.entries(data.graph.nodes).map(([name, node]) => {
-    const edges = data.graph.dependencies[name] ?? [];
+function fromNx(graph: ReturnType<typeof nxGraph>): BuildTarget[] {
+  const projects = new Set(graph.nodes.keys());
+  return [...graph.nodes].map(([name, node]) => {
+    const edges = graph.dependencies.get(name) ?? [];
     const deps = edges.filter((e) => projects.has(e.target) && e.target !== name);
-    const depKinds = Object.fromEntries(deps.filter((e) => e.type !== undefined && e.type !== 'static').map((e) => [e.target, `nx ${e.type!}`]));
+    const depKinds: Record<string, string> = Object.assign(Object.create(null) as Record<string, string>, Object.fromEntries(deps.filter((e) => e.type !== undefined && e.type !== 'static').map((e) => [e.target, `nx ${e.type!}`])));
     return {
       name,
       srcs: [node.data.root === '' || node.data.root === '.' ? '**' : node.data.root],

@@ -4,11 +4,14 @@
  * context; renderers never concatenate unescaped values.
  */
 
+import { escapeControls } from '../../core/index.js';
+
 const HTML_ENTITIES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;', '`': '&#96;' };
 
 /** Text or attribute value inside HTML (and SVG). */
 export function escapeHtml(value: unknown): string {
-  return String(value).replace(/[&<>"'`]/g, (c) => HTML_ENTITIES[c]!);
+  // Controls shown as escapes, not dropped unseen by the browser (a name differing only by them is a different name).
+  return escapeControls(String(value), 'keep').replace(/[&<>"'`]/g, (c) => HTML_ENTITIES[c]!);
 }
 
 /**
@@ -19,8 +22,10 @@ export function escapeHtml(value: unknown): string {
  * same text reads cleanly in a terminal.
  */
 export function escapeMarkdownCell(value: unknown): string {
-  return String(value)
+  const text = String(value)
     .replace(/[&<>]/g, (c) => HTML_ENTITIES[c]!)
     .replace(/\r?\n|\r/g, ' ')
     .replace(/([\\|*_[\]~`])/g, '\\$1');
+  // After the backslash escapes, so the escape's own backslash stays single.
+  return escapeControls(text);
 }

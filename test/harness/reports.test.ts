@@ -162,6 +162,9 @@ describe('report rendering escapes what it renders', () => {
   it('escape helpers', () => {
     expect(escapeHtml(`<a href="x">'&'</a>`)).toBe('&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;');
     expect(escapeMarkdownCell('a|b\nc')).toBe('a\\|b c');
+    // Terminal escapes from repository or recorded names are shown, not acted on (a Markdown report is cat'ed too).
+    expect(escapeMarkdownCell('pkg\u001b]0;t\u0007\u009b')).toBe('pkg\\u001b\\]0;t\\u0007\\u009b');
+    expect(escapeHtml('pkg\u001b[2J\u202e')).toBe('pkg\\u001b[2J\\u202e');
     // Reads cleanly in a terminal: quotes and parentheses as they are; markup and link brackets neutralised.
     expect(escapeMarkdownCell(`"x" (y) <b> [z]`)).toBe('"x" (y) &lt;b&gt; \\[z\\]');
   });

@@ -222,6 +222,23 @@ describe('tandem affected', () => {
     expect((await affected(wide)).selected.find((s) => s.workload === 'wa')!.reasons.map((r) => r.message)).toContain('global input package-lock.json changed');
   });
 
+  it('prints names from repository content escaped: a lockfile package named with terminal escapes cannot set a title or clear a screen', async () => {
+    const evil = 'left-pad\u001b]0;pwned\u0007\u001b[2J\u009b31m\u202e';
+    const lockfile = (version: string) => JSON.stringify({ lockfileVersion: 3, packages: { '': {}, [`node_modules/${evil}`]: { version } } });
+    const { dir } = await repo(['  narrowLockfile: true']);
+    await commit(dir, { 'packages/b/package.json': JSON.stringify({ name: '@x/b', dependencies: { '@x/a': '*', [evil]: '^1' } }), 'package-lock.json': lockfile('1.0.0') });
+    await commit(dir, { 'package-lock.json': lockfile('1.0.1') });
+    const human = await runCli(['affected', '--base', 'HEAD~1', '--head', 'HEAD'], { cwd: dir });
+    expect(human.code, human.err).toBe(0);
+    // eslint-disable-next-line no-control-regex -- the point: no control character reaches the terminal
+    expect(human.out + human.err).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202e]/);
+    expect(human.out).toContain('left-pad\\u001b]0;pwned\\u0007\\u001b[2J\\u009b31m\\u202e');
+    // JSON stays JSON, and means the same name.
+    const json = await runCli(['affected', '--base', 'HEAD~1', '--head', 'HEAD', '--json'], { cwd: dir });
+    const selection = JSON.parse(json.out) as Selection;
+    expect(selection.selected.find((s) => s.workload === 'wb')!.reasons[0]).toMatchObject({ packages: [evil] });
+  });
+
   it('samples low-priority workloads by (change, workload): the same change always decides the same way', async () => {
     const { dir } = await repo();
     const decisions: string[] = [];

@@ -17,6 +17,22 @@ describe('graph exports of Nx, Turborepo and Bazel', () => {
     expect(() => parseGraph('nx', '{"graph":{"nodes":{"a":{"data":{}}}}}', 'graph.json')).toThrow(/graph\.json: graph\.nodes\.a\.data\.root/);
   });
 
+  it('keeps projects the repository named like Object members: `toString` is a project, `__proto__` keeps its edges', () => {
+    const text = JSON.stringify({
+      graph: {
+        nodes: { toString: { data: { root: 'libs/to-string' } }, app: { data: { root: 'apps/app' } } },
+        dependencies: { app: [{ source: 'app', target: 'toString', type: 'static' }, { source: 'app', target: '__proto__', type: 'implicit' }], toString: [] },
+      },
+    }).replace('"app":{"data"', '"__proto__":{"data":{"root":"libs/proto"}},"app":{"data"');
+    const targets = parseGraph('nx', text, 'graph.json');
+    expect(targets.map((t) => t.name).sort()).toEqual(['__proto__', 'app', 'toString']);
+    const graph = new BuildGraph(targets);
+    expect([...graph.affected(['libs/to-string/a.ts']).reached.keys()].sort()).toEqual(['app', 'toString']);
+    const viaProto = graph.affected(['libs/proto/a.ts']).reached;
+    expect([...viaProto.keys()].sort()).toEqual(['__proto__', 'app']);
+    expect(viaProto.get('app')!.edges).toEqual(['nx implicit']);
+  });
+
   it('reads `turbo run build --dry=json`: one target per package, task dependencies across packages as edges, root tasks left out', () => {
     const targets = parseGraph('turbo', fixture('turbo-dry.json'), 'turbo.json');
     expect(targets).toEqual([
