@@ -1,5 +1,6 @@
 /** Parsers for command-line values; each failure is a UsageError naming the flag and the value. */
-import { MAX_DURATION_MS, formatDuration, parseDuration } from '../core/duration.js';
+import { MAX_DURATION_MS, MAX_TIMER_TEXT, formatDuration, parseDuration } from '../core/duration.js';
+import { MAX_TIMER_MS } from '../core/clock.js';
 import { UsageError } from '../core/errors.js';
 
 /** `8080`, `:8080`, `127.0.0.1:8080`, `[::1]:8080`; the host defaults to 127.0.0.1. */
@@ -21,6 +22,13 @@ export function parseRate(text: string, flag: string): number {
 export function parseDurationFlag(text: string, flag: string): number {
   const ms = parseDuration(text);
   if (ms === undefined) throw new UsageError(`${flag} must be a duration like 30s, 4h or 7d (at most ${formatDuration(MAX_DURATION_MS)}, 15 digits per number), got ${JSON.stringify(text.slice(0, 60))}`);
+  return ms;
+}
+
+/** A duration something waits for (a timeout, a window, a period): at most what a timer holds. */
+export function parseTimerDurationFlag(text: string, flag: string, positive = false): number {
+  const ms = positive ? parsePositiveDurationFlag(text, flag) : parseDurationFlag(text, flag);
+  if (ms > MAX_TIMER_MS) throw new UsageError(`${flag} must be at most ${MAX_TIMER_TEXT}, got ${JSON.stringify(text.slice(0, 60))}`);
   return ms;
 }
 

@@ -5,7 +5,7 @@
 import { UsageError, systemClock, type TandemConfig } from '../core/index.js';
 import type { Store } from '../store/index.js';
 import { InlineQueue, STAGES, httpUrl, parseRequest, runExperiment, type ExperimentQueue, type ExperimentRequest, type RunContext } from '../executor/index.js';
-import { parseDurationFlag, parsePositiveDurationFlag, parsePositiveInteger, parsePositiveNumber } from './arguments.js';
+import { parsePositiveInteger, parsePositiveNumber, parseTimerDurationFlag } from './arguments.js';
 import { sharedSource } from './commands/replay.js';
 import type { GlobalOptions } from './cli-context.js';
 
@@ -39,10 +39,10 @@ export function requestFromFlags(workload: string, config: TandemConfig, flags: 
     ...(flags.trials !== undefined ? { trials: parsePositiveInteger(flags.trials, '--trials') } : {}),
     ...(flags.minTrials !== undefined ? { minTrials: atLeastTwo(flags.minTrials, '--min-trials') } : {}),
     ...(flags.maxTrials !== undefined ? { maxTrials: atLeastTwo(flags.maxTrials, '--max-trials') } : {}),
-    ...(flags.budget !== undefined ? { budgetMs: parsePositiveDurationFlag(flags.budget, '--budget') } : {}),
+    ...(flags.budget !== undefined ? { budgetMs: parseTimerDurationFlag(flags.budget, '--budget', true) } : {}),
     ...(flags.rate !== undefined ? { rate: parsePositiveNumber(flags.rate, '--rate', 'pairs per second') } : {}),
-    ...(flags.warmup !== undefined ? { warmupMs: parseDurationFlag(flags.warmup, '--warmup') } : {}),
-    ...(flags.measure !== undefined ? { measureMs: parseDurationFlag(flags.measure, '--measure') } : {}),
+    ...(flags.warmup !== undefined ? { warmupMs: parseTimerDurationFlag(flags.warmup, '--warmup') } : {}),
+    ...(flags.measure !== undefined ? { measureMs: parseTimerDurationFlag(flags.measure, '--measure') } : {}),
   };
   return parseRequest({
     workload,

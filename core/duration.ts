@@ -14,6 +14,11 @@ const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/y;
 
 /** Longest duration accepted anywhere: ten years. Longer ones are typos, and Number loses their precision. */
 export const MAX_DURATION_MS = 3_650 * 86_400_000;
+/**
+ * Every duration something waits for (a timeout, an interval, a measurement window) is capped at what a
+ * timer holds (MAX_TIMER_MS, clock.ts): Node's timers fire at once beyond it.
+ */
+export const MAX_TIMER_TEXT = 'about 24.8 days (2147483647ms, the longest wait a timer holds)';
 /** Digits per number: beyond 15, a double no longer holds the number written. */
 const MAX_DIGITS = 15;
 

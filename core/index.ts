@@ -12,7 +12,7 @@ export {
 } from './errors.js';
 export { systemClock, MAX_TIMER_MS, type Clock } from './clock.js';
 export { replyJson, bearerCheck, readBody } from './json-endpoint.js';
-export { parseDuration, formatDuration, MAX_DURATION_MS } from './duration.js';
+export { parseDuration, formatDuration, MAX_DURATION_MS, MAX_TIMER_TEXT } from './duration.js';
 export {
   configSchema,
   configJsonSchema,

@@ -15,7 +15,7 @@ import { resolve } from 'node:path';
 import { renderCapacityHtml, runCapacityTest, storeCapacityTest, withinQualityTarget } from '../../lattice/index.js';
 import { ExitCode } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
-import { parseDurationFlag, parsePositiveNumber } from '../arguments.js';
+import { parsePositiveNumber, parseTimerDurationFlag } from '../arguments.js';
 import { findWorkload, httpUrl } from './replay.js';
 
 export interface CapacityOptions extends GlobalOptions {
@@ -45,12 +45,12 @@ export async function run(options: CapacityOptions, ctx: CliContext): Promise<nu
   const profile = {
     baselineRate: options.baseline !== undefined ? parsePositiveNumber(options.baseline, '--baseline', 'requests per second') : workload.replay.rate,
     peak: options.peak !== undefined ? parsePositiveNumber(options.peak, '--peak', 'multiple of the baseline') : 2,
-    leadMs: options.lead !== undefined ? parseDurationFlag(options.lead, '--lead') : 60_000,
-    rampMs: options.ramp !== undefined ? parseDurationFlag(options.ramp, '--ramp') : 300_000,
-    holdMs: options.hold !== undefined ? parseDurationFlag(options.hold, '--hold') : 300_000,
-    cooldownMs: options.cooldown !== undefined ? parseDurationFlag(options.cooldown, '--cooldown') : 300_000,
+    leadMs: options.lead !== undefined ? parseTimerDurationFlag(options.lead, '--lead') : 60_000,
+    rampMs: options.ramp !== undefined ? parseTimerDurationFlag(options.ramp, '--ramp') : 300_000,
+    holdMs: options.hold !== undefined ? parseTimerDurationFlag(options.hold, '--hold') : 300_000,
+    cooldownMs: options.cooldown !== undefined ? parseTimerDurationFlag(options.cooldown, '--cooldown') : 300_000,
   };
-  const bucketMs = options.bucket !== undefined ? parseDurationFlag(options.bucket, '--bucket') : 60_000;
+  const bucketMs = options.bucket !== undefined ? parseTimerDurationFlag(options.bucket, '--bucket') : 60_000;
   const store = createStore(config.store, { cwd: ctx.cwd, env: ctx.env });
   try {
     await store.init();

@@ -6,7 +6,7 @@
  */
 import { once } from 'node:events';
 import { UsageError } from '../../core/errors.js';
-import { parseDurationFlag, parseListen, parsePositiveInteger } from '../arguments.js';
+import { parseListen, parsePositiveInteger, parseTimerDurationFlag } from '../arguments.js';
 import type { StackService } from '../../examples/stack/index.js';
 import { parseFaults } from '../../examples/stack/faults.js';
 import { ExitCode } from '../exit-codes.js';
@@ -66,7 +66,7 @@ export async function run(options: ExampleStackOptions, ctx: CliContext): Promis
     if (options.traffic !== undefined) {
       const rate = Number(options.traffic);
       if (!(rate > 0) || rate > 10_000) throw new UsageError(`--traffic must be a rate in (0, 10000] requests per second, got ${JSON.stringify(options.traffic)}`);
-      const durationMs = parseDurationFlag(options.duration ?? '30s', '--duration');
+      const durationMs = parseTimerDurationFlag(options.duration ?? '30s', '--duration');
       const result = await generateTraffic({ url: stack.urls.query, rate, maxRequests: Math.ceil(rate * (durationMs / 1000)), maxDurationMs: durationMs, ...(ctx.signal ? { signal: ctx.signal } : {}) });
       ctx.out(options.json ? JSON.stringify({ traffic: result }) : `traffic: ${result.sent} sent, ${result.ok} ok, ${result.failed} failed, ${result.dropped} dropped in ${(result.durationMs / 1000).toFixed(1)} s`);
     } else {

@@ -10,7 +10,7 @@ import { InputError, type CorpusRecord } from '../../core/index.js';
 import { fuzz, loadChecksModule } from '../../harness/index.js';
 import { ExitCode } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
-import { parseDurationFlag, parsePositiveInteger } from '../arguments.js';
+import { parsePositiveInteger, parseTimerDurationFlag } from '../arguments.js';
 import { findWorkload, httpUrl } from './replay.js';
 
 export interface FuzzCommandOptions extends GlobalOptions {
@@ -31,7 +31,7 @@ export async function run(options: FuzzCommandOptions, ctx: CliContext): Promise
   const workload = findWorkload(config, options.workload);
   const url = httpUrl(options.url, '--url');
   const maxRequests = options.maxRequests !== undefined ? parsePositiveInteger(options.maxRequests, '--max-requests') : 500;
-  const maxDurationMs = options.duration !== undefined ? parseDurationFlag(options.duration, '--duration') : 60_000;
+  const maxDurationMs = options.duration !== undefined ? parseTimerDurationFlag(options.duration, '--duration') : 60_000;
   const seed = options.seed !== undefined ? parsePositiveInteger(options.seed, '--seed') : 1;
   const concurrency = options.concurrency !== undefined ? parsePositiveInteger(options.concurrency, '--concurrency') : 8;
   const checks = workload.harness.checksModule !== undefined ? await loadChecksModule(workload.harness.checksModule, ctx.cwd) : undefined;

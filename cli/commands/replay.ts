@@ -12,7 +12,7 @@ import { armsFor as armsForChoice, httpUrl, replayExperiment } from '../../execu
 import { loadChecksModule } from '../../harness/index.js';
 import { ExitCode } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
-import { parseDurationFlag, parsePositiveInteger, parsePositiveNumber } from '../arguments.js';
+import { parsePositiveInteger, parsePositiveNumber, parseTimerDurationFlag } from '../arguments.js';
 
 /** One poller per (source, interval) for every experiment this process runs. */
 export const sharedSource = new SharedSource(systemClock);
@@ -53,8 +53,8 @@ export function withOverrides(workload: WorkloadConfig, options: ReplayOptions):
       ...workload.trials,
       // A plain replay has no judge to stop it: it runs the most trials the workload allows, or exactly --trials.
       ...(trials !== undefined ? { count: trials, min: trials, max: trials } : {}),
-      ...(options.warmup !== undefined ? { warmup: parseDurationFlag(options.warmup, '--warmup') } : {}),
-      ...(options.measure !== undefined ? { measure: parseDurationFlag(options.measure, '--measure') } : {}),
+      ...(options.warmup !== undefined ? { warmup: parseTimerDurationFlag(options.warmup, '--warmup') } : {}),
+      ...(options.measure !== undefined ? { measure: parseTimerDurationFlag(options.measure, '--measure') } : {}),
     },
   };
 }

@@ -11,7 +11,7 @@ import { InlineQueue, endedWithoutVerdict, formatLook, latestCalibration, waitFo
 import { evaluateExperiment } from '../../harness/index.js';
 import { ExitCode, exitCodeForRecord } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext } from '../cli-context.js';
-import { parsePositiveDurationFlag, parsePositiveInteger } from '../arguments.js';
+import { parsePositiveInteger, parseTimerDurationFlag } from '../arguments.js';
 import { requestFromFlags, runnerFor, workloadLimits, type ExperimentFlags } from '../experiment-options.js';
 import { progressLine } from './replay.js';
 
@@ -34,7 +34,7 @@ export function interruptionReason(reason: unknown): string {
 export async function run(workloadName: string, options: RunOptions, ctx: CliContext): Promise<number> {
   const { config } = await loadCommandConfig(options, ctx, true);
   const request = requestFromFlags(workloadName, config, options);
-  const everyMs = options.every !== undefined ? parsePositiveDurationFlag(options.every, '--every') : undefined;
+  const everyMs = options.every !== undefined ? parseTimerDurationFlag(options.every, '--every', true) : undefined;
   const times = options.times !== undefined ? parsePositiveInteger(options.times, '--times') : everyMs === undefined ? 1 : Number.POSITIVE_INFINITY;
   const format = (options.format ?? (options.json ? 'json' : 'md')) as 'json' | 'md' | 'html';
   const store = createStore(config.store, { cwd: ctx.cwd, env: ctx.env });

@@ -8,7 +8,7 @@ import { createStore } from '../../store/index.js';
 import { isTerminal } from '../../executor/index.js';
 import { ExitCode, exitCodeForRecord } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
-import { parseDurationFlag } from '../arguments.js';
+import { parseTimerDurationFlag } from '../arguments.js';
 
 export interface WaitOptions extends GlobalOptions {
   readonly timeout?: string;
@@ -16,7 +16,7 @@ export interface WaitOptions extends GlobalOptions {
 
 export async function run(id: string, options: WaitOptions, ctx: CliContext): Promise<number> {
   const { config } = await loadCommandConfig(options, ctx);
-  const timeoutMs = options.timeout !== undefined ? parseDurationFlag(options.timeout, '--timeout') : 3_600_000;
+  const timeoutMs = options.timeout !== undefined ? parseTimerDurationFlag(options.timeout, '--timeout') : 3_600_000;
   const store = createStore(config.store, { cwd: ctx.cwd, env: ctx.env });
   try {
     const deadline = Date.now() + timeoutMs;

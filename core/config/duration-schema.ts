@@ -1,6 +1,7 @@
 /** The config's durations: human strings (`250ms`, `1h30m`) parsed to milliseconds, never silently 0. */
 import { z } from 'zod';
-import { MAX_DURATION_MS, formatDuration, parseDuration } from '../duration.js';
+import { MAX_DURATION_MS, MAX_TIMER_TEXT, formatDuration, parseDuration } from '../duration.js';
+import { MAX_TIMER_MS } from '../clock.js';
 
 const DURATION_PATTERN = /^(\d+(\.\d+)?(ms|s|m|h|d))+$/;
 
@@ -19,3 +20,8 @@ export const durationSchema = z
   });
 
 export const positiveDurationSchema = durationSchema.refine((ms) => ms > 0, { error: 'must be longer than 0' });
+
+/** A duration something waits for (a timer): at most MAX_TIMER_MS, said in the message. */
+const withinTimer = { error: `must be at most ${MAX_TIMER_TEXT}` };
+export const timerDurationSchema = durationSchema.refine((ms) => ms <= MAX_TIMER_MS, withinTimer);
+export const positiveTimerDurationSchema = positiveDurationSchema.refine((ms) => ms <= MAX_TIMER_MS, withinTimer);

@@ -7,11 +7,11 @@
  * thresholds increasing, names unique.
  */
 import { z } from 'zod';
-import { positiveDurationSchema } from './duration-schema.js';
+import { positiveTimerDurationSchema } from './duration-schema.js';
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 const name = z.string().regex(NAME, { error: 'must be a name of letters, digits, ".", "_" or "-"' });
-const duration = positiveDurationSchema;
+const duration = positiveTimerDurationSchema;
 
 const state = z.strictObject({
   name,

@@ -4,7 +4,7 @@
  * strings in the file and milliseconds after parsing.
  */
 import { z } from 'zod';
-import { durationSchema, positiveDurationSchema } from './duration-schema.js';
+import { positiveDurationSchema, positiveTimerDurationSchema, timerDurationSchema } from './duration-schema.js';
 import { DEFAULT_SECRET_NAMES } from '../secret-names.js';
 import { latticeSchema } from './lattice-schema.js';
 
@@ -15,9 +15,11 @@ const name = z
   .string()
   .regex(NAME_PATTERN, { error: 'must be a name of letters, digits, ".", "_" or "-" (at most 128, not starting with "." or "-")' });
 
-/** A human duration string parsed to milliseconds. */
-const duration = durationSchema;
-const positiveDuration = positiveDurationSchema;
+/** A human duration string parsed to milliseconds; something waits for it, so a timer must hold it. */
+const duration = timerDurationSchema;
+const positiveDuration = positiveTimerDurationSchema;
+/** A window of time compared with timestamps, never waited for: up to the ten years any duration may be. */
+const positiveWindow = positiveDurationSchema;
 
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
 
@@ -239,7 +241,7 @@ const workloadObject = z.strictObject({
     corpus: z
       .strictObject({
         tier: name.optional().describe("Recorded tier to replay; defaults to the workload's tier."),
-        lookback: positiveDuration.prefault('4h').describe('Only records this recent are replayed (FIRE: 1-4 h).'),
+        lookback: positiveWindow.prefault('4h').describe('Only records this recent are replayed (FIRE: 1-4 h).'),
         limit: z.number().int().min(1).optional().describe('At most this many records per trial.'),
       })
       .prefault({}),
@@ -400,7 +402,7 @@ const triggersConfig = z.strictObject({
     .array(z.string().min(1))
     .default(['lattices/**/*.{yaml,yml,json}', '**/*.lattice.{yaml,yml,json}'])
     .describe('Degradation lattice files: a change selects the workloads of services whose level changed in some state, with those states as candidates.'),
-  configRecency: positiveDuration.prefault('7d').describe('A config file or setting counts as read when a service read it this recently.'),
+  configRecency: positiveWindow.prefault('7d').describe('A config file or setting counts as read when a service read it this recently.'),
 }).superRefine((t, ctx) => {
   // A bare word is an input set's name; a typo must not silently become a pattern matching one file name.
   const lists: [(string | number)[], readonly string[]][] = [[['ignoredInputs'], t.ignoredInputs], ...t.targetInputs.map((e, i): [(string | number)[], readonly string[]] => [['targetInputs', i, 'ignoredInputs'], e.ignoredInputs])];

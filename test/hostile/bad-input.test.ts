@@ -37,6 +37,23 @@ describe('durations', () => {
     expect(() => parseConfigText(LATTICE_YAML.replace('decisionPeriod: 10s', `decisionPeriod: ${'1'.repeat(400)}s`), 'l.yaml')).toThrow(/decisionPeriod must be between 1ms and 3650d/);
   });
 
+  it('every duration something waits for is capped at what a timer holds, with the limit in the message (issue 32: reset.timeout 30d killed the reset at once)', async () => {
+    const workload = (reset: string) => ['workloads:', '  - name: w', '    tier: t', '    arms:', `      control: { url: "http://127.0.0.1:1", reset: { command: "true", timeout: ${reset} } }`, '      treatment: { url: "http://127.0.0.1:2" }', ''].join('\n');
+    expect(() => parseConfigText(workload('30d'), 'c.yaml')).toThrow(/reset\.timeout must be at most about 24\.8 days \(2147483647ms/);
+    expect(parseConfigText(workload('24d'), 'c.yaml').workloads[0]!.arms.control.reset!.timeout).toBe(24 * 86_400_000);
+    const field = (yaml: string) => () => parseConfigText(['workloads:', '  - name: w', '    tier: t', ...yaml.split('\n').map((l) => `    ${l}`), ''].join('\n'), 'c.yaml');
+    expect(field('replay: { timeout: 25d }')).toThrow(/replay\.timeout must be at most about 24\.8 days/);
+    expect(field('trials: { measure: 40d }')).toThrow(/trials\.measure must be at most/);
+    // A window compared with timestamps is never waited for: it may be longer.
+    expect(field('corpus: { lookback: 90d }')().workloads[0]!.corpus.lookback).toBe(90 * 86_400_000);
+    expect(() => parseConfigText(LATTICE_YAML.replace('decisionPeriod: 10s', 'decisionPeriod: 30d'), 'l.yaml')).toThrow(/decisionPeriod must be at most about 24\.8 days/);
+    const dir = await tempDir();
+    await writeFile(join(dir, 'tandem.config.yaml'), workload('1s'));
+    const wait = await runCli(['wait', 'x', '--timeout', '30d'], { cwd: dir });
+    expect(wait.code).toBe(3);
+    expect(wait.err).toContain('--timeout must be at most about 24.8 days');
+  });
+
   it('a sleep longer than Node’s longest timer waits the whole time', async () => {
     vi.useFakeTimers();
     try {
