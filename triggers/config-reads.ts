@@ -98,13 +98,31 @@ export function httpConfigReadSink(url: string, token?: string): ConfigReadSink 
 
 const MAX_BODY_BYTES = 1_048_576;
 
-/** Check one posted read; the message names the entry and the field. */
+/** Longest names accepted: a path as long as Linux allows, a service or setting name of a sane length. */
+const MAX_LENGTH = { service: 200, file: 4_096, setting: 1_000 } as const;
+// eslint-disable-next-line no-control-regex -- refusing control characters is the point
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+function checkText(e: Record<string, unknown>, field: keyof typeof MAX_LENGTH, index: number, required: boolean): string | undefined {
+  const value = e[field];
+  if (value === undefined && !required) return undefined;
+  if (typeof value !== 'string') return `entry ${index}: "${field}" must be a string, got ${value === undefined ? 'nothing' : typeof value}`;
+  if (required && value === '') return `entry ${index}: "${field}" must not be empty`;
+  if (value.length > MAX_LENGTH[field]) return `entry ${index}: "${field}" must be at most ${MAX_LENGTH[field]} characters, got ${value.length}`;
+  if (CONTROL.test(value)) return `entry ${index}: "${field}" must not contain control characters`;
+  return undefined;
+}
+
+/** Check one posted read; the message names the entry, the field and what was wrong. */
 function validate(entry: unknown, index: number, nowMs: number): ConfigRead | string {
-  if (entry === null || typeof entry !== 'object') return `entry ${index}: must be an object`;
+  if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) return `entry ${index}: must be an object`;
   const e = entry as Record<string, unknown>;
-  for (const field of ['service', 'file'] as const) if (typeof e[field] !== 'string' || e[field] === '' || (e[field] as string).length > 1_000) return `entry ${index}: "${field}" must be a non-empty string`;
-  if (e.setting !== undefined && typeof e.setting !== 'string') return `entry ${index}: "setting" must be a string`;
-  if (e.timeMs !== undefined && (typeof e.timeMs !== 'number' || !Number.isFinite(e.timeMs) || e.timeMs > nowMs + 60_000)) return `entry ${index}: "timeMs" must be epoch milliseconds, not in the future`;
+  const bad = checkText(e, 'service', index, true) ?? checkText(e, 'file', index, true) ?? checkText(e, 'setting', index, false);
+  if (bad !== undefined) return bad;
+  // Epoch milliseconds from 1970 to a minute ahead (clock skew): a year −1000 or −1e20 is a client's bug, not a read.
+  if (e.timeMs !== undefined && (typeof e.timeMs !== 'number' || !Number.isSafeInteger(e.timeMs) || e.timeMs < 0 || e.timeMs > nowMs + 60_000)) {
+    return `entry ${index}: "timeMs" must be whole epoch milliseconds from 0 (1970) to now, got ${JSON.stringify(e.timeMs)?.slice(0, 40) ?? String(e.timeMs)}`;
+  }
   return { service: e.service as string, file: e.file as string, setting: (e.setting as string | undefined) ?? '', timeMs: (e.timeMs as number | undefined) ?? nowMs };
 }
 
@@ -154,6 +172,8 @@ export async function startIngestServer(options: { host: string; port: number; t
     try {
       await options.sink(reads);
     } catch (error) {
+      // Input the store refused is the client's to fix (400); only a store that failed is worth a retry (503).
+      if (error instanceof InputError) return replyJson(res, 400, { error: error.message });
       return replyJson(res, 503, { error: `store unavailable: ${(error as Error).message}` });
     }
     replyJson(res, 202, { accepted: reads.length });

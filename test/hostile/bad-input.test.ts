@@ -40,7 +40,7 @@ describe('durations', () => {
   it('every duration something waits for is capped at what a timer holds, with the limit in the message (issue 32: reset.timeout 30d killed the reset at once)', async () => {
     const workload = (reset: string) => ['workloads:', '  - name: w', '    tier: t', '    arms:', `      control: { url: "http://127.0.0.1:1", reset: { command: "true", timeout: ${reset} } }`, '      treatment: { url: "http://127.0.0.1:2" }', ''].join('\n');
     expect(() => parseConfigText(workload('30d'), 'c.yaml')).toThrow(/reset\.timeout must be at most about 24\.8 days \(2147483647ms/);
-    expect(parseConfigText(workload('24d'), 'c.yaml').workloads[0]!.arms.control.reset!.timeout).toBe(24 * 86_400_000);
+    expect(parseConfigText(workload('24d'), 'c.yaml').workloads[0]!.arms!.control.reset!.timeout).toBe(24 * 86_400_000);
     const field = (yaml: string) => () => parseConfigText(['workloads:', '  - name: w', '    tier: t', ...yaml.split('\n').map((l) => `    ${l}`), ''].join('\n'), 'c.yaml');
     expect(field('replay: { timeout: 25d }')).toThrow(/replay\.timeout must be at most about 24\.8 days/);
     expect(field('trials: { measure: 40d }')).toThrow(/trials\.measure must be at most/);
