@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { InputError, NAME_PATTERN, REVISION_MAX_LENGTH, REVISION_PATTERN, REVISION_RULE } from '../core/index.js';
+import { InputError, MAX_TIMER_MS, NAME_PATTERN, REVISION_MAX_LENGTH, REVISION_PATTERN, REVISION_RULE } from '../core/index.js';
 import { newExperimentId } from './replay-experiment.js';
 
 export const STAGES = ['diff', 'land', 'release', 'periodic'] as const;
@@ -22,7 +22,9 @@ const requestSchema = z.strictObject({
   stage: z.enum(STAGES).default('diff'),
   /** `experiment`: control against treatment, judged; `aa`: control against control, calibrates; `noop`: exercises the queue only. */
   kind: z.enum(['experiment', 'aa', 'noop']).default('experiment'),
-  change: z.string().min(1).max(200).optional(),
+  // Printed in summaries, CI comments and the dashboard: no control, line-separator or bidi characters.
+  // eslint-disable-next-line no-control-regex -- refusing control characters is the point
+  change: z.string().min(1).max(200).regex(/^[^\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]*$/, { error: 'must be printable: no control, line-separator or bidi characters' }).optional(),
   control: z.string().url().optional(),
   treatment: z.string().url().optional(),
   // Checked here to fail at submission; deploy-command.ts checks again where revisions meet a command.
@@ -40,10 +42,10 @@ const requestSchema = z.strictObject({
       trials: z.number().int().min(1).max(1000).optional(),
       minTrials: z.number().int().min(2).max(1000).optional(),
       maxTrials: z.number().int().min(2).max(1000).optional(),
-      budgetMs: z.number().gt(0).optional(),
+      budgetMs: z.number().gt(0).max(MAX_TIMER_MS).optional(),
       rate: z.number().gt(0).optional(),
-      warmupMs: z.number().min(0).optional(),
-      measureMs: z.number().gt(0).optional(),
+      warmupMs: z.number().min(0).max(MAX_TIMER_MS).optional(),
+      measureMs: z.number().gt(0).max(MAX_TIMER_MS).optional(),
     })
     .optional(),
 });

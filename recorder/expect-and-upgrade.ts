@@ -13,7 +13,8 @@
  *   response the upstream sent. Neither is recorded: after the head they are a
  *   byte stream, not a request and response.
  */
-import { Agent, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import { Agent, request as httpRequest, type IncomingMessage, type RequestOptions, type ServerResponse, type ClientRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { withoutHopByHop } from '../core/index.js';
 import { endToEndHeaders, trailerPairs, writeFinalHead, writeInformational } from './response-passthrough.js';
@@ -23,17 +24,29 @@ export interface UpstreamTarget {
   readonly port: number;
   /** The upstream's path, put before every forwarded path. */
   readonly prefix: string;
+  /** An https:// upstream. */
+  readonly secure: boolean;
 }
 
 export function upstreamTarget(upstream: string): UpstreamTarget {
   const url = new URL(upstream);
-  return { hostname: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || 80), prefix: url.pathname.replace(/\/+$/, '') };
+  const secure = url.protocol === 'https:';
+  return { hostname: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || (secure ? 443 : 80)), prefix: url.pathname.replace(/\/+$/, ''), secure };
+}
+
+/** A keep-alive agent for the upstream's scheme. */
+export function upstreamAgent(target: UpstreamTarget, maxSockets: number): Agent {
+  return target.secure ? new HttpsAgent({ keepAlive: true, maxSockets }) : new Agent({ keepAlive: true, maxSockets });
+}
+
+function requestTo(target: UpstreamTarget, options: RequestOptions): ClientRequest {
+  return target.secure ? httpsRequest(options) : httpRequest(options);
 }
 
 /** A request carrying `Expect`, forwarded so the upstream answers the expectation. */
 export function forwardExpectation(req: IncomingMessage, res: ServerResponse, target: UpstreamTarget, agent: Agent, onFailure: (error: unknown) => void): void {
   let settled = false;
-  const upstream = httpRequest({ hostname: target.hostname, port: target.port, path: `${target.prefix}${req.url ?? '/'}`, method: req.method, headers: withoutHopByHop(req.headers), agent });
+  const upstream = requestTo(target, { hostname: target.hostname, port: target.port, path: `${target.prefix}${req.url ?? '/'}`, method: req.method, headers: withoutHopByHop(req.headers), agent });
   const fail = (error: unknown): void => {
     if (settled) return;
     settled = true;
@@ -77,7 +90,7 @@ export function forwardTunnel(req: IncomingMessage, socket: Duplex, head: Buffer
   const isConnect = req.method === 'CONNECT';
   // An upgrade's own Connection and Upgrade headers are what it is; everything else hop-by-hop stays behind.
   const headers = isConnect ? withoutHopByHop(req.headers) : { ...withoutHopByHop(req.headers), connection: 'Upgrade', upgrade: String(req.headers.upgrade ?? '') };
-  const upstream = httpRequest({ hostname: target.hostname, port: target.port, path: isConnect ? (req.url ?? '/') : `${target.prefix}${req.url ?? '/'}`, method: req.method, headers, agent: false });
+  const upstream = requestTo(target, { hostname: target.hostname, port: target.port, path: isConnect ? (req.url ?? '/') : `${target.prefix}${req.url ?? '/'}`, method: req.method, headers, agent: false });
   let settled = false;
   const fail = (error: unknown): void => {
     if (settled) return;

@@ -49,6 +49,8 @@ export function parseHar(text: string, options: { tier: string; redactor: Redact
     } catch {
       return skipped.push({ where, reason: `request.url ${JSON.stringify(request.url)} is not an absolute URL` });
     }
+    // Only HTTP requests replay: `javascript:alert(1)` would become the path `alert(1)`, `data:` a body as a path.
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return skipped.push({ where, reason: `request.url ${JSON.stringify(String(request.url).slice(0, 100))} is not an http(s) URL (${url.protocol})` });
     if (!Number.isFinite(started)) return skipped.push({ where, reason: 'startedDateTime is not a date' });
     if (!Array.isArray(request.headers)) return skipped.push({ where, reason: 'request.headers is not a list' });
     const headers: Record<string, string> = {};

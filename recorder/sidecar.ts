@@ -11,7 +11,7 @@
  * talking to the upstream directly — not a 502 the upstream never sent.
  * Unsampled requests take the plain path: no body tee, no allocation for the decision.
  */
-import { Agent, createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { Pool } from 'undici';
@@ -19,7 +19,7 @@ import { listenOn, withoutHopByHop } from '../core/index.js';
 import type { Recorder } from './recorder.js';
 import { watchBody, type BodyCapture } from './body-capture.js';
 import { ResponsePassthrough } from './response-passthrough.js';
-import { forwardExpectation, forwardTunnel, upstreamTarget } from './expect-and-upgrade.js';
+import { forwardExpectation, forwardTunnel, upstreamAgent, upstreamTarget } from './expect-and-upgrade.js';
 
 export interface SidecarOptions {
   readonly recorder: Recorder;
@@ -108,7 +108,7 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
   });
 
   const target = upstreamTarget(options.upstream);
-  const expectAgent = new Agent({ keepAlive: true, maxSockets: options.connections ?? 128 });
+  const expectAgent = upstreamAgent(target, options.connections ?? 128);
   const fail = (req: IncomingMessage, res: ServerResponse) => (error: unknown) => passOnUpstreamFailure(req, res, error, recorder);
 
   /** Record the request if sampled; returns its body stream, if it has one. */

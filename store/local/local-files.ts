@@ -3,10 +3,34 @@
  * missing directory as empty, and one place that turns file-system errors
  * into a StoreError naming the path and what to do.
  */
-import { mkdir, readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readdir, rmdir, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { StoreError, errorMessage } from '../../core/index.js';
 import { DIR_MODE } from './ndjson-file.js';
+
+/**
+ * Node's recursive mkdir answers ENOENT on a read-only file system (and for some refusals on the way):
+ * the real reason comes from creating the first missing directory alone, below its nearest existing parent.
+ */
+async function realMkdirError(path: string, error: unknown): Promise<unknown> {
+  if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return error;
+  let missing = path;
+  for (let parent = dirname(missing); parent !== missing; missing = parent, parent = dirname(parent)) {
+    try {
+      await stat(parent);
+    } catch {
+      continue;
+    }
+    try {
+      await mkdir(missing, { mode: DIR_MODE });
+      await rmdir(missing); // it could be made after all: the first error stands
+    } catch (real) {
+      if ((real as NodeJS.ErrnoException).code !== 'EEXIST') return real;
+    }
+    break;
+  }
+  return error;
+}
 
 export class LocalFiles {
   readonly #ready = new Set<string>();
@@ -15,7 +39,11 @@ export class LocalFiles {
 
   async ensureDir(path: string): Promise<void> {
     if (this.#ready.has(path)) return;
-    await mkdir(path, { recursive: true, mode: DIR_MODE });
+    try {
+      await mkdir(path, { recursive: true, mode: DIR_MODE });
+    } catch (error) {
+      throw await realMkdirError(path, error);
+    }
     this.#ready.add(path);
   }
 
@@ -42,13 +70,15 @@ export class LocalFiles {
     if (error instanceof StoreError || (error as { name?: string }).name === 'AbortError') return error as Error;
     const code = (error as NodeJS.ErrnoException).code;
     const hint =
-      code === 'EACCES' || code === 'EPERM' || code === 'EROFS'
-        ? `make ${this.dir} writable by this user, or set store.dir`
-        : code === 'ENOTDIR' || code === 'EEXIST'
-          ? `a file stands where the store needs a directory; set store.dir to a directory path`
-          : code === 'ENOSPC'
-            ? 'free disk space'
-            : undefined;
+      code === 'EROFS'
+        ? `${this.dir} is on a read-only file system: set store.dir to a writable place`
+        : code === 'EACCES' || code === 'EPERM'
+          ? `make ${this.dir} writable by this user, or set store.dir`
+          : code === 'ENOTDIR' || code === 'EEXIST'
+            ? `a file stands where the store needs a directory; set store.dir to a directory path`
+            : code === 'ENOSPC'
+              ? 'free disk space'
+              : undefined;
     return new StoreError(`local store at ${this.dir}: cannot ${what}: ${errorMessage(error)}`, { cause: error, ...(hint ? { hint } : {}) });
   }
 }

@@ -81,6 +81,10 @@ describe('tandem record and tandem corpus', () => {
       [['record', '--tier', 'q', '--listen', 'nowhere', '--upstream', 'http://127.0.0.1:1'], /--listen must be \[HOST\]:PORT or PORT/],
       [['record', '--tier', 'q', '--listen', ':0', '--upstream', 'ftp://x'], /--upstream must be an http/],
       [['record', '--tier', 'q', '--listen', ':0'], /required option '--upstream <url>'/],
+      // Issue 32: credentials and query were dropped without a word.
+      [['record', '--tier', 'q', '--listen', ':0', '--upstream', 'http://u:p@127.0.0.1:1/'], /--upstream must not carry credentials/],
+      [['record', '--tier', 'q', '--listen', ':0', '--upstream', 'http://127.0.0.1:1/?q=1'], /--upstream must not have a query/],
+      [['record', '--tier', 'q', '--listen', ':0', '--upstream', 'http://127.0.0.1:1/#f'], /--upstream must not have a fragment/],
       [['corpus', 'import', 'broken.har', '--tier', 'q'], /broken\.har: not a HAR file/],
       [['corpus', 'import', 'missing.har', '--tier', 'q'], /cannot read missing\.har/],
       [['corpus', 'import', 'file.txt', '--tier', 'q'], /--format must be har or gor/],

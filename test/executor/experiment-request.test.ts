@@ -10,4 +10,12 @@ describe('experiment requests', () => {
       expect(() => parseRequest({ workload: 'w', controlRevision: revision }), revision).toThrow(/controlRevision.*must be a git revision or build label/s);
     }
   });
+
+  it('refuse a change id with control, line-separator or bidi characters (issue 32), and waits no timer can hold', () => {
+    expect(parseRequest({ workload: 'w', change: 'PR 17: fix — café ☕' }).change).toBe('PR 17: fix — café ☕');
+    for (const change of ['a\u001b]0;t\u0007', 'a\nb', 'a\u2028b', 'evil\u202etxt.exe', 'a\u009bb']) {
+      expect(() => parseRequest({ workload: 'w', change }), JSON.stringify(change)).toThrow(/change: must be printable/);
+    }
+    expect(() => parseRequest({ workload: 'w', overrides: { measureMs: 30 * 86_400_000 } })).toThrow(/overrides\.measureMs/);
+  });
 });

@@ -48,12 +48,16 @@ describe('HAR import', () => {
       harEntry({}, { postData: { text: 42 } }),
       harEntry({}, { method: 'GET', postData: undefined }),
       harEntry({}, { headers: [{ name: 'content-type', value: 'application/octet-stream' }], postData: { mimeType: 'application/octet-stream', text: Buffer.from([0, 1, 2]).toString('base64'), encoding: 'base64' } }),
+      harEntry({}, { url: 'javascript:alert(1)' }),
+      harEntry({}, { url: 'data:text/plain,hi' }),
     ];
     const { records, skipped } = parseHar(JSON.stringify({ log: { entries } }), options);
     expect(records).toHaveLength(3);
     expect(Buffer.from(records[2]!.body, 'base64')).toEqual(Buffer.from([0, 1, 2]));
-    expect(skipped.map((s) => s.where)).toEqual(['entry 1', 'entry 2', 'entry 3', 'entry 4', 'entry 5', 'entry 6']);
+    expect(skipped.map((s) => s.where)).toEqual(['entry 1', 'entry 2', 'entry 3', 'entry 4', 'entry 5', 'entry 6', 'entry 9', 'entry 10']);
     expect(skipped[2]!.reason).toContain('is not an absolute URL');
+    // Issue 32: a javascript: URL was imported with the path `alert(1)`.
+    expect(skipped[6]!.reason).toBe('request.url "javascript:alert(1)" is not an http(s) URL (javascript:)');
   });
 
   it('refuses a file that is not HAR at all', () => {

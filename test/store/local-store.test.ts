@@ -145,3 +145,23 @@ describe('local store files', () => {
     expect(again).toEqual([after.id]);
   });
 });
+
+describe('a local store on a read-only file system', () => {
+  // A read-only mount needs root (the suite runs as root in CI); elsewhere there is nothing to mount, and the case is skipped.
+  const isRoot = process.getuid?.() === 0;
+  it.runIf(isRoot)('names EROFS and says what to do, not "ENOENT … mkdir" (issue 32)', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const mountPoint = await tempDir();
+    try {
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'ro,size=1m', 'tmpfs', mountPoint]);
+    } catch {
+      return; // a container without mount rights: nothing to test here
+    }
+    onTestFinished(() => void execFileSync('umount', [mountPoint]));
+    const store = createLocalStore({ dir: join(mountPoint, 'nested', '.tandem') });
+    const error = (await store.init().then(() => undefined, (e: unknown) => e)) as Error & { hint?: string };
+    expect(error.message).toContain('EROFS');
+    expect(error.message).not.toContain('ENOENT');
+    expect(error.hint).toContain('read-only file system');
+  });
+});
