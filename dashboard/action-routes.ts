@@ -57,7 +57,7 @@ export function actionRoutes(ctx: DashboardContext, options: ActionOptions): (re
       const reason = body.reason === undefined ? 'cancelled from the dashboard' : body.reason;
       if (typeof reason !== 'string' || reason.length > 200 || CONTROL.test(reason)) return replyJson(res, 400, { error: 'reason must be text of at most 200 characters without control characters' });
       const result = await actions.cancel(id, reason);
-      if (result === undefined) return replyJson(res, 404, { error: `no experiment ${id} in the store at ${ctx.store.location}` });
+      if (result === undefined) return replyJson(res, 404, { error: `no experiment ${id} in the store` });
       return replyJson(res, 200, { id, message: `${id}: ${result}` });
     }
     if (segments[0] === 'workloads' && segments[2] === 'calibrate' && segments.length === 3) {

@@ -23,4 +23,6 @@ export interface DashboardContext {
   report(record: ExperimentRecord): Promise<ExperimentReport>;
   /** Present only when a bearer token was configured: without one the dashboard is read-only. */
   readonly actions?: DashboardActions;
+  /** Where a server-side failure's details go (the operator's terminal), since the page a visitor sees does not show them. */
+  readonly log?: (line: string) => void;
 }

@@ -29,6 +29,17 @@ export function statusOf(error: unknown): number {
   return 500;
 }
 
+/**
+ * What a visitor is told about a failure: the message of bad input or a missing thing (it names what they
+ * sent), and for anything else only that it failed — a store error names paths on disk and hosts; those
+ * details go to the operator's log.
+ */
+export function publicMessage(error: unknown, status: number, log: ((line: string) => void) | undefined): string {
+  if (status < 500) return error instanceof Error ? error.message : String(error);
+  log?.(`dashboard: ${error instanceof Error ? error.message : String(error)}`);
+  return 'the store could not answer this request; the details are in the log of tandem serve';
+}
+
 /** A path segment decoded; a malformed escape is bad input, not a crash. */
 export function decodeSegment(segment: string): string {
   try {

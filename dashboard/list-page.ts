@@ -46,7 +46,8 @@ export function parseListRequest(search: URLSearchParams): ListRequest {
     if (value) params[key] = value;
   }
   for (const name of TEXT_FILTERS) if (params[name] !== undefined && !TEXT_VALUE.test(params[name]!)) throw new InputError(`${name} must be 1-200 printable characters without spaces`);
-  const page = params.page === undefined ? 1 : Number(params.page);
+  // Decimal digits only: Number() would also read `0x10`, `1e3` and ` 2 `.
+  const page = params.page === undefined ? 1 : /^\d{1,7}$/.test(params.page) ? Number(params.page) : Number.NaN;
   if (!Number.isInteger(page) || page < 1 || page > 1_000_000) throw new InputError(`page must be a whole number from 1, got ${JSON.stringify(params.page!.slice(0, 20))}`);
   const query: ExperimentQuery = {
     ...(params.workload !== undefined ? { workload: params.workload } : {}),

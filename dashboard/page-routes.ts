@@ -8,7 +8,7 @@ import { NotFoundError, type ExperimentRecord } from '../core/index.js';
 import { escapeHtml as e, type ExperimentReport } from '../harness/index.js';
 import type { Assets } from './assets.js';
 import type { DashboardContext } from './context.js';
-import { SECURITY_HEADERS, decodeSegment, experimentIdFrom, reply, replyJson, statusOf } from './http-replies.js';
+import { SECURITY_HEADERS, decodeSegment, experimentIdFrom, publicMessage, reply, replyJson, statusOf } from './http-replies.js';
 import { page, type PageFrame } from './page-shell.js';
 import { listBody, listRows, parseListRequest } from './list-page.js';
 import { experimentBody, experimentContent, isFinished } from './experiment-page.js';
@@ -108,7 +108,9 @@ export function pageRoutes(ctx: DashboardContext, assets: Assets, options: PageO
     }
     const status = statusOf(error);
     const heading = status === 404 ? 'Not found' : status === 400 ? 'Bad request' : 'Error';
-    html(res, status, { title: heading, section: '/', body: `<h1>${heading}</h1><p class="bad">${e(error instanceof Error ? error.message : String(error))}</p><p><a href="/">All experiments</a></p>` });
+    const message = publicMessage(error, status, ctx.log);
+    // Error pages go to whoever asked, found or not: no store path in the footer either.
+    reply(res, status, 'text/html; charset=utf-8', page({ title: heading, section: '/', body: `<h1>${heading}</h1><p class="bad">${e(message)}</p><p><a href="/">All experiments</a></p>`, actions: ctx.actions !== undefined }, assets));
   }
 
   return { route, fail };

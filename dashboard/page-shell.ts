@@ -20,7 +20,8 @@ export interface PageFrame {
   readonly body: string;
   /** Whether actions are enabled (a token was configured): shows the token form. */
   readonly actions: boolean;
-  readonly storeLocation: string;
+  /** Shown in the footer of regular pages; error pages leave it out. */
+  readonly storeLocation?: string;
 }
 
 export function page(frame: PageFrame, assets: Assets): string {
@@ -42,7 +43,7 @@ export function page(frame: PageFrame, assets: Assets): string {
 ${frame.body}
 <p id="action-status" role="status" aria-live="polite"></p>
 </main>
-<footer>store: ${e(frame.storeLocation)}</footer>
+${frame.storeLocation !== undefined ? `<footer>store: ${e(frame.storeLocation)}</footer>` : ''}
 </body></html>
 `;
 }

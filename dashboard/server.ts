@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { listenOn } from '../core/index.js';
 import { dashboardAssets } from './assets.js';
 import type { DashboardContext } from './context.js';
-import { reply } from './http-replies.js';
+import { publicMessage, reply, replyJson, statusOf } from './http-replies.js';
 import { actionRoutes } from './action-routes.js';
 import { cachedReports, pageRoutes } from './page-routes.js';
 
@@ -70,7 +70,10 @@ export async function startDashboard(context: DashboardContext, options: Dashboa
   const server: Server = createServer((req, res) => {
     if (!ownHost((req.headers.host ?? '').toLowerCase())) return reply(res, 421, 'text/plain; charset=utf-8', 'this server answers only to its own address (Host header)\n');
     const url = new URL(req.url ?? '/', 'http://dashboard');
-    void (url.pathname.startsWith('/api/') ? act(req, res, url.pathname) : pages.route(req, res, url)).catch((error: unknown) => pages.fail(res, error));
+    if (url.pathname.startsWith('/api/')) {
+      // An action's caller is a script: its errors are JSON too, never an HTML page.
+      void act(req, res, url.pathname).catch((error: unknown) => (res.headersSent ? res.destroy() : replyJson(res, statusOf(error), { error: publicMessage(error, statusOf(error), ctx.log) })));
+    } else void pages.route(req, res, url).catch((error: unknown) => pages.fail(res, error));
   });
   await listenOn(server, options.port ?? 8700, host, 'dashboard');
   const { port } = server.address() as AddressInfo;

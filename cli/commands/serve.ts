@@ -82,6 +82,7 @@ export async function run(options: ServeOptions, ctx: CliContext): Promise<numbe
           return evaluateExperiment(store, record.id, { workload, ...(calibration ? { calibration } : {}), ...(checks ? { checks } : {}) });
         },
         ...(actions ? { actions } : {}),
+        log: (line) => ctx.err(line),
       },
       { host, port, allowedHosts, ...(token ? { token } : {}) },
     );

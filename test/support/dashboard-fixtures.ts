@@ -44,7 +44,7 @@ export async function seedOutcomes(store: Store, id: string, trials: number, opt
 export const completedTrials = (n: number, t0: number): ExperimentRecord['trials'] => Array.from({ length: n }, (_, index) => ({ index, attempt: 1, status: 'completed' as const, startedAtMs: t0 + index * 10_000, endedAtMs: t0 + index * 10_000 + 9_000, details: { achievedRate: 20 } }));
 
 /** A dashboard over `store` in this process on a free port, with actions recorded when a token is given. */
-export async function dashboardOver(store: Store, options: { token?: string; actions?: DashboardActions; livePollMs?: number; allowedHosts?: string[] } = {}): Promise<DashboardServer> {
+export async function dashboardOver(store: Store, options: { token?: string; actions?: DashboardActions; livePollMs?: number; allowedHosts?: string[]; log?: (line: string) => void } = {}): Promise<DashboardServer> {
   const configured = workloads();
   return startDashboard(
     {
@@ -55,6 +55,7 @@ export async function dashboardOver(store: Store, options: { token?: string; act
       workload: (name) => configured.find((w) => w.name === name),
       report: (record) => evaluateExperiment(store, record.id, { workload: configured.find((w) => w.name === record.workload) ?? configured[0]! }),
       ...(options.actions ? { actions: options.actions } : {}),
+      ...(options.log ? { log: options.log } : {}),
     },
     { port: 0, ...(options.token ? { token: options.token } : {}), ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}), livePollMs: options.livePollMs ?? 100, listPollMs: 200 },
   );
