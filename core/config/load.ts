@@ -3,7 +3,7 @@
  * ConfigError listing every issue out, each with its path and, for files,
  * its line and column.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { LineCounter, isMap, isPair, isScalar, parseDocument, type Document } from 'yaml';
@@ -43,8 +43,21 @@ export function parseConfig(value: unknown, source = 'config'): TandemConfig {
   return config;
 }
 
+/**
+ * Largest config read: a real one is a few kilobytes (the example stack's is 3 KB; a monorepo's with
+ * templates stays far below this). Parsing YAML with positions costs about 60 times the text in memory
+ * and grows faster than the text in time, so a 50 MB file would take minutes and gigabytes: refused first.
+ */
+export const MAX_CONFIG_BYTES = 1_048_576;
+
+function tooLarge(bytes: number, source: string): ConfigError {
+  return new ConfigError([`the config is ${(bytes / 1_048_576).toFixed(1)} MiB; a Tandem config is at most ${MAX_CONFIG_BYTES / 1_048_576} MiB (generate workloads with templates instead of listing thousands)`], source);
+}
+
 /** Parse YAML or JSON text (JSON is read as YAML 1.2, so one parser gives positions for both). */
 export function parseConfigText(text: string, source = 'config'): TandemConfig {
+  // Characters first (cheap): each is at least one byte.
+  if (text.length > MAX_CONFIG_BYTES || Buffer.byteLength(text) > MAX_CONFIG_BYTES) throw tooLarge(Buffer.byteLength(text), source);
   const lineCounter = new LineCounter();
   let doc: Document;
   let value: unknown;
@@ -104,8 +117,11 @@ export async function loadConfig(options: { path?: string | undefined; cwd?: str
   }
   let text: string;
   try {
+    const { size } = await stat(file);
+    if (size > MAX_CONFIG_BYTES) throw tooLarge(size, file);
     text = await readFile(file, 'utf8');
   } catch (error) {
+    if (error instanceof ConfigError) throw error;
     throw new ConfigError([`cannot read ${file}: ${errorMessage(error)}`], 'config', { cause: error });
   }
   return { config: parseConfigText(text, file), path: file };

@@ -93,7 +93,7 @@ export function configReferenceMarkdown(): string {
     '',
     'Generated from the schema by `npx tandem schema --markdown`; do not edit by hand.',
     'Tandem reads `tandem.config.yaml`, `tandem.config.yml` or `tandem.config.json` from the working directory, or the file given with `--config`.',
-    'Durations are strings such as `250ms`, `30s`, `5m`, `4h`, `1h30m`, `7d`; every duration Tandem waits for (timeouts, intervals, trial windows) is at most about 24.8 days (`2147483647ms`, the longest a timer holds), and the windows `corpus.lookback` and `triggers.configRecency` at most ten years. Unknown keys are errors. `npx tandem schema` prints the JSON Schema for editors.',
+    'Durations are strings such as `250ms`, `30s`, `5m`, `4h`, `1h30m`, `7d`; every duration Tandem waits for (timeouts, intervals, trial windows) is at most about 24.8 days (`2147483647ms`, the longest a timer holds), and the windows `corpus.lookback` and `triggers.configRecency` at most ten years. Unknown keys are errors; a config file is at most 1 MiB. `npx tandem schema` prints the JSON Schema for editors.',
     '',
     '| Key | Type | Required | Default | Meaning |',
     '| --- | --- | --- | --- | --- |',

@@ -54,6 +54,16 @@ describe('durations', () => {
     expect(wait.err).toContain('--timeout must be at most about 24.8 days');
   });
 
+  it('a config over 1 MiB is refused before it is parsed, naming its size and the limit (issue 32: 50 MB took 108 s and 3.3 GB)', async () => {
+    const dir = await tempDir();
+    const huge = `workloads:\n${'  - { name: w, tier: t }\n'.repeat(60_000)}`;
+    await writeFile(join(dir, 'tandem.config.yaml'), huge);
+    const result = await runCli(['validate'], { cwd: dir });
+    expect(result.code).toBe(3);
+    expect(result.err).toMatch(/the config is 1\.\d MiB; a Tandem config is at most 1 MiB/);
+    expect(() => parseConfigText(huge, 'c.yaml')).toThrow(/at most 1 MiB/);
+  });
+
   it('a sleep longer than Node’s longest timer waits the whole time', async () => {
     vi.useFakeTimers();
     try {
