@@ -2,6 +2,7 @@
  * What a command needs from its surroundings, passed in so tests can call
  * commands directly and read what they printed.
  */
+import { resolve } from 'node:path';
 import type { LoadedConfig } from '../core/config/load.js';
 
 export interface CliContext {
@@ -53,15 +54,20 @@ export function processContext(): CliContext {
  * there is nothing to select, and "0 workloads selected, exit 0" would turn a
  * CI job green that never ran.
  */
-export async function loadCommandConfig(options: GlobalOptions, ctx: CliContext, requireFile = false): Promise<LoadedConfig> {
+export async function loadCommandConfig(options: GlobalOptions, ctx: CliContext, requireFile = false, graph: 'for-templates' | 'always' = 'for-templates'): Promise<LoadedConfig & { readonly graphTargets?: readonly { name: string; dir: string }[] }> {
   // Loaded when a command reads its config: the schema (zod) and YAML parser are not needed for --help.
   const { loadConfig } = await import('../core/config/load.js');
   const loaded = await loadConfig({ path: options.config, cwd: ctx.cwd, requireFile });
-  const graph = loaded.config.triggers.graph;
-  if (loaded.config.workloadTemplates.length === 0 || graph === undefined) return loaded;
+  const source = loaded.config.triggers.graph;
+  if (source === undefined || (graph === 'for-templates' && loaded.config.workloadTemplates.length === 0)) return loaded;
   // Templated workloads exist per build target: expanded over the graph at HEAD, so `run`, `worker`
   // and `status` know them by name as `affected` and `submit` do (they also expand at both ends of a change).
-  const [{ loadGraphAtBothEnds }, { expandWorkloadTemplates }] = await Promise.all([import('../triggers/graph-loaders.js'), import('../core/config/workload-templates.js')]);
-  const { graph: built } = await loadGraphAtBothEnds(graph, ctx.cwd, 'HEAD', 'HEAD');
-  return { ...loaded, config: expandWorkloadTemplates(loaded.config, built.targets()) };
+  const [{ loadGraphAtBothEnds }, { expandWorkloadTemplates, targetsWithoutWorkload, uncoveredTargetsWarning }] = await Promise.all([import('../triggers/graph-loaders.js'), import('../core/config/workload-templates.js')]);
+  // The repository the command reads (`--repo`), not the directory it was started in.
+  const repo = (options as { readonly repo?: string }).repo;
+  const { graph: built } = await loadGraphAtBothEnds(source, repo !== undefined ? resolve(ctx.cwd, repo) : ctx.cwd, 'HEAD', 'HEAD');
+  const targets = built.targets();
+  const warning = uncoveredTargetsWarning(targetsWithoutWorkload(loaded.config, targets), targets.length);
+  if (warning !== undefined) ctx.err(warning);
+  return { ...loaded, config: expandWorkloadTemplates(loaded.config, targets), graphTargets: targets };
 }

@@ -85,7 +85,7 @@ export function sampleValue(change: string, workload: string): number {
 }
 
 /** A workload naming a target the graph does not have would never be selected: bad config, named. */
-function assertTargetsExist(workloads: readonly WorkloadConfig[], graph: BuildGraph): void {
+export function assertTargetsExist(workloads: readonly WorkloadConfig[], graph: Pick<BuildGraph, 'has'>): void {
   const problems: string[] = [];
   workloads.forEach((w, i) => {
     for (const target of w.triggers.targets) if (!graph.has(target)) problems.push(`workloads[${i}] (${w.name}).triggers.targets: "${target}" is not a target of the build graph`);

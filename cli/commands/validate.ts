@@ -1,11 +1,14 @@
 /** `tandem validate`: check the config and print every problem with its path. */
 import { ConfigError } from '../../core/index.js';
+import { assertTargetsExist } from '../../triggers/index.js';
 import { ExitCode } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
 
-export async function run(options: GlobalOptions, ctx: CliContext): Promise<number> {
+export async function run(options: GlobalOptions & { readonly repo?: string }, ctx: CliContext): Promise<number> {
   try {
-    const { config, path } = await loadCommandConfig(options, ctx, true);
+    // With a build graph, the workloads are checked against it too: one validation, the one `affected` applies.
+    const { config, path, graphTargets } = await loadCommandConfig(options, ctx, true, 'always');
+    if (graphTargets !== undefined) assertTargetsExist(config.workloads, new Set(graphTargets.map((t) => t.name)));
     if (options.json) ctx.out(JSON.stringify({ valid: true, path, config }, null, 2));
     else ctx.out(`${path}: valid (${config.workloads.length} workload${config.workloads.length === 1 ? '' : 's'}, store ${config.store.kind}, queue ${config.queue.kind})`);
     return ExitCode.ok;

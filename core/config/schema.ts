@@ -332,10 +332,25 @@ const workloadObject = z.strictObject({
 export const workloadSchema = workloadObject.transform((w) => ({ ...w, tier: w.tier ?? w.name }));
 
 /** The workload a template gives for one build target: `{target}`, `{name}` (its last path segment) and `{dir}` replaced in every string. */
+/**
+ * A target name as a workload name: `@jest/core` → `jest-core`, `//svc/api:server` → `svc-api-server`.
+ * Lower-cased; every run of characters a workload name cannot hold (`@`, `/`, `:`, `+`) becomes one `-`.
+ */
+export function targetSlug(name: string): string {
+  return (
+    name
+      .toLowerCase()
+      .replace(/[^a-z0-9._-]+/g, '-')
+      .replace(/^[-._]+|-+$/g, '')
+      .slice(0, 128) || 'target'
+  );
+}
+
 export function instantiateTemplate(template: unknown, target: { readonly name: string; readonly dir: string }): unknown {
   const short = target.name.split(/[/:]/).filter((part) => part !== '').pop() ?? target.name;
+  const slug = targetSlug(target.name);
   const fill = (value: unknown): unknown => {
-    if (typeof value === 'string') return value.replaceAll('{target}', target.name).replaceAll('{name}', short).replaceAll('{dir}', target.dir);
+    if (typeof value === 'string') return value.replaceAll('{target}', target.name).replaceAll('{name}', short).replaceAll('{slug}', slug).replaceAll('{dir}', target.dir);
     if (Array.isArray(value)) return value.map(fill);
     if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fill(v)]));
     return value;
@@ -347,8 +362,8 @@ export function instantiateTemplate(template: unknown, target: { readonly name: 
 
 const workloadTemplate = z
   .strictObject({
-    targets: z.array(z.string().min(1)).min(1).describe('Globs over build target names (e.g. "@serving/*"): one workload per matching target.'),
-    workload: z.record(z.string(), z.unknown()).describe('A workload whose strings may use {target}, {name} (the last segment of the target name) and {dir}; `name` defaults to "{name}", `triggers.targets` to the target.'),
+    targets: z.array(z.string().min(1)).min(1).describe('Globs over build target names (e.g. "@serving/*"; `*` stops at `/`, so scoped packages need "@*/*" or "**"): one workload per matching target.'),
+    workload: z.record(z.string(), z.unknown()).describe('A workload whose strings may use {target}, {name} (the last segment of the target name), {slug} (the whole target name as a workload name: @jest/core → jest-core) and {dir}; `name` defaults to "{name}", `triggers.targets` to the target.'),
   })
   .superRefine((t, ctx) => {
     // Checked once with a sample target, so a mistake is reported when the config is read.

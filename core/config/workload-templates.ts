@@ -7,7 +7,7 @@
 import picomatch from 'picomatch';
 import { ConfigError } from '../errors.js';
 import { formatPath } from './format-issues.js';
-import { instantiateTemplate, workloadSchema, type TandemConfig, type WorkloadConfig } from './schema.js';
+import { instantiateTemplate, targetSlug, workloadSchema, type TandemConfig, type WorkloadConfig } from './schema.js';
 
 const SAFE_TARGET = /^[A-Za-z0-9@/._:+-]{1,214}$/;
 const SAFE_DIR = /^[A-Za-z0-9@/._+-]{0,1024}$/;
@@ -36,10 +36,29 @@ export function expandWorkloadTemplates(config: TandemConfig, targets: readonly 
       const w = parsed.data;
       if (written.has(w.name)) continue;
       const earlier = made.get(w.name);
-      if (earlier) problems.push(`workloadTemplates[${i}] gives the name ${JSON.stringify(w.name)} to targets ${earlier.from} and ${target.name}: use {target} or a longer pattern in the template's name`);
+      if (earlier) problems.push(`workloadTemplates[${i}] gives the name ${JSON.stringify(w.name)} to targets ${earlier.from} and ${target.name}: name the workloads "{slug}" (the whole target name as a workload name: ${targetSlug(earlier.from)}, ${targetSlug(target.name)})`);
       else made.set(w.name, { workload: w, from: target.name });
     }
   });
   if (problems.length > 0) throw new ConfigError(problems, 'config');
   return { ...config, workloads: [...config.workloads, ...[...made.values()].map((m) => m.workload)] };
+}
+
+/**
+ * Build targets no workload covers, when the config has templates: neither a template's globs nor a written
+ * workload's `triggers.targets` name them, so a change to them selects nothing, silently. (`*` stops at `/`:
+ * `targets: ["*"]` leaves out every scoped package.)
+ */
+export function targetsWithoutWorkload(config: TandemConfig, targets: readonly { readonly name: string }[]): string[] {
+  if (config.workloadTemplates.length === 0) return [];
+  const matchers = config.workloadTemplates.map((t) => picomatch(t.targets));
+  const written = new Set(config.workloads.flatMap((w) => w.triggers.targets));
+  return targets.map((t) => t.name).filter((name) => !written.has(name) && !matchers.some((matches) => matches(name)));
+}
+
+/** The warning for targetsWithoutWorkload, or undefined when every target is covered. */
+export function uncoveredTargetsWarning(uncovered: readonly string[], total: number): string | undefined {
+  if (uncovered.length === 0) return undefined;
+  const scoped = uncovered.some((name) => name.includes('/'));
+  return `warning: ${uncovered.length} of ${total} build targets match no workload template and no workload: ${uncovered.slice(0, 10).join(', ')}${uncovered.length > 10 ? ', …' : ''}${scoped ? ' (a glob\'s `*` stops at `/`: "@*/*" or "**" matches scoped names)' : ''}`;
 }

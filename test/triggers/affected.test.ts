@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -237,6 +237,40 @@ describe('tandem affected', () => {
     const json = await runCli(['affected', '--base', 'HEAD~1', '--head', 'HEAD', '--json'], { cwd: dir });
     const selection = JSON.parse(json.out) as Selection;
     expect(selection.selected.find((s) => s.workload === 'wb')!.reasons[0]).toMatchObject({ packages: [evil] });
+  });
+
+  it('expands templates over the repository --repo names, run from anywhere (issue 32: it read the current directory\'s HEAD)', async () => {
+    const { dir } = await repo(['workloadTemplates:', '  - { targets: ["@x/*"], workload: { name: "{slug}", tier: "{name}" } }']);
+    await commit(dir, { 'packages/a/index.js': 'export const a = 2;\n' });
+    const elsewhere = await mkdtemp(join(tmpdir(), 'tandem-elsewhere-'));
+    onTestFinished(() => rm(elsewhere, { recursive: true, force: true }));
+    const result = await runCli(['affected', '--config', join(dir, 'tandem.config.yaml'), '--repo', dir, '--base', 'HEAD~1', '--head', 'HEAD', '--json'], { cwd: elsewhere });
+    expect(result.code, result.err).toBe(0);
+    // {slug}: the scoped target name as a workload name.
+    expect(names((JSON.parse(result.out) as Selection).selected)).toEqual(['wa', 'wb', 'x-a', 'x-b']);
+  });
+
+  it('warns, in affected and validate, about build targets no template and no workload covers (`*` stops at `/`)', async () => {
+    const { dir } = await repo(['workloadTemplates:', '  - { targets: ["*"], workload: { name: "t-{name}", tier: "{name}" } }']);
+    await writeFile(join(dir, 'tandem.config.yaml'), (await readFile(join(dir, 'tandem.config.yaml'), 'utf8')).replace('  - { name: wc, tier: c, triggers: { targets: ["@x/c"], priority: low, sampleProbability: 0.5 } }\n', ''));
+    await commit(dir, { 'packages/c/index.js': 'export const c = 2;\n' });
+    const affectedRun = await runCli(['affected', '--base', 'HEAD~1', '--head', 'HEAD'], { cwd: dir });
+    expect(affectedRun.code, affectedRun.err).toBe(0);
+    expect(affectedRun.err).toContain('warning: 1 of 3 build targets match no workload template and no workload: @x/c (a glob\'s `*` stops at `/`: "@*/*" or "**" matches scoped names)');
+    const validated = await runCli(['validate'], { cwd: dir });
+    expect(validated.code, validated.err).toBe(0);
+    expect(validated.err).toContain('warning: 1 of 3 build targets');
+  });
+
+  it('validates workloads against the build graph as affected does: an unknown target is exit 3 in both', async () => {
+    const { dir } = await repo(['  # ', '']);
+    await writeFile(join(dir, 'tandem.config.yaml'), (await readFile(join(dir, 'tandem.config.yaml'), 'utf8')).replace('targets: ["@x/c"]', 'targets: ["@x/nope"]'));
+    await commit(dir, { 'docs/guide.md': '# guide 2\n' });
+    const validated = await runCli(['validate'], { cwd: dir });
+    expect(validated.code).toBe(3);
+    expect(validated.err).toContain('"@x/nope" is not a target of the build graph');
+    const affectedRun = await runCli(['affected', '--base', 'HEAD~1', '--head', 'HEAD'], { cwd: dir });
+    expect(affectedRun.code).toBe(3);
   });
 
   it('samples low-priority workloads by (change, workload): the same change always decides the same way', async () => {
