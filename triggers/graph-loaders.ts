@@ -112,6 +112,10 @@ export async function loadGraphAtBothEnds(source: GraphSource, repo: string, bas
   if (source.kind === 'workspaces') {
     const root = relative(repo, resolve(repo, source.root ?? '.')).split('\\').join('/');
     const ends = await Promise.all([atBase, atHead].map((files) => loadWorkspaces(files, root).catch((error: unknown) => error as Error)));
+    // A manifest that does not parse is the repository's error, at whichever end: selecting through the other
+    // end's graph could miss what the change reaches (exit 3, naming the file and the revision).
+    const unreadable = ends.find((e): e is ConfigError => e instanceof ConfigError);
+    if (unreadable) throw unreadable;
     // A workspace that exists at one end only (introduced or removed by the change) is read from that end.
     const loaded = ends.filter((e): e is BuildTarget[] => !(e instanceof Error));
     if (loaded.length === 0) throw ends[1] as Error;

@@ -273,6 +273,16 @@ describe('tandem affected', () => {
     expect(affectedRun.code).toBe(3);
   });
 
+  it('refuses a workspace manifest that does not parse at either end: exit 3 naming the file and the revision (issue 32)', async () => {
+    const { dir } = await repo();
+    await commit(dir, { 'packages/b/package.json': '{"name": "@x/b", "dependencies": {' });
+    const head = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: dir, encoding: 'utf8' }).trim();
+    const result = await runCli(['affected', '--base', 'HEAD~1', '--head', 'HEAD'], { cwd: dir });
+    expect(result.code).toBe(3);
+    expect(result.err).toMatch(/packages\/b\/package\.json at (HEAD|[0-9a-f]{7,40}): not valid JSON/);
+    expect(result.err.includes(head.slice(0, 7)) || result.err.includes('at HEAD')).toBe(true);
+  });
+
   it('samples low-priority workloads by (change, workload): the same change always decides the same way', async () => {
     const { dir } = await repo();
     const decisions: string[] = [];
