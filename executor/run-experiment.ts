@@ -11,7 +11,7 @@ import { hostname } from 'node:os';
 import { ConfigError, ExperimentCancelledError, type Clock, type ExperimentRecord, type TandemConfig, type WorkloadConfig } from '../core/index.js';
 import type { Store } from '../store/index.js';
 import type { SharedSource } from '../guardrails/index.js';
-import { calibrate, evaluateExperiment, loadChecksModule, loadExperimentData, lookAtExperiment, metricPolicies, trialMetrics, type Calibration, type OnInconclusive } from '../harness/index.js';
+import { calibrate, evaluateExperiment, joinSentences, loadChecksModule, loadExperimentData, lookAtExperiment, metricPolicies, trialMetrics, type Calibration, type OnInconclusive } from '../harness/index.js';
 import type { ReplayProgress } from '../replayer/index.js';
 import { armsFor, controlAgainstControl } from './experiment-arms.js';
 import type { ExperimentRequest } from './experiment-request.js';
@@ -160,8 +160,8 @@ export async function runExperiment(id: string, ctx: RunContext): Promise<Experi
       ...(report.verdict.inconclusivePolicy ? { inconclusivePolicy: report.verdict.inconclusivePolicy } : {}),
       metrics: report.metrics.filter((m) => m.judged).map((m) => ({ metric: m.metric, verdict: m.verdict, estimate: m.estimate, low: m.low, high: m.high, critical: m.policy?.critical ?? false })),
     };
-    if (report.verdict.outcome === 'no data') return await transition(store, latest, 'failed', clock, { verdict }, `no verdict: ${report.verdict.reasons.join('; ')}`);
-    return await transition(store, latest, report.verdict.outcome, clock, { verdict }, report.verdict.reasons.join('; '));
+    if (report.verdict.outcome === 'no data') return await transition(store, latest, 'failed', clock, { verdict }, `no verdict: ${joinSentences(report.verdict.reasons)}`);
+    return await transition(store, latest, report.verdict.outcome, clock, { verdict }, joinSentences(report.verdict.reasons));
   } catch (error) {
     const latest = (await store.experiments.get(id).catch(() => undefined)) ?? record;
     if (latest && !isTerminal(latest.status)) {

@@ -17,7 +17,7 @@ export {
 export { trialMetrics, BUILT_IN_METRICS, type TrialMetric, type TrialData, type EffectScale } from './trial-metrics.js';
 export { metricPolicies, defaultThreshold, type MetricPolicy, type Direction } from './metric-policy.js';
 export { comparedText } from './reports/compared-text.js';
-export { judge, formatEffect, type MetricVerdict, type MetricVerdictKind, type MetricLook, type ExperimentVerdict, type ExperimentOutcome, type JudgeOptions, type OnInconclusive } from './verdict.js';
+export { judge, formatEffect, formatP, joinSentences, type MetricVerdict, type MetricVerdictKind, type MetricLook, type ExperimentVerdict, type ExperimentOutcome, type JudgeOptions, type OnInconclusive } from './verdict.js';
 export { fitLook, sequentialBoundary, criticalValue, ar1VarianceFactor, varianceInflation, plannedStandardError, MIN_DF, EXACT_TOLERANCE, type LookFit, type SequentialDesign, type Boundary, type SerialCorrelation } from './sequential.js';
 export { judgeSequentially, lookByLook, type SequentialRun } from './sequential-run.js';
 export { calibrate, wilsonInterval, type Calibration, type MetricCalibration } from './calibration.js';
@@ -40,6 +40,7 @@ export { fuzz, mutateRequest, MUTATIONS, JSON_CONTRACT, type FuzzOptions, type F
 export { evaluateExperiment, lookAtExperiment, designOf, REPORT_SCHEMA, type ExperimentReport, type ArmSummary } from './evaluate.js';
 export { renderJson } from './reports/json-report.js';
 export { renderMarkdown } from './reports/markdown-report.js';
+export { renderText, markdownForTerminal } from './reports/text-report.js';
 export { renderHtml, reportSections, type DrawChart } from './reports/html-report.js';
 export { escapeHtml, escapeMarkdownCell } from './reports/escape.js';
 export { lineChart, intervalChart, barChart, lineChartSpec, intervalChartSpec, barChartSpec, renderChartSvg, type ChartSpec, type Series } from './reports/charts.js';

@@ -21,6 +21,17 @@ import type { EffectScale, TrialMetric } from './trial-metrics.js';
 import { isMaterialAutocorrelation, type Calibration, type MetricCalibration } from './calibration-result.js';
 import { fromInference, toInference } from './effect-scale.js';
 
+/** A p-value as a reader takes it: "= 0.034", or "< 0.001" (never "= 0.0", which reads as impossible). */
+export function formatP(p: number): string {
+  if (!Number.isFinite(p)) return '= n/a';
+  return p < 0.001 ? '< 0.001' : `= ${p.toPrecision(2)}`;
+}
+
+/** Sentences joined into one: each ends with its own full stop, so none gets a second mark (no "threshold.; final check"). */
+export function joinSentences(sentences: readonly string[]): string {
+  return sentences.map((s) => s.trim().replace(/[.;]+$/, '')).filter((s) => s !== '').join('; ');
+}
+
 export type MetricVerdictKind = 'regression' | 'improvement' | 'no change' | 'inconclusive' | 'no data';
 export type ExperimentOutcome = 'passed' | 'regressed' | 'inconclusive' | 'no data';
 /** What an experiment whose critical metrics are still undecided at the end becomes. */
@@ -291,7 +302,7 @@ function metricVerdict(d: Draft, ctx: VerdictContext): MetricVerdict {
   if (d.noData || !fit) return { ...base, decided: false, verdict: 'no data', reason: `no data: ${d.noData ?? 'no fit'}` };
   const prefix = d.policy ? '' : 'reported, not judged (no check names it); ';
   const p = d.policy ? ctx.adjustedP : d.pValue;
-  const pText = `${d.policy ? 'adjusted ' : ''}p = ${p.toPrecision(2)}`;
+  const pText = `${d.policy ? 'adjusted ' : ''}p ${formatP(p)}`;
   const noiseText = fit.noise === 'exact (no variation)' ? ', the same in every trial' : '';
   const noisier = calibrated && calibrated.df >= 1 && fit.noise === 'own trials' && !varianceConsistent(fit.sd, fit.df + 1, calibrated.sd, calibrated.df) ? ` Noisier than the A/A calibration (sd ${fmt(fit.sd).replace(/^[+−±]/, '')} vs ${fmt(calibrated.sd).replace(/^[+−±]/, '')}): the calibration may be stale.` : '';
   const interval = `${fmt(estimate)} [${fmt(low)}, ${fmt(high)}] over ${n} trials${noiseText}`;
@@ -302,8 +313,8 @@ function metricVerdict(d: Draft, ctx: VerdictContext): MetricVerdict {
   const improved = significant && ((!badUp && estimate >= threshold) || (!badDown && estimate <= -threshold));
   const excludesRegression = (!badUp || high < threshold) && (!badDown || low > -threshold);
   const smaller = significant ? ` (a real change, ${fmt(estimate)}, smaller than the threshold)` : '';
-  if (regressed) return { ...base, decided: true, verdict: 'regression', reason: `${prefix}regression: ${interval}; significant (${pText} < ${ctx.alpha}) and beyond the ${fmt(badUp && estimate > 0 ? threshold : -threshold)} threshold.${noisier}` };
-  if (improved) return { ...base, decided: true, verdict: 'improvement', reason: `${prefix}improvement: ${interval}; significant (${pText} < ${ctx.alpha}) and beyond the threshold in the good direction` };
+  if (regressed) return { ...base, decided: true, verdict: 'regression', reason: `${prefix}regression: ${interval}; significant (${pText}, below α = ${ctx.alpha}) and beyond the ${fmt(badUp && estimate > 0 ? threshold : -threshold)} threshold.${noisier}` };
+  if (improved) return { ...base, decided: true, verdict: 'improvement', reason: `${prefix}improvement: ${interval}; significant (${pText}, below α = ${ctx.alpha}) and beyond the threshold in the good direction` };
   if (excludesRegression) {
     const bound = direction === 'either' ? `within ±${fmt(threshold).slice(1)}` : badUp ? `below ${fmt(threshold)}` : `above ${fmt(-threshold)}`;
     return { ...base, decided: true, verdict: 'no change', reason: `${prefix}no change: ${interval} lies ${bound}${smaller}.${noisier}` };
@@ -350,7 +361,7 @@ function experimentVerdict(metrics: readonly MetricVerdict[], ctx: { alpha: numb
   const visible = judged.filter((m) => !m.policy?.critical && visibleRegression(m));
   const undecided = [
     ...undecidedCritical.map((m) => (m.verdict === 'no data' ? `${m.metric}: ${m.reason}` : `${m.metric}: ${m.cannotExclude ?? 'a regression'} cannot be excluded`)),
-    ...visible.map((m) => `${m.metric}: ${formatEffect(m.estimate, m.scale)} [${formatEffect(m.low, m.scale)}, ${formatEffect(m.high, m.scale)}] lies beyond its ${formatEffect(m.policy!.direction === 'decrease-is-bad' ? -m.policy!.threshold : m.policy!.threshold, m.scale)} threshold but is not significant once ${judged.length} judged metrics are accounted for (adjusted p = ${m.adjustedP.toPrecision(2)}); a regression cannot be excluded`),
+    ...visible.map((m) => `${m.metric}: ${formatEffect(m.estimate, m.scale)} [${formatEffect(m.low, m.scale)}, ${formatEffect(m.high, m.scale)}] lies beyond its ${formatEffect(m.policy!.direction === 'decrease-is-bad' ? -m.policy!.threshold : m.policy!.threshold, m.scale)} threshold but is not significant once ${judged.length} judged metrics are accounted for (adjusted p ${formatP(m.adjustedP)}); a regression cannot be excluded`),
   ];
   const common = { alpha: ctx.alpha, trials: ctx.trials, design: ctx.design, undecided, metrics };
   for (const m of regressions) reasons.push(`${m.policy?.critical ? 'critical metric' : 'judged metric'} ${m.metric} regressed: ${m.reason}`);

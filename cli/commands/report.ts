@@ -7,7 +7,7 @@
 import { resolve } from 'node:path';
 import { UsageError, configSchema, type ExperimentRecord, type TandemConfig, type WorkloadConfig } from '../../core/index.js';
 import { createStore, writeFileAtomic } from '../../store/index.js';
-import { evaluateExperiment, loadChecksModule, renderHtml, renderJson, renderMarkdown, type ExperimentReport } from '../../harness/index.js';
+import { evaluateExperiment, loadChecksModule, renderHtml, renderJson, renderMarkdown, renderText, type ExperimentReport } from '../../harness/index.js';
 import { endedWithoutVerdict, latestCalibration } from '../../executor/index.js';
 import { ExitCode, exitCodeForRecord } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
@@ -18,7 +18,7 @@ export interface ReportOptions extends GlobalOptions {
   readonly calibration?: boolean;
 }
 
-const FORMATS = ['json', 'md', 'html'] as const;
+const FORMATS = ['json', 'md', 'html', 'text'] as const;
 type Format = (typeof FORMATS)[number];
 
 /** The workload an experiment ran, from the config; defaults when it has since been removed from it. */
@@ -43,11 +43,17 @@ export function exitCodeForReport(report: ExperimentReport, stored?: ExperimentR
 }
 
 export function render(report: ExperimentReport, format: Format): string {
-  return format === 'json' ? `${renderJson(report)}\n` : format === 'md' ? renderMarkdown(report) : renderHtml(report);
+  return format === 'json' ? `${renderJson(report)}\n` : format === 'md' ? renderMarkdown(report) : format === 'text' ? renderText(report) : renderHtml(report);
+}
+
+/** The format when none is asked for: JSON under --json, words for a terminal, Markdown for a CI log or a pipe. */
+export function defaultFormat(options: { readonly json?: boolean | undefined }, writingToFile = false): Format {
+  if (options.json) return 'json';
+  return !writingToFile && process.stdout.isTTY ? 'text' : 'md';
 }
 
 export async function run(experimentId: string, options: ReportOptions, ctx: CliContext): Promise<number> {
-  const format = (options.format ?? (options.json ? 'json' : 'md')) as Format;
+  const format = (options.format ?? defaultFormat(options, options.out !== undefined)) as Format;
   if (!FORMATS.includes(format)) throw new UsageError(`--format must be one of ${FORMATS.join(', ')}, got ${JSON.stringify(options.format)}`);
   const { config } = await loadCommandConfig(options, ctx);
   const store = createStore(config.store, { cwd: ctx.cwd, env: ctx.env });

@@ -15,7 +15,7 @@ import { parsePositiveInteger, parseTimerDurationFlag } from '../arguments.js';
 import { requestFromFlags, runnerFor, workloadLimits, type ExperimentFlags } from '../experiment-options.js';
 import { progressLine } from './replay.js';
 
-import { exitCodeForReport, render, workloadFor } from './report.js';
+import { defaultFormat, exitCodeForReport, render, workloadFor } from './report.js';
 
 export interface RunOptions extends ExperimentFlags {
   readonly format?: string;
@@ -36,7 +36,7 @@ export async function run(workloadName: string, options: RunOptions, ctx: CliCon
   const request = requestFromFlags(workloadName, config, options);
   const everyMs = options.every !== undefined ? parseTimerDurationFlag(options.every, '--every', true) : undefined;
   const times = options.times !== undefined ? parsePositiveInteger(options.times, '--times') : everyMs === undefined ? 1 : Number.POSITIVE_INFINITY;
-  const format = (options.format ?? (options.json ? 'json' : 'md')) as 'json' | 'md' | 'html';
+  const format = (options.format ?? defaultFormat(options)) as Parameters<typeof render>[1];
   const store = createStore(config.store, { cwd: ctx.cwd, env: ctx.env });
   const configured = config.workloads.find((w) => w.name === workloadName)!;
   const trials = progressLine(ctx, request.overrides?.trials ?? request.overrides?.maxTrials ?? configured.trials.max);

@@ -19,7 +19,8 @@ const line = (r: ExperimentRecord): string =>
   `${r.id.padEnd(34)} ${r.status.padEnd(10)} ${r.workload.padEnd(16)} ${String(r.spec.kind ?? '').padEnd(12)} ${String(r.spec.stage ?? '').padEnd(9)} ${new Date(r.createdAtMs).toISOString()}${r.reason ? `  ${oneLine(r.reason, 100)}` : ''}`;
 
 export async function run(id: string | undefined, options: StatusOptions, ctx: CliContext): Promise<number> {
-  const { config } = await loadCommandConfig(options, ctx);
+  // A status read from the defaults would look into a store nobody configured and say nothing: exit 3, naming the file.
+  const { config } = await loadCommandConfig(options, ctx, true);
   const store = createStore(config.store, { cwd: ctx.cwd, env: ctx.env });
   try {
     if (id === undefined) {
@@ -36,7 +37,7 @@ export async function run(id: string | undefined, options: StatusOptions, ctx: C
       ctx.out(line(record));
       const compared = comparedText(record.spec);
       if (compared !== undefined) ctx.out(`  compared: ${compared}`);
-      for (const t of record.trials) ctx.out(`  trial ${t.index} attempt ${t.attempt}: ${t.status}${t.reason ? ` (${t.reason})` : ''}`);
+      for (const t of record.trials) ctx.out(`  trial ${t.index + 1} attempt ${t.attempt}: ${t.status}${t.reason ? ` (${t.reason})` : ''}`);
       if (record.verdict?.outcome !== undefined) ctx.out(`  verdict: ${String(record.verdict.outcome)}`);
       // Lease renewals are bookkeeping between runners (the claim and release say who ran it); progress is for live views.
       for (const e of events.filter((x) => x.type !== 'progress' && (x.type !== 'lease' || !String(x.message).startsWith('still')))) ctx.out(`  ${new Date(e.timeMs).toISOString()} ${e.type}${e.message ? ` ${e.message}` : ''}${e.data?.reason ? ` (${String(e.data.reason)})` : ''}`);

@@ -25,7 +25,7 @@ export function registerExperiments(program: Command, { ctx, setExit }: Registra
       .option('--aa', 'an A/A calibration (control against control) instead of an experiment');
 
   experimentFlags(program.command('run').description('run one experiment now in this process: queued → running → a sequential look after each trial → verdict and report; exit 0 passed, 1 regressed, 2 cancelled/failed, 4 no verdict, 5 inconclusive').argument('<workload>', 'workload from the config'))
-    .addOption(new Option('--format <format>', 'report format').choices(['json', 'md', 'html']))
+    .addOption(new Option('--format <format>', 'report format (default: text on a terminal, md otherwise; json with --json)').choices(['json', 'md', 'html', 'text']))
     .option('--every <duration>', 'repeat on this schedule (periodic A/A with --aa) until interrupted')
     .option('--times <n>', 'with --every: stop after this many runs')
     .option('--noop', 'a no-op experiment: exercises the lifecycle and the store only')

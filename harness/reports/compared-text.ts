@@ -28,3 +28,8 @@ export function comparedText(spec: Readonly<Record<string, unknown>>): string | 
   if (control === undefined && treatment === undefined) return undefined;
   return `control ${control ?? 'as configured'} vs treatment ${treatment ?? 'as configured'}`;
 }
+
+/** A response field as a reader names it: the empty path is the body as a whole (a body that is not JSON, or one replaced outright). */
+export function fieldName(path: string): string {
+  return path === '' ? '(whole body)' : path;
+}

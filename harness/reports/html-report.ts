@@ -11,7 +11,7 @@ import { formatEffect } from '../verdict.js';
 import { escapeHtml as e } from './escape.js';
 import { sequentialText } from './sequential-text.js';
 import { metricValue } from './metric-value.js';
-import { comparedText } from './compared-text.js';
+import { comparedText, fieldName } from './compared-text.js';
 import { headlineOf } from './headline.js';
 import { barChartSpec, intervalChartSpec, lineChartSpec, renderChartSvg, type ChartSpec } from './charts.js';
 
@@ -65,7 +65,7 @@ function endpointSections(c: Comparison): string {
   const differing = c.endpoints.filter((x) => x.differing > 0);
   if (differing.length === 0) return c.endpoints.length > 0 ? `<p class="good">No endpoint differs (${e(c.endpoints.length)} endpoint(s) compared).</p>` : '';
   const rows = differing
-    .map((x) => `<tr><td><code>${e(x.endpoint)}</code></td><td class="n">${e(x.pairs)}</td><td class="n">${e(number(x.share * 100, 1))}%</td><td class="n">${e(x.statusMismatches)}</td><td>${x.fields.map((f) => `<code${f.counted ? '' : ' class="noise"'}>${e(f.path)}</code> ${e(number(f.share * 100, 0))}%${f.counted ? '' : ' (noise)'}`).join(', ')}</td></tr>`)
+    .map((x) => `<tr><td><code>${e(x.endpoint)}</code></td><td class="n">${e(x.pairs)}</td><td class="n">${e(number(x.share * 100, 1))}%</td><td class="n">${e(x.statusMismatches)}</td><td>${x.fields.map((f) => `<code${f.counted ? '' : ' class="noise"'}>${e(fieldName(f.path))}</code> ${e(number(f.share * 100, 0))}%${f.counted ? '' : ' (noise)'}`).join(', ')}</td></tr>`)
     .join('');
   const examples = differing
     .slice(0, 10)
@@ -108,7 +108,7 @@ ${report.stopped ? '' : `<ul>${verdict.reasons.map((r) => `<li>${e(r)}</li>`).jo
     .map((m) => {
       const rows = report.perTrial
         .filter((t) => t.metric === m.metric)
-        .map((t) => ({ label: `trial ${t.trial}`, estimate: t.effect, low: t.low, high: t.high }));
+        .map((t) => ({ label: `trial ${t.trial + 1}`, estimate: t.effect, low: t.low, high: t.high }));
       rows.push({ label: 'all trials', estimate: m.estimate, low: m.low, high: m.high });
       return `<h3>${e(m.metric)} <span class="${VERDICT_CLASS[m.verdict] ?? ''}">${e(m.verdict)}</span></h3>${draw(intervalChartSpec(`per-trial effects of ${m.metric}`, rows, m.policy?.threshold ?? 0, m.scale), `per-trial effects of ${m.metric}`)}`;
     })
@@ -141,7 +141,7 @@ ${report.stopped ? '' : `<ul>${verdict.reasons.map((r) => `<li>${e(r)}</li>`).jo
     const c = report.comparison;
     const fields = c.fields
       .slice(0, 50)
-      .map((f) => `<tr><td>${e(f.path)}</td><td class="n">${e(number(f.rate * 100, 1))}%</td><td class="n">${e(Number.isFinite(f.noiseRate) ? `${number(f.noiseRate * 100, 1)}%` : 'n/a')}</td><td>${e(f.ignored === false ? 'counted' : `ignored (${f.ignored})`)}</td><td><code>${e(f.example.control)}</code> → <code>${e(f.example.treatment)}</code> <span class="meta">record ${e(f.example.recordId)}</span></td></tr>`)
+      .map((f) => `<tr><td>${e(fieldName(f.path))}</td><td class="n">${e(number(f.rate * 100, 1))}%</td><td class="n">${e(Number.isFinite(f.noiseRate) ? `${number(f.noiseRate * 100, 1)}%` : 'n/a')}</td><td>${e(f.ignored === false ? 'counted' : `ignored (${f.ignored})`)}</td><td><code>${e(f.example.control)}</code> → <code>${e(f.example.treatment)}</code> <span class="meta">record ${e(f.example.recordId)}</span></td></tr>`)
       .join('');
     const ranking = c.ranking
       ? `<p>Ranking (${e(c.ranking.pairs)} lists, against ${e(c.ranking.reference)}): NDCG@${e(c.ranking.k)} ${e(number(c.ranking.ndcg.mean, 4))} (min ${e(number(c.ranking.ndcg.min, 4))}), Kendall τ ${e(number(c.ranking.kendallTau.mean, 3))}, overlap@${e(c.ranking.k)} ${e(number(c.ranking.overlap.mean, 3))}${c.ranking.noise ? `; control′ vs control: NDCG ${e(number(c.ranking.noise.ndcg, 4))}` : ''}</p>`

@@ -9,7 +9,7 @@ import { formatEffect } from '../verdict.js';
 import { escapeMarkdownCell as cell } from './escape.js';
 import { sequentialText } from './sequential-text.js';
 import { metricValue } from './metric-value.js';
-import { comparedText } from './compared-text.js';
+import { comparedText, fieldName } from './compared-text.js';
 import { headlineOf } from './headline.js';
 
 const ICON: Readonly<Record<string, string>> = { passed: '✅', regressed: '❌', inconclusive: '❔', 'no data': '⚠️', cancelled: '⏹️', failed: '💥' };
@@ -52,7 +52,7 @@ export function renderMarkdown(report: ExperimentReport): string {
   if (report.cancellation) lines.push(`**Cancelled** by detector ${cell(report.cancellation.detector)}: ${cell(report.cancellation.reason)}`, '');
   if (report.excludedTrials.length > 0) {
     lines.push('**Trials left out:**');
-    for (const t of report.excludedTrials) lines.push(`- trial ${t.index} attempt ${t.attempt} (${cell(t.status)}): ${cell(t.reason)}`);
+    for (const t of report.excludedTrials) lines.push(`- trial ${t.index + 1} attempt ${t.attempt} (${cell(t.status)}): ${cell(t.reason)}`);
     lines.push('');
   }
   if (report.finalChecks.length > 0) {
@@ -96,14 +96,14 @@ function responseLines(comparison: NonNullable<ExperimentReport['comparison']>):
   if (differing.length > 0) {
     lines.push('', '| Endpoint | Pairs | Differ | Status mismatches | Fields that differ |', '| --- | ---: | ---: | ---: | --- |');
     for (const e of differing.slice(0, 5)) {
-      const fields = e.fields.filter((f) => f.counted).slice(0, 4).map((f) => `${cell(f.path)} (${number(f.share * 100, 0)}%)`);
+      const fields = e.fields.filter((f) => f.counted).slice(0, 4).map((f) => `${cell(fieldName(f.path))} (${number(f.share * 100, 0)}%)`);
       lines.push(`| ${cell(e.endpoint)} | ${e.pairs} | ${number(e.share * 100, 1)}% | ${e.statusMismatches} | ${fields.join(', ') || '—'} |`);
     }
     if (differing.length > 5) lines.push('', `…and ${differing.length - 5} more endpoint(s) differ (see the HTML report).`);
   }
   const counted = comparison.fields.filter((f) => f.ignored === false).slice(0, 5);
   if (counted.length > 0) lines.push('');
-  for (const f of counted) lines.push(`- ${cell(f.path)} differs in ${number(f.rate * 100, 1)}% (e.g. record ${cell(f.example.recordId)}: ${cell(f.example.control)} → ${cell(f.example.treatment)})`);
+  for (const f of counted) lines.push(`- ${cell(fieldName(f.path))} differs in ${number(f.rate * 100, 1)}% (e.g. record ${cell(f.example.recordId)}: ${cell(f.example.control)} → ${cell(f.example.treatment)})`);
   if (comparison.ranking) {
     const r = comparison.ranking;
     lines.push('', `Ranking: NDCG@${r.k} ${number(r.ndcg.mean, 4)} (min ${number(r.ndcg.min, 4)}), Kendall τ ${number(r.kendallTau.mean, 3)}, overlap@${r.k} ${number(r.overlap.mean, 3)}${r.noise ? `; control′ vs control NDCG ${number(r.noise.ndcg, 4)}` : ''}`);
@@ -132,7 +132,7 @@ function slowProcesses(report: ExperimentReport): string | undefined {
       const values = t.processes![arm];
       const fastest = Math.min(...values.filter(Number.isFinite));
       values.forEach((v, i) => {
-        if (v > fastest * 1.1) slow.push(`trial ${t.trial} ${arm} process ${i} (+${number((v / fastest - 1) * 100, 0)}%)`);
+        if (v > fastest * 1.1) slow.push(`trial ${t.trial + 1} ${arm} process ${i} (+${number((v / fastest - 1) * 100, 0)}%)`);
       });
     }
   }

@@ -32,7 +32,7 @@ describe('per-metric verdicts', () => {
     // The geometric mean of the per-trial ratios (effects are judged on the log scale).
     expect(v.estimate).toBeCloseTo(0.05, 5);
     expect(v.low).toBeGreaterThan(0.02);
-    expect(v.reason).toMatch(/^regression: \+5\.00% \[\+4\.\d\d%, \+5\.\d\d%\] over 5 trials; significant \(adjusted p = .* < 0\.05\) and beyond the \+2\.00% threshold\.$/);
+    expect(v.reason).toMatch(/^regression: \+5\.00% \[\+4\.\d\d%, \+5\.\d\d%\] over 5 trials; significant \(adjusted p (= 0\.\d+|< 0\.001), below α = 0\.05\) and beyond the \+2\.00% threshold\.$/);
   });
 
   it('calls the same shift an improvement when decrease is bad, and the reverse shift a regression', () => {

@@ -102,7 +102,7 @@ describe('trials', () => {
     const trials: unknown[] = [];
     const failure = runTrials({ experimentId: 'exp-y', seed: 1, workload: workload({ maxReplacements: 2 }), corpus: () => stream(simpleCorpus(5)), arms, store, clock: systemClock, onTrials: (t) => void trials.splice(0, trials.length, ...t) });
     await expect(failure).rejects.toBeInstanceOf(ReplayFailedError);
-    await expect(failure).rejects.toThrow(/more than 2 trial\(s\) failed for infrastructure reasons:\n {2}trial 0 attempt 1: control exited \(3\) before it was ready/);
+    await expect(failure).rejects.toThrow(/more than 2 trial\(s\) failed for infrastructure reasons:\n {2}trial 1 attempt 1: control exited \(3\) before it was ready/);
     // The deploy's own words are in the reason, so the error, `status` and the report show its cause.
     await expect(failure).rejects.toThrow(/before it was ready: echo "bad build" >&2; exit 3; its last output: bad build/);
     expect(trials).toEqual([1, 2, 3].map((attempt) => expect.objectContaining({ index: 0, attempt, status: 'replaced', details: { output: 'bad build\n' } })));

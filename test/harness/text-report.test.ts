@@ -1,0 +1,37 @@
+/** What a terminal and a CI log show (issue 32, json-server upgrade): words, not Markdown escapes; readable p-values and reasons. */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { escapeMarkdownCell, formatP, joinSentences, markdownForTerminal } from '../../harness/index.js';
+import { fieldName } from '../../harness/reports/compared-text.js';
+import { runCli } from '../support/cli.js';
+
+describe('text for a terminal', () => {
+  it('undoes the Markdown escapes and entities, and keeps control characters escaped', () => {
+    const name = 'error_share <b> [x] a|b *y* `z` \\ \u001b[2J';
+    const md = escapeMarkdownCell(name);
+    expect(md).toContain('error\\_share');
+    expect(markdownForTerminal(md)).toBe('error_share <b> [x] a|b *y* `z` \\ \\u001b[2J');
+  });
+
+  it('says p-values a reader can take, joins reasons without doubled marks, names the whole body', () => {
+    expect(formatP(0)).toBe('< 0.001');
+    expect(formatP(0.00049)).toBe('< 0.001');
+    expect(formatP(0.0123)).toBe('= 0.012');
+    expect(formatP(Number.NaN)).toBe('= n/a');
+    expect(joinSentences(['beyond the threshold.', 'final check x failed: 3 of 4;', ' '])).toBe('beyond the threshold; final check x failed: 3 of 4');
+    expect(fieldName('')).toBe('(whole body)');
+    expect(fieldName('items[].id')).toBe('items[].id');
+  });
+
+  it('`status` without a config is exit 3 naming the files it looked for, like every other command', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tandem-status-'));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
+    const result = await runCli(['status'], { cwd: dir });
+    expect(result.code).toBe(3);
+    expect(result.err).toMatch(/no config file found: looked for tandem\.config\.yaml/);
+    await writeFile(join(dir, 'tandem.config.yaml'), 'workloads: []\n');
+    expect((await runCli(['status'], { cwd: dir })).code).toBe(0);
+  });
+});
