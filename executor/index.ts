@@ -11,4 +11,4 @@ export { InlineQueue, type InlineQueueOptions } from './inline-queue.js';
 // The BullMQ backend is imported from './bullmq-queue.js' by whoever composes it (cli/): through this index
 // every command would load BullMQ and ioredis (about 0.2 s) whatever queue it uses.
 export type { BullMqOptions, BullMqWorkerOptions } from './bullmq-queue.js';
-export { claimRun, holdRun, leaseHolder, liveRunner, waitForRunner, LEASE_TTL_MS } from './run-lease.js';
+export { claimRun, holdRun, leaseHolder, liveRunner, silentRunner, waitForRunner, LEASE_TTL_MS } from './run-lease.js';

@@ -9,7 +9,7 @@ import type { Store } from '../store/index.js';
 import { STAGE_PRIORITY, type ExperimentRequest } from './experiment-request.js';
 import { attemptIdFor, createQueued, isTerminal, transition } from './lifecycle.js';
 import { requestCancel, watchCancellation } from './cancellation-watch.js';
-import { claimRun, holdRun, lapsedRunner, leaseHolder } from './run-lease.js';
+import { claimRun, holdRun, lapsedRunner, silentRunner, leaseHolder } from './run-lease.js';
 import { leftoversOf, stopLeftovers } from '../replayer/index.js';
 import type { CancelResult, ExperimentQueue, ExperimentRunner, SubmitOptions, SubmitResult } from './queue.js';
 
@@ -139,6 +139,8 @@ export class InlineQueue implements ExperimentQueue {
     }
     await requestCancel(this.#options.store, id, reason, this.#options.clock);
     this.#running.get(id)?.controller.abort(new ExperimentCancelledError(`cancelled: ${reason}`));
+    // A runner elsewhere that stopped renewing will never read the request: saying "sent" would be a lie.
+    if (!this.#running.has(id) && (await silentRunner(this.#options.store, id, this.#options.clock)) !== undefined) return 'runner-silent';
     return 'signalled';
   }
 

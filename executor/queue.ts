@@ -16,7 +16,8 @@ export interface SubmitResult {
 
 /** `removed`: it was still queued; `signalled`: its worker was told; `finished`: it had already ended. */
 /** `orphan-cancelled`: its runner had died (lease lapsed), so the record itself was ended here. */
-export type CancelResult = 'removed' | 'signalled' | 'finished' | 'unknown' | 'orphan-cancelled';
+/** `runner-silent`: its runner stopped renewing its lease (most likely dead) but the lease has not lapsed: the request is recorded, and the cancel can finish once it lapses. */
+export type CancelResult = 'removed' | 'signalled' | 'finished' | 'unknown' | 'orphan-cancelled' | 'runner-silent';
 
 export interface SubmitOptions {
   readonly rerun?: boolean;

@@ -50,6 +50,23 @@ export async function liveRunner(store: Pick<Store, 'experiments'>, id: string, 
   return live[0]?.[0];
 }
 
+/**
+ * A live runner that has stopped renewing: its last renewal is more than two renewal periods old, so its
+ * process is most likely gone, though its lease has not lapsed yet. Undefined while it renews on time.
+ */
+export async function silentRunner(store: Pick<Store, 'experiments'>, id: string, clock: Clock): Promise<{ holder: string; silentForMs: number; lapsesAtMs: number } | undefined> {
+  const holder = await liveRunner(store, id, clock);
+  if (holder === undefined) return undefined;
+  let last: { timeMs: number; expiresAtMs: number } | undefined;
+  for (const event of await store.experiments.events(id, { types: ['lease'] })) {
+    const lease = leaseOf(event);
+    if (lease?.holder === holder) last = { timeMs: event.timeMs, expiresAtMs: lease.expiresAtMs };
+  }
+  if (last === undefined) return undefined;
+  const silentForMs = clock.now() - last.timeMs;
+  return silentForMs > 2 * RENEW_EVERY_MS ? { holder, silentForMs, lapsesAtMs: last.expiresAtMs } : undefined;
+}
+
 /** When no runner holds the experiment but one did: that runner (its process died) and when its lease lapsed. */
 export async function lapsedRunner(store: Pick<Store, 'experiments'>, id: string, clock: Clock): Promise<{ holder: string; expiredAtMs: number } | undefined> {
   if ((await liveRunner(store, id, clock)) !== undefined) return undefined;

@@ -34,7 +34,7 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 /** Shorter tokens are guessable; `openssl rand -hex 16` gives 32 characters. */
 const MIN_TOKEN_LENGTH = 16;
 
-const CANCEL_WORDS = { removed: 'removed from the queue', signalled: 'cancel sent to its runner', finished: 'had already finished', 'orphan-cancelled': 'cancelled (its runner had died)' } as const;
+const CANCEL_WORDS = { removed: 'removed from the queue', signalled: 'cancel sent to its runner', finished: 'had already finished', 'orphan-cancelled': 'cancelled (its runner had died)', 'runner-silent': 'cancel recorded, but its runner stopped renewing its lease (most likely dead): cancel again once the lease lapses, within a minute' } as const;
 
 function tokenFrom(options: ServeOptions, env: NodeJS.ProcessEnv): string | undefined {
   if (options.tokenEnv === undefined) return undefined;

@@ -144,6 +144,26 @@ describe('inline queue', () => {
     expect((await store.experiments.get('exp-live'))?.status).toBe('running');
   });
 
+  it('says when a runner stopped renewing but its lease has not lapsed, never "sent" (issue 32: the user believed it done)', async () => {
+    const store = await tempStore();
+    let nowMs = Date.UTC(2026, 11, 2, 10);
+    const clock = { ...systemClock, now: () => nowMs };
+    const queue = new InlineQueue({ store, clock, run: async () => undefined });
+    onTestFinished(() => queue.close());
+    const { record } = await createQueued(store, 'exp-killed', request('w', 'diff'), clock);
+    await transition(store, record, 'running', clock);
+    // Claimed with a 60 s lease, then killed: no renewal follows.
+    await store.experiments.appendEvent({ experimentId: 'exp-killed', timeMs: nowMs, type: 'lease', message: 'run by host:2:def', data: { holder: 'host:2:def', expiresAtMs: nowMs + 60_000, claim: true } });
+    nowMs += 10_000; // within one renewal period: the runner may simply be about to renew
+    expect(await queue.cancel('exp-killed', 'by ann')).toBe('signalled');
+    nowMs += 30_000; // 40 s without a renewal: most likely dead, lease still live
+    expect(await queue.cancel('exp-killed', 'by ann')).toBe('runner-silent');
+    expect((await store.experiments.get('exp-killed'))?.status).toBe('running');
+    nowMs += 21_000; // the lease lapsed: the cancel finishes here
+    expect(await queue.cancel('exp-killed', 'by ann')).toBe('orphan-cancelled');
+    expect((await store.experiments.get('exp-killed'))?.status).toBe('cancelled');
+  });
+
   it('holds a workload to its concurrency limit while others run', async () => {
     const store = await tempStore();
     const runner = controlledRunner();
