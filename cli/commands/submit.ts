@@ -19,7 +19,7 @@ import { UsageError, systemClock, type ExperimentRecord } from '../../core/index
 import { createStore, type Store } from '../../store/index.js';
 import { InlineQueue, attemptIdFor, createQueued, isTerminal, parseRequest, transition } from '../../executor/index.js';
 import { selectForChange, type ChangeSelection } from '../../triggers/index.js';
-import { escapeMarkdownCell } from '../../harness/index.js';
+import { comparedText, escapeMarkdownCell } from '../../harness/index.js';
 import { ExitCode, exitCodeForRecords } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext } from '../cli-context.js';
 import { oneLine } from '../terminal-text.js';
@@ -38,20 +38,42 @@ function summary(records: readonly ExperimentRecord[], selection: ChangeSelectio
   const lines = ['### Tandem experiments', ''];
   if (selection) lines.push(`Change ${selection.base.slice(0, 12)}..${selection.head.slice(0, 12)}: ${selection.changedFiles.length} file(s), ${selection.selected.length} workload(s) selected, ${selection.deferred.length} deferred, ${selection.skipped.length} skipped.`, '');
   if (records.length > 0) {
-    lines.push('| Workload | Experiment | Status | Why |', '| --- | --- | --- | --- |');
+    lines.push('| Workload | Experiment | Compared | Status | Why |', '| --- | --- | --- | --- | --- |');
     for (const r of records) {
       const why = selection?.selected.find((s) => s.workload === r.workload)?.reasons.map((reason) => reason.message).join('; ') ?? selection?.deferred.find((d) => d.workload === r.workload)?.reason.message ?? '';
-      lines.push(`| ${escapeMarkdownCell(r.workload)} | ${escapeMarkdownCell(r.id)} | ${escapeMarkdownCell(r.status)}${r.reason && r.status !== 'passed' ? `: ${escapeMarkdownCell(oneLine(r.reason, 300))}` : ''} | ${escapeMarkdownCell(why)} |`);
+      // What each arm deployed (revision, and URL or command target), not only the change's short SHAs.
+      const compared = comparedText(r.spec) ?? 'control vs treatment as configured';
+      lines.push(`| ${escapeMarkdownCell(r.workload)} | ${escapeMarkdownCell(r.id)} | ${escapeMarkdownCell(compared)} | ${escapeMarkdownCell(r.status)}${r.reason && r.status !== 'passed' ? `: ${escapeMarkdownCell(oneLine(r.reason, 300))}` : ''} | ${escapeMarkdownCell(why)} |`);
     }
   }
   for (const s of selection?.skipped ?? []) lines.push(`- skipped ${escapeMarkdownCell(s.workload)}: ${escapeMarkdownCell(s.reason.message)}`);
   return `${lines.join('\n')}\n`;
 }
 
-async function waitAll(store: Store, ids: readonly string[], deadlineMs: number, signal: AbortSignal | undefined): Promise<ExperimentRecord[]> {
+/** One line on where the experiments are: done count, and each unfinished one's status and trials so far. */
+export function waitingLine(records: readonly ExperimentRecord[]): string {
+  const done = records.filter((r) => isTerminal(r.status));
+  const open = records.filter((r) => !isTerminal(r.status)).map((r) => `${r.workload} ${r.status}${r.status === 'running' ? ` (${r.trials.filter((t) => t.status === 'completed').length} trial(s) done)` : ''}`);
+  return `waiting: ${done.length} of ${records.length} experiment(s) ended${done.length > 0 ? ` (${done.map((r) => `${r.workload} ${r.status}`).join(', ')})` : ''}${open.length > 0 ? `; ${open.join(', ')}` : ''}`;
+}
+
+/**
+ * Poll until every experiment ends. Progress goes to stderr also when it is not a terminal (a CI log):
+ * a line when something changed, at most every 5 s, and at least every 30 s so a silent log is never a hang.
+ */
+async function waitAll(store: Store, ids: readonly string[], deadlineMs: number, signal: AbortSignal | undefined, log: (line: string) => void): Promise<ExperimentRecord[]> {
+  let said = '';
+  let saidAtMs = 0;
   for (;;) {
     const records = (await Promise.all(ids.map((id) => store.experiments.get(id)))).filter((r): r is ExperimentRecord => r !== undefined);
     if (records.every((r) => isTerminal(r.status)) || Date.now() > deadlineMs || signal?.aborted) return records;
+    const line = waitingLine(records);
+    const sinceMs = systemClock.now() - saidAtMs;
+    if ((line !== said && sinceMs >= 5_000) || sinceMs >= 30_000) {
+      log(line);
+      said = line;
+      saidAtMs = systemClock.now();
+    }
     await systemClock.sleep(250, signal).catch(() => undefined);
   }
 }
@@ -98,7 +120,7 @@ export async function run(workloadName: string | undefined, options: SubmitOptio
     const wait = options.wait === true || queue instanceof InlineQueue;
     if (queue instanceof InlineQueue) await queue.idle();
     const timeoutMs = 6 * 3_600_000;
-    const records = wait ? await waitAll(store, ids, Date.now() + timeoutMs, ctx.signal) : ((await Promise.all(ids.map((id) => store.experiments.get(id)))).filter(Boolean) as ExperimentRecord[]);
+    const records = wait ? await waitAll(store, ids, Date.now() + timeoutMs, ctx.signal, (line) => ctx.err(line)) : ((await Promise.all(ids.map((id) => store.experiments.get(id)))).filter(Boolean) as ExperimentRecord[]);
     const all = [...records, ...deferredRecords];
     // The selection without its expanded config (which may hold credentials).
     const shown = selection ? (({ config: _config, ...rest }) => rest)(selection) : undefined;

@@ -106,6 +106,6 @@ describe('the README tutorial, end to end, on examples/notes', () => {
     const ci = await runCli(['submit', '--base', base, '--head', head, '--stage', 'diff', '--wait'], { cwd: dir });
     expect(ci.code, ci.err).toBe(1);
     expect(ci.out).toMatch(/^### Tandem experiments/);
-    expect(ci.out).toMatch(/\| notes \| exp-[0-9a-f]+ \| regressed/);
+    expect(ci.out).toMatch(/\| notes \| exp-[0-9a-f]+ \| [^|]+ \| regressed/);
   }, 240_000);
 });

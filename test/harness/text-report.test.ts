@@ -35,3 +35,16 @@ describe('text for a terminal', () => {
     expect((await runCli(['status'], { cwd: dir })).code).toBe(0);
   });
 });
+
+describe('submit --wait progress', () => {
+  it('says how many ended and where each unfinished one is, for a log that is not a terminal', async () => {
+    const { waitingLine } = await import('../../cli/commands/submit.js');
+    const base = { createdAtMs: 0, updatedAtMs: 0, seed: 1, spec: {} };
+    const line = waitingLine([
+      { ...base, id: 'e1', workload: 'ranking', status: 'passed', trials: [] },
+      { ...base, id: 'e2', workload: 'search', status: 'running', trials: [{ index: 0, attempt: 1, status: 'completed', startedAtMs: 0 }, { index: 1, attempt: 1, status: 'running', startedAtMs: 0 }] },
+      { ...base, id: 'e3', workload: 'ads', status: 'queued', trials: [] },
+    ]);
+    expect(line).toBe('waiting: 1 of 3 experiment(s) ended (ranking passed); search running (1 trial(s) done), ads queued');
+  });
+});
