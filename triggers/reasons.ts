@@ -10,6 +10,8 @@ export interface Reason {
   readonly message: string;
   /** The changed file the reason rests on. */
   readonly file?: string;
+  /** unowned: every changed file no target owns (one reason for all of them). */
+  readonly files?: readonly string[];
   /** graph: the changed file, then each target from the one owning it to the workload's. */
   readonly path?: readonly string[];
   /** graph: the kind of each edge between consecutive targets of `path` ("dependency", "devDependency", …). */

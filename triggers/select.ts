@@ -35,6 +35,8 @@ export interface LatticeChange {
 
 export interface SelectedWorkload {
   readonly workload: string;
+  /** The build targets the workload stands for (its `triggers.targets`). */
+  readonly targets?: readonly string[];
   /** Lattice states whose level for this workload's service changed: candidates to validate. */
   readonly candidateStates?: readonly string[];
   readonly priority: WorkloadConfig['triggers']['priority'];
@@ -126,6 +128,7 @@ export function selectWorkloads(options: SelectOptions): Selection {
 
   const ignoredFiles: IgnoredFile[] = [];
   const counted: string[] = [];
+  const unowned: string[] = [];
   for (const file of changedFiles) {
     if (isConfigFile(file) || matchesAny(file, globalInputs)) continue;
     const owners = graph?.ownersOf(file) ?? [];
@@ -137,8 +140,20 @@ export function selectWorkloads(options: SelectOptions): Selection {
     }
     const set = inputs.ignoredBy(file, '') ?? (matchesAny(file, ignore) ? 'triggers.ignore' : undefined);
     if (set !== undefined) ignoredFiles.push({ file, inputSet: set });
-    else if (graph) everything({ kind: 'unowned', file, message: `${file} is owned by no build target (conservative: add it to triggers.ignore if it cannot affect a service)` });
-    else everything({ kind: 'unowned', file, message: `${file} changed and no build graph is configured (conservative)` });
+    else unowned.push(file);
+  }
+  // One reason for all of them, given to every workload once: seven `.github` files over seventy workloads
+  // were 490 reasons (107 KB of JSON) saying the same thing.
+  if (unowned.length > 0) {
+    const listed = `${unowned.slice(0, 5).join(', ')}${unowned.length > 5 ? `, … (${unowned.length} in all)` : ''}`;
+    everything({
+      kind: 'unowned',
+      file: unowned[0]!,
+      files: unowned,
+      message: graph
+        ? `${listed} ${unowned.length === 1 ? 'is' : 'are'} owned by no build target (conservative: add ${unowned.length === 1 ? 'it' : 'them'} to triggers.ignore if ${unowned.length === 1 ? 'it' : 'they'} cannot affect a service)`
+        : `${listed} changed and no build graph is configured (conservative)`,
+    });
   }
 
   if (graph) {
@@ -268,6 +283,7 @@ function partition(
     }
     selected.push({
       workload: w.name,
+      ...(w.triggers.targets.length > 0 ? { targets: w.triggers.targets } : {}),
       priority: w.triggers.priority,
       reasons: why,
       ...(paths.has(w.name) ? { path: paths.get(w.name)! } : {}),

@@ -94,6 +94,15 @@ describe('tandem affected', () => {
     await commit(dir, { 'scripts/build.sh': 'echo build\n' });
     const unowned = await affected(dir);
     expect(unowned.selected.find((s) => s.workload === 'wa')!.reasons[0]).toMatchObject({ kind: 'unowned', file: 'scripts/build.sh', message: expect.stringMatching(/scripts\/build\.sh is owned by no build target \(conservative/) });
+    // Issue 32: seven unowned files were seven reasons per workload (490 for 70 workloads); now one each, listing them.
+    await commit(dir, Object.fromEntries(Array.from({ length: 7 }, (_, i) => [`.github/workflows/w${i}.yml`, `on: push # ${i}\n`])));
+    const many = await affected(dir);
+    const wa = many.selected.find((s) => s.workload === 'wa')!;
+    expect(wa.reasons.filter((r) => r.kind === 'unowned')).toHaveLength(1);
+    expect(wa.reasons[0]!.files).toHaveLength(7);
+    expect(wa.reasons[0]!.message).toMatch(/^\.github\/workflows\/w0\.yml, .*, … \(7 in all\) are owned by no build target/);
+    // Selected entries name the targets they stand for.
+    expect(wa.targets).toEqual(['@x/a']);
     // A doc outside every package falls in the default docs input set, relative to the repository root.
     await commit(dir, { 'docs/guide.md': '# guide, edited\n' });
     const docs = await affected(dir);
@@ -171,7 +180,7 @@ describe('tandem affected', () => {
     expect((JSON.parse(retry.out) as typeof result).experiments.map((e) => e.workload).sort()).toEqual(result.experiments.map((e) => e.workload).sort());
     const md = await runCli(['submit', '--base', 'HEAD~1', '--noop'], { cwd: dir });
     expect(md.out).toMatch(/^### Tandem experiments/);
-    expect(md.out).toMatch(/\| wb \| exp-[0-9a-f]+ \| passed \| packages\/a\/index\.js reaches @x\/b through @x\/a \|/);
+    expect(md.out).toMatch(/\| wb \| exp-[0-9a-f]+ \| [^|]+ \| passed \| packages\/a\/index\.js reaches @x\/b through @x\/a \|/);
   });
 
   it('evaluates the setting-level refinement offline over past config changes (FIRE)', async () => {
