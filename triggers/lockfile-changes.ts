@@ -14,6 +14,8 @@ import { lockfileKind, parseLockfile, type LockModel } from './lockfile-formats.
 export interface LockfileChange {
   /** Package names whose resolved closure changed (match them against the packages' declared dependencies). */
   readonly packages: ReadonlySet<string>;
+  /** For each of `packages`, the packages in its closure whose own entry changed: what was bumped, to name in reasons. */
+  readonly bumpedUnder?: ReadonlyMap<string, readonly string[]>;
   /** Importer directories, relative to the repository root, whose direct dependencies' closures changed (pnpm). */
   readonly importers?: ReadonlySet<string>;
 }
@@ -45,17 +47,33 @@ export function lockfileChange(file: string, before: string | undefined, after: 
   // Dependents of each entry at either end; then everything above a changed entry.
   const dependents = new Map<string, string[]>();
   for (const model of [a, b]) for (const [key, e] of model.entries) for (const dep of e.deps) (dependents.get(dep) ?? dependents.set(dep, []).get(dep)!).push(key);
-  const queue = [...changed];
-  for (let i = 0; i < queue.length; i++) {
-    for (const up of dependents.get(queue[i]!) ?? []) {
-      if (changed.has(up)) continue;
-      changed.add(up);
-      queue.push(up);
+  const nameOf = (key: string): string => (a.entries.get(key) ?? b.entries.get(key))!.name;
+  // Everything above each bumped entry, remembering which bumps lie below (a reason names what was bumped,
+  // not only the declared dependency whose closure it is in).
+  const bumped = [...changed];
+  const below = new Map<string, Set<string>>();
+  for (const origin of bumped) {
+    const seen = new Set([origin]);
+    const queue = [origin];
+    for (let i = 0; i < queue.length; i++) {
+      const key = queue[i]!;
+      (below.get(key) ?? below.set(key, new Set()).get(key)!).add(nameOf(origin));
+      for (const up of dependents.get(key) ?? []) {
+        if (seen.has(up)) continue;
+        seen.add(up);
+        changed.add(up);
+        queue.push(up);
+      }
     }
   }
   const packages = new Set<string>();
-  for (const key of changed) packages.add((a.entries.get(key) ?? b.entries.get(key))!.name);
-  if (!a.importers && !b.importers) return { packages };
+  const bumpedUnder = new Map<string, string[]>();
+  for (const key of changed) {
+    const name = nameOf(key);
+    packages.add(name);
+    bumpedUnder.set(name, [...new Set([...(bumpedUnder.get(name) ?? []), ...(below.get(key) ?? [])])].sort());
+  }
+  if (!a.importers && !b.importers) return { packages, bumpedUnder };
 
   const dir = file.includes('/') ? file.slice(0, file.lastIndexOf('/')) : '';
   const importers = new Set<string>();
@@ -65,5 +83,5 @@ export function lockfileChange(file: string, before: string | undefined, after: 
     const touched = [...new Set([...before.keys(), ...after.keys()])].some((name) => before.get(name) !== after.get(name) || changed.has(after.get(name) ?? '') || changed.has(before.get(name) ?? ''));
     if (touched) importers.add(importer === '.' ? dir : dir === '' ? importer : `${dir}/${importer}`);
   }
-  return { packages, importers };
+  return { packages, bumpedUnder, importers };
 }

@@ -101,8 +101,13 @@ function parseYarn(text: string): LockModel {
     const resolution = str(e.resolution);
     // Workspace and portal packages are the build graph's business.
     if (descriptors.some((d) => /@(workspace|portal|link):/.test(d)) || /@(workspace|portal|link):/.test(resolution)) continue;
-    const canonical = descriptors[0]!;
-    if (raw.has(canonical)) continue; // v1 repeats one entry under each of its descriptors
+    // Keyed by what was resolved (name@version), not by the descriptor list: a list that gained or lost a
+    // range while the resolution stayed the same is no change.
+    const canonical = `${nameOf(descriptors[0]!)}@${str(e.version) || descriptors[0]!}`;
+    if (raw.has(canonical)) {
+      for (const d of descriptors) byDescriptor.set(d, canonical);
+      continue; // v1 repeats one entry under each of its descriptors
+    }
     raw.set(canonical, e);
     for (const d of descriptors) byDescriptor.set(d, canonical);
     const name = nameOf(canonical);

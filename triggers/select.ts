@@ -193,7 +193,12 @@ function lockfileSeeds(file: string, change: Exclude<LockfileReading, { unreadab
   const targets = new Set(graph.usersOf(change.packages));
   for (const dir of change.importers ?? []) for (const owner of graph.owners(dir === '' ? 'package.json' : `${dir}/package.json`)) targets.add(owner);
   if (targets.size === 0) notes.push(packages.length === 0 ? `${file} changed, but no resolved package in it did` : `${file} changed ${packages.length} resolved package(s) (${packages.slice(0, 5).join(', ')}${packages.length > 5 ? ', …' : ''}) that no target declares`);
-  return [...targets].map((target) => ({ target, cause: file, packages: packages.filter((p) => graph.usersOf([p]).includes(target)).slice(0, 20) }));
+  // Named by what was bumped below the target's declared dependencies (`lodash`, reached through `express`).
+  return [...targets].map((target) => {
+    const declared = packages.filter((p) => graph.usersOf([p]).includes(target));
+    const bumped = [...new Set(declared.flatMap((p) => change.bumpedUnder?.get(p) ?? [p]))].sort();
+    return { target, cause: file, packages: (bumped.length > 0 ? bumped : declared).slice(0, 20) };
+  });
 }
 
 /** Skipped workloads that only ignored files reach: said so, with the file and its input set. */

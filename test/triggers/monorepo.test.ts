@@ -48,7 +48,8 @@ describe('lockfiles of every kind', () => {
       await repo.commit({ 'yarn.lock': lock('6.11.1') });
       const selection = await affected(repo);
       expect(names(selection.selected)).toEqual(['wa', 'wb']);
-      expect(selection.selected.find((s) => s.workload === 'wb')!.reasons[0]).toMatchObject({ kind: 'graph', file: 'yarn.lock', packages: ['express'], path: ['yarn.lock', '@x/a', '@x/b'], message: 'yarn.lock (express) reaches @x/b through @x/a' });
+      // Issue 32: the reason names what was bumped (qs, under the declared express), not the declared dependency.
+      expect(selection.selected.find((s) => s.workload === 'wb')!.reasons[0]).toMatchObject({ kind: 'graph', file: 'yarn.lock', packages: ['qs'], path: ['yarn.lock', '@x/a', '@x/b'], message: 'yarn.lock (qs) reaches @x/b through @x/a' });
       expect(selection.skipped.find((s) => s.workload === 'wc')!.reason.kind).toBe('unreached');
     }
   });
