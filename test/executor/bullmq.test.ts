@@ -152,7 +152,7 @@ describe('BullMQ executor (real Redis, worker processes)', () => {
     const { id } = await submit(queue, { workload: 'svc', change: 'cancel-me', control: clean, treatment: clean, overrides: { trials: 20, measureMs: 1_000 } });
     await until(() => store.experiments.get(id), (r) => (r?.trials ?? []).some((t) => t.status === 'running'), 30_000, 'experiment running');
     const cancel = await runCli(['cancel', id, '--reason', 'superseded'], { cwd: dir });
-    expect(cancel.out).toMatch(/cancel sent to its worker/);
+    expect(cancel.out).toMatch(/cancel sent to its runner/);
     const record = await until(() => store.experiments.get(id), (r) => r?.status === 'cancelled', 10_000, 'cancelled');
     // The record and its status event are two writes (the record first, then the event, by the worker's process):
     // a reader in another process may see the cancelled record a moment before the event.

@@ -116,6 +116,7 @@ describe('stores and ports', () => {
     const dir = await tempDir();
     await mkdir(join(dir, '.tandem', 'experiments'), { recursive: true });
     await writeFile(join(dir, '.tandem', 'experiments', 'exp-1.json'), '{"id": "exp-1", "work');
+    await writeFile(join(dir, 'tandem.config.yaml'), 'workloads: []\n');
     const result = await runCli(['status', 'exp-1'], { cwd: dir });
     expect(result.code).toBe(3);
     expect(result.err).toMatch(/experiment record .*exp-1\.json is corrupt/);

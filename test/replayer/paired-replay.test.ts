@@ -213,7 +213,7 @@ describe('several processes per arm', () => {
     const control = await Promise.all([countingServer(), countingServer(), countingServer()]);
     const treatment = await Promise.all([countingServer(), countingServer(), countingServer()]);
     const outcomes: RequestOutcome[] = [];
-    const result = await pairedReplay(options('', '', { outcomes, arms: { control: control.map((c) => c.url), treatment: treatment.map((t) => t.url) }, measureMs: 200 }));
+    const result = await pairedReplay(options('', '', { outcomes, arms: { control: control.map((c) => c.url), treatment: treatment.map((t) => t.url) } }));
     expect(result.sentPairs).toBe(40);
     // Every process saw every record: the same requests, so their CPU per request can be compared.
     for (const server of [...control, ...treatment]) expect(server.seen.map((h) => h['x-tandem-record']).sort()).toEqual(simpleCorpus(40).map((r) => r.id).sort());
