@@ -4,7 +4,8 @@
  * differences. A path segment is a parameter when it looks like an id
  * (digits, a UUID, a long hex or token with digits) or when, among paths of
  * the same method, length and preceding pattern, that position takes many
- * distinct values (names, slugs).
+ * distinct values (names, slugs). Query parameter names are part of the
+ * endpoint (`GET /posts?_page&_limit`); their values are not.
  */
 const ID_LIKE = /^(?:\d+|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{12,}|(?=[^/]*\d)[A-Za-z0-9_.~-]{16,})$/i;
 /** A position is a parameter when it has at least this many distinct values making up at least this share of its paths. */
@@ -15,6 +16,24 @@ const pathOnly = (path: string): string => {
   const q = path.search(/[?#]/);
   return q < 0 ? path : path.slice(0, q);
 };
+
+/**
+ * The query's parameter names, sorted and once each (`?_order&_sort`): `/posts?_sort=…` and `/posts?userId=…`
+ * are different calls of one route, and a difference in one (sorting returning `[]`) must not hide behind
+ * the other's example. Values are left out: they vary per request like path ids.
+ */
+function queryShape(path: string): string {
+  const q = path.indexOf('?');
+  if (q < 0) return '';
+  const hash = path.indexOf('#', q);
+  let names: string[];
+  try {
+    names = [...new Set(new URLSearchParams(path.slice(q + 1, hash < 0 ? undefined : hash)).keys())].sort();
+  } catch {
+    return '?…';
+  }
+  return names.length === 0 ? '' : `?${names.join('&')}`;
+}
 
 /** The route pattern of each `method path`, inferred from all of them together. */
 export function inferEndpoints(requests: readonly { readonly method: string; readonly path: string }[]): Map<string, string> {
@@ -35,5 +54,5 @@ export function inferEndpoints(requests: readonly { readonly method: string; rea
       if (group.values.size >= MIN_DISTINCT && group.values.size / group.members.length >= MIN_DISTINCT_SHARE) for (const s of group.members) s.segments[position] = ':param';
     }
   }
-  return new Map(split.map((s) => [s.raw, `${s.method} ${s.segments.join('/') || '/'}`]));
+  return new Map(split.map((s, i) => [s.raw, `${s.method} ${s.segments.join('/') || '/'}${queryShape(requests[i]!.path)}`]));
 }

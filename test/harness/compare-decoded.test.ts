@@ -68,10 +68,10 @@ describe('response comparison of decoded bodies', () => {
     expect(result.comparedBodies).toBe(records.length);
     expect(result.skipped).toEqual({});
     const byEndpoint = new Map(result.endpoints.map((e) => [e.endpoint, e]));
-    expect([...byEndpoint.keys()].sort()).toEqual(['GET /big', 'GET /health', 'GET /posts', 'GET /posts/:id']);
+    expect([...byEndpoint.keys()].sort()).toEqual(['GET /big', 'GET /health', 'GET /posts/:id', 'GET /posts?limit']);
     expect(byEndpoint.get('GET /health')!.differing).toBe(0);
     expect(byEndpoint.get('GET /posts/:id')!.differing).toBe(0);
-    const list = byEndpoint.get('GET /posts')!;
+    const list = byEndpoint.get('GET /posts?limit')!;
     expect(list.share).toBe(1);
     // The envelope: every old top-level path is gone and data[] appeared.
     expect(list.fields.map((f) => f.path)).toEqual(expect.arrayContaining(['[].id', 'data[].id']));
@@ -131,12 +131,18 @@ describe('endpoint inference', () => {
       '/static/b',
     ];
     const patterns = inferEndpoints(paths.map((path) => ({ method: 'get', path })));
-    expect(patterns.get('get /posts/17/comments?x=1')).toBe('GET /posts/:id/comments');
+    expect(patterns.get('get /posts/17/comments?x=1')).toBe('GET /posts/:id/comments?x');
     expect(patterns.get('get /posts/18/comments')).toBe('GET /posts/:id/comments');
     expect(patterns.get('get /users/5f3c2a9e-1b2c-4d5e-8f90-123456789abc')).toBe('GET /users/:id');
     expect(patterns.get('get /health')).toBe('GET /health');
     expect(patterns.get('get /posts')).toBe('GET /posts');
     expect(patterns.get('get /by-name/useraax/profile') ?? patterns.get('get /by-name/userax/profile')).toBe('GET /by-name/:param/profile');
     expect(patterns.get('get /static/a')).toBe('GET /static/a');
+  });
+
+  it('keeps calls with different query parameter names apart, values aside (issue 32: json-server sorting and paging hid behind /posts)', () => {
+    const paths = ['/posts', '/posts?_page=1', '/posts?_page=2&_limit=10', '/posts?_sort=id&_order=desc', '/posts?_order=asc&_sort=title', '/posts?userId=3', '/posts?userId=4&userId=5'];
+    const patterns = inferEndpoints(paths.map((path) => ({ method: 'GET', path })));
+    expect(paths.map((path) => patterns.get(`GET ${path}`))).toEqual(['GET /posts', 'GET /posts?_page', 'GET /posts?_limit&_page', 'GET /posts?_order&_sort', 'GET /posts?_order&_sort', 'GET /posts?userId', 'GET /posts?userId']);
   });
 });
