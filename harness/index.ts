@@ -40,6 +40,7 @@ export { fuzz, mutateRequest, MUTATIONS, JSON_CONTRACT, type FuzzOptions, type F
 export { evaluateExperiment, lookAtExperiment, designOf, REPORT_SCHEMA, type ExperimentReport, type ArmSummary } from './evaluate.js';
 export { renderJson } from './reports/json-report.js';
 export { renderMarkdown } from './reports/markdown-report.js';
+export { renderSummaryMarkdown } from './reports/summary-markdown.js';
 export { renderText, markdownForTerminal } from './reports/text-report.js';
 export { renderHtml, reportSections, type DrawChart } from './reports/html-report.js';
 export { escapeHtml, escapeMarkdownCell } from './reports/escape.js';

@@ -23,6 +23,7 @@ import { comparedText, escapeMarkdownCell } from '../../harness/index.js';
 import { ExitCode, exitCodeForRecords } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext } from '../cli-context.js';
 import { oneLine } from '../terminal-text.js';
+import { experimentDetails } from '../ci-summary.js';
 import { queueFor, requestFromFlags, type ExperimentFlags } from '../experiment-options.js';
 
 export interface SubmitOptions extends ExperimentFlags {
@@ -125,7 +126,7 @@ export async function run(workloadName: string | undefined, options: SubmitOptio
     // The selection without its expanded config (which may hold credentials).
     const shown = selection ? (({ config: _config, ...rest }) => rest)(selection) : undefined;
     if (options.json) ctx.out(JSON.stringify({ ...(shown ? { selection: shown } : {}), experiments: all.map(({ id, workload, status, reason }) => ({ id, workload, status, ...(reason ? { reason } : {}) })) }));
-    else ctx.out(summary(all, selection));
+    else ctx.out(wait ? `${summary(all, selection)}${(await experimentDetails(records, selection?.config ?? config, store, ctx.cwd)).join('\n')}` : summary(all, selection));
     return wait ? exitCodeForRecords(records) : ExitCode.ok;
   } finally {
     await queue.close();

@@ -13,6 +13,7 @@ import { sequentialText } from './sequential-text.js';
 import { metricValue } from './metric-value.js';
 import { comparedText, fieldName } from './compared-text.js';
 import { headlineOf } from './headline.js';
+import { shapeChange } from './shape-text.js';
 import { barChartSpec, intervalChartSpec, lineChartSpec, renderChartSvg, type ChartSpec } from './charts.js';
 
 /** Draws a chart: inline SVG in the static report, a `data-chart` element the dashboard's script draws. */
@@ -65,7 +66,7 @@ function endpointSections(c: Comparison): string {
   const differing = c.endpoints.filter((x) => x.differing > 0);
   if (differing.length === 0) return c.endpoints.length > 0 ? `<p class="good">No endpoint differs (${e(c.endpoints.length)} endpoint(s) compared).</p>` : '';
   const rows = differing
-    .map((x) => `<tr><td><code>${e(x.endpoint)}</code></td><td class="n">${e(x.pairs)}</td><td class="n">${e(number(x.share * 100, 1))}%</td><td class="n">${e(x.statusMismatches)}</td><td>${x.fields.map((f) => `<code${f.counted ? '' : ' class="noise"'}>${e(fieldName(f.path))}</code> ${e(number(f.share * 100, 0))}%${f.counted ? '' : ' (noise)'}`).join(', ')}</td></tr>`)
+    .map((x) => `<tr><td><code>${e(x.endpoint)}</code></td><td class="n">${e(x.pairs)}</td><td class="n">${e(number(x.share * 100, 1))}%</td><td class="n">${e(x.statusMismatches)}</td><td>${x.example && shapeChange(x.example.control.body, x.example.treatment.body, x.example.differingFields) ? `<strong>${e(shapeChange(x.example.control.body, x.example.treatment.body, x.example.differingFields))}</strong>; ` : ''}${x.fields.map((f) => `<code${f.counted ? '' : ' class="noise"'}>${e(fieldName(f.path))}</code> ${e(number(f.share * 100, 0))}%${f.counted ? '' : ' (noise)'}`).join(', ')}</td></tr>`)
     .join('');
   const examples = differing
     .slice(0, 10)

@@ -11,6 +11,7 @@ import { sequentialText } from './sequential-text.js';
 import { metricValue } from './metric-value.js';
 import { comparedText, fieldName } from './compared-text.js';
 import { headlineOf } from './headline.js';
+import { shapeChange } from './shape-text.js';
 
 const ICON: Readonly<Record<string, string>> = { passed: '✅', regressed: '❌', inconclusive: '❔', 'no data': '⚠️', cancelled: '⏹️', failed: '💥' };
 
@@ -97,7 +98,9 @@ function responseLines(comparison: NonNullable<ExperimentReport['comparison']>):
     lines.push('', '| Endpoint | Pairs | Differ | Status mismatches | Fields that differ |', '| --- | ---: | ---: | ---: | --- |');
     for (const e of differing.slice(0, 5)) {
       const fields = e.fields.filter((f) => f.counted).slice(0, 4).map((f) => `${cell(fieldName(f.path))} (${number(f.share * 100, 0)}%)`);
-      lines.push(`| ${cell(e.endpoint)} | ${e.pairs} | ${number(e.share * 100, 1)}% | ${e.statusMismatches} | ${fields.join(', ') || '—'} |`);
+      // A changed top-level shape first, in words; the field paths it implies follow.
+      const shape = e.example ? shapeChange(e.example.control.body, e.example.treatment.body, e.example.differingFields) : undefined;
+      lines.push(`| ${cell(e.endpoint)} | ${e.pairs} | ${number(e.share * 100, 1)}% | ${e.statusMismatches} | ${shape ? `**${cell(shape)}**; ` : ''}${fields.join(', ') || '—'} |`);
     }
     if (differing.length > 5) lines.push('', `…and ${differing.length - 5} more endpoint(s) differ (see the HTML report).`);
   }

@@ -107,5 +107,13 @@ describe('the README tutorial, end to end, on examples/notes', () => {
     expect(ci.code, ci.err).toBe(1);
     expect(ci.out).toMatch(/^### Tandem experiments/);
     expect(ci.out).toMatch(/\| notes \| exp-[0-9a-f]+ \| [^|]+ \| regressed/);
+    // Issue 32: the CI summary carries the metric table, the top endpoint differences with the shape change in
+    // words, and where the full HTML report is.
+    expect(ci.out).toContain('### Per experiment');
+    expect(ci.out).toMatch(/\| Metric \| Effect \| 95% CI \| Verdict \|/);
+    expect(ci.out).toMatch(/\| GET \/notes\?limit \| [\d.]+% \| array → object \{data, total\}/);
+    const htmlPath = /Full report: `(tandem-reports\/exp-[0-9a-f]+\.html)`/.exec(ci.out)?.[1];
+    expect(htmlPath).toBeDefined();
+    expect(await readFile(join(dir, htmlPath!), 'utf8')).toMatch(/^<!doctype html>/);
   }, 240_000);
 });
