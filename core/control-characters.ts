@@ -17,3 +17,11 @@ const UNSAFE_WITH_LINES = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\
 export function escapeControls(text: string, lineBreaks: 'keep' | 'escape' = 'escape'): string {
   return text.replace(lineBreaks === 'keep' ? UNSAFE : UNSAFE_WITH_LINES, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
+
+// A non-global copy for `test`: the global pattern would carry `lastIndex` between calls.
+const ANY_UNSAFE = new RegExp(UNSAFE_WITH_LINES.source);
+
+/** Whether `text` holds any such character (line breaks and tabs included): for names that must be printable. */
+export function hasControlCharacters(text: string): boolean {
+  return ANY_UNSAFE.test(text);
+}

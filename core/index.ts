@@ -52,7 +52,7 @@ export { fnv1a, seededRandom } from './random.js';
 export { parsePrometheusText, type PrometheusSample, type ParsedExposition } from './prometheus-text.js';
 export { freePort } from './free-port.js';
 export { withoutHopByHop } from './hop-by-hop.js';
-export { escapeControls } from './control-characters.js';
+export { escapeControls, hasControlCharacters } from './control-characters.js';
 export { DEFAULT_SECRET_NAMES } from './secret-names.js';
 export { REVISION_PATTERN, REVISION_RULE, REVISION_MAX_LENGTH, isRevision } from './revision.js';
 export { listenOn } from './listen.js';

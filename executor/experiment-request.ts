@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { InputError, MAX_TIMER_MS, NAME_PATTERN, REVISION_MAX_LENGTH, REVISION_PATTERN, REVISION_RULE } from '../core/index.js';
+import { InputError, MAX_TIMER_MS, NAME_PATTERN, hasControlCharacters, REVISION_MAX_LENGTH, REVISION_PATTERN, REVISION_RULE } from '../core/index.js';
 import { newExperimentId } from './replay-experiment.js';
 
 export const STAGES = ['diff', 'land', 'release', 'periodic'] as const;
@@ -23,8 +23,7 @@ const requestSchema = z.strictObject({
   /** `experiment`: control against treatment, judged; `aa`: control against control, calibrates; `noop`: exercises the queue only. */
   kind: z.enum(['experiment', 'aa', 'noop']).default('experiment'),
   // Printed in summaries, CI comments and the dashboard: no control, line-separator or bidi characters.
-  // eslint-disable-next-line no-control-regex -- refusing control characters is the point
-  change: z.string().min(1).max(200).regex(/^[^\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]*$/, { error: 'must be printable: no control, line-separator or bidi characters' }).optional(),
+  change: z.string().min(1).max(200).refine((text) => !hasControlCharacters(text), { error: 'must be printable: no control, line-separator or bidi characters' }).optional(),
   control: z.string().url().optional(),
   treatment: z.string().url().optional(),
   // Checked here to fail at submission; deploy-command.ts checks again where revisions meet a command.

@@ -9,7 +9,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
-import { bearerCheck, InputError, listenOn, readBody, replyJson, UpstreamError, type Clock, type ConfigRead } from '../core/index.js';
+import { bearerCheck, hasControlCharacters, InputError, listenOn, readBody, replyJson, UpstreamError, type Clock, type ConfigRead } from '../core/index.js';
 
 export type ConfigReadSink = (reads: readonly ConfigRead[]) => Promise<void>;
 
@@ -100,8 +100,6 @@ const MAX_BODY_BYTES = 1_048_576;
 
 /** Longest names accepted: a path as long as Linux allows, a service or setting name of a sane length. */
 const MAX_LENGTH = { service: 200, file: 4_096, setting: 1_000 } as const;
-// eslint-disable-next-line no-control-regex -- refusing control characters is the point
-const CONTROL = /[\u0000-\u001f\u007f]/;
 
 function checkText(e: Record<string, unknown>, field: keyof typeof MAX_LENGTH, index: number, required: boolean): string | undefined {
   const value = e[field];
@@ -109,7 +107,7 @@ function checkText(e: Record<string, unknown>, field: keyof typeof MAX_LENGTH, i
   if (typeof value !== 'string') return `entry ${index}: "${field}" must be a string, got ${value === undefined ? 'nothing' : typeof value}`;
   if (required && value === '') return `entry ${index}: "${field}" must not be empty`;
   if (value.length > MAX_LENGTH[field]) return `entry ${index}: "${field}" must be at most ${MAX_LENGTH[field]} characters, got ${value.length}`;
-  if (CONTROL.test(value)) return `entry ${index}: "${field}" must not contain control characters`;
+  if (hasControlCharacters(value)) return `entry ${index}: "${field}" must not contain control characters`;
   return undefined;
 }
 

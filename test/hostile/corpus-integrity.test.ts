@@ -134,7 +134,7 @@ describe('tandem corpus with hostile files', () => {
     const show = await runCli(['corpus', 'show', 'query'], { cwd: dir });
     // eslint-disable-next-line no-control-regex -- asserting their absence
     expect(show.out).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
-    expect(show.out).toContain('/x\\x1b[2J\\x1b]0;owned\\x07');
-    expect(show.out).toContain('x-a: v\\x1b[31m');
+    expect(show.out).toContain('/x\\u001b[2J\\u001b]0;owned\\u0007');
+    expect(show.out).toContain('x-a: v\\u001b[31m');
   });
 });
