@@ -45,6 +45,7 @@ export type {
   RequestOutcome,
   ResponseView,
   ErrorClass,
+  GrpcCall,
 } from './model.js';
 export { LATEST_RECORD_MS } from './model.js';
 export { configReferenceMarkdown } from './config/reference.js';
@@ -57,3 +58,20 @@ export { DEFAULT_SECRET_NAMES } from './secret-names.js';
 export { REVISION_PATTERN, REVISION_RULE, REVISION_MAX_LENGTH, isRevision } from './revision.js';
 export { listenOn } from './listen.js';
 export { sketchOf, MAX_SKETCH_PATHS, type Json } from './json-sketch.js';
+export {
+  GRPC_DEFAULT_MAX_MESSAGE_BYTES,
+  GRPC_STATUS,
+  GRPC_STATUS_NAMES,
+  grpcStatusName,
+  isGrpcContentType,
+  grpcMethodOf,
+  splitMessages,
+  frameMessage,
+  uncompressedPayload,
+  parseGrpcTimeout,
+  decodeGrpcMessage,
+  encodeGrpcMessage,
+  type GrpcMessage,
+} from './grpc-wire.js';
+export { protocolListener, type ProtocolListener } from './protocol-listener.js';
+export { forwardStream, forwardableHeaders, type ForwardTap } from './h2-forward.js';

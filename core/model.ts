@@ -32,6 +32,32 @@ export interface CorpusRecord {
   readonly sampleRate: number;
   /** How the record was chosen: uniform sampling, sticky by key, or an import. */
   readonly sampleMode: 'uniform' | 'sticky' | 'import';
+  /**
+   * Present when the request was a gRPC call (over HTTP/2): then `method` is POST, `path` is
+   * `/package.Service/Method`, `headers` its metadata (`-bin` values as the base64 they are on the wire), and
+   * `body` its request messages, length-prefixed exactly as sent. Replay sends it over HTTP/2. docs/grpc.md.
+   */
+  readonly grpc?: GrpcCall;
+}
+
+/** What a recorded gRPC call answered, as the upstream sent it (docs/grpc.md documents this schema; a test holds the two equal). */
+export interface GrpcCall {
+  /** `package.Service`. */
+  readonly service: string;
+  /** The method's name within its service. */
+  readonly method: string;
+  /** Request messages in the body. */
+  readonly requestMessages: number;
+  /** The response messages' payloads, base64, compression undone (one for a unary call; all of a server stream). */
+  readonly responseMessages: readonly string[];
+  /** Response messages not kept: over the recorder's body limit, or the stream ended mid-message. */
+  readonly responseTruncated: boolean;
+  /** `grpc-status`; -1 when the call ended without one (a reset stream, a dead upstream). */
+  readonly status: number;
+  /** `grpc-message`, percent-decoded. */
+  readonly statusMessage: string;
+  /** Response trailers (and the headers of a trailers-only response), redacted like request headers. */
+  readonly trailers: Readonly<Record<string, string>>;
 }
 
 /** One point of a time series, tagged with its experiment, trial and arm. */
@@ -135,7 +161,8 @@ export interface DependencyErrorRecord {
 }
 
 /** How a replayed request failed, if it did. */
-export type ErrorClass = '' | 'timeout' | 'reset' | 'refused' | '5xx' | '4xx' | 'cancelled' | 'other';
+/** `grpc`: a gRPC call answered with a status other than OK (DEADLINE_EXCEEDED is a `timeout`). */
+export type ErrorClass = '' | 'timeout' | 'reset' | 'refused' | '5xx' | '4xx' | 'grpc' | 'cancelled' | 'other';
 
 /** One replayed request to one arm, in a trial's measurement window. */
 export interface RequestOutcome {
@@ -162,6 +189,8 @@ export interface RequestOutcome {
   readonly response?: ResponseView;
   /** Which of the arm's processes answered, 0-based, when the arm runs several (`trials.processes`). */
   readonly process?: number;
+  /** A gRPC call's `grpc-status` (from trailers or a trailers-only response); -1 when the call ended without one. */
+  readonly grpcStatus?: number;
 }
 
 /** One replayed response as the comparison sees it (see replayer/response-view.ts). */
@@ -180,4 +209,6 @@ export interface ResponseView {
   readonly sketch?: Readonly<Record<string, readonly [string, string]>>;
   /** Why this body cannot be compared. */
   readonly skipped?: string;
+  /** A gRPC response: the body kept is its messages' payloads, each length-prefixed, compression undone; compared as decoded messages. */
+  readonly grpc?: { readonly status: number; readonly statusMessage: string; readonly messages: number };
 }

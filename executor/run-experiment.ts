@@ -11,7 +11,7 @@ import { hostname } from 'node:os';
 import { ConfigError, ExperimentCancelledError, type Clock, type ExperimentRecord, type TandemConfig, type WorkloadConfig } from '../core/index.js';
 import type { Store } from '../store/index.js';
 import type { SharedSource } from '../guardrails/index.js';
-import { calibrate, evaluateExperiment, joinSentences, loadChecksModule, loadExperimentData, lookAtExperiment, metricPolicies, trialMetrics, type Calibration, type OnInconclusive } from '../harness/index.js';
+import { calibrate, evaluateExperiment, joinSentences, loadChecksModule, loadGrpcSchema, loadExperimentData, lookAtExperiment, metricPolicies, trialMetrics, type Calibration, type OnInconclusive } from '../harness/index.js';
 import type { ReplayProgress } from '../replayer/index.js';
 import { armsFor, controlAgainstControl } from './experiment-arms.js';
 import type { ExperimentRequest } from './experiment-request.js';
@@ -107,6 +107,7 @@ export async function runExperiment(id: string, ctx: RunContext): Promise<Experi
     const workload = applyOverrides(sameBuild ? controlAgainstControl(configured) : configured, request.overrides);
     const choice = sameBuild ? { control: request.control, treatment: request.control, controlRevision: request.controlRevision, treatmentRevision: request.controlRevision } : request;
     const checks = workload.harness.checksModule !== undefined ? await loadChecksModule(workload.harness.checksModule, ctx.cwd) : undefined;
+    const grpcSchema = workload.harness.responses?.grpc !== undefined ? await loadGrpcSchema(workload.harness.responses.grpc, ctx.cwd) : undefined;
     const onInconclusive = request.onInconclusive ?? workload.harness.onInconclusive;
     const calibration = aa ? undefined : await latestCalibration(store, workload.name);
     const result = await replayExperiment({
@@ -148,7 +149,7 @@ export async function runExperiment(id: string, ctx: RunContext): Promise<Experi
       });
       return await transition(store, data.record, 'completed', clock, { verdict: { calibration } });
     }
-    const report = await evaluateExperiment(store, id, { workload, onInconclusive, ...(calibration ? { calibration } : {}), ...(checks ? { checks } : {}), now: () => clock.now() });
+    const report = await evaluateExperiment(store, id, { workload, onInconclusive, ...(calibration ? { calibration } : {}), ...(checks ? { checks } : {}), ...(grpcSchema ? { grpcSchema } : {}), now: () => clock.now() });
     const latest = (await store.experiments.get(id)) ?? record;
     const verdict = {
       outcome: report.verdict.outcome,

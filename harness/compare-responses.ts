@@ -12,6 +12,8 @@ import type { RequestOutcome, WorkloadConfig } from '../core/index.js';
 import { RankingTally, type RankingComparison } from './ranking-tally.js';
 import { diffResponses, type Difference } from './response-diff.js';
 import { endpointDifferences, type EndpointDifference, type PairRecord } from './endpoint-differences.js';
+import { decodedGrpcOutcome } from './grpc-decode.js';
+import type { GrpcSchema } from './grpc-schema.js';
 
 export type { EndpointDifference } from './endpoint-differences.js';
 export type { RankingComparison } from './ranking-tally.js';
@@ -65,14 +67,20 @@ export interface CompareOptions {
   readonly config: ResponsesConfig;
   /** Recorded request bodies by record id (base64), for labels. */
   readonly requestBodies?: ReadonlyMap<string, string>;
+  /** Descriptors gRPC responses are decoded with; without them gRPC responses are not compared (grpc-decode.ts). */
+  readonly grpcSchema?: GrpcSchema;
 }
+
+/** The status a person compares: a gRPC call's own, else HTTP's. */
+const statusOf = (o: RequestOutcome): number => o.grpcStatus ?? o.status;
 
 /** Compare the responses of control, treatment and (optionally) control′ record by record, within each trial. */
 export function compareResponses(outcomes: readonly RequestOutcome[], options: CompareOptions): ResponseComparison {
   // An arm of several processes answers each record once per process: lane i pairs the arms' i-th processes.
   const key = (o: RequestOutcome): string => `${o.trial}/${o.recordId}/${o.process ?? 0}`;
   const byArm = new Map<string, Map<string, RequestOutcome>>();
-  for (const o of outcomes) {
+  for (const raw of outcomes) {
+    const o = raw.response?.grpc !== undefined ? decodedGrpcOutcome(raw, options.grpcSchema) : raw;
     const arm = byArm.get(o.arm) ?? new Map<string, RequestOutcome>();
     arm.set(key(o), o);
     byArm.set(o.arm, arm);
@@ -98,9 +106,9 @@ export function compareResponses(outcomes: readonly RequestOutcome[], options: C
     const t = treatment.get(k);
     if (!t) continue;
     pairs++;
-    if (c.status !== t.status) {
+    if (statusOf(c) !== statusOf(t)) {
       statusMismatches++;
-      if (statusExamples.length < 5) statusExamples.push({ recordId: c.recordId, control: c.status, treatment: t.status });
+      if (statusExamples.length < 5) statusExamples.push({ recordId: c.recordId, control: statusOf(c), treatment: statusOf(t) });
     }
     if (c.bodyHash !== '' && c.bodyHash === t.bodyHash) sameHash++;
     const diff = diffResponses(c, t);

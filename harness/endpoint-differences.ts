@@ -43,16 +43,21 @@ export interface EndpointDifference {
 }
 
 const UNKNOWN = '(endpoint not recorded)';
+
+/** A gRPC method is its own endpoint (`gRPC tandem.test.Catalog/Lookup`): its path has no parameters to infer. */
+const grpcEndpoint = (o: RequestOutcome): string | undefined => (o.response?.grpc !== undefined ? `gRPC ${o.response.path.slice(1)}` : undefined);
+/** The status a person compares: a gRPC call's own, else HTTP's. */
+const statusOf = (o: RequestOutcome): number => o.grpcStatus ?? o.status;
 const EXAMPLE_BODY_CHARS = 2_000;
 
 export function endpointDifferences(pairs: readonly PairRecord[], fields: readonly { readonly path: string; readonly ignored: 'config' | 'noise' | false }[]): EndpointDifference[] {
   const counted = new Set(fields.filter((f) => f.ignored === false).map((f) => f.path));
-  const requests = pairs.flatMap((p) => (p.control.response ? [{ method: p.control.response.method, path: p.control.response.path }] : []));
+  const requests = pairs.flatMap((p) => (p.control.response && p.control.response.grpc === undefined ? [{ method: p.control.response.method, path: p.control.response.path }] : []));
   const patterns = inferEndpoints(requests);
   const groups = new Map<string, PairRecord[]>();
   for (const pair of pairs) {
     const view = pair.control.response;
-    const endpoint = view ? (patterns.get(`${view.method} ${view.path}`) ?? UNKNOWN) : UNKNOWN;
+    const endpoint = view ? (grpcEndpoint(pair.control) ?? patterns.get(`${view.method} ${view.path}`) ?? UNKNOWN) : UNKNOWN;
     const group = groups.get(endpoint) ?? [];
     group.push(pair);
     groups.set(endpoint, group);
@@ -63,7 +68,7 @@ export function endpointDifferences(pairs: readonly PairRecord[], fields: readon
 }
 
 function summarize(endpoint: string, group: readonly PairRecord[], counted: ReadonlySet<string>): EndpointDifference {
-  const differs = (p: PairRecord): boolean => p.control.status !== p.treatment.status || p.paths.some((path) => counted.has(path));
+  const differs = (p: PairRecord): boolean => statusOf(p.control) !== statusOf(p.treatment) || p.paths.some((path) => counted.has(path));
   const differingPairs = group.filter(differs);
   const compared = group.filter((p) => p.compared).length;
   const fieldCounts = new Map<string, number>();
@@ -78,7 +83,7 @@ function summarize(endpoint: string, group: readonly PairRecord[], counted: Read
     pairs: group.length,
     differing: differingPairs.length,
     share: group.length > 0 ? differingPairs.length / group.length : 0,
-    statusMismatches: group.filter((p) => p.control.status !== p.treatment.status).length,
+    statusMismatches: group.filter((p) => statusOf(p.control) !== statusOf(p.treatment)).length,
     notCompared: group.length - compared,
     fields: fieldList,
     ...(examplePair ? { example: example(examplePair, counted) } : {}),
@@ -90,8 +95,8 @@ function example(pair: PairRecord, counted: ReadonlySet<string>): EndpointExampl
   return {
     recordId: pair.control.recordId,
     request: { method: view?.method ?? '?', path: view?.path ?? '?', ...(view?.requestBody !== undefined ? { body: view.requestBody } : {}) },
-    control: { status: pair.control.status, body: bodyText(pair.control, EXAMPLE_BODY_CHARS) },
-    treatment: { status: pair.treatment.status, body: bodyText(pair.treatment, EXAMPLE_BODY_CHARS) },
+    control: { status: statusOf(pair.control), body: bodyText(pair.control, EXAMPLE_BODY_CHARS) },
+    treatment: { status: statusOf(pair.treatment), body: bodyText(pair.treatment, EXAMPLE_BODY_CHARS) },
     differingFields: pair.paths.filter((p) => counted.has(p)),
     noiseFields: pair.paths.filter((p) => !counted.has(p)),
   };

@@ -5,6 +5,7 @@
  * report model every renderer reads. The model's shape is the JSON report
  * (docs/reports.md documents it); renderers add nothing to it.
  */
+import type { GrpcSchema } from './grpc-schema.js';
 import type { ExperimentRecord, WorkloadConfig } from '../core/index.js';
 import type { Store } from '../store/index.js';
 import type { Calibration } from './calibration-result.js';
@@ -89,6 +90,8 @@ export interface EvaluateOptions {
   readonly checks?: CheckSet;
   /** Recorded request bodies by record id, for ranking labels. */
   readonly requestBodies?: ReadonlyMap<string, string>;
+  /** Descriptors for decoding gRPC responses (`harness.responses.grpc`, loaded by loadGrpcSchema). */
+  readonly grpcSchema?: GrpcSchema;
   readonly signal?: AbortSignal;
   readonly now?: () => number;
 }
@@ -176,7 +179,7 @@ export async function evaluateExperiment(store: Pick<Store, 'experiments' | 'out
   const verdict = judge(metrics, judgeOptionsFor(data, options));
   const responses = options.workload.harness.responses;
   const comparison = responses
-    ? compareResponses([...data.trials.flatMap((t) => t.outcomes), ...data.extraOutcomes], { config: responses, ...(options.requestBodies ? { requestBodies: options.requestBodies } : {}) })
+    ? compareResponses([...data.trials.flatMap((t) => t.outcomes), ...data.extraOutcomes], { config: responses, ...(options.requestBodies ? { requestBodies: options.requestBodies } : {}), ...(options.grpcSchema ? { grpcSchema: options.grpcSchema } : {}) })
     : undefined;
   const stopped = stoppedBeforeVerdict(record, verdict.trials);
   // A stopped experiment's partial data is not judged: no final check runs over it either.

@@ -13,6 +13,19 @@ export interface CapturedRequest {
   readonly body: Buffer;
   /** The body exceeded the limit and was not kept. */
   readonly truncated: boolean;
+  /** What a gRPC call answered (the request is then its call). */
+  readonly grpc?: CapturedGrpcResponse;
+}
+
+export interface CapturedGrpcResponse {
+  readonly service: string;
+  readonly method: string;
+  readonly requestMessages: number;
+  readonly responseMessages: readonly Buffer[];
+  readonly responseTruncated: boolean;
+  readonly status: number;
+  readonly statusMessage: string;
+  readonly trailers: Readonly<Record<string, string | string[] | undefined>>;
 }
 
 export function buildRecord(
@@ -37,5 +50,18 @@ export function buildRecord(
     sampleMode: sampling.mode,
   };
   if (redacted.withheld !== undefined) record.bodyWithheld = true;
+  if (request.grpc !== undefined) {
+    const { grpc } = request;
+    record.grpc = {
+      service: grpc.service,
+      method: grpc.method,
+      requestMessages: grpc.requestMessages,
+      responseMessages: grpc.responseMessages.map((m) => m.toString('base64')),
+      responseTruncated: grpc.responseTruncated,
+      status: grpc.status,
+      statusMessage: grpc.statusMessage,
+      trailers: redactor.headers(grpc.trailers),
+    };
+  }
   return record;
 }

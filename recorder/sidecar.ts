@@ -10,16 +10,20 @@
  * of the client's connection, which is what the client would have seen
  * talking to the upstream directly — not a 502 the upstream never sent.
  * Unsampled requests take the plain path: no body tee, no allocation for the decision.
+ *
+ * The same port serves cleartext HTTP/2 with prior knowledge, gRPC included
+ * (h2-sidecar.ts): each connection's first bytes choose the protocol.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { Pool } from 'undici';
-import { listenOn, withoutHopByHop } from '../core/index.js';
+import { listenOn, protocolListener, withoutHopByHop } from '../core/index.js';
 import type { Recorder } from './recorder.js';
 import { watchBody, type BodyCapture } from './body-capture.js';
 import { ResponsePassthrough } from './response-passthrough.js';
 import { forwardExpectation, forwardTunnel, upstreamAgent, upstreamTarget } from './expect-and-upgrade.js';
+import { h2SidecarSide } from './h2-sidecar.js';
 
 export interface SidecarOptions {
   readonly recorder: Recorder;
@@ -152,6 +156,8 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
   server.on('upgrade', handleTunnel);
   server.on('connect', handleTunnel);
   server.keepAliveTimeout = 5_000;
+  const h2 = h2SidecarSide(recorder, origin, prefix);
+  const listener = protocolListener(server, h2.server);
   const admin = createServer((req, res) => {
     void (async () => {
       if (req.url === '/metrics') {
@@ -167,28 +173,30 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
     })();
   });
   try {
-    await Promise.all([listenOn(server, options.port ?? 0, options.host ?? '127.0.0.1', 'proxy'), listenOn(admin, options.adminPort ?? 0, options.adminHost ?? options.host ?? '127.0.0.1', 'admin')]);
+    await Promise.all([listenOn(listener.server, options.port ?? 0, options.host ?? '127.0.0.1', 'proxy'), listenOn(admin, options.adminPort ?? 0, options.adminHost ?? options.host ?? '127.0.0.1', 'admin')]);
   } catch (error) {
     // Nothing may keep the process alive after a failed start: close what did start, and the writer's timer.
-    server.close();
+    listener.server.close();
     admin.close();
     await pool.close();
     expectAgent.destroy();
     await recorder.close();
     throw error;
   }
-  const address = (s: Server): string => {
+  const address = (s: Pick<Server, 'address'>): string => {
     const { address: host, port } = s.address() as AddressInfo;
     return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   };
   return {
-    url: address(server),
+    url: address(listener.server),
     adminUrl: address(admin),
     async close() {
-      const closed = Promise.all([new Promise((r) => server.close(r)), new Promise((r) => admin.close(r))]);
+      const closed = Promise.all([new Promise((r) => listener.server.close(r)), new Promise((r) => admin.close(r))]);
       server.closeAllConnections();
       admin.closeAllConnections();
       for (const socket of tunnels) socket.destroy();
+      for (const socket of listener.sockets) socket.destroy();
+      h2.close();
       await closed;
       await pool.close();
       expectAgent.destroy();

@@ -11,6 +11,8 @@ import { Pool } from 'undici';
 import type { Clock, CorpusRecord, ErrorClass, RequestOutcome } from '../core/index.js';
 import { phaseOf, type ArmName } from './schedule.js';
 import { comparableResponse } from './response-view.js';
+import { H2Sessions, type H2SessionsOptions } from './h2-sessions.js';
+import { grpcHeaders, grpcOutcomeOf } from './grpc-exchange.js';
 
 /** Arms a request can go to: the pair, and the optional second control. */
 export type SendArm = ArmName | 'control-prime';
@@ -30,6 +32,8 @@ export interface ArmSendersOptions {
   readonly warmupMs: number;
   /** Decoded response bodies up to this many bytes are kept for comparison; 0 keeps nothing. */
   readonly keepBodyBytes: number;
+  /** How gRPC records travel: HTTP/2 connections per process and streams per connection. */
+  readonly http2?: H2SessionsOptions;
   readonly onOutcome: (outcome: RequestOutcome) => void;
 }
 
@@ -51,6 +55,9 @@ export class ArmSenders {
   readonly hasControlPrime: boolean;
   /** One pool per process of each arm; control′ has one process. */
   private readonly pools: Partial<Record<SendArm, readonly Pool[]>>;
+  /** HTTP/2 sessions per process of each arm, opened on the first gRPC record. */
+  private readonly h2: Partial<Record<SendArm, H2Sessions[]>> = {};
+  private readonly urls: Partial<Record<SendArm, readonly string[]>>;
   /** Processes per arm: an outcome names the process that answered when there are several. */
   readonly processes: Readonly<Record<ArmName, number>>;
   private readonly sendArms: SendArm[];
@@ -63,6 +70,7 @@ export class ArmSenders {
     this.options = options;
     const poolOf = (url: string): Pool => new Pool(url, { connections: options.concurrency, headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs, keepAliveTimeout: 10_000 });
     const urls = (arm: ArmName): readonly string[] => (typeof options.arms[arm] === 'string' ? [options.arms[arm]] : options.arms[arm]);
+    this.urls = { control: urls('control'), treatment: urls('treatment'), ...(options.controlPrime !== undefined ? { 'control-prime': [options.controlPrime] } : {}) };
     this.pools = { control: urls('control').map(poolOf), treatment: urls('treatment').map(poolOf), ...(options.controlPrime !== undefined ? { 'control-prime': [poolOf(options.controlPrime)] } : {}) };
     this.processes = { control: urls('control').length, treatment: urls('treatment').length };
     this.sendArms = Object.keys(this.pools) as SendArm[];
@@ -81,6 +89,16 @@ export class ArmSenders {
   stop(reason: unknown): void {
     this.stopped.abort(reason);
     for (const arm of this.sendArms) for (const pool of this.pools[arm]!) void pool.destroy(new Error('replay cancelled'));
+    this.#closeH2();
+  }
+
+  #closeH2(): void {
+    for (const arm of this.sendArms) for (const sessions of this.h2[arm] ?? []) sessions?.close();
+  }
+
+  #h2(arm: SendArm, process: number): H2Sessions {
+    const list = (this.h2[arm] ??= []);
+    return (list[process] ??= new H2Sessions(this.urls[arm]![process]!, this.options.http2));
   }
 
   get inflightTotal(): number {
@@ -107,6 +125,7 @@ export class ArmSenders {
   }
 
   async close(): Promise<void> {
+    this.#closeH2();
     await Promise.all(this.sendArms.flatMap((arm) => this.pools[arm]!.map((pool) => pool.destroy())));
   }
 
@@ -114,6 +133,7 @@ export class ArmSenders {
   send(arm: SendArm, record: CorpusRecord, headers: string[], body: Buffer | null, dueMono: number, first: boolean, process = 0): void {
     this.inflight[arm]++;
     this.sent[arm]++;
+    if (record.grpc !== undefined) return this.#sendGrpc(arm, record, headers, body, dueMono, first, process);
     let status = 0;
     let bytes = 0;
     let responseHeaders: Record<string, string | string[] | undefined> = {};
@@ -122,14 +142,9 @@ export class ArmSenders {
     const finish = (outcomeError: ErrorClass): void => {
       if (finished) return;
       finished = true;
-      this.inflight[arm]--;
-      this.notifySlot?.();
-      this.notifySlot = undefined;
       const errorClass: ErrorClass = outcomeError !== '' && this.stopped.signal.aborted ? 'cancelled' : outcomeError;
-      if (errorClass === 'refused' || errorClass === 'reset') this.connectionErrors[arm]++;
-      if (errorClass !== '') this.errors[arm][errorClass] = (this.errors[arm][errorClass] ?? 0) + 1;
-      if (errorClass !== 'cancelled' && phaseOf(dueMono, this.options.startMono, this.options.warmupMs) === 'measure') this.#handOn(arm, record, dueMono, first, status, bytes, chunks, responseHeaders, errorClass, process);
-      if (this.inflightTotal === 0) this.notifyDrained?.();
+      if (this.#settle(arm, dueMono, errorClass)) this.#handOn(arm, record, dueMono, first, status, bytes, chunks, responseHeaders, errorClass, process);
+      this.#drainedCheck();
     };
     this.pools[arm]![process]!.request({ path: record.path, method: record.method as 'GET', headers, body }, (error, response) => {
       if (error) return finish(classify(error));
@@ -142,6 +157,52 @@ export class ArmSenders {
       });
       stream.once('end', () => finish(status >= 500 ? '5xx' : status >= 400 ? '4xx' : ''));
       stream.once('error', (streamError: Error) => finish(classify(streamError)));
+    });
+  }
+
+  /** The bookkeeping of an ended request: in-flight, errors, wake-ups. Returns whether its outcome is handed on. */
+  #settle(arm: SendArm, dueMono: number, errorClass: ErrorClass): boolean {
+    this.inflight[arm]--;
+    this.notifySlot?.();
+    this.notifySlot = undefined;
+    if (errorClass === 'refused' || errorClass === 'reset') this.connectionErrors[arm]++;
+    if (errorClass !== '') this.errors[arm][errorClass] = (this.errors[arm][errorClass] ?? 0) + 1;
+    const handOn = errorClass !== 'cancelled' && phaseOf(dueMono, this.options.startMono, this.options.warmupMs) === 'measure';
+    return handOn;
+  }
+
+  #drainedCheck(): void {
+    if (this.inflightTotal === 0) this.notifyDrained?.();
+  }
+
+  /** A gRPC record over HTTP/2: its status decides its error class (grpc-exchange.ts). */
+  #sendGrpc(arm: SendArm, record: CorpusRecord, headers: string[], body: Buffer | null, dueMono: number, first: boolean, process: number): void {
+    const { timeoutMs, identity, keepBodyBytes, clock, startEpoch, startMono } = this.options;
+    const { requestHeaders, deadlineMs } = grpcHeaders(record, headers, this.urls[arm]![process]!, timeoutMs);
+    this.#h2(arm, process).request(requestHeaders, body, deadlineMs, (exchange) => {
+      const result = grpcOutcomeOf(exchange, record, keepBodyBytes);
+      const errorClass: ErrorClass = result.errorClass !== '' && this.stopped.signal.aborted ? 'cancelled' : result.errorClass;
+      if (this.#settle(arm, dueMono, errorClass)) {
+        this.options.onOutcome({
+          experimentId: identity.experimentId,
+          trial: identity.trial,
+          attempt: identity.attempt,
+          arm,
+          recordId: record.id,
+          intendedMs: startEpoch + (dueMono - startMono),
+          latencyMs: clock.monotonic() - dueMono,
+          status: exchange.status,
+          bytes: exchange.bytes,
+          errorClass,
+          bodyHash: result.bodyHash,
+          first,
+          grpcStatus: result.grpcStatus,
+          ...(result.body !== undefined ? { body: result.body.toString('base64') } : {}),
+          ...(result.view ? { response: result.view } : {}),
+          ...(arm !== 'control-prime' && this.processes[arm] > 1 ? { process } : {}),
+        });
+      }
+      this.#drainedCheck();
     });
   }
 

@@ -64,6 +64,8 @@ export interface PairedReplayOptions {
   readonly identity: TrialIdentity;
   readonly clock: Clock;
   readonly signal?: AbortSignal;
+  /** HTTP/2 connections per process and streams per connection, for gRPC records. */
+  readonly http2?: { readonly connections?: number; readonly maxConcurrentStreams?: number };
   /** Compare responses: decoded bodies up to this many bytes are kept whole, larger ones by hash and sketch (see response-view.ts); 0 keeps nothing. @default 0 */
   readonly keepBodyBytes?: number;
   /** Called for every measurement-window outcome. */

@@ -260,6 +260,7 @@ async function measureAttempt(options: RunTrialsOptions, index: number, attempt:
       ...(options.armHeaders ? { armHeaders: options.armHeaders } : {}),
       ratePerSecond: workload.replay.rate,
       concurrency: workload.replay.concurrency,
+      http2: workload.replay.http2,
       timeoutMs: workload.replay.timeout,
       warmupMs: workload.trials.warmup,
       measureMs: workload.trials.measure,

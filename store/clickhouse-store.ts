@@ -48,6 +48,7 @@ interface CorpusRow {
   body_truncated: number;
   sample_rate: number;
   sample_mode: string;
+  grpc: string;
 }
 
 class ClickHouseCorpusStore implements CorpusStore {
@@ -73,7 +74,8 @@ class ClickHouseCorpusStore implements CorpusStore {
         body_truncated: r.bodyWithheld === true ? 2 : r.bodyTruncated ? 1 : 0,
         sample_rate: r.sampleRate,
         sample_mode: r.sampleMode,
-        size_bytes: r.body.length + r.path.length,
+        size_bytes: r.body.length + r.path.length + (r.grpc ? r.grpc.responseMessages.reduce((n, m) => n + m.length, 0) : 0),
+        grpc: r.grpc ? JSON.stringify(r.grpc) : '',
       })),
     );
   }
@@ -82,7 +84,7 @@ class ClickHouseCorpusStore implements CorpusStore {
     const conditions = [sql`tier = ${assertName(tier, 'tier')}`, sql`time_ms >= ${Math.max(0, Math.floor(options.sinceMs))}`];
     if (options.untilMs !== undefined) conditions.push(sql`time_ms < ${Math.max(0, Math.ceil(options.untilMs))}`);
     const limit = options.limit !== undefined ? sql` LIMIT ${Math.max(0, Math.floor(options.limit))}` : new SqlFragment('');
-    const query = sql`SELECT tier, time_ms, id, method, path, headers, body, body_truncated, sample_rate, sample_mode FROM ${this.t.table('corpus')} WHERE ${joinSql(conditions, ' AND ')} ORDER BY time_ms, id${limit}`;
+    const query = sql`SELECT tier, time_ms, id, method, path, headers, body, body_truncated, sample_rate, sample_mode, grpc FROM ${this.t.table('corpus')} WHERE ${joinSql(conditions, ' AND ')} ORDER BY time_ms, id${limit}`;
     for await (const row of this.t.connection.stream<CorpusRow>(query, options.signal)) {
       const record = {
         id: row.id,
@@ -96,9 +98,10 @@ class ClickHouseCorpusStore implements CorpusStore {
         ...(Number(row.body_truncated) === 2 ? { bodyWithheld: true } : {}),
         sampleRate: Number(row.sample_rate),
         sampleMode: row.sample_mode,
+        ...(row.grpc !== '' ? { grpc: parseJson<unknown>(row.grpc, null) } : {}),
       };
       if (isCorpusRecord(record)) yield record;
-      else options.onCorrupt?.(`corpus row ${row.id}`, 'headers are not a JSON object');
+      else options.onCorrupt?.(`corpus row ${row.id}`, 'headers are not a JSON object, or its gRPC answer is malformed');
     }
   }
 

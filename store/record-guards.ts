@@ -27,7 +27,16 @@ function hasFields(value: unknown, fields: Fields): value is Record<string, unkn
   return true;
 }
 
+/** A recorded gRPC answer read back: every field of its type, messages and trailers as strings. */
+const isGrpcCall = (v: unknown): boolean =>
+  hasFields(v, { service: 'string', method: 'string', requestMessages: 'number', responseMessages: 'object', responseTruncated: 'boolean', status: 'number', statusMessage: 'string', trailers: 'object' }) &&
+  Array.isArray(v.responseMessages) &&
+  v.responseMessages.every((m) => typeof m === 'string') &&
+  !Array.isArray(v.trailers) &&
+  Object.values(v.trailers as object).every((t) => typeof t === 'string');
+
 export const isCorpusRecord = (v: unknown): v is CorpusRecord =>
+  (v === null || typeof v !== 'object' || (v as { grpc?: unknown }).grpc === undefined || isGrpcCall((v as { grpc?: unknown }).grpc)) &&
   hasFields(v, {
     id: 'string',
     tier: 'string',
@@ -95,4 +104,5 @@ export const isRequestOutcome = (v: unknown): v is RequestOutcome =>
     first: 'boolean',
   }) &&
   (v.response === undefined || isResponseView(v.response)) &&
-  (v.process === undefined || (Number.isInteger(v.process) && (v.process as number) >= 0));
+  (v.process === undefined || (Number.isInteger(v.process) && (v.process as number) >= 0)) &&
+  (v.grpcStatus === undefined || (Number.isInteger(v.grpcStatus) && (v.grpcStatus as number) >= -1));

@@ -6,7 +6,7 @@
  */
 import { UsageError } from '../../core/index.js';
 import { createStore } from '../../store/index.js';
-import { evaluateExperiment, loadChecksModule } from '../../harness/index.js';
+import { evaluateExperiment, loadChecksModule, loadGrpcSchema } from '../../harness/index.js';
 import { latestCalibration, parseRequest, type ExperimentQueue } from '../../executor/index.js';
 import { ALLOWED_HOST, startDashboard } from '../../dashboard/server.js';
 import type { DashboardActions } from '../../dashboard/context.js';
@@ -79,7 +79,8 @@ export async function run(options: ServeOptions, ctx: CliContext): Promise<numbe
           const workload = workloadFor(config, record.workload, quiet);
           const calibration = await latestCalibration(store, record.workload);
           const checks = workload.harness.checksModule !== undefined ? await loadChecksModule(workload.harness.checksModule, ctx.cwd) : undefined;
-          return evaluateExperiment(store, record.id, { workload, ...(calibration ? { calibration } : {}), ...(checks ? { checks } : {}) });
+          const grpcSchema = workload.harness.responses?.grpc !== undefined ? await loadGrpcSchema(workload.harness.responses.grpc, ctx.cwd) : undefined;
+          return evaluateExperiment(store, record.id, { workload, ...(calibration ? { calibration } : {}), ...(checks ? { checks } : {}), ...(grpcSchema ? { grpcSchema } : {}) });
         },
         ...(actions ? { actions } : {}),
         log: (line) => ctx.err(line),

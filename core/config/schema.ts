@@ -210,6 +210,13 @@ const harness = z.strictObject({
       noiseRatio: z.number().min(1).default(2).describe('A field whose control-vs-treatment difference rate is at most this multiple of its control-vs-control′ rate is noise.'),
       ranking: ranking.optional().describe('Compare ranked lists: NDCG@k, Kendall tau and overlap@k.'),
       maxStatusMismatchShare: share.optional().describe('Final check: a larger share of records answered with different statuses fails the experiment.'),
+      grpc: z
+        .strictObject({
+          descriptorSet: z.string().min(1).optional().describe('A FileDescriptorSet (protoc --descriptor_set_out --include_imports, buf build -o), relative to the working directory.'),
+          protoFiles: z.array(z.string().min(1)).min(1).optional().describe('.proto files, relative to the working directory; imports are looked up beside them.'),
+        })
+        .optional()
+        .describe('How gRPC responses are decoded for comparison: each message is decoded with these descriptors and diffed field by field (docs/grpc.md). Without them gRPC responses are counted as not compared.'),
     })
     .optional()
     .describe('Compare responses (requires replay.compareResponses).'),
@@ -253,6 +260,13 @@ const workloadObject = z.strictObject({
         minAchievedShare: share.default(0.9).describe('A trial whose achieved rate falls below this share of the target fails its load.'),
         identityHeaderPrefix: z.string().regex(/^[a-z0-9-]+$/).default('x-tandem-').describe('Prefix of the experiment identity headers.'),
         compareResponses: z.boolean().default(false).describe('Keep response bodies for response comparison.'),
+        http2: z
+          .strictObject({
+            connections: z.number().int().min(1).max(64).default(1).describe('HTTP/2 connections to each process of an arm, used in turn.'),
+            maxConcurrentStreams: z.number().int().min(1).max(10_000).default(100).describe('Streams opened at once on one connection (the server may allow fewer).'),
+          })
+          .prefault({})
+          .describe('How gRPC records (and any record taken over HTTP/2) are replayed: over cleartext HTTP/2 with multiplexed streams (docs/grpc.md).'),
         wrap: z.boolean().default(false).describe('When a trial reaches the end of the corpus window, start it again from the first record (a short corpus then holds the rate; records repeat). Off: the trial ends early and fails its load.'),
         filter: z
           .strictObject({

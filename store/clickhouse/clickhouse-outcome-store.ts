@@ -21,6 +21,7 @@ interface OutcomeRow {
   body: string;
   response: string;
   process: number;
+  grpc_status: number;
 }
 
 /** The stored response view, or nothing when the column is empty or not a view (a row is stored data, not trusted code). */
@@ -58,6 +59,7 @@ export class ClickHouseOutcomeStore implements OutcomeStore {
         body: o.body ?? '',
         response: o.response ? JSON.stringify(o.response) : '',
         process: o.process ?? -1,
+        grpc_status: o.grpcStatus ?? -2,
       })),
     );
   }
@@ -66,7 +68,7 @@ export class ClickHouseOutcomeStore implements OutcomeStore {
     const conditions = [sql`experiment_id = ${assertName(experimentId, 'experiment id')}`];
     if (options.trial !== undefined) conditions.push(sql`trial = ${options.trial}`);
     if (options.arm !== undefined) conditions.push(sql`arm = ${options.arm}`);
-    const query = sql`SELECT trial, attempt, arm, record_id, intended_ms, latency_ms, status, bytes, error_class, body_hash, first, body, response, process FROM ${this.t.table('outcomes')} WHERE ${joinSql(conditions, ' AND ')} ORDER BY trial, intended_ms, arm`;
+    const query = sql`SELECT trial, attempt, arm, record_id, intended_ms, latency_ms, status, bytes, error_class, body_hash, first, body, response, process, grpc_status FROM ${this.t.table('outcomes')} WHERE ${joinSql(conditions, ' AND ')} ORDER BY trial, intended_ms, arm`;
     for await (const r of this.t.connection.stream<OutcomeRow>(query, options.signal)) {
       yield {
         experimentId,
@@ -84,6 +86,7 @@ export class ClickHouseOutcomeStore implements OutcomeStore {
         ...(r.body !== '' ? { body: r.body } : {}),
         ...(responseView(r.response) ? { response: responseView(r.response)! } : {}),
         ...(Number(r.process) >= 0 ? { process: Number(r.process) } : {}),
+        ...(Number(r.grpc_status) >= -1 ? { grpcStatus: Number(r.grpc_status) } : {}),
       };
     }
   }

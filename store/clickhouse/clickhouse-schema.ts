@@ -14,7 +14,8 @@ export type TableName = (typeof TABLES)[number];
 const DEFINITIONS: Readonly<Record<TableName, string>> = {
   corpus: `(
     tier String, time DateTime, time_ms UInt64, id String, method String, path String,
-    headers String, body String, body_truncated UInt8, sample_rate Float64, sample_mode String, size_bytes UInt64
+    headers String, body String, body_truncated UInt8, sample_rate Float64, sample_mode String, size_bytes UInt64,
+    grpc String DEFAULT ''
   ) ENGINE = MergeTree() PARTITION BY toYYYYMMDD(time) ORDER BY (tier, time_ms, id)`,
   samples: `(
     experiment_id String, trial UInt32, arm String, metric String, time DateTime, time_ms UInt64, value Float64, labels String
@@ -22,7 +23,7 @@ const DEFINITIONS: Readonly<Record<TableName, string>> = {
   outcomes: `(
     experiment_id String, trial UInt32, attempt UInt32, arm String, record_id String, time DateTime, intended_ms Float64,
     latency_ms Float64, status UInt16, bytes UInt64, error_class String, body_hash String, first UInt8, body String,
-    response String DEFAULT '', process Int32 DEFAULT -1
+    response String DEFAULT '', process Int32 DEFAULT -1, grpc_status Int32 DEFAULT -2
   ) ENGINE = MergeTree() PARTITION BY toYYYYMM(time) ORDER BY (experiment_id, trial, intended_ms, arm)`,
   // ReplacingMergeTree keeps the row with the highest updated_ms per id; reads use FINAL.
   experiments: `(
@@ -61,6 +62,9 @@ export const ADDED_COLUMNS: readonly { readonly table: TableName; readonly colum
   { table: 'outcomes', column: 'response', type: "String DEFAULT ''" },
   // Which of the arm's processes answered (trials.processes); -1: one process, or an older Tandem.
   { table: 'outcomes', column: 'process', type: 'Int32 DEFAULT -1' },
+  // A gRPC call's answer (the corpus) and status (outcomes); '' and -2: not a gRPC call, or an older Tandem.
+  { table: 'corpus', column: 'grpc', type: "String DEFAULT ''" },
+  { table: 'outcomes', column: 'grpc_status', type: 'Int32 DEFAULT -2' },
   // Summary fields a listing filters on (store/experiment-query.ts). Rows of an older Tandem read the defaults
   // until `init` fills them from their records (experiment-rows.ts), which it finds by their `kind`.
   { table: 'experiments', column: 'kind', type: `String DEFAULT '${UNSUMMARIZED_KIND}'` },

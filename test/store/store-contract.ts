@@ -100,6 +100,35 @@ export function storeContract(backend: string, makeStore: StoreFactory): void {
         for (const timeMs of [-1, Number.NaN, 8.64e15]) await expect(store.corpus.append([corpusRecord({ timeMs })])).rejects.toThrow(/is not a time between 1970 and 9999/);
       }));
 
+    it('round-trips a gRPC call exactly: binary messages, -bin metadata, status and trailers', () =>
+      withStore(async (store) => {
+        const every = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+        const call = corpusRecord({
+          timeMs: T0,
+          path: '/inference.GRPCInferenceService/ModelInfer',
+          headers: { 'content-type': 'application/grpc', 'trace-bin': every.subarray(250).toString('base64'), authorization: '[redacted]' },
+          body: Buffer.concat([Buffer.from([0, 0, 0, 1, 0]), every]).toString('base64'),
+          grpc: {
+            service: 'inference.GRPCInferenceService',
+            method: 'ModelInfer',
+            requestMessages: 1,
+            responseMessages: [every.toString('base64'), ''],
+            responseTruncated: false,
+            status: 3,
+            statusMessage: 'tensor "x": shape [64] ≠ [1, 64]',
+            trailers: { 'grpc-status': '3', 'grpc-message': 'tensor%20%22x%22', 'x-shard-bin': every.subarray(0, 9).toString('base64') },
+          },
+        });
+        const plain = corpusRecord({ timeMs: T0 + 1 });
+        await store.corpus.append([call, plain]);
+        expect(await collect(store.corpus.read('ranking', { sinceMs: 0 }))).toEqual([call, plain]);
+        const id = `exp-${randomUUID()}`;
+        const outcome: RequestOutcome = { experimentId: id, trial: 0, attempt: 1, arm: 'control', recordId: call.id, intendedMs: T0, latencyMs: 2, status: 200, bytes: 9, errorClass: 'grpc', bodyHash: 'ab'.repeat(20), first: true, grpcStatus: 3 };
+        const reset: RequestOutcome = { ...outcome, arm: 'treatment', status: 200, errorClass: 'reset', grpcStatus: -1, first: false };
+        await store.outcomes.append([outcome, reset]);
+        expect(await collect(store.outcomes.read(id))).toEqual([outcome, reset]);
+      }));
+
     it('reads only the lookback window and honours limit', () =>
       withStore(async (store) => {
         const records = [0, 1, 2, 3, 4, 5].map((h) => corpusRecord({ timeMs: T0 + h * HOUR + 123 }));

@@ -1,0 +1,128 @@
+/**
+ * One HTTP/2 stream passed through a proxy unchanged, for the recording
+ * sidecar and the egress router alike: the request's headers (less what
+ * belongs to one connection), its body with backpressure, the response's
+ * informational and final headers, its body, its trailers, and how it ended —
+ * a reset from either side is passed on with its own code, so a client sees
+ * the upstream's `RST_STREAM(CANCEL)` or `REFUSED_STREAM`, not a status the
+ * upstream never sent. A gRPC response keeps `grpc-status` where the upstream
+ * put it: in trailers, or in the headers of a trailers-only response.
+ */
+import { constants, type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
+import { isGrpcContentType } from './grpc-wire.js';
+
+/** RFC 9113 §8.2.2: connection-specific fields are malformed in HTTP/2; `te` may only be `trailers`. */
+const CONNECTION_SPECIFIC = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'http2-settings']);
+
+/** Headers as received, ready to send on: pseudo-headers kept or dropped by `keepPseudo`, connection-specific ones dropped. */
+export function forwardableHeaders(headers: IncomingHttpHeaders, keepPseudo: (name: string) => boolean): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = {};
+  for (const name of Object.keys(headers)) {
+    const value = headers[name];
+    if (value === undefined || CONNECTION_SPECIFIC.has(name)) continue;
+    if (name.startsWith(':') && !keepPseudo(name)) continue;
+    if (name === 'te' && value !== 'trailers') continue;
+    out[name] = value;
+  }
+  return out;
+}
+
+export interface ForwardTap {
+  onRequestData?(chunk: Buffer): void;
+  onResponseHeaders?(headers: IncomingHttpHeaders): void;
+  onResponseData?(chunk: Buffer): void;
+  onTrailers?(trailers: IncomingHttpHeaders): void;
+  /** How the exchange ended: `rstCode` 0 and `complete` when the response ended normally. */
+  onEnd?(end: { readonly complete: boolean; readonly rstCode: number; readonly error?: Error }): void;
+}
+
+/**
+ * Forward `stream` (whose request headers were `requestHeaders`, already made
+ * ready for the upstream) over `upstream`; `endStream` when the request had no body.
+ * Returns the upstream stream, or undefined when the session could not open one (the client's stream is reset).
+ */
+export function forwardStream(stream: ServerHttp2Stream, requestHeaders: OutgoingHttpHeaders, endStream: boolean, upstream: ClientHttp2Session, tap: ForwardTap = {}): ClientHttp2Stream | undefined {
+  let up: ClientHttp2Stream;
+  try {
+    up = upstream.request(requestHeaders, { endStream });
+  } catch (error) {
+    // A session that is closing or gone: the client sees what a closing server gives, a refused stream.
+    if (!stream.destroyed) stream.close(constants.NGHTTP2_REFUSED_STREAM);
+    tap.onEnd?.({ complete: false, rstCode: constants.NGHTTP2_REFUSED_STREAM, error: error as Error });
+    return undefined;
+  }
+  let ended = false;
+  let trailers: IncomingHttpHeaders | undefined;
+  let complete = false;
+  let expectsTrailers = false;
+  const end = (rstCode: number, error?: Error): void => {
+    if (ended) return;
+    ended = true;
+    tap.onEnd?.({ complete, rstCode, ...(error ? { error } : {}) });
+  };
+
+  if (!endStream) {
+    if (tap.onRequestData) stream.on('data', tap.onRequestData);
+    stream.pipe(up);
+  }
+  // The client went away or reset its stream: the upstream's stream is reset with the same code.
+  stream.once('close', () => {
+    if (!up.closed && !up.destroyed) up.close(stream.rstCode ?? constants.NGHTTP2_CANCEL);
+    end(stream.rstCode ?? 0);
+  });
+  stream.on('error', () => undefined);
+
+  up.on('headers', (headers: IncomingHttpHeaders) => {
+    // 1xx before the final response (103 Early Hints and the like).
+    if (!stream.destroyed && !stream.headersSent) stream.additionalHeaders(forwardableHeaders(headers, (n) => n === ':status'));
+  });
+  up.once('response', (headers: IncomingHttpHeaders, flags: number) => {
+    tap.onResponseHeaders?.(headers);
+    if (stream.destroyed) return;
+    const trailersOnly = (flags & constants.NGHTTP2_FLAG_END_STREAM) !== 0;
+    // Trailers can only be sent when asked for at the head; ask when they are expected (gRPC always ends with them).
+    expectsTrailers = !trailersOnly && (isGrpcContentType(headers['content-type']) || headers.trailer !== undefined);
+    const expectTrailers = expectsTrailers;
+    try {
+      stream.respond(forwardableHeaders(headers, (n) => n === ':status'), { endStream: trailersOnly, waitForTrailers: expectTrailers });
+    } catch {
+      stream.close(constants.NGHTTP2_INTERNAL_ERROR);
+      return;
+    }
+    if (expectTrailers) {
+      stream.once('wantTrailers', () => {
+        if (trailers !== undefined) stream.sendTrailers(forwardableHeaders(trailers, () => false));
+        else stream.close(constants.NGHTTP2_NO_ERROR);
+      });
+    }
+  });
+  up.on('trailers', (received: IncomingHttpHeaders) => {
+    trailers = received;
+    tap.onTrailers?.(received);
+  });
+  up.on('data', (chunk: Buffer) => {
+    tap.onResponseData?.(chunk);
+    if (stream.destroyed) return;
+    if (!stream.write(chunk)) {
+      up.pause();
+      stream.once('drain', () => up.resume());
+    }
+  });
+  // The client's stream is ended at the upstream's `close`, not its `end`: only then is a reset's code known.
+  let endedWell = false;
+  up.once('end', () => (endedWell = true));
+  up.once('close', () => {
+    let code = up.rstCode ?? constants.NGHTTP2_NO_ERROR;
+    // Node reports a reset that arrives after the request's own end as a plain end with code 0 (the code is
+    // lost); a gRPC response that ends without its trailers can only be that, or a broken upstream.
+    if (code === constants.NGHTTP2_NO_ERROR && (!endedWell || (expectsTrailers && trailers === undefined))) code = constants.NGHTTP2_INTERNAL_ERROR;
+    complete = code === constants.NGHTTP2_NO_ERROR;
+    if (!stream.destroyed) {
+      if (!complete) stream.close(code);
+      else if (stream.headersSent && !stream.writableEnded) stream.end();
+    }
+    end(complete ? 0 : code);
+  });
+  up.on('error', () => undefined); // its code is read at `close`
+  return up;
+}

@@ -1,0 +1,117 @@
+/**
+ * The replayer's HTTP/2 transport to one arm (cleartext, prior knowledge —
+ * how gRPC reaches an `http://` address): a few sessions, each carrying many
+ * concurrent streams, used in turn. A session the arm closes (`GOAWAY`, a
+ * dead process) is replaced on the next send; its streams in flight end as
+ * resets. One exchange is reported once, as its response, trailers and how
+ * it ended; the deadline is the replay's timeout or the call's own
+ * `grpc-timeout`, whichever is sooner.
+ */
+import { connect, constants, type ClientHttp2Session, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http2';
+
+export interface H2Exchange {
+  /** `:status`; 0 when no response came. */
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly trailers?: IncomingHttpHeaders;
+  readonly chunks: readonly Buffer[];
+  readonly bytes: number;
+  /** Why no whole response came: `timeout`, `reset` (with the stream's code), `refused` (no connection). */
+  readonly failure?: 'timeout' | 'reset' | 'refused';
+  readonly rstCode: number;
+}
+
+export interface H2SessionsOptions {
+  /** Sessions (connections) to the arm. @default 1 */
+  readonly connections?: number;
+  /** Streams this side opens at once on one session; the server's own limit applies too. @default 100 */
+  readonly maxConcurrentStreams?: number;
+}
+
+/** Sessions that reached their arm: a stream that fails on one that never did was refused. */
+const connected = new WeakSet<ClientHttp2Session>();
+
+export class H2Sessions {
+  readonly #url: string;
+  readonly #sessions: (ClientHttp2Session | undefined)[];
+  readonly #maxConcurrentStreams: number;
+  #next = 0;
+  #closed = false;
+
+  constructor(url: string, options: H2SessionsOptions = {}) {
+    this.#url = url;
+    this.#sessions = new Array<ClientHttp2Session | undefined>(Math.max(1, options.connections ?? 1)).fill(undefined);
+    this.#maxConcurrentStreams = options.maxConcurrentStreams ?? 100;
+  }
+
+  #session(): ClientHttp2Session {
+    const index = this.#next++ % this.#sessions.length;
+    const existing = this.#sessions[index];
+    if (existing && !existing.closed && !existing.destroyed) return existing;
+    const session = connect(this.#url, { settings: { enablePush: false }, peerMaxConcurrentStreams: this.#maxConcurrentStreams });
+    session.on('error', () => undefined); // each stream reports its own failure
+    session.once('connect', () => connected.add(session));
+    session.once('goaway', () => {
+      if (this.#sessions[index] === session) this.#sessions[index] = undefined;
+    });
+    session.once('close', () => {
+      if (this.#sessions[index] === session) this.#sessions[index] = undefined;
+    });
+    this.#sessions[index] = session;
+    return session;
+  }
+
+  /** Sends one request; `done` is called exactly once. */
+  request(headers: OutgoingHttpHeaders, body: Buffer | null, deadlineMs: number, done: (exchange: H2Exchange) => void): void {
+    let status = 0;
+    let responseHeaders: IncomingHttpHeaders = {};
+    let trailers: IncomingHttpHeaders | undefined;
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    let timedOut = false;
+    let finished = false;
+    let timer: NodeJS.Timeout | undefined;
+    const finish = (failure: H2Exchange['failure'], rstCode: number): void => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      done({ status, headers: responseHeaders, ...(trailers ? { trailers } : {}), chunks, bytes, ...(failure ? { failure } : {}), rstCode });
+    };
+    if (this.#closed) return finish('refused', 0);
+    let stream;
+    try {
+      stream = this.#session().request(headers, { endStream: body === null || body.length === 0 });
+    } catch {
+      return finish('refused', 0);
+    }
+    const session = stream.session as ClientHttp2Session | undefined;
+    timer = setTimeout(() => {
+      timedOut = true;
+      stream.close(constants.NGHTTP2_CANCEL);
+    }, deadlineMs);
+    stream.on('response', (h: IncomingHttpHeaders) => {
+      status = Number(h[':status'] ?? 0);
+      responseHeaders = h;
+    });
+    stream.on('trailers', (t: IncomingHttpHeaders) => (trailers = t));
+    stream.on('data', (chunk: Buffer) => {
+      bytes += chunk.length;
+      chunks.push(chunk);
+    });
+    stream.on('error', () => undefined); // read at close
+    stream.once('close', () => {
+      const code = stream.rstCode ?? 0;
+      if (timedOut) return finish('timeout', code);
+      if (status === 0) return finish(session !== undefined && connected.has(session) ? 'reset' : 'refused', code);
+      // A reset after the request's end reads as code 0 in Node (see core/h2-forward.ts): a response without its end is a reset.
+      finish(code !== constants.NGHTTP2_NO_ERROR || !stream.readableEnded ? 'reset' : undefined, code);
+    });
+    if (body !== null && body.length > 0) stream.end(body);
+  }
+
+  close(): void {
+    this.#closed = true;
+    for (const session of this.#sessions) session?.destroy();
+    this.#sessions.fill(undefined);
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * gRPC through the recording sidecar: a real @grpc/grpc-js client talks to a
+ * real @grpc/grpc-js server once directly and once through the sidecar, and
+ * must see the same answers, statuses and trailers; each sampled call is one
+ * corpus record holding its method, redacted metadata, request messages,
+ * response messages, status and trailers. HTTP/1.1 keeps working on the same port.
+ */
+import { connect } from 'node:http2';
+import { describe, expect, it } from 'vitest';
+import { frameMessage, splitMessages } from '../../core/index.js';
+import { catalogClient, itemFor, startCatalog } from '../support/grpc-service.js';
+import { rawRequest, records, sidecarFor, startServer, tempStore } from '../support/recording.js';
+
+const hostOf = (url: string): string => new URL(url).host;
+
+describe('the sidecar with gRPC over cleartext HTTP/2', () => {
+  it('passes unary and server-streaming calls, errors and trailers through unchanged, and records each call whole', async () => {
+    const upstream = await startCatalog({ missing: ['gone'], trailer: { 'x-served-by': 'catalog-1' } });
+    const { store } = await tempStore();
+    const { sidecar, recorder } = await sidecarFor(`http://${upstream}`, store.corpus);
+    const direct = catalogClient(upstream);
+    const proxied = catalogClient(hostOf(sidecar.url));
+
+    for (const client of [direct, proxied]) {
+      const found = await client.lookup('42', { authorization: 'Bearer secret-token', 'x-request-id': 'r-1', 'trace-bin': Buffer.from([0, 1, 2, 255]) });
+      expect(found.item).toEqual(itemFor('42'));
+      expect(found.trailers['x-served-by']).toBe('catalog-1');
+      const missing = await client.lookup('gone');
+      expect(missing.error?.code).toBe(5);
+      expect(missing.error?.details).toBe('no item gone');
+      expect(missing.trailers['x-served-by']).toBe('catalog-1');
+      const listed = await client.list(3);
+      expect(listed.items).toEqual([itemFor('0'), itemFor('1'), itemFor('2')]);
+      expect(listed.status).toBe(0);
+    }
+    await recorder.close();
+    const recorded = await records(store.corpus);
+    expect(recorded).toHaveLength(3);
+    const byId = (id: string) => recorded.find((r) => r.grpc?.method === 'Lookup' && Buffer.from(r.body, 'base64').includes(Buffer.from(id)));
+    const lookup = byId('42')!;
+    expect(lookup).toMatchObject({ method: 'POST', path: '/tandem.test.Catalog/Lookup', grpc: { service: 'tandem.test.Catalog', method: 'Lookup', requestMessages: 1, status: 0, statusMessage: 'OK', responseTruncated: false } });
+    expect(lookup.headers.authorization).toBe('[redacted]');
+    expect(lookup.headers['x-request-id']).toBe('r-1');
+    expect(Buffer.from(lookup.headers['trace-bin']!, 'base64')).toEqual(Buffer.from([0, 1, 2, 255]));
+    expect(lookup.headers[':path']).toBeUndefined();
+    expect(lookup.grpc!.trailers['x-served-by']).toBe('catalog-1');
+    expect(lookup.grpc!.responseMessages).toHaveLength(1);
+    // The body is the request's message stream exactly as sent.
+    expect(splitMessages(Buffer.from(lookup.body, 'base64')).messages).toHaveLength(1);
+    const gone = byId('gone')!;
+    expect(gone.grpc).toMatchObject({ status: 5, statusMessage: 'no item gone', responseMessages: [] });
+    const stream = recorded.find((r) => r.grpc?.method === 'List')!;
+    expect(stream.grpc!.responseMessages).toHaveLength(3);
+    expect(recorder.accounting).toMatchObject({ sampled: 3, written: 3, dropped: 0 });
+  });
+
+  it('serves HTTP/1.1 on the same port', async () => {
+    const upstream = await startServer((req, res) => res.end(`plain ${req.url}`));
+    const { store } = await tempStore();
+    const { sidecar } = await sidecarFor(upstream, store.corpus);
+    const answer = await rawRequest(sidecar.url, { method: 'GET', path: '/x?y=1' });
+    expect(answer).toMatchObject({ status: 200, body: 'plain /x?y=1' });
+  });
+
+  it('passes an upstream that dies mid-response on as a failed stream, and still answers the next call', async () => {
+    // A raw HTTP/2 upstream that resets one path's stream mid-response.
+    const { createServer } = await import('node:http2');
+    const server = createServer();
+    server.on('stream', (stream, headers) => {
+      stream.on('error', () => undefined);
+      if (headers[':path'] === '/tandem.test.Catalog/Reset') {
+        stream.respond({ ':status': 200, 'content-type': 'application/grpc' });
+        stream.write(frameMessage(Buffer.from('partial')).subarray(0, 6));
+        stream.write(Buffer.alloc(0), () => stream.session?.destroy());
+        return;
+      }
+      stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+      stream.once('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
+      stream.end(frameMessage(Buffer.from('whole')));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as { port: number }).port;
+    const { store } = await tempStore();
+    const { sidecar, recorder } = await sidecarFor(`http://127.0.0.1:${port}`, store.corpus);
+    const session = connect(sidecar.url);
+    try {
+      const call = (path: string) =>
+        new Promise<{ rstCode: number; trailers?: Record<string, unknown>; body: Buffer }>((resolve) => {
+          const stream = session.request({ ':method': 'POST', ':path': path, 'content-type': 'application/grpc', te: 'trailers' });
+          const chunks: Buffer[] = [];
+          let trailers: Record<string, unknown> | undefined;
+          stream.on('data', (c: Buffer) => chunks.push(c));
+          stream.on('trailers', (t) => (trailers = t));
+          stream.on('error', () => undefined);
+          stream.on('close', () => resolve({ rstCode: stream.rstCode ?? 0, ...(trailers ? { trailers } : {}), body: Buffer.concat(chunks) }));
+          stream.end(frameMessage(Buffer.from('ask')));
+        });
+      const reset = await call('/tandem.test.Catalog/Reset');
+      // The client got the partial message and no trailers: a failed call, never a made-up status.
+      expect(reset.trailers).toBeUndefined();
+      expect(reset.body).toEqual(frameMessage(Buffer.from('partial')).subarray(0, 6));
+      const whole = await call('/tandem.test.Catalog/Whole');
+      expect(whole.rstCode).toBe(0);
+      expect(whole.trailers?.['grpc-status']).toBe('0');
+      expect(whole.body).toEqual(frameMessage(Buffer.from('whole')));
+    } finally {
+      session.destroy();
+      server.close();
+    }
+    await recorder.close();
+    const recorded = await records(store.corpus);
+    const reset = recorded.find((r) => r.grpc?.method === 'Reset')!;
+    expect(reset.grpc).toMatchObject({ status: -1, responseTruncated: true, responseMessages: [] });
+    expect(recorded.find((r) => r.grpc?.method === 'Whole')!.grpc).toMatchObject({ status: 0, responseMessages: [Buffer.from('whole').toString('base64')] });
+  });
+});
