@@ -75,3 +75,4 @@ export {
 } from './grpc-wire.js';
 export { protocolListener, type ProtocolListener } from './protocol-listener.js';
 export { forwardStream, forwardableHeaders, type ForwardTap } from './h2-forward.js';
+export { loadGrpcSchema, schemaFromDescriptorSet, grpcSchemaOf, type GrpcSchema, type GrpcSchemaConfig } from './grpc-schema.js';

@@ -11,7 +11,7 @@ import type { Store } from '../store/index.js';
 import { LiveWrites } from './live-writes.js';
 import { readCorpusWindow } from '../recorder/index.js';
 import { runTrials, type ArmProvider, type ReplayProgress } from '../replayer/index.js';
-import { dependencyHealthDetector, experimentAttributedDetector, runMonitor, startRouter, type Cancellation, type Detector, type EgressRouter, type SharedSource } from '../guardrails/index.js';
+import { dependencyHealthDetector, experimentAttributedDetector, loadDependencySchemas, runMonitor, startRouter, type Cancellation, type Detector, type EgressRouter, type SharedSource } from '../guardrails/index.js';
 import { LiveOutcomes, duringCheckDetector, type DuringCheck } from '../harness/index.js';
 
 export interface ReplayExperimentOptions {
@@ -23,6 +23,8 @@ export interface ReplayExperimentOptions {
   readonly arms: (router: EgressRouter | undefined) => ArmProvider;
   /** Whether the arms are deployed per trial (they then reach their dependencies through the router). */
   readonly deployed: boolean;
+  /** Where paths in the config (descriptor sets) are relative to. @default process.cwd() */
+  readonly cwd?: string;
   readonly seed?: number;
   readonly experimentId?: string;
   /** `replay`, `calibration`, … stored in the record's spec. */
@@ -71,7 +73,9 @@ export async function replayExperiment(options: ReplayExperimentOptions): Promis
   // Deployed arms get the router's listeners instead of their dependencies' addresses (FIRE §4).
   // A deployed control′ reaches the dependencies through listeners of its own, counted apart from control's.
   const primeDeployed = workload.arms?.controlPrime?.deployed === true;
-  const router = options.deployed && workload.dependencies.length > 0 ? await startRouter({ experimentId, seed, dependencies: workload.dependencies, identityPrefix: workload.replay.identityHeaderPrefix, ...(primeDeployed ? { arms: ['control', 'treatment', 'control-prime'] as const } : {}) }) : undefined;
+  const routed = options.deployed && workload.dependencies.length > 0;
+  const grpcSchemas = routed ? await loadDependencySchemas(workload.dependencies, options.cwd ?? process.cwd()) : undefined;
+  const router = routed ? await startRouter({ experimentId, seed, dependencies: workload.dependencies, identityPrefix: workload.replay.identityHeaderPrefix, ...(grpcSchemas && grpcSchemas.size > 0 ? { grpcSchemas } : {}), ...(primeDeployed ? { arms: ['control', 'treatment', 'control-prime'] as const } : {}) }) : undefined;
   try {
     const arms = options.arms(router);
     await store.init();

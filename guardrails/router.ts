@@ -12,8 +12,10 @@ import { once } from 'node:events';
 import { Writable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
-import { withoutHopByHop, type DependencyConfig } from '../core/index.js';
+import { protocolListener, withoutHopByHop, type DependencyConfig, type GrpcSchema, type ProtocolListener } from '../core/index.js';
 import { allowedTargets, isWrite, withBaggage } from './policies.js';
+import { GrpcWriteRules } from './grpc-writes.js';
+import { H2Egress } from './h2-egress.js';
 import { normalizedPath } from './request-path.js';
 
 /** control′ gets listeners of its own when it is deployed per trial, so its calls never count as control's. */
@@ -36,6 +38,8 @@ export interface RouterOptions {
   readonly connections?: number;
   /** Largest request body buffered to fail over between pinned shards. @default 8 MiB */
   readonly maxBufferedBodyBytes?: number;
+  /** Descriptors of dependencies whose config names a `grpc.descriptorSet`, by dependency name (see grpc-writes.ts). */
+  readonly grpcSchemas?: ReadonlyMap<string, GrpcSchema>;
 }
 
 /** Latency bucket upper bounds, ms. */
@@ -60,7 +64,7 @@ export interface DependencyCounters {
   readonly fanOut: number;
 }
 
-class Counters {
+export class Counters {
   calls = 0;
   errors = 0;
   blocked = 0;
@@ -73,7 +77,10 @@ class Counters {
   }
 }
 
-interface Listener {
+/** What the policy decided for one call (EgressRouter.decide). */
+export type Decision = { readonly kind: 'refused' | 'blocked'; readonly reason: string } | { readonly kind: 'forward'; readonly headers: Record<string, string | string[]> };
+
+export interface Listener {
   readonly arm: RouterArm;
   readonly dependency: DependencyConfig;
   readonly targets: readonly string[];
@@ -82,6 +89,8 @@ interface Listener {
   /** This trial's counters: reset by setTrial, so each trial record carries its own calls and fan-out. */
   counters: Counters;
   server: Server;
+  /** HTTP/1.1 and cleartext HTTP/2 on one port (core/protocol-listener.ts). */
+  listener: ProtocolListener;
   authority: string;
   /** The same authority spelled with `localhost`, also accepted as Host. */
   localhost: string;
@@ -96,6 +105,8 @@ export class EgressRouter {
   readonly #listeners: Listener[] = [];
   readonly #pools = new Map<string, Pool>();
   readonly #options: RouterOptions;
+  readonly #grpcWrites: GrpcWriteRules;
+  readonly #h2: H2Egress;
   readonly #prefix: string;
   readonly #trialHeader: string;
   readonly #recordHeader: string;
@@ -106,10 +117,17 @@ export class EgressRouter {
 
   constructor(options: RouterOptions) {
     this.#options = options;
+    this.#grpcWrites = new GrpcWriteRules(options.dependencies, options.grpcSchemas);
+    this.#h2 = new H2Egress(this);
     this.#prefix = options.identityPrefix ?? 'x-tandem-';
     this.#trialHeader = `${this.#prefix}trial`;
     this.#recordHeader = `${this.#prefix}record`;
     this.#identityHeaders = [`${this.#prefix}experiment`, `${this.#prefix}arm`, `${this.#prefix}trial`, `${this.#prefix}job`];
+  }
+
+  /** Prefix of the identity headers the router owns. */
+  get identityPrefix(): string {
+    return this.#prefix;
   }
 
   /** The router URL of each dependency, per arm: what each arm's deployment is given. */
@@ -167,15 +185,17 @@ export class EgressRouter {
           origins: targets.map((t) => new URL(t).origin),
           counters: new Counters(),
           server: undefined as unknown as Server,
+          listener: undefined as unknown as ProtocolListener,
           authority: '',
           localhost: '',
           identity: (trial) => forTrial(trial).identity,
           baggage: (trial) => forTrial(trial).baggage,
         };
         listener.server = createServer((req, res) => this.#handle(listener, req, res));
-        listener.server.listen(0, '127.0.0.1');
-        await once(listener.server, 'listening');
-        listener.authority = `127.0.0.1:${(listener.server.address() as AddressInfo).port}`;
+        listener.listener = protocolListener(listener.server, this.#h2.serverFor(listener));
+        listener.listener.server.listen(0, '127.0.0.1');
+        await once(listener.listener.server, 'listening');
+        listener.authority = `127.0.0.1:${(listener.listener.server.address() as AddressInfo).port}`;
         listener.localhost = listener.authority.replace('127.0.0.1', 'localhost');
         this.#listeners.push(listener);
       }
@@ -187,11 +207,13 @@ export class EgressRouter {
       this.#listeners.map(
         (l) =>
           new Promise<void>((resolve) => {
-            l.server.close(() => resolve());
+            l.listener.server.close(() => resolve());
             l.server.closeAllConnections();
+            for (const socket of l.listener.sockets) socket.destroy();
           }),
       ),
     );
+    this.#h2.close();
     await Promise.all([...this.#pools.values()].map((pool) => pool.destroy()));
   }
 
@@ -210,47 +232,60 @@ export class EgressRouter {
     res.end(`${reason}\n`);
   }
 
-  #handle(listener: Listener, req: IncomingMessage, res: ServerResponse): void {
+  /**
+   * The policy's decision on one call, whatever its protocol: refused (not this dependency, an unsafe
+   * target), blocked (a write where writes are blocked), or the headers to forward it with — the SUT's
+   * identity headers replaced by the router's own. Counts the call, the refusal or the block.
+   */
+  decide(listener: Listener, call: { method: string; path: string; host: string; headers: Readonly<Record<string, string | string[] | undefined>>; grpc?: { service: string; method: string } }): Decision {
     const { dependency, counters } = listener;
-    const started = performance.now();
-    const method = req.method ?? 'GET';
-    const path = req.url ?? '/';
+    const { method, path } = call;
     counters.calls++;
-    const refuse = (reason: string): void => {
+    const refuse = (reason: string): Decision => {
       counters.refused++;
-      req.resume();
-      this.#answer(res, 403, 'refused', `${dependency.name}: ${reason}`);
+      return { kind: 'refused', reason: `${dependency.name}: ${reason}` };
     };
     // Deny by default: only origin-form paths, addressed to this listener, reach a target.
     if (!path.startsWith('/')) return refuse(`absolute-form request URI ${path.slice(0, 100)} is not forwarded`);
-    const host = req.headers.host ?? '';
-    if (host !== listener.authority && host !== listener.localhost) return refuse(`Host ${host.slice(0, 100)} is not this dependency`);
+    if (call.host !== listener.authority && call.host !== listener.localhost) return refuse(`Host ${call.host.slice(0, 100)} is not this dependency`);
     const normalized = normalizedPath(path);
     if (normalized === undefined) return refuse(`path ${path.slice(0, 100)} cannot be normalized (bad escape, control character, or ".." above the root)`);
-    const write = isWrite(dependency, { method, target: path, headers: req.headers }, normalized);
+    const write = call.grpc !== undefined ? this.#grpcWrites.isWrite(dependency, call.grpc.service, call.grpc.method) : isWrite(dependency, { method, target: path, headers: call.headers }, normalized);
     if (write && dependency.writes === 'block') {
       counters.blocked++;
-      req.resume();
-      return this.#answer(res, 403, 'blocked', `${dependency.name}: ${method} ${path.split('?')[0]} is a write, and this experiment blocks writes to it`);
+      const what = call.grpc !== undefined ? `gRPC method ${call.grpc.service}/${call.grpc.method}` : `${method} ${path.split('?')[0]}`;
+      return { kind: 'blocked', reason: `${dependency.name}: ${what} is a write, and this experiment blocks writes to it` };
     }
     // The router owns every identity header: what the SUT sent is read only where it is well-formed (a trial
     // number, a record id), and never passed on as sent — `x-tandem-trial: 9,tandem.job=prod` is not a trial.
-    const sentTrial = req.headers[this.#trialHeader];
+    const sentTrial = call.headers[this.#trialHeader];
     const trial = typeof sentTrial === 'string' && TRIAL_NUMBER.test(sentTrial) ? sentTrial : String(this.#trial);
     // A replayed request is the same record in the same trial: every trial replays the corpus again.
-    const sentRecord = req.headers[this.#recordHeader];
+    const sentRecord = call.headers[this.#recordHeader];
     const record = typeof sentRecord === 'string' && RECORD_ID.test(sentRecord) ? sentRecord : undefined;
     if (record !== undefined && counters.records.size < 1_000_000) counters.records.add(`${trial}/${record}`);
-    const headers = withoutHopByHop(req.headers, 'host', this.#prefix);
+    const headers = withoutHopByHop(call.headers, 'host', this.#prefix);
     if (record !== undefined) headers[this.#recordHeader] = record;
     const identity = listener.identity(trial);
     headers[this.#identityHeaders[0]] = identity.experiment!;
     headers[this.#identityHeaders[1]] = identity.arm!;
     headers[this.#identityHeaders[2]] = identity.trial!;
     headers[this.#identityHeaders[3]] = identity.job!;
-    const baggage = req.headers.baggage;
+    const baggage = call.headers.baggage;
     headers.baggage = typeof baggage === 'string' && baggage !== '' ? withBaggage(baggage, identity) : listener.baggage(trial);
     if (write && dependency.writes === 'tag') headers[`${this.#prefix}write`] = '1';
+    return { kind: 'forward', headers };
+  }
+
+  #handle(listener: Listener, req: IncomingMessage, res: ServerResponse): void {
+    const { dependency, counters } = listener;
+    const started = performance.now();
+    const decision = this.decide(listener, { method: req.method ?? 'GET', path: req.url ?? '/', host: req.headers.host ?? '', headers: req.headers });
+    if (decision.kind !== 'forward') {
+      req.resume();
+      return this.#answer(res, 403, decision.kind, decision.reason);
+    }
+    const { headers } = decision;
     const hasBody = req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
     const finish = (error: boolean): void => {
       if (error) counters.errors++;

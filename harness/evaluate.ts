@@ -5,7 +5,7 @@
  * report model every renderer reads. The model's shape is the JSON report
  * (docs/reports.md documents it); renderers add nothing to it.
  */
-import type { GrpcSchema } from './grpc-schema.js';
+import type { GrpcSchema } from '../core/index.js';
 import type { ExperimentRecord, WorkloadConfig } from '../core/index.js';
 import type { Store } from '../store/index.js';
 import type { Calibration } from './calibration-result.js';

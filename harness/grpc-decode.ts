@@ -10,7 +10,7 @@
  */
 import { hash } from 'node:crypto';
 import { grpcMethodOf, grpcStatusName, splitMessages, type RequestOutcome } from '../core/index.js';
-import type { GrpcSchema } from './grpc-schema.js';
+import type { GrpcSchema } from '../core/index.js';
 
 const TO_JSON = { longs: String, enums: String, bytes: String, defaults: true, arrays: true, json: true } as const;
 

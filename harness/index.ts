@@ -22,7 +22,7 @@ export { fitLook, sequentialBoundary, criticalValue, ar1VarianceFactor, variance
 export { judgeSequentially, lookByLook, type SequentialRun } from './sequential-run.js';
 export { calibrate, wilsonInterval, type Calibration, type MetricCalibration } from './calibration.js';
 export { loadExperimentData, slotSign, missingDataCauses, type ExperimentData, type ExcludedTrial, type SlotSign } from './experiment-data.js';
-export { loadGrpcSchema, schemaFromDescriptorSet, grpcSchemaOf, type GrpcSchema, type GrpcSchemaConfig } from './grpc-schema.js';
+export { loadGrpcSchema, type GrpcSchema } from '../core/index.js';
 export { compareResponses, type ResponseComparison, type FieldDifference, type RankingComparison } from './compare-responses.js';
 export {
   defineChecks,

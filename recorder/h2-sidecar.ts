@@ -56,7 +56,8 @@ export function grpcResponseOf(
       break;
     }
   }
-  return { responseMessages: messages, responseTruncated: truncated, status, statusMessage: decodeGrpcMessage(ending?.['grpc-message']), trailers: ending ?? {} };
+  // A trailers-only response's headers hold `:status` too: the pseudo-headers are HTTP/2's, not the call's.
+  return { responseMessages: messages, responseTruncated: truncated, status, statusMessage: decodeGrpcMessage(ending?.['grpc-message']), trailers: ending ? withoutPseudo(ending) : {} };
 }
 
 const withoutPseudo = (headers: IncomingHttpHeaders): Record<string, string | string[] | undefined> => forwardableHeaders(headers, () => false) as Record<string, string | string[] | undefined>;

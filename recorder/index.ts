@@ -7,4 +7,5 @@ export { startSidecar, passOnUpstreamFailure, type Sidecar, type SidecarOptions 
 export { recordingHandler, recordingInterceptor } from './in-process.js';
 export { parseHar, type ParsedImport, type SkippedInput } from './import-har.js';
 export { parseGor, formatGor, GOR_SEPARATOR } from './import-gor.js';
+export { GRPC_CALL_SCHEMA } from './grpc-call-schema.js';
 export { readCorpusWindow, type CorpusWindowOptions } from './lookback.js';

@@ -123,6 +123,14 @@ const dependencyCommon = {
   writes: z.enum(['block', 'tag', 'allow']).default('tag').describe('What the router does with writes: any method but GET, HEAD, OPTIONS and TRACE (RFC 9110 §9.2.1), a method override (X-HTTP-Method-Override, X-HTTP-Method, X-Method-Override, _method) naming one, or a path under writePaths.'),
   writePaths: z.array(z.string().startsWith('/')).default([]).describe('Paths treated as writes whatever their method; matched after normalization (decoded, dot-segments resolved, slashes collapsed, ;params dropped, case folded).'),
   timeout: positiveDuration.prefault('10s').describe('Timeout of one forwarded call.'),
+  grpc: z
+    .strictObject({
+      writeMethods: z.array(z.string().min(1)).default([]).describe('gRPC methods that are writes, as globs over "package.Service/Method" (e.g. "shop.Cart/*"); always writes.'),
+      readMethods: z.array(z.string().min(1)).default([]).describe('gRPC methods that have no side effects, as globs; a method neither here nor declared NO_SIDE_EFFECTS in descriptorSet is a write (every gRPC call is a POST).'),
+      descriptorSet: z.string().min(1).optional().describe("A FileDescriptorSet of the dependency's services: a method whose idempotency_level is NO_SIDE_EFFECTS is a read, every other one a write."),
+    })
+    .optional()
+    .describe('How the router tells gRPC reads from writes (docs/grpc.md). Without it every gRPC method is a write.'),
 };
 
 const dependency = z.discriminatedUnion('policy', [

@@ -9,6 +9,7 @@ import { connect } from 'node:http2';
 import { describe, expect, it } from 'vitest';
 import { frameMessage, splitMessages } from '../../core/index.js';
 import { catalogClient, itemFor, startCatalog } from '../support/grpc-service.js';
+import { pollUntil } from '../support/poll.js';
 import { rawRequest, records, sidecarFor, startServer, tempStore } from '../support/recording.js';
 
 const hostOf = (url: string): string => new URL(url).host;
@@ -33,8 +34,11 @@ describe('the sidecar with gRPC over cleartext HTTP/2', () => {
       expect(listed.items).toEqual([itemFor('0'), itemFor('1'), itemFor('2')]);
       expect(listed.status).toBe(0);
     }
+    // A call is recorded when its exchange closes, just after the client has its answer.
+    await pollUntil(async () => recorder.accounting.sampled, (n) => n >= 3, { what: 'three recorded calls' });
     await recorder.close();
     const recorded = await records(store.corpus);
+    expect(recorder.accounting).toMatchObject({ sampled: 3, written: 3, dropped: 0 });
     expect(recorded).toHaveLength(3);
     const byId = (id: string) => recorded.find((r) => r.grpc?.method === 'Lookup' && Buffer.from(r.body, 'base64').includes(Buffer.from(id)));
     const lookup = byId('42')!;
@@ -49,6 +53,9 @@ describe('the sidecar with gRPC over cleartext HTTP/2', () => {
     expect(splitMessages(Buffer.from(lookup.body, 'base64')).messages).toHaveLength(1);
     const gone = byId('gone')!;
     expect(gone.grpc).toMatchObject({ status: 5, statusMessage: 'no item gone', responseMessages: [] });
+    // A trailers-only answer: its status and metadata, without HTTP/2's `:status`.
+    expect(gone.grpc!.trailers).toMatchObject({ 'grpc-status': '5', 'x-served-by': 'catalog-1' });
+    expect(gone.grpc!.trailers[':status']).toBeUndefined();
     const stream = recorded.find((r) => r.grpc?.method === 'List')!;
     expect(stream.grpc!.responseMessages).toHaveLength(3);
     expect(recorder.accounting).toMatchObject({ sampled: 3, written: 3, dropped: 0 });
@@ -107,10 +114,77 @@ describe('the sidecar with gRPC over cleartext HTTP/2', () => {
       session.destroy();
       server.close();
     }
+    await pollUntil(async () => recorder.accounting.sampled, (n) => n >= 2, { what: 'two recorded calls' });
     await recorder.close();
     const recorded = await records(store.corpus);
     const reset = recorded.find((r) => r.grpc?.method === 'Reset')!;
     expect(reset.grpc).toMatchObject({ status: -1, responseTruncated: true, responseMessages: [] });
     expect(recorded.find((r) => r.grpc?.method === 'Whole')!.grpc).toMatchObject({ status: 0, responseMessages: [Buffer.from('whole').toString('base64')] });
+  });
+});
+
+describe('the sidecar with hostile HTTP/2 traffic', () => {
+  it('survives thousands of streams opened and reset at once, and answers the next call', async () => {
+    const upstream = await startCatalog();
+    const { store } = await tempStore();
+    const { sidecar, recorder } = await sidecarFor(`http://${upstream}`, store.corpus, { rate: 0.001 });
+    const session = connect(sidecar.url);
+    session.on('error', () => undefined);
+    // Rapid reset (CVE-2023-44487): open a stream and cancel it at once, 2,000 times.
+    for (let i = 0; i < 2_000 && !session.destroyed; i++) {
+      const stream = session.request({ ':method': 'POST', ':path': '/tandem.test.Catalog/Lookup', 'content-type': 'application/grpc', te: 'trailers' });
+      stream.on('error', () => undefined);
+      stream.close(8);
+    }
+    session.destroy();
+    const answer = await catalogClient(hostOf(sidecar.url)).lookup('after');
+    expect(answer.item).toEqual(itemFor('after'));
+    expect(recorder.accounting.dropped).toBe(0);
+  });
+
+  it('passes an HTTP/2 request that is not gRPC through, recorded as an HTTP request; a compressed message without grpc-encoding is kept as truncated', async () => {
+    const { createServer } = await import('node:http2');
+    const server = createServer();
+    server.on('stream', (stream, headers) => {
+      stream.on('error', () => undefined);
+      if (headers['content-type'] === 'application/grpc') {
+        stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+        stream.once('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
+        stream.end(frameMessage(Buffer.from('zipped?'), true)); // flagged compressed, no grpc-encoding
+        return;
+      }
+      stream.respond({ ':status': 201, 'content-type': 'text/plain' });
+      stream.end(`plain ${headers[':path']}`);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { store } = await tempStore();
+    const { sidecar, recorder } = await sidecarFor(`http://127.0.0.1:${(server.address() as { port: number }).port}`, store.corpus);
+    const session = connect(sidecar.url);
+    try {
+      const ask = (headers: Record<string, string>, body: Buffer) =>
+        new Promise<{ status: number; body: string }>((resolve) => {
+          const stream = session.request({ ':method': 'POST', ...headers });
+          let status = 0;
+          const chunks: Buffer[] = [];
+          stream.on('response', (h) => (status = Number(h[':status'])));
+          stream.on('data', (c: Buffer) => chunks.push(c));
+          stream.on('error', () => undefined);
+          stream.on('close', () => resolve({ status, body: Buffer.concat(chunks).toString('latin1') }));
+          stream.end(body);
+        });
+      expect(await ask({ ':path': '/upload?x=1', 'content-type': 'text/plain' }, Buffer.from('hello'))).toEqual({ status: 201, body: 'plain /upload?x=1' });
+      const zipped = await ask({ ':path': '/tandem.test.Catalog/Zipped', 'content-type': 'application/grpc', te: 'trailers' }, frameMessage(Buffer.from('q')));
+      expect(zipped.body).toBe(frameMessage(Buffer.from('zipped?'), true).toString('latin1'));
+    } finally {
+      session.destroy();
+      server.close();
+    }
+    await pollUntil(async () => recorder.accounting.sampled, (n) => n >= 2, { what: 'two recorded requests' });
+    await recorder.close();
+    const recorded = await records(store.corpus);
+    const plain = recorded.find((r) => r.path === '/upload?x=1')!;
+    expect(plain.grpc).toBeUndefined();
+    expect(Buffer.from(plain.body, 'base64').toString()).toBe('hello');
+    expect(recorded.find((r) => r.grpc?.method === 'Zipped')!.grpc).toMatchObject({ status: 0, responseTruncated: true, responseMessages: [] });
   });
 });

@@ -1,0 +1,89 @@
+/**
+ * The egress router's HTTP/2 side: gRPC (and any cleartext HTTP/2) from the
+ * SUT to a dependency, under the same policy as HTTP/1 — the same decision
+ * (EgressRouter.decide: allowlist, Host, identity as metadata and `baggage`,
+ * writes by gRPC method) — forwarded stream by stream over one HTTP/2
+ * session per target (core/h2-forward.ts). A refused or blocked gRPC call is
+ * answered by the router itself with `PERMISSION_DENIED` and a message
+ * saying why, and never reaches the dependency.
+ */
+import { connect, constants, createServer, type ClientHttp2Session, type Http2Server, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
+import { encodeGrpcMessage, forwardStream, forwardableHeaders, grpcMethodOf, isGrpcContentType, GRPC_STATUS } from '../core/index.js';
+import type { Decision, EgressRouter, Listener } from './router.js';
+
+const MAX_CONCURRENT_STREAMS = 1_000;
+const printable = (text: string): string => text.replace(/[^\x20-\x7e]/g, '?');
+
+export class H2Egress {
+  readonly #router: EgressRouter;
+  readonly #sessions = new Map<string, ClientHttp2Session>();
+  readonly #next = new Map<Listener, number>();
+
+  constructor(router: EgressRouter) {
+    this.#router = router;
+  }
+
+  serverFor(listener: Listener): Http2Server {
+    const server = createServer({ settings: { maxConcurrentStreams: MAX_CONCURRENT_STREAMS } });
+    server.on('session', (session) => session.on('error', () => undefined));
+    server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number) => this.#handle(listener, stream, headers, flags));
+    return server;
+  }
+
+  close(): void {
+    for (const session of this.#sessions.values()) session.destroy();
+    this.#sessions.clear();
+  }
+
+  #session(target: string): ClientHttp2Session {
+    const existing = this.#sessions.get(target);
+    if (existing && !existing.closed && !existing.destroyed) return existing;
+    const session = connect(target, { settings: { enablePush: false } });
+    session.on('error', () => undefined); // each stream reports its own failure
+    const forget = (): void => {
+      if (this.#sessions.get(target) === session) this.#sessions.delete(target);
+    };
+    session.once('goaway', forget);
+    session.once('close', forget);
+    this.#sessions.set(target, session);
+    return session;
+  }
+
+  #answer(stream: ServerHttp2Stream, decision: Exclude<Decision, { kind: 'forward' }>, grpc: boolean): void {
+    stream.on('error', () => undefined);
+    stream.resume();
+    if (stream.destroyed) return;
+    const tag = `${this.#router.identityPrefix}${decision.kind}`;
+    if (grpc) {
+      stream.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': String(GRPC_STATUS.PERMISSION_DENIED), 'grpc-message': encodeGrpcMessage(decision.reason), [tag]: printable(decision.reason) }, { endStream: true });
+    } else {
+      stream.respond({ ':status': 403, 'content-type': 'text/plain', [tag]: printable(decision.reason) });
+      stream.end(`${decision.reason}\n`);
+    }
+  }
+
+  #handle(listener: Listener, stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number): void {
+    const started = performance.now();
+    const path = headers[':path'] ?? '/';
+    const grpc = isGrpcContentType(headers['content-type']) ? grpcMethodOf(path) : undefined;
+    const plain = forwardableHeaders(headers, () => false) as Record<string, string | string[] | undefined>;
+    const decision = this.#router.decide(listener, { method: headers[':method'] ?? 'GET', path, host: headers[':authority'] ?? headers.host ?? '', headers: plain, ...(grpc ? { grpc } : {}) });
+    if (decision.kind !== 'forward') return this.#answer(stream, decision, isGrpcContentType(headers['content-type']));
+    const { counters, targets, dependency } = listener;
+    // Spread across the allowed targets (a pinned subset); never anywhere else.
+    const turn = this.#next.get(listener) ?? 0;
+    this.#next.set(listener, turn + 1);
+    const target = targets[turn % targets.length]!;
+    counters.byTarget[target] = (counters.byTarget[target] ?? 0) + 1;
+    const upstreamHeaders = { ...decision.headers, ...(headers.te === 'trailers' ? { te: 'trailers' } : {}), ':method': headers[':method'] ?? 'GET', ':path': path, ':scheme': 'http', ':authority': new URL(target).host };
+    const endStream = (flags & constants.NGHTTP2_FLAG_END_STREAM) !== 0;
+    const up = forwardStream(stream, upstreamHeaders, endStream, this.#session(target), {
+      onEnd: ({ complete }) => {
+        if (!complete) counters.errors++;
+        counters.observe(performance.now() - started);
+      },
+    });
+    // The dependency's timeout, as for HTTP/1: a call that outlives it is cancelled on both sides.
+    up?.setTimeout(dependency.timeout, () => up.close(constants.NGHTTP2_CANCEL));
+  }
+}
