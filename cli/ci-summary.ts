@@ -8,7 +8,7 @@ import { join, relative, resolve } from 'node:path';
 import type { ExperimentRecord, TandemConfig } from '../core/index.js';
 import { writeFileAtomic, type Store } from '../store/index.js';
 import { isTerminal, latestCalibration } from '../executor/index.js';
-import { evaluateExperiment, renderHtml, renderSummaryMarkdown } from '../harness/index.js';
+import { evaluateExperiment, loadGrpcSchema, renderHtml, renderSummaryMarkdown } from '../harness/index.js';
 
 export const CI_REPORTS_DIR = 'tandem-reports';
 
@@ -20,7 +20,8 @@ export async function experimentDetails(records: readonly ExperimentRecord[], co
     const workload = config.workloads.find((w) => w.name === record.workload);
     if (!workload) continue;
     const calibration = await latestCalibration(store, record.workload);
-    const report = await evaluateExperiment(store, record.id, { workload, ...(calibration ? { calibration } : {}) });
+    const grpcSchema = workload.harness.responses?.grpc !== undefined ? await loadGrpcSchema(workload.harness.responses.grpc, cwd) : undefined;
+    const report = await evaluateExperiment(store, record.id, { workload, ...(calibration ? { calibration } : {}), ...(grpcSchema ? { grpcSchema } : {}) });
     await mkdir(dir, { recursive: true });
     const path = join(dir, `${record.id}.html`);
     await writeFileAtomic(path, renderHtml(report));

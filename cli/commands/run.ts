@@ -8,7 +8,7 @@
 import { systemClock } from '../../core/index.js';
 import { createStore } from '../../store/index.js';
 import { InlineQueue, endedWithoutVerdict, formatLook, latestCalibration, waitForRunner, type LookSummary } from '../../executor/index.js';
-import { evaluateExperiment } from '../../harness/index.js';
+import { evaluateExperiment, loadGrpcSchema } from '../../harness/index.js';
 import { ExitCode, exitCodeForRecord } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext } from '../cli-context.js';
 import { parsePositiveInteger, parseTimerDurationFlag } from '../arguments.js';
@@ -84,7 +84,8 @@ export async function run(workloadName: string, options: RunOptions, ctx: CliCon
       // The report is printed for cancelled and failed experiments too: what ran, what the monitors saw, why it stopped.
       const workload = workloadFor(config, record.workload, ctx);
       const calibration = await latestCalibration(store, record.workload);
-      const report = await evaluateExperiment(store, record.id, { workload, ...(calibration ? { calibration } : {}) });
+      const grpcSchema = workload.harness.responses?.grpc !== undefined ? await loadGrpcSchema(workload.harness.responses.grpc, ctx.cwd) : undefined;
+      const report = await evaluateExperiment(store, record.id, { workload, ...(calibration ? { calibration } : {}), ...(grpcSchema ? { grpcSchema } : {}) });
       ctx.out(render(report, format));
       code = exitCodeForReport(report, record);
     }

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { frameMessage, type CorpusRecord } from '../../core/index.js';
 import { onTestFinished } from 'vitest';
 
-export const CATALOG_PROTO = fileURLToPath(new URL('./protos/catalog.proto', import.meta.url));
+export const CATALOG_PROTO = fileURLToPath(new URL('../../examples/catalog/catalog.proto', import.meta.url));
 
 export interface Item {
   id: string;
