@@ -24,6 +24,7 @@ const INTEGRATION = [
   'test/guardrails/detectors.test.ts',
   'test/guardrails/router.test.ts',
   'test/guardrails/grpc-router.test.ts',
+  'test/guardrails/grpc-health.test.ts',
   'test/harness/compare-decoded.test.ts',
   'test/harness/grpc-compare.test.ts',
   'test/harness/fuzz.test.ts',

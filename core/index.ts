@@ -76,3 +76,5 @@ export {
 export { protocolListener, type ProtocolListener } from './protocol-listener.js';
 export { forwardStream, forwardableHeaders, type ForwardTap } from './h2-forward.js';
 export { loadGrpcSchema, schemaFromDescriptorSet, grpcSchemaOf, type GrpcSchema, type GrpcSchemaConfig } from './grpc-schema.js';
+export { grpcUnaryCall, type UnaryAnswer } from './grpc-unary.js';
+export { grpcHealth, HEALTH_CHECK_PATH } from './grpc-health.js';

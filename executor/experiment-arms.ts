@@ -36,7 +36,7 @@ export function armsFor(workload: WorkloadConfig, options: ArmChoice, router: Eg
   for (const dependency of workload.dependencies) if (dependency.env) dependencyEnv[dependency.name] = dependency.env;
   const spec = (arm: ArmName) => {
     const deploy = arms[arm].deploy!;
-    return { command: deploy.command, env: deploy.env, readyPath: deploy.readyPath, readyTimeoutMs: deploy.readyTimeout, ...(deploy.cwd ? { cwd: deploy.cwd } : {}) };
+    return { command: deploy.command, env: deploy.env, readyPath: deploy.readyPath, readyProbe: deploy.readyProbe, readyTimeoutMs: deploy.readyTimeout, ...(deploy.cwd ? { cwd: deploy.cwd } : {}) };
   };
   return new DeployedArms({
     specs: { control: spec('control'), treatment: spec('treatment') },

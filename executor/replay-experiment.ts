@@ -11,7 +11,7 @@ import type { Store } from '../store/index.js';
 import { LiveWrites } from './live-writes.js';
 import { readCorpusWindow } from '../recorder/index.js';
 import { runTrials, type ArmProvider, type ReplayProgress } from '../replayer/index.js';
-import { dependencyHealthDetector, experimentAttributedDetector, loadDependencySchemas, runMonitor, startRouter, type Cancellation, type Detector, type EgressRouter, type SharedSource } from '../guardrails/index.js';
+import { dependencyHealthDetector, experimentAttributedDetector, grpcHealthDetector, loadDependencySchemas, runMonitor, startRouter, type Cancellation, type Detector, type EgressRouter, type SharedSource } from '../guardrails/index.js';
 import { LiveOutcomes, duringCheckDetector, type DuringCheck } from '../harness/index.js';
 
 export interface ReplayExperimentOptions {
@@ -111,7 +111,9 @@ export async function replayExperiment(options: ReplayExperimentOptions): Promis
     const jobs = { control: `${experimentId}.control`, treatment: `${experimentId}.treatment` };
     const live = new LiveOutcomes(clock);
     const detectors: Detector[] = [
-      ...workload.detectors.map((d) => (d.kind === 'dependency-health' ? dependencyHealthDetector(d, clock, options.sharedSource) : experimentAttributedDetector(d, { jobs, sinceMs: nowMs }))),
+      ...workload.detectors.map((d) =>
+        d.kind === 'dependency-health' ? dependencyHealthDetector(d, clock, options.sharedSource) : d.kind === 'grpc-health' ? grpcHealthDetector(d) : experimentAttributedDetector(d, { jobs, sinceMs: nowMs }),
+      ),
       ...(options.duringChecks ?? []).map((check) => duringCheckDetector(check, { experimentId, live, clock })),
     ];
     const liveWrites = new LiveWrites(store, experimentId, clock);

@@ -35,6 +35,15 @@ export class H2Egress {
     this.#sessions.clear();
   }
 
+  readonly #authorities = new Map<string, string>();
+
+  /** A target's `host:port`, parsed once. */
+  #authority(target: string): string {
+    let authority = this.#authorities.get(target);
+    if (authority === undefined) this.#authorities.set(target, (authority = new URL(target).host));
+    return authority;
+  }
+
   #session(target: string): ClientHttp2Session {
     const existing = this.#sessions.get(target);
     if (existing && !existing.closed && !existing.destroyed) return existing;
@@ -75,7 +84,7 @@ export class H2Egress {
     this.#next.set(listener, turn + 1);
     const target = targets[turn % targets.length]!;
     counters.byTarget[target] = (counters.byTarget[target] ?? 0) + 1;
-    const upstreamHeaders = { ...decision.headers, ...(headers.te === 'trailers' ? { te: 'trailers' } : {}), ':method': headers[':method'] ?? 'GET', ':path': path, ':scheme': 'http', ':authority': new URL(target).host };
+    const upstreamHeaders = { ...decision.headers, ...(headers.te === 'trailers' ? { te: 'trailers' } : {}), ':method': headers[':method'] ?? 'GET', ':path': path, ':scheme': 'http', ':authority': this.#authority(target) };
     const endStream = (flags & constants.NGHTTP2_FLAG_END_STREAM) !== 0;
     const up = forwardStream(stream, upstreamHeaders, endStream, this.#session(target), {
       onEnd: ({ complete }) => {

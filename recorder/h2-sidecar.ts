@@ -78,6 +78,8 @@ export function h2SidecarSide(recorder: Recorder, upstreamOrigin: string, pathPr
     upstreams.set(session, upstream);
     // The upstream ends this connection: so does the client's, with the upstream's code.
     upstream.on('goaway', (code: number) => {
+      // Streams the client sent before it saw the GOAWAY still get an upstream: a new connection.
+      if (upstreams.get(session) === upstream) upstreams.delete(session);
       if (!session.closed && !session.destroyed) session.goaway(code);
     });
     upstream.on('error', (error) => recorder.upstreamError((error as { code?: string }).code === 'ECONNREFUSED' ? 'refused' : 'reset'));

@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'undici';
-import { freePort, type Clock } from '../core/index.js';
+import { freePort, grpcHealth, type Clock } from '../core/index.js';
 import { checkRevision, deployCommand } from './deploy-command.js';
 import { armFingerprint, localFingerprint, type Fingerprint } from './fingerprint.js';
 import type { ArmName } from './schedule.js';
@@ -102,6 +102,8 @@ export interface DeploySpec {
   readonly cwd?: string;
   readonly env?: Readonly<Record<string, string>>;
   readonly readyPath: string;
+  /** `grpc-health`: ready when grpc.health.v1.Health/Check answers SERVING. @default 'http' */
+  readonly readyProbe?: 'http' | 'grpc-health';
   readonly readyTimeoutMs: number;
 }
 
@@ -238,7 +240,9 @@ export class DeployedArms implements ArmProvider {
     const url = `http://127.0.0.1:${port}`;
     const deployment: ArmDeployment = { arm, url, slot, port, pid: child.pid!, fingerprint: localFingerprint(), log: () => output.toString(), stop: () => stopProcess(child) };
     const deadline = this.options.clock.monotonic() + spec.readyTimeoutMs;
-    let lastAnswer: number | undefined;
+    let lastAnswer: number | string | undefined;
+    const grpcProbe = spec.readyProbe === 'grpc-health';
+    const probed = grpcProbe ? 'grpc.health.v1.Health/Check' : spec.readyPath;
     for (;;) {
       if (child.exitCode !== null || child.signalCode !== null) {
         throw new ArmNotReadyError(arm, `${label} exited (${child.exitCode ?? child.signalCode}) before it was ready: ${command}${lastLines(output.toString())}`, output.toString());
@@ -248,18 +252,25 @@ export class DeployedArms implements ArmProvider {
         throw signal.reason;
       }
       try {
-        const response = await request(`${url}${spec.readyPath}`, { headersTimeout: 1_000, bodyTimeout: 1_000 });
-        await response.body.dump();
-        if (response.statusCode >= 200 && response.statusCode < 300) return deployment;
-        lastAnswer = response.statusCode;
+        if (grpcProbe) {
+          const health = await grpcHealth(url, '', 1_000);
+          if (health.serving) return deployment;
+          lastAnswer = health.status;
+        } else {
+          const response = await request(`${url}${spec.readyPath}`, { headersTimeout: 1_000, bodyTimeout: 1_000 });
+          await response.body.dump();
+          if (response.statusCode >= 200 && response.statusCode < 300) return deployment;
+          lastAnswer = response.statusCode;
+        }
       } catch {
         // Not listening yet.
       }
       if (this.options.clock.monotonic() > deadline) {
         await deployment.stop();
         // A service without the ready path answers (404, say) but never "ready": say so, and where to set it.
-        const answered = lastAnswer !== undefined ? `; it answered ${spec.readyPath} with ${lastAnswer} (set the arm's deploy.readyPath to a path that answers 2xx when ready)` : '';
-        throw new ArmNotReadyError(arm, `${label} was not ready at ${url}${spec.readyPath} within ${spec.readyTimeoutMs} ms: ${command}${answered}${lastLines(output.toString())}`, output.toString());
+        const fix = grpcProbe ? 'it must answer SERVING when ready' : "set the arm's deploy.readyPath to a path that answers 2xx when ready";
+        const answered = lastAnswer !== undefined ? `; it answered ${probed} with ${lastAnswer} (${fix})` : '';
+        throw new ArmNotReadyError(arm, `${label} was not ready at ${url}${grpcProbe ? ` (${probed})` : spec.readyPath} within ${spec.readyTimeoutMs} ms: ${command}${answered}${lastLines(output.toString())}`, output.toString());
       }
       await this.options.clock.sleep(50, signal).catch(() => undefined);
     }

@@ -97,7 +97,8 @@ const arm = z
         command: z.string().min(1).describe('Shell command starting the arm; {port}, {revision}, {arm} and dependency URLs are substituted.'),
         cwd: z.string().optional(),
         env: z.record(z.string(), z.string()).default({}),
-        readyPath: z.string().startsWith('/').default('/healthz').describe('Path probed until the arm answers 2xx.'),
+        readyPath: z.string().startsWith('/').default('/healthz').describe('Path probed until the arm answers 2xx (readyProbe http).'),
+        readyProbe: z.enum(['http', 'grpc-health']).default('http').describe('How readiness is probed: an HTTP GET of readyPath, or grpc.health.v1.Health/Check over cleartext HTTP/2 answering SERVING (a gRPC-only service).'),
         readyTimeout: positiveDuration.prefault('30s').describe('How long the arm may take to become ready.'),
       })
       .optional()
@@ -159,11 +160,12 @@ const dependency = z.discriminatedUnion('policy', [
 
 const detector = z.strictObject({
   name,
-  kind: z.enum(['dependency-health', 'experiment-attributed']),
-  source: httpUrl.describe('Prometheus endpoint (dependency-health) or error-record endpoint (experiment-attributed).'),
+  kind: z.enum(['dependency-health', 'experiment-attributed', 'grpc-health']),
+  source: httpUrl.describe('Prometheus endpoint (dependency-health), error-record endpoint (experiment-attributed), or the address of a gRPC server (grpc-health: grpc.health.v1.Health/Check over cleartext HTTP/2).'),
   rule: z
     .strictObject({
       metric: z.string().min(1).optional().describe('Prometheus metric name read from the source.'),
+      service: z.string().max(200).optional().describe('grpc-health: the service whose health is checked; the whole server when absent. Anything but SERVING is a violation.'),
       labels: z.record(z.string(), z.string()).default({}).describe('Label values a series must have to count.'),
       compare: z.enum(['increase', 'rate', 'value']).default('increase').describe('increase: value minus baseline; rate: increase per second; value: the value itself.'),
       above: z.number().default(0).describe('A check is a violation when the compared quantity is strictly above this.'),

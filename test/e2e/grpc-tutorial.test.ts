@@ -1,7 +1,8 @@
 /**
  * The README's steps on a gRPC service (examples/catalog, docs/grpc.md): record
  * production calls through the sidecar, write the workload with the service's
- * .proto, run an experiment of the upgrade against running deployments, and
+ * .proto, run an experiment of the upgrade with each arm deployed per trial
+ * (ready when its gRPC health answers SERVING), and
  * read the report — which names the changed field under the method that
  * changed, and the calls the upgrade answers NOT_FOUND.
  */
@@ -9,15 +10,20 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { CATALOG_PROTO_FILE, startCatalogService } from '../../examples/catalog/catalog-service.js';
-import { runCli } from '../support/cli.js';
+import { REPO_ROOT, runCli } from '../support/cli.js';
 import { catalogClient } from '../support/grpc-service.js';
 import { tempDir } from '../support/temp-dir.js';
 
+/** Each arm is started per trial from the version it is given as its revision, ready when its gRPC health answers SERVING. */
 function workloadConfig(): string {
+  const deploy = `'${process.execPath}' '${join(REPO_ROOT, 'examples', 'catalog', 'run.mjs')}' --port {port} --version {revision}`;
   return [
     'workloads:',
     '  - name: catalog',
     '    tier: catalog',
+    '    arms:',
+    `      control: { deploy: { command: "${deploy}", readyProbe: grpc-health, readyTimeout: 60s } }`,
+    `      treatment: { deploy: { command: "${deploy}", readyProbe: grpc-health, readyTimeout: 60s } }`,
     '    replay: { rate: 80, concurrency: 32, timeout: 5s, minAchievedShare: 0.2, compareResponses: true, wrap: true }',
     '    trials: { count: 2, warmup: 200ms, measure: 1500ms }',
     `    harness: { responses: { maxStatusMismatchShare: 0.01, grpc: { protoFiles: ["${CATALOG_PROTO_FILE}"] } } }`,
@@ -25,6 +31,8 @@ function workloadConfig(): string {
     // Two short trials cannot decide latency or CPU; the status check decides this upgrade.
     '      - { metric: latency_shift, critical: false, threshold: 10 }',
     '      - { metric: latency_p99, critical: false, threshold: 10 }',
+    '      - { metric: cpu_per_request, critical: false, threshold: 10 }',
+    '      - { metric: rss_bytes, critical: false, threshold: 10 }',
     '',
   ].join('\n');
 }
@@ -57,10 +65,8 @@ describe('the README tutorial on a gRPC service', () => {
     expect(JSON.parse(ls.out).tiers).toEqual([expect.objectContaining({ tier: 'catalog', count: 60 })]);
     expect((await runCli(['validate'], { cwd: dir })).code).toBe(0);
 
-    // 3. Run the upgrade against running deployments: regressed on the NOT_FOUND answers.
-    const [control, treatment] = await Promise.all([startCatalogService('v1'), startCatalogService('v2')]);
-    onTestFinished(() => Promise.all([control.close(), treatment.close()]).then(() => undefined));
-    const run = await runCli(['run', 'catalog', '--control', control.url, '--treatment', treatment.url, '--format', 'json'], { cwd: dir });
+    // 3. Run the upgrade, each arm deployed per trial: regressed on the NOT_FOUND answers.
+    const run = await runCli(['run', 'catalog', '--control-revision', 'v1', '--treatment-revision', 'v2', '--format', 'json'], { cwd: dir });
     expect(run.code, run.err).toBe(1);
     const report = JSON.parse(run.out) as {
       experiment: { id: string };
