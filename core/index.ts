@@ -73,7 +73,7 @@ export {
   encodeGrpcMessage,
   type GrpcMessage,
 } from './grpc-wire.js';
-export { protocolListener, type ProtocolListener } from './protocol-listener.js';
+export { protocolListener, tlsProtocolListener, type ProtocolListener, type TlsIdentity } from './protocol-listener.js';
 export { forwardStream, forwardableHeaders, type ForwardTap } from './h2-forward.js';
 export { loadGrpcSchema, schemaFromDescriptorSet, grpcSchemaOf, type GrpcSchema, type GrpcSchemaConfig } from './grpc-schema.js';
 export { grpcUnaryCall, type UnaryAnswer } from './grpc-unary.js';

@@ -8,6 +8,7 @@
  * dispatch is ours; it is the technique httpolyglot uses.
  */
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
+import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
 import type { Server as HttpServer } from 'node:http';
 import type { Http2Server } from 'node:http2';
 
@@ -44,5 +45,26 @@ export function protocolListener(http1: HttpServer, http2: Http2Server): Protoco
     socket.on('data', onData);
     socket.on('error', () => socket.destroy());
   });
+  return { server, sockets };
+}
+
+export interface TlsIdentity {
+  readonly cert: string | Buffer;
+  readonly key: string | Buffer;
+}
+
+/**
+ * The same over TLS: the protocol is the one the client chose by ALPN (`h2`,
+ * else HTTP/1.1), and the decrypted connection is handed to that server.
+ * A client that offers neither, or no ALPN, speaks HTTP/1.1.
+ */
+export function tlsProtocolListener(http1: HttpServer, http2: Http2Server, identity: TlsIdentity): ProtocolListener {
+  const sockets = new Set<Socket>();
+  const server = createTlsServer({ cert: identity.cert, key: identity.key, ALPNProtocols: ['h2', 'http/1.1'] }, (socket: TLSSocket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    (socket.alpnProtocol === 'h2' ? http2 : http1).emit('connection', socket);
+  });
+  server.on('tlsClientError', (_error, socket) => socket.destroy());
   return { server, sockets };
 }

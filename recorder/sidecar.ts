@@ -18,7 +18,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { Pool } from 'undici';
-import { listenOn, protocolListener, withoutHopByHop } from '../core/index.js';
+import { listenOn, protocolListener, tlsProtocolListener, withoutHopByHop, type TlsIdentity } from '../core/index.js';
 import type { Recorder } from './recorder.js';
 import { watchBody, type BodyCapture } from './body-capture.js';
 import { ResponsePassthrough } from './response-passthrough.js';
@@ -38,6 +38,8 @@ export interface SidecarOptions {
   readonly adminPort?: number;
   /** Upstream connections. @default 128 */
   readonly connections?: number;
+  /** Serve TLS with this certificate and key: HTTP/2 (gRPC) or HTTP/1.1 as each client chooses by ALPN. */
+  readonly tls?: TlsIdentity;
 }
 export interface Sidecar {
   readonly url: string;
@@ -157,7 +159,7 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
   server.on('connect', handleTunnel);
   server.keepAliveTimeout = 5_000;
   const h2 = h2SidecarSide(recorder, origin, prefix);
-  const listener = protocolListener(server, h2.server);
+  const listener = options.tls ? tlsProtocolListener(server, h2.server, options.tls) : protocolListener(server, h2.server);
   const admin = createServer((req, res) => {
     void (async () => {
       if (req.url === '/metrics') {
@@ -183,12 +185,12 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
     await recorder.close();
     throw error;
   }
-  const address = (s: Pick<Server, 'address'>): string => {
+  const address = (s: Pick<Server, 'address'>, scheme = 'http'): string => {
     const { address: host, port } = s.address() as AddressInfo;
-    return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    return `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`;
   };
   return {
-    url: address(listener.server),
+    url: address(listener.server, options.tls ? 'https' : 'http'),
     adminUrl: address(admin),
     async close() {
       const closed = Promise.all([new Promise((r) => listener.server.close(r)), new Promise((r) => admin.close(r))]);

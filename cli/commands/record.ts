@@ -3,7 +3,10 @@
  * Ctrl-C, sampling requests into the configured store.
  */
 import { once } from 'node:events';
-import { UsageError, systemClock } from '../../core/index.js';
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { createSecureContext } from 'node:tls';
+import { UsageError, systemClock, type TlsIdentity } from '../../core/index.js';
 import { assertName, createStore } from '../../store/index.js';
 import { EXPERIMENT_HEADER, Recorder, rulesForTier, startSidecar, type StickyKey } from '../../recorder/index.js';
 import { ExitCode } from '../exit-codes.js';
@@ -18,6 +21,30 @@ export interface RecordOptions extends GlobalOptions {
   readonly stickyHeader?: string;
   readonly stickyQuery?: string;
   readonly admin?: string;
+  readonly tlsCert?: string;
+  readonly tlsKey?: string;
+}
+
+/** The TLS identity the sidecar serves, read from the files named; a missing or unreadable one is bad input. */
+async function tlsIdentity(options: RecordOptions, cwd: string): Promise<TlsIdentity | undefined> {
+  if (options.tlsCert === undefined && options.tlsKey === undefined) return undefined;
+  if (options.tlsCert === undefined || options.tlsKey === undefined) throw new UsageError('give both --tls-cert and --tls-key, or neither');
+  const read = async (flag: string, file: string): Promise<Buffer> => {
+    try {
+      const bytes = await readFile(resolve(cwd, file));
+      if (!bytes.toString('latin1').includes('-----BEGIN ')) throw new Error('not a PEM file');
+      return bytes;
+    } catch (error) {
+      throw new UsageError(`${flag} ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    }
+  };
+  const identity = { cert: await read('--tls-cert', options.tlsCert), key: await read('--tls-key', options.tlsKey) };
+  try {
+    createSecureContext(identity);
+  } catch (error) {
+    throw new UsageError(`--tls-cert and --tls-key do not make a TLS identity: ${(error as Error).message}`);
+  }
+  return identity;
 }
 
 export async function run(options: RecordOptions, ctx: CliContext): Promise<number> {
@@ -41,6 +68,7 @@ export async function run(options: RecordOptions, ctx: CliContext): Promise<numb
   const listen = parseListen(options.listen, '--listen');
   const admin = parseListen(options.admin ?? `${listen.host}:0`, '--admin');
   const rate = options.rate !== undefined ? parseRate(options.rate, '--rate') : config.recorder.rate;
+  const tls = await tlsIdentity(options, ctx.cwd);
   if (options.stickyHeader !== undefined && options.stickyQuery !== undefined) throw new UsageError('give at most one of --sticky-header and --sticky-query');
   const stickyKey: StickyKey | undefined =
     options.stickyHeader !== undefined
@@ -69,7 +97,7 @@ export async function run(options: RecordOptions, ctx: CliContext): Promise<numb
   });
   let sidecar;
   try {
-    sidecar = await startSidecar({ recorder, upstream: upstream.href, host: listen.host, port: listen.port, adminHost: admin.host, adminPort: admin.port });
+    sidecar = await startSidecar({ recorder, upstream: upstream.href, host: listen.host, port: listen.port, adminHost: admin.host, adminPort: admin.port, ...(tls ? { tls } : {}) });
   } catch (error) {
     // startSidecar closed the recorder; the store must not keep the process alive either.
     await store.close();

@@ -1,5 +1,6 @@
 /** `tandem validate`: check the config and print every problem with its path. */
-import { ConfigError } from '../../core/index.js';
+import { ConfigError, loadGrpcSchema } from '../../core/index.js';
+import { loadDependencySchemas } from '../../guardrails/index.js';
 import { assertTargetsExist } from '../../triggers/index.js';
 import { ExitCode } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
@@ -9,6 +10,12 @@ export async function run(options: GlobalOptions & { readonly repo?: string }, c
     // With a build graph, the workloads are checked against it too: one validation, the one `affected` applies.
     const { config, path, graphTargets } = await loadCommandConfig(options, ctx, true, 'always');
     if (graphTargets !== undefined) assertTargetsExist(config.workloads, new Set(graphTargets.map((t) => t.name)));
+    // Descriptor sets and .proto files are read now, so one that does not parse is found here, not mid-experiment.
+    for (const [index, workload] of config.workloads.entries()) {
+      const grpc = workload.harness.responses?.grpc;
+      if (grpc !== undefined) await loadGrpcSchema(grpc, ctx.cwd, `workloads[${index}].harness.responses.grpc`);
+      await loadDependencySchemas(workload.dependencies, ctx.cwd);
+    }
     if (options.json) ctx.out(JSON.stringify({ valid: true, path, config }, null, 2));
     else ctx.out(`${path}: valid (${config.workloads.length} workload${config.workloads.length === 1 ? '' : 's'}, store ${config.store.kind}, queue ${config.queue.kind})`);
     return ExitCode.ok;

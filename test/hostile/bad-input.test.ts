@@ -155,6 +155,25 @@ describe('stores and ports', () => {
     }
   });
 
+  it('tandem record refuses a half TLS identity and a file that is not PEM, and validate a descriptor set that does not parse, naming each', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'not-pem.txt'), 'hello');
+    await writeFile(join(dir, 'broken.binpb'), 'not a descriptor set');
+    await writeFile(join(dir, 'tandem.config.yaml'), ['workloads:', '  - name: w', '    tier: t', '    harness: { responses: { grpc: { descriptorSet: broken.binpb } } }', ''].join('\n'));
+    const record = ['record', '--tier', 'q', '--listen', '127.0.0.1:0', '--upstream', 'http://127.0.0.1:9'];
+    const cases: [string[], string][] = [
+      [[...record, '--tls-cert', 'not-pem.txt'], 'give both --tls-cert and --tls-key, or neither'],
+      [[...record, '--tls-cert', 'not-pem.txt', '--tls-key', 'not-pem.txt'], '--tls-cert not-pem.txt: not a PEM file'],
+      [[...record, '--tls-cert', 'missing.pem', '--tls-key', 'not-pem.txt'], '--tls-cert missing.pem: ENOENT'],
+      [['validate'], 'workloads[0].harness.responses.grpc.descriptorSet: '],
+    ];
+    for (const [args, message] of cases) {
+      const result = await runCli(args, { cwd: dir });
+      expect(result.code, args.join(' ')).toBe(3);
+      expect(result.err).toContain(message);
+    }
+  });
+
   it('tandem record on a busy port exits 3 instead of hanging', async () => {
     const busy = createServer().listen(0, '127.0.0.1');
     await once(busy, 'listening');

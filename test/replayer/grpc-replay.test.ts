@@ -4,7 +4,7 @@
  * identity, statuses decide error classes, a call's own `grpc-timeout` is its
  * deadline, and response messages are kept for comparison.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import type * as grpc from '@grpc/grpc-js';
 import { splitMessages, systemClock, type CorpusRecord, type RequestOutcome } from '../../core/index.js';
 import { pairedReplay } from '../../replayer/index.js';
@@ -82,5 +82,32 @@ describe('paired replay of gRPC records', () => {
     });
     expect(outcomes.filter((o) => o.arm === 'treatment').map((o) => o.errorClass)).toEqual(['refused', 'refused']);
     expect(outcomes.filter((o) => o.arm === 'control').map((o) => o.grpcStatus)).toEqual([0, 0]);
+  });
+
+  it('counts an arm that speaks only HTTP/1.1 as failing each call, and goes on', async () => {
+    const { createServer } = await import('node:http');
+    const http1 = createServer((_req, res) => res.end('HTTP/1.1 only'));
+    await new Promise<void>((resolve) => http1.listen(0, '127.0.0.1', resolve));
+    onTestFinished(() => new Promise<void>((resolve) => http1.close(() => resolve())));
+    const live = await startCatalog();
+    const outcomes: RequestOutcome[] = [];
+    const result = await pairedReplay({
+      records: stream([catalogRecord('Lookup', { id: 'a' }), catalogRecord('Lookup', { id: 'b' })]),
+      arms: { control: `http://${live}`, treatment: `http://127.0.0.1:${(http1.address() as { port: number }).port}` },
+      ratePerSecond: 50,
+      concurrency: 8,
+      timeoutMs: 2_000,
+      warmupMs: 0,
+      measureMs: 1_000,
+      seed: 1,
+      identity: { experimentId: 'exp-h1', trial: 0, attempt: 1, headerPrefix: 'x-tandem-', jobs: { control: 'c', treatment: 't' } },
+      clock: systemClock,
+      onOutcome: (o) => outcomes.push(o),
+    });
+    expect(result.sentPairs).toBe(2);
+    const treatment = outcomes.filter((o) => o.arm === 'treatment');
+    expect(treatment).toHaveLength(2);
+    for (const o of treatment) expect(['reset', 'refused']).toContain(o.errorClass);
+    expect(outcomes.filter((o) => o.arm === 'control').map((o) => o.errorClass)).toEqual(['', '']);
   });
 });

@@ -78,9 +78,9 @@ export interface CatalogClient {
   close(): void;
 }
 
-export function catalogClient(address: string, channelOptions: grpc.ChannelOptions = {}): CatalogClient {
+export function catalogClient(address: string, channelOptions: grpc.ChannelOptions = {}, credentials: grpc.ChannelCredentials = grpc.credentials.createInsecure()): CatalogClient {
   const Catalog = definition().tandem.test.Catalog;
-  const client = new Catalog(address, grpc.credentials.createInsecure(), channelOptions);
+  const client = new Catalog(address, credentials, channelOptions);
   onTestFinished(() => client.close());
   const metadataOf = (values: Record<string, string | Buffer> = {}): grpc.Metadata => {
     const metadata = new grpc.Metadata();

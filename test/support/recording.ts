@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { onTestFinished } from 'vitest';
 import { systemClock, type CorpusRecord } from '../../core/index.js';
 import { createLocalStore, type CorpusStore } from '../../store/index.js';
-import { Recorder, startSidecar, type RecorderOptions, type Sidecar } from '../../recorder/index.js';
+import { Recorder, startSidecar, type RecorderOptions, type Sidecar, type SidecarOptions } from '../../recorder/index.js';
 
 /** `configure` adds listeners before it listens (upgrades, expectations). */
 export async function startServer(handler: RequestListener, configure?: (server: Server) => void): Promise<string> {
@@ -29,10 +29,10 @@ export async function tempStore(): Promise<{ dir: string; store: ReturnType<type
   return { dir, store: createLocalStore({ dir: join(dir, '.tandem') }) };
 }
 
-export async function sidecarFor(upstream: string, corpus: CorpusStore, options: Partial<RecorderOptions> = {}): Promise<{ sidecar: Sidecar; recorder: Recorder; log: string[] }> {
+export async function sidecarFor(upstream: string, corpus: CorpusStore, options: Partial<RecorderOptions> = {}, sidecarOptions: Partial<SidecarOptions> = {}): Promise<{ sidecar: Sidecar; recorder: Recorder; log: string[] }> {
   const log: string[] = [];
   const recorder = new Recorder({ tier: 'query', store: corpus, clock: systemClock, rate: 1, log: (line) => log.push(line), ...options });
-  const sidecar = await startSidecar({ recorder, upstream });
+  const sidecar = await startSidecar({ recorder, upstream, ...sidecarOptions });
   onTestFinished(() => sidecar.close());
   return { sidecar, recorder, log };
 }
