@@ -78,3 +78,4 @@ export { forwardStream, forwardableHeaders, type ForwardTap } from './h2-forward
 export { loadGrpcSchema, schemaFromDescriptorSet, grpcSchemaOf, type GrpcSchema, type GrpcSchemaConfig } from './grpc-schema.js';
 export { grpcUnaryCall, type UnaryAnswer } from './grpc-unary.js';
 export { grpcHealth, HEALTH_CHECK_PATH } from './grpc-health.js';
+export { reflectDescriptorSet } from './grpc-reflection.js';

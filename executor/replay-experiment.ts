@@ -6,7 +6,7 @@
  * harness's (harness/evaluate.ts), run by the caller on the stored data.
  */
 import { randomBytes } from 'node:crypto';
-import { InputError, type Clock, type ExperimentRecord, type RequestOutcome, type TrialRecord, type WorkloadConfig } from '../core/index.js';
+import { InputError, reflectDescriptorSet, type Clock, type ExperimentRecord, type RequestOutcome, type TrialRecord, type WorkloadConfig } from '../core/index.js';
 import type { Store } from '../store/index.js';
 import { LiveWrites } from './live-writes.js';
 import { readCorpusWindow } from '../recorder/index.js';
@@ -63,6 +63,30 @@ export interface ReplayExperimentResult {
 
 export function newExperimentId(kind: string, nowMs: number): string {
   return `${kind}-${new Date(nowMs).toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${randomBytes(3).toString('hex')}`;
+}
+
+/** gRPC responses are compared, and no descriptors are configured: they are asked of the control arm. */
+const needsReflection = (workload: WorkloadConfig): boolean => workload.harness.responses !== undefined && workload.harness.responses.grpc === undefined;
+
+/**
+ * Server reflection of the control arm, once, after the first attempt that replayed gRPC calls: the
+ * descriptors are stored with the experiment (a `grpc-descriptors` event), so its report decodes the
+ * responses long after the arms are gone. A server without reflection is noted, and its responses are
+ * counted as not compared.
+ */
+function reflectOnce(store: Store, experimentId: string, clock: Clock): (index: number, controlUrl: string, services: ReadonlySet<string>) => Promise<void> {
+  let done = false;
+  return async (_index, controlUrl, services) => {
+    if (done || services.size === 0) return;
+    done = true;
+    const names = [...services].sort();
+    try {
+      const set = await reflectDescriptorSet(controlUrl, names, 5_000);
+      await store.experiments.appendEvent({ experimentId, timeMs: clock.now(), type: 'grpc-descriptors', message: `descriptors of ${names.join(', ')} by server reflection of the control arm`, data: { services: names, from: 'reflection', descriptorSet: Buffer.from(set).toString('base64') } });
+    } catch (error) {
+      await store.experiments.appendEvent({ experimentId, timeMs: clock.now(), type: 'grpc-descriptors', message: `server reflection of the control arm failed (${(error as Error).message.slice(0, 200)}): gRPC responses are not compared; name harness.responses.grpc.descriptorSet or protoFiles`, data: { services: names, from: 'reflection' } });
+    }
+  };
 }
 
 export async function replayExperiment(options: ReplayExperimentOptions): Promise<ReplayExperimentResult> {
@@ -143,6 +167,7 @@ export async function replayExperiment(options: ReplayExperimentOptions): Promis
         ...(options.armHeaders ? { armHeaders: options.armHeaders } : {}),
         ...(resumed ? { previous: options.existing!.trials } : {}),
         ...(options.afterTrial ? { afterTrial: (completed: number) => options.afterTrial!(experimentId, completed) } : {}),
+        ...(needsReflection(workload) ? { afterMeasure: reflectOnce(store, experimentId, clock) } : {}),
       });
       if (result.stoppedBy && !result.cancelled) {
         const why = { decided: 'the verdict was decided', max: `the maximum of ${workload.trials.max} trials was reached`, budget: `the trial budget of ${(workload.trials.budget ?? 0) / 1000} s was spent` }[result.stoppedBy];

@@ -5,8 +5,7 @@
  * report model every renderer reads. The model's shape is the JSON report
  * (docs/reports.md documents it); renderers add nothing to it.
  */
-import type { GrpcSchema } from '../core/index.js';
-import type { ExperimentRecord, WorkloadConfig } from '../core/index.js';
+import { schemaFromDescriptorSet, type ExperimentEvent, type ExperimentRecord, type GrpcSchema, type WorkloadConfig } from '../core/index.js';
 import type { Store } from '../store/index.js';
 import type { Calibration } from './calibration-result.js';
 import { configuredFinalChecks, runFinalChecks, type CheckSet, type FinalCheckResult } from './checks.js';
@@ -170,6 +169,19 @@ function plainReason(reason: string | undefined, status: string): string | undef
   return reason?.replace(new RegExp(`^${status}:\\s*`), '');
 }
 
+/** The descriptors the control arm gave by server reflection during the experiment (executor/replay-experiment.ts), when it gave any. */
+function reflectedSchema(events: readonly ExperimentEvent[]): GrpcSchema | undefined {
+  const event = events.find((e) => e.type === 'grpc-descriptors' && typeof e.data?.descriptorSet === 'string');
+  if (event === undefined) return undefined;
+  try {
+    return schemaFromDescriptorSet(Buffer.from(event.data!.descriptorSet as string, 'base64'), 'the control arm (server reflection)');
+  } catch {
+    return undefined; // stored data, not trusted: without descriptors the responses are counted as not compared
+  }
+}
+
+const withGrpcSchema = (schema: GrpcSchema | undefined): { grpcSchema?: GrpcSchema } => (schema ? { grpcSchema: schema } : {});
+
 /** The report model of one stored experiment. */
 export async function evaluateExperiment(store: Pick<Store, 'experiments' | 'outcomes' | 'samples' | 'observations'>, experimentId: string, options: EvaluateOptions): Promise<ExperimentReport> {
   const now = options.now ?? Date.now;
@@ -179,7 +191,7 @@ export async function evaluateExperiment(store: Pick<Store, 'experiments' | 'out
   const verdict = judge(metrics, judgeOptionsFor(data, options));
   const responses = options.workload.harness.responses;
   const comparison = responses
-    ? compareResponses([...data.trials.flatMap((t) => t.outcomes), ...data.extraOutcomes], { config: responses, ...(options.requestBodies ? { requestBodies: options.requestBodies } : {}), ...(options.grpcSchema ? { grpcSchema: options.grpcSchema } : {}) })
+    ? compareResponses([...data.trials.flatMap((t) => t.outcomes), ...data.extraOutcomes], { config: responses, ...(options.requestBodies ? { requestBodies: options.requestBodies } : {}), ...withGrpcSchema(options.grpcSchema ?? reflectedSchema(data.events)) })
     : undefined;
   const stopped = stoppedBeforeVerdict(record, verdict.trials);
   // A stopped experiment's partial data is not judged: no final check runs over it either.

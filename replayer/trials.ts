@@ -58,6 +58,8 @@ export interface RunTrialsOptions {
    * resolves true when the verdict is decided and no further trial is needed.
    */
   readonly afterTrial?: (completed: number) => Promise<boolean>;
+  /** Called after an attempt's replay while its arms still run, with control's URL and the gRPC services the replay called (server reflection is asked then). */
+  readonly afterMeasure?: (index: number, controlUrl: string, grpcServices: ReadonlySet<string>) => Promise<void>;
 }
 
 export interface TrialsResult {
@@ -225,6 +227,14 @@ async function deployAttempt(options: RunTrialsOptions, ledger: TrialLedger, ind
   return arms;
 }
 
+/** The records as they are replayed, noting the gRPC services they call. */
+async function* notingServices(records: AsyncIterable<CorpusRecord>, services: Set<string>): AsyncIterable<CorpusRecord> {
+  for await (const record of records) {
+    if (record.grpc !== undefined && services.size < 1_000) services.add(record.grpc.service);
+    yield record;
+  }
+}
+
 /**
  * The attempt's paired replay: outcomes written in batches as they come, the arms' counters scraped and
  * their CPU marked at the measurement window's edges, the router told which trial its calls belong to.
@@ -253,8 +263,9 @@ async function measureAttempt(options: RunTrialsOptions, index: number, attempt:
   try {
     const shaped = shapeCorpus(workload.replay.wrap ? wrapped(options.corpus) : options.corpus(), workload.replay);
     const controlPrime = prime?.url ?? options.controlPrime;
+    const grpcServices = new Set<string>();
     const result = await pairedReplay({
-      records: shaped.records,
+      records: options.afterMeasure ? notingServices(shaped.records, grpcServices) : shaped.records,
       arms: { control: instancesOf(deployments.control).map((i) => i.url), treatment: instancesOf(deployments.treatment).map((i) => i.url) },
       ...(controlPrime !== undefined ? { controlPrime } : {}),
       ...(options.armHeaders ? { armHeaders: options.armHeaders } : {}),
@@ -284,6 +295,7 @@ async function measureAttempt(options: RunTrialsOptions, index: number, attempt:
       onMeasureStart: () => void marks.push(markProcessCpu(scraped, 'measure-start')),
     });
     marks.push(markProcessCpu(scraped, 'measure-end'));
+    await options.afterMeasure?.(index, instancesOf(deployments.control)[0]!.url, grpcServices);
     return { result, shaped };
   } finally {
     stopScraping.abort();

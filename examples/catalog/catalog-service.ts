@@ -1,6 +1,7 @@
 /**
  * A small gRPC service for the gRPC tutorial (docs/grpc.md): a product
- * catalog on a real @grpc/grpc-js server, with the standard health service.
+ * catalog on a real @grpc/grpc-js server, with the standard health and
+ * server reflection services.
  * Version v2 is an upgrade with a visible change in one method: `Lookup`
  * answers names in upper case, and ids it does not stock (`z…`) with
  * NOT_FOUND; `List` and `Update` are unchanged.
@@ -8,6 +9,7 @@
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
+import { ReflectionService } from '@grpc/reflection';
 
 export const CATALOG_PROTO_FILE = fileURLToPath(new URL('./catalog.proto', import.meta.url));
 const HEALTH_PROTO_FILE = fileURLToPath(new URL('./health.proto', import.meta.url));
@@ -38,8 +40,11 @@ export function catalogItem(id: string, version: CatalogVersion): CatalogItem {
 type Definition = Record<string, Record<string, Record<string, Record<string, { service: grpc.ServiceDefinition }>>>>;
 
 export async function startCatalogService(version: CatalogVersion, port = 0, host = '127.0.0.1'): Promise<CatalogService> {
-  const loaded = grpc.loadPackageDefinition(loadSync([CATALOG_PROTO_FILE, HEALTH_PROTO_FILE], { keepCase: true, defaults: true, enums: String })) as unknown as Definition;
+  const definition = loadSync([CATALOG_PROTO_FILE, HEALTH_PROTO_FILE], { keepCase: true, defaults: true, enums: String });
+  const loaded = grpc.loadPackageDefinition(definition) as unknown as Definition;
   const server = new grpc.Server();
+  // Server reflection: Tandem reads the service's descriptors from it when a workload names none.
+  new ReflectionService(definition).addToServer(server);
   const stocked = (id: string): boolean => version === 'v1' || !id.startsWith('z');
   server.addService((loaded.tandem!.test! as unknown as Record<string, { service: grpc.ServiceDefinition }>).Catalog!.service, {
     Lookup(call: grpc.ServerUnaryCall<{ id: string }, CatalogItem>, callback: grpc.sendUnaryData<CatalogItem>) {

@@ -10,6 +10,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { CATALOG_PROTO_FILE, startCatalogService } from '../../examples/catalog/catalog-service.js';
+import { startCatalog } from '../support/grpc-service.js';
 import { REPO_ROOT, runCli } from '../support/cli.js';
 import { catalogClient } from '../support/grpc-service.js';
 import { tempDir } from '../support/temp-dir.js';
@@ -26,7 +27,8 @@ function workloadConfig(): string {
     `      treatment: { deploy: { command: "${deploy}", readyProbe: grpc-health, readyTimeout: 60s } }`,
     '    replay: { rate: 80, concurrency: 32, timeout: 5s, minAchievedShare: 0.2, compareResponses: true, wrap: true }',
     '    trials: { count: 2, warmup: 200ms, measure: 1500ms }',
-    `    harness: { responses: { maxStatusMismatchShare: 0.01, grpc: { protoFiles: ["${CATALOG_PROTO_FILE}"] } } }`,
+    // No descriptors named: they are read from the control arm by server reflection.
+    '    harness: { responses: { maxStatusMismatchShare: 0.01 } }',
     '    checks:',
     // Two short trials cannot decide latency or CPU; the status check decides this upgrade.
     '      - { metric: latency_shift, critical: false, threshold: 10 }',
@@ -87,4 +89,40 @@ describe('the README tutorial on a gRPC service', () => {
     expect(page).toContain('gRPC tandem.test.Catalog/Lookup');
     expect(page).toContain('messages[].name');
   }, 180_000);
+
+  it('decodes with the .proto files named in the config, and counts responses as not compared when the arm has no reflection and none are named', async () => {
+    const dir = await tempDir();
+    const record = (grpc: string) =>
+      ['workloads:', '  - name: catalog', '    tier: catalog', '    replay: { rate: 80, concurrency: 32, timeout: 5s, minAchievedShare: 0.2, compareResponses: true, wrap: true }', '    trials: { count: 1, warmup: 100ms, measure: 500ms }', `    harness: { responses: { ${grpc} } }`, ''].join('\n');
+    const production = await startCatalogService('v1');
+    onTestFinished(() => production.close());
+    const stop = new AbortController();
+    await writeFile(join(dir, 'tandem.config.yaml'), record('ignoreFields: []'));
+    await runCli(['record', '--tier', 'catalog', '--listen', '127.0.0.1:0', '--upstream', production.url, '--rate', '1', '--json'], {
+      cwd: dir,
+      signal: stop.signal,
+      onOut: async (text) => {
+        const client = catalogClient(new URL((JSON.parse(text) as { url: string }).url).host);
+        for (let i = 0; i < 10; i++) await client.lookup(`a${i}`);
+        client.close();
+        stop.abort();
+      },
+    });
+    // Arms without server reflection (the tests' own catalog service).
+    const [control, treatment] = await Promise.all([startCatalog(), startCatalog({ nameSuffix: '!' })]);
+    const replayAndReport = async (): Promise<{ comparedBodies: number; skipped: Record<string, number>; endpoints: { endpoint: string; fields: { path: string }[] }[] }> => {
+      const replay = await runCli(['replay', '--workload', 'catalog', '--control', `http://${control}`, '--treatment', `http://${treatment}`, '--json'], { cwd: dir });
+      expect(replay.code, replay.err).toBe(0);
+      const id = (JSON.parse(replay.out.trim().split('\n').at(-1)!) as { experimentId: string }).experimentId;
+      const report = await runCli(['report', id, '--format', 'json'], { cwd: dir });
+      return (JSON.parse(report.out) as { comparison: Awaited<ReturnType<typeof replayAndReport>> }).comparison;
+    };
+    const unreflected = await replayAndReport();
+    expect(unreflected.comparedBodies).toBe(0);
+    expect(Object.keys(unreflected.skipped)).toEqual(['gRPC response, and no descriptors to decode it (harness.responses.grpc)']);
+    await writeFile(join(dir, 'tandem.config.yaml'), record(`grpc: { protoFiles: ["${CATALOG_PROTO_FILE}"] }`));
+    const named = await replayAndReport();
+    expect(named.skipped).toEqual({});
+    expect(named.endpoints.find((e) => e.endpoint === 'gRPC tandem.test.Catalog/Lookup')!.fields.map((f) => f.path)).toContain('messages[].name');
+  }, 120_000);
 });
