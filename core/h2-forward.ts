@@ -34,6 +34,20 @@ export interface ForwardTap {
   onTrailers?(trailers: IncomingHttpHeaders): void;
   /** How the exchange ended: `rstCode` 0 and `complete` when the response ended normally. */
   onEnd?(end: { readonly complete: boolean; readonly rstCode: number; readonly error?: Error }): void;
+  /**
+   * The upstream took no part in the exchange (its connection was refused, or it refused the stream) before
+   * any response: return true to leave the client's stream untouched, for the caller to try elsewhere.
+   */
+  onUnanswered?(): boolean;
+}
+
+/** Sessions that reached their upstream: a stream failing on one that never did was refused. */
+const connected = new WeakSet<ClientHttp2Session>();
+
+/** Marks `session` as connected once it is: call when a session is made. */
+export function watchConnection(session: ClientHttp2Session): ClientHttp2Session {
+  session.once('connect', () => connected.add(session));
+  return session;
 }
 
 /**
@@ -41,11 +55,12 @@ export interface ForwardTap {
  * ready for the upstream) over `upstream`; `endStream` when the request had no body.
  * Returns the upstream stream, or undefined when the session could not open one (the client's stream is reset).
  */
-export function forwardStream(stream: ServerHttp2Stream, requestHeaders: OutgoingHttpHeaders, endStream: boolean, upstream: ClientHttp2Session, tap: ForwardTap = {}): ClientHttp2Stream | undefined {
+export function forwardStream(stream: ServerHttp2Stream, requestHeaders: OutgoingHttpHeaders, endStream: boolean, upstream: ClientHttp2Session, tap: ForwardTap = {}, bufferedBody?: Buffer): ClientHttp2Stream | undefined {
   let up: ClientHttp2Stream;
   try {
-    up = upstream.request(requestHeaders, { endStream });
+    up = upstream.request(requestHeaders, { endStream: bufferedBody !== undefined ? bufferedBody.length === 0 : endStream });
   } catch (error) {
+    if (tap.onUnanswered?.() === true) return undefined;
     // A session that is closing or gone: the client sees what a closing server gives, a refused stream.
     if (!stream.destroyed) stream.close(constants.NGHTTP2_REFUSED_STREAM);
     tap.onEnd?.({ complete: false, rstCode: constants.NGHTTP2_REFUSED_STREAM, error: error as Error });
@@ -61,7 +76,11 @@ export function forwardStream(stream: ServerHttp2Stream, requestHeaders: Outgoin
     tap.onEnd?.({ complete, rstCode, ...(error ? { error } : {}) });
   };
 
-  if (!endStream) {
+  let responded = false;
+  if (bufferedBody !== undefined) {
+    // Read whole by the caller (to fail over between targets): sent as it is.
+    if (bufferedBody.length > 0) up.end(bufferedBody);
+  } else if (!endStream) {
     if (tap.onRequestData) stream.on('data', tap.onRequestData);
     stream.pipe(up);
   }
@@ -77,6 +96,7 @@ export function forwardStream(stream: ServerHttp2Stream, requestHeaders: Outgoin
     if (!stream.destroyed && !stream.headersSent) stream.additionalHeaders(forwardableHeaders(headers, (n) => n === ':status'));
   });
   up.once('response', (headers: IncomingHttpHeaders, flags: number) => {
+    responded = true;
     tap.onResponseHeaders?.(headers);
     if (stream.destroyed) return;
     const trailersOnly = (flags & constants.NGHTTP2_FLAG_END_STREAM) !== 0;
@@ -113,6 +133,11 @@ export function forwardStream(stream: ServerHttp2Stream, requestHeaders: Outgoin
   up.once('end', () => (endedWell = true));
   up.once('close', () => {
     let code = up.rstCode ?? constants.NGHTTP2_NO_ERROR;
+    const unanswered = !responded && (!connected.has(upstream) || code === constants.NGHTTP2_REFUSED_STREAM);
+    if (unanswered && !ended && tap.onUnanswered?.() === true) {
+      ended = true; // the caller tries elsewhere and reports the end of that attempt
+      return;
+    }
     // Node reports a reset that arrives after the request's own end as a plain end with code 0 (the code is
     // lost); a gRPC response that ends without its trailers can only be that, or a broken upstream.
     if (code === constants.NGHTTP2_NO_ERROR && (!endedWell || (expectsTrailers && trailers === undefined))) code = constants.NGHTTP2_INTERNAL_ERROR;

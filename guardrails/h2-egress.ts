@@ -8,10 +8,12 @@
  * saying why, and never reaches the dependency.
  */
 import { connect, constants, createServer, type ClientHttp2Session, type Http2Server, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
-import { encodeGrpcMessage, forwardStream, forwardableHeaders, grpcMethodOf, isGrpcContentType, GRPC_STATUS } from '../core/index.js';
+import { encodeGrpcMessage, forwardStream, forwardableHeaders, grpcMethodOf, isGrpcContentType, watchConnection, GRPC_STATUS } from '../core/index.js';
 import type { Decision, EgressRouter, Listener } from './router.js';
 
 const MAX_CONCURRENT_STREAMS = 1_000;
+/** Largest request body read whole to fail over between pinned shards (as for HTTP/1). */
+const MAX_BUFFERED_BODY_BYTES = 8 * 1_048_576;
 const printable = (text: string): string => text.replace(/[^\x20-\x7e]/g, '?');
 
 export class H2Egress {
@@ -47,7 +49,7 @@ export class H2Egress {
   #session(target: string): ClientHttp2Session {
     const existing = this.#sessions.get(target);
     if (existing && !existing.closed && !existing.destroyed) return existing;
-    const session = connect(target, { settings: { enablePush: false } });
+    const session = watchConnection(connect(target, { settings: { enablePush: false } }));
     session.on('error', () => undefined); // each stream reports its own failure
     const forget = (): void => {
       if (this.#sessions.get(target) === session) this.#sessions.delete(target);
@@ -78,20 +80,47 @@ export class H2Egress {
     const plain = forwardableHeaders(headers, () => false) as Record<string, string | string[] | undefined>;
     const decision = this.#router.decide(listener, { method: headers[':method'] ?? 'GET', path, host: headers[':authority'] ?? headers.host ?? '', headers: plain, ...(grpc ? { grpc } : {}) });
     if (decision.kind !== 'forward') return this.#answer(stream, decision, isGrpcContentType(headers['content-type']));
-    const { counters, targets, dependency } = listener;
-    // Spread across the allowed targets (a pinned subset); never anywhere else.
+    const { counters, targets } = listener;
     const turn = this.#next.get(listener) ?? 0;
     this.#next.set(listener, turn + 1);
+    const endStream = (flags & constants.NGHTTP2_FLAG_END_STREAM) !== 0;
+    const send = (attempt: number, body?: Buffer): void => this.#send(listener, stream, headers, decision.headers, endStream, turn + attempt, started, attempt + 1 < targets.length && body !== undefined ? () => send(attempt + 1, body) : undefined, body);
+    // One target: stream the body through. Several (a pinned subset): read it whole first, to fail over between them.
+    if (targets.length === 1 || endStream) return send(0, endStream && targets.length > 1 ? Buffer.alloc(0) : undefined);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    stream.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BUFFERED_BODY_BYTES) chunks.push(chunk);
+    });
+    stream.once('end', () => {
+      if (size <= MAX_BUFFERED_BODY_BYTES) return send(0, Buffer.concat(chunks));
+      counters.errors++;
+      this.#answer(stream, { kind: 'refused', reason: `${listener.dependency.name}: request body over the router's ${MAX_BUFFERED_BODY_BYTES}-byte buffer` }, isGrpcContentType(headers['content-type']));
+    });
+  }
+
+  /** One attempt at the call on target `turn` of the allowed ones; `next` tries the following target when this one took no part. */
+  #send(listener: Listener, stream: ServerHttp2Stream, headers: IncomingHttpHeaders, forward: Record<string, string | string[]>, endStream: boolean, turn: number, started: number, next: (() => void) | undefined, body?: Buffer): void {
+    const { counters, targets, dependency } = listener;
+    // Spread across the allowed targets (a pinned subset); never anywhere else.
     const target = targets[turn % targets.length]!;
     counters.byTarget[target] = (counters.byTarget[target] ?? 0) + 1;
-    const upstreamHeaders = { ...decision.headers, ...(headers.te === 'trailers' ? { te: 'trailers' } : {}), ':method': headers[':method'] ?? 'GET', ':path': path, ':scheme': 'http', ':authority': this.#authority(target) };
-    const endStream = (flags & constants.NGHTTP2_FLAG_END_STREAM) !== 0;
-    const up = forwardStream(stream, upstreamHeaders, endStream, this.#session(target), {
-      onEnd: ({ complete }) => {
-        if (!complete) counters.errors++;
-        counters.observe(performance.now() - started);
+    const upstreamHeaders = { ...forward, ...(headers.te === 'trailers' ? { te: 'trailers' } : {}), ':method': headers[':method'] ?? 'GET', ':path': headers[':path'] ?? '/', ':scheme': 'http', ':authority': this.#authority(target) };
+    const up = forwardStream(
+      stream,
+      upstreamHeaders,
+      endStream,
+      this.#session(target),
+      {
+        onEnd: ({ complete }) => {
+          if (!complete) counters.errors++;
+          counters.observe(performance.now() - started);
+        },
+        ...(next ? { onUnanswered: () => (next(), true) } : {}),
       },
-    });
+      body,
+    );
     // The dependency's timeout, as for HTTP/1: a call that outlives it is cancelled on both sides.
     up?.setTimeout(dependency.timeout, () => up.close(constants.NGHTTP2_CANCEL));
   }

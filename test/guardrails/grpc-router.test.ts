@@ -93,6 +93,23 @@ describe('the egress router with gRPC', () => {
     expect(pool.calls[2]).toEqual([]);
   });
 
+  it('fails over between the pinned shards when one refuses its connection, and never leaves them', async () => {
+    const pool = await shards(3);
+    const dead = 'http://127.0.0.1:1';
+    const r = await startRouter({
+      experimentId: 'exp-f',
+      seed: 1,
+      dependencies: dependencies([{ name: 'prediction', policy: 'pinned', shards: [dead, ...pool.addresses.map((a) => `http://${a}`)], pinned: [dead, `http://${pool.addresses[1]}`], writes: 'allow' }]),
+    });
+    onTestFinished(() => r.close());
+    const client = catalogClient(hostOf(r.urls.control.prediction!));
+    for (let i = 0; i < 4; i++) expect((await client.lookup(`f${i}`)).item).toEqual(itemFor(`f${i}`));
+    expect(pool.calls.map((c) => c.length)).toEqual([0, 4, 0]);
+    const seen = counters(r, 'control', 'prediction');
+    expect(seen.byTarget[dead]).toBeGreaterThan(0);
+    expect(seen).toMatchObject({ calls: 4, errors: 0 });
+  });
+
   it('refuses a call addressed to another host', async () => {
     const pool = await shards(1);
     const r = await startRouter({ experimentId: 'exp-h', seed: 1, dependencies: dependencies([{ name: 'prediction', policy: 'isolated', target: `http://${pool.addresses[0]}`, writes: 'allow' }]) });
