@@ -19,6 +19,7 @@ const INTEGRATION = [
   'test/cli/compiled-build.test.ts',
   'test/dashboard/server-clickhouse.test.ts',
   'test/examples/stack.test.ts',
+  'test/examples/prediction-grpc.test.ts',
   'test/executor/bullmq.test.ts',
   'test/executor/run-experiment.test.ts',
   'test/guardrails/detectors.test.ts',

@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import { accessSync, chmodSync, constants, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 
 /** Folders of product code (everything the CLI can load); tests and benches run from source. */
 const SOURCE_DIRS = ['core', 'store', 'dashboard', 'cli', 'executor', 'recorder', 'replayer', 'guardrails', 'triggers', 'harness', 'lattice', 'examples'];
@@ -27,7 +27,7 @@ function sourceFiles(root) {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
       if (entry.isDirectory()) walk(path);
-      else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) files.push(path);
+      else if ((entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) || entry.name.endsWith('.proto')) files.push(path);
     }
   };
   for (const dir of SOURCE_DIRS) if (existsSync(join(root, dir))) walk(join(root, dir));
@@ -166,7 +166,12 @@ export async function compiledBuild(root, host = defaultHost()) {
   const staging = join(dir, `${name}.staging-${process.pid}-${Math.random().toString(36).slice(2)}`);
   try {
     const { build } = await import('esbuild');
-    await build({ entryPoints: files, outdir: staging, outbase: root, format: 'esm', platform: 'node', target: 'node20', sourcemap: true, logLevel: 'error' });
+    await build({ entryPoints: files.filter((f) => f.endsWith('.ts')), outdir: staging, outbase: root, format: 'esm', platform: 'node', target: 'node20', sourcemap: true, logLevel: 'error' });
+    // Protocol Buffers definitions are read at run time (gRPC services load them beside their module).
+    for (const file of files.filter((f) => f.endsWith('.proto'))) {
+      mkdirSync(dirname(join(staging, relative(root, file))), { recursive: true });
+      copyFileSync(file, join(staging, relative(root, file)));
+    }
     // What the compiled modules reach by relative path: the version (cli reads ../package.json), the CLI
     // itself (deploy commands of the demo), and dependencies when the build lives outside the package.
     copyFileSync(join(root, 'package.json'), join(staging, 'package.json'));

@@ -4,8 +4,9 @@
  * ClickHouse and BullMQ. One workload, `ranking`, deployed per trial from
  * `tandem example-stack --service ranking`, whose revision is the set of
  * faults the build carries (`latency=40`, `malformed-tensor=rank-video`; none
- * for the control build). Features go to an isolated replica, prediction is
- * pinned to one of the four shards, and two detectors watch that shard.
+ * for the control build). Features go to an isolated replica, prediction —
+ * called over gRPC, the KServe v2 inference protocol — is pinned to one of the
+ * four shards, and two detectors watch that shard.
  */
 import { join } from 'node:path';
 
@@ -25,7 +26,10 @@ export interface DemoProjectOptions {
   /** The demo's own directory; the local store lives under it. */
   readonly dir: string;
   readonly featuresReplicaUrl: string;
+  /** The shards' HTTP addresses (their metrics and error records are read there). */
   readonly shardUrls: readonly string[];
+  /** The same shards' KServe v2 gRPC addresses: ranking calls prediction over gRPC, through the router. */
+  readonly grpcShardUrls: readonly string[];
   /** Index of the shard prediction is pinned to. */
   readonly pinnedShard: number;
   /** The sequential judge's first and last look. */
@@ -48,6 +52,7 @@ export function demoConfigText(options: DemoProjectOptions): string {
   // The arms' command goes through a shell: paths are quoted; {revision} is validated (shell-safe characters only).
   const command = `'${process.execPath}' '${TANDEM_BIN}' example-stack --service ranking --port {port} --faults={revision}`;
   const pinned = options.shardUrls[options.pinnedShard]!;
+  const pinnedGrpc = options.grpcShardUrls[options.pinnedShard]!;
   return [
     '# Written by `tandem demo` for the example stack it started (ports change every run).',
     backends.store === 'clickhouse' ? `store: { kind: clickhouse, url: ${quote(backends.clickhouseUrl ?? 'http://127.0.0.1:8123')}, database: tandem_demo }` : `store: { kind: local, dir: ${quote(join(options.dir, 'store'))} }`,
@@ -58,15 +63,16 @@ export function demoConfigText(options: DemoProjectOptions): string {
     '    tier: ranking',
     '    corpus: { lookback: 1h }',
     '    arms:',
-    `      control: { deploy: { command: ${quote(command)}, readyTimeout: 30s } }`,
-    `      treatment: { deploy: { command: ${quote(command)}, readyTimeout: 30s } }`,
+    // Ranking calls prediction with the KServe v2 gRPC ModelInfer (INFERENCE_PROTOCOL=grpc), through the router.
+    `      control: { deploy: { command: ${quote(command)}, env: { INFERENCE_PROTOCOL: grpc }, readyTimeout: 30s } }`,
+    `      treatment: { deploy: { command: ${quote(command)}, env: { INFERENCE_PROTOCOL: grpc }, readyTimeout: 30s } }`,
     `    replay: { rate: ${options.rate}, concurrency: 16, timeout: 5s, minAchievedShare: 0.8 }`,
     // One process per arm (the default, said here because it was measured): three per arm, each sent every record
     // at this rate, would more than fill two cores shared with the stack (docs/demo.md).
     `    trials: { min: ${options.minTrials}, max: ${options.maxTrials}, warmup: ${options.warmup}, measure: ${options.measure}, maxReplacements: 4, processes: 1 }`,
     '    dependencies:',
     `      - { name: features, env: FEATURES_URL, policy: isolated, target: ${quote(options.featuresReplicaUrl)} }`,
-    `      - { name: prediction, env: INFERENCE_URL, policy: pinned, shards: [${options.shardUrls.map(quote).join(', ')}], pinned: [${quote(pinned)}] }`,
+    `      - { name: prediction, env: INFERENCE_URL, policy: pinned, shards: [${options.grpcShardUrls.map(quote).join(', ')}], pinned: [${quote(pinnedGrpc)}], grpc: { readMethods: ['inference.GRPCInferenceService/*'] } }`,
     '    detectors:',
     `      - { name: attributed-errors, kind: experiment-attributed, source: ${quote(`${pinned}/errors`)}, interval: 250ms, consecutive: 1 }`,
     // The backstop: restarts of the pinned shard, whoever caused them (slower than the attributed detector by design).

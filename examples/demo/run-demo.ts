@@ -7,8 +7,9 @@
  *      sidecar in front of ranking samples a corpus;
  *   1. a clean change: ranking control against an identical treatment;
  *   2. +40% ranking CPU work: judged a regression on CPU per request, with effect and interval;
- *   3. a malformed-tensor change, prediction pinned to one shard and features on
- *      the isolated replica: cancelled by the experiment-attributed detector;
+ *   3. a malformed-tensor change, prediction (called over gRPC: KServe v2 ModelInfer)
+ *      pinned to one shard and features on the isolated replica: cancelled by the
+ *      experiment-attributed detector;
  *      only the pinned shard restarted, the others saw no experiment traffic;
  *   4. which workloads three sample changes would trigger;
  *   5. a short capacity test of the example lattice at 2× (HiLO).
@@ -98,6 +99,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       dir: options.dir,
       featuresReplicaUrl: replica.urls[0]!,
       shardUrls: stack.urls.shards,
+      grpcShardUrls: stack.urls.grpcShards,
       pinnedShard: PINNED_SHARD,
       // The same trials in --quick (only the recording is shorter): a fresh process needs about two seconds of
       // traffic before its CPU per request settles, and shorter windows double the per-trial noise.
@@ -182,6 +184,8 @@ async function malformedStep(shardUrls: readonly string[], run: () => Promise<Ex
   const malformed = await run();
   const restarts = (await Promise.all(shardUrls.map((url) => metricTotal(url, 'worker_restarts_total')))).map((n, i) => n - restartsBefore[i]!);
   const experimentTraffic = await Promise.all(shardUrls.map((url) => metricTotal(url, 'experiment_requests_total')));
+  // Ranking calls prediction over gRPC (KServe v2 ModelInfer): the calls each shard answered that way.
+  const grpcCalls = await Promise.all(shardUrls.map((url) => metricTotal(url, 'requests_total', { route: 'grpc ModelInfer' })));
   const others = (values: number[]): number[] => values.filter((_, i) => i !== PINNED_SHARD);
   const cancellation = malformed.report.cancellation;
   return {
@@ -192,7 +196,7 @@ async function malformedStep(shardUrls: readonly string[], run: () => Promise<Ex
     asExpected: malformed.status === 'cancelled' && cancellation?.detector === 'attributed-errors' && restarts[PINNED_SHARD]! > 0 && others(restarts).every((n) => n === 0) && others(experimentTraffic).every((n) => n === 0),
     experimentId: malformed.id,
     reportPath: malformed.reportPath,
-    details: { cancellation, pinnedShard: PINNED_SHARD, restartsPerShard: restarts, experimentRequestsPerShard: experimentTraffic },
+    details: { cancellation, pinnedShard: PINNED_SHARD, restartsPerShard: restarts, experimentRequestsPerShard: experimentTraffic, grpcModelInferPerShard: grpcCalls },
   };
 }
 

@@ -35,8 +35,24 @@ export interface InferRequest {
   data: string;
 }
 
+/** A decoded inference call, whatever protocol carried it. */
+export interface InferCall {
+  readonly model: string;
+  readonly batch: number;
+  readonly shape: unknown;
+  readonly values: Float32Array | undefined;
+}
+
+/** What a shard answers: scores per row, and the level and layers they were computed at. */
+export interface InferResult {
+  readonly scores: number[];
+  readonly level: number;
+  readonly layers: number;
+  readonly shard: string;
+}
+
 /** Why the tensor breaks the model contract, or undefined when it holds. */
-function contractViolation(request: InferRequest, values: Float32Array | undefined): string | undefined {
+function contractViolation(request: Pick<InferCall, 'batch' | 'shape'>, values: Float32Array | undefined): string | undefined {
   const { batch, shape } = request;
   if (!Array.isArray(shape) || shape.length !== 2) return `tensor shape ${JSON.stringify(shape)} is not [batch, features]`;
   if (shape[0] !== batch || shape[1] !== FEATURES) return `tensor shape [${shape.join(', ')}] violates the model contract [${batch}, ${FEATURES}]`;
@@ -48,6 +64,9 @@ function contractViolation(request: InferRequest, values: Float32Array | undefin
 export interface PredictionShard {
   readonly host: ServiceHost;
   readonly pool: WorkerPool;
+  readonly shard: string;
+  /** One model evaluation on a worker: a contract violation crashes the worker and is recorded (HTTP `POST /infer` and gRPC `ModelInfer` both come here). */
+  infer(request: ServiceRequest, call: InferCall): Promise<InferResult>;
   /** Error records in memory, oldest first. */
   errorRecords(): readonly DependencyErrorRecord[];
 }
@@ -80,26 +99,29 @@ export function createPredictionShard(options: PredictionShardOptions): Predicti
     onCrash: () => host.metrics.restarts.inc(),
   });
 
-  host.route('POST /infer', async (request) => {
-    const body = request.body as Partial<InferRequest> | undefined;
-    if (typeof body?.model !== 'string' || !/^[a-z0-9-]{1,64}$/.test(body.model)) throw new HttpError(400, 'model must be a model name');
-    if (!Number.isInteger(body.batch) || (body.batch as number) < 1 || (body.batch as number) > 16_384) throw new HttpError(400, 'batch must be an integer in [1, 16384]');
-    if (typeof body.data !== 'string') throw new HttpError(400, 'data must be a base64 float32 tensor');
-    const infer = body as InferRequest;
+  const infer = (request: ServiceRequest, call: InferCall): Promise<InferResult> => {
+    if (!/^[a-z0-9-]{1,64}$/.test(call.model)) throw new HttpError(400, 'model must be a model name');
+    if (!Number.isInteger(call.batch) || call.batch < 1 || call.batch > 16_384) throw new HttpError(400, 'batch must be an integer in [1, 16384]');
     const level = host.levelFor(request);
     const layers = PREDICTION_LEVELS[level]!.layers;
     return pool.run(async (worker) => {
-      const values = decodeTensor(infer.data);
-      const violation = contractViolation(infer, values);
+      const violation = contractViolation(call, call.values);
       if (violation !== undefined) {
-        record(request, 'contract-violation', `${infer.model}: ${violation}`);
+        record(request, 'contract-violation', `${call.model}: ${violation}`);
         worker.crash(violation);
         throw new HttpError(500, violation); // not reached: the crash already failed this task
       }
-      const { scores, work } = host.compute(() => scoreBatch(infer.model, values!, infer.batch, layers));
+      const { scores, work } = host.compute(() => scoreBatch(call.model, call.values!, call.batch, layers));
       host.metrics.work.inc(work);
-      return { body: { scores, level, layers, shard: options.shard } };
+      return { scores, level, layers, shard: options.shard };
     });
+  };
+
+  host.route('POST /infer', async (request) => {
+    const body = request.body as Partial<InferRequest> | undefined;
+    if (typeof body?.model !== 'string') throw new HttpError(400, 'model must be a model name');
+    if (typeof body.data !== 'string') throw new HttpError(400, 'data must be a base64 float32 tensor');
+    return { body: await infer(request, { model: body.model, batch: body.batch as number, shape: body.shape, values: decodeTensor(body.data) }) };
   });
 
   host.route('GET /errors', async (request) => {
@@ -116,5 +138,5 @@ export function createPredictionShard(options: PredictionShardOptions): Predicti
   });
 
   host.onClose(() => pool.close());
-  return { host, pool, errorRecords: () => records };
+  return { host, pool, shard: options.shard, infer, errorRecords: () => records };
 }

@@ -2,22 +2,25 @@
  * Ranking: scores a candidate set. It fetches features from the feature
  * service, crosses them with each multi-query variant (its own CPU work),
  * and sends one model-evaluation batch per variant through the inference
- * gateway. Dependencies are reached through base URLs (env FEATURES_URL and
- * INFERENCE_URL when run as a process), so a deployment can point them at
+ * gateway (HTTP, or KServe v2 gRPC with INFERENCE_PROTOCOL=grpc). Dependencies are reached through base URLs
+ * (env FEATURES_URL and INFERENCE_URL when run as a process), so a deployment can point them at
  * Tandem's router.
  */
 import { Gauge } from 'prom-client';
 import type { Clock } from '../../core/clock.js';
-import { CATALOG_SIZE, FEATURES, MULTI_QUERY_WEIGHTS, burnWork, crossFeatureRows, encodeTensor, hashString, queryVector } from './model.js';
+import { CATALOG_SIZE, FEATURES, MULTI_QUERY_WEIGHTS, burnWork, crossFeatureRows, hashString, queryVector } from './model.js';
 import { RANKING_LEVELS } from './levels.js';
 import { DEADLINE_HEADER, HttpError, ServiceHost, type ServiceRequest } from './service-host.js';
 import { JsonClient } from './json-client.js';
+import { inferenceClient, type InferenceProtocol } from './inference-client.js';
 import { WorkerPool, type Worker } from './worker-pool.js';
 import type { StackFaults } from './faults.js';
 
 export interface RankingServiceOptions {
   readonly featuresUrl: string;
   readonly inferenceUrl: string;
+  /** How prediction is called: HTTP `POST /infer`, or KServe v2 gRPC `ModelInfer`. @default 'http' */
+  readonly inferenceProtocol?: InferenceProtocol;
   readonly faults?: StackFaults;
   readonly port?: number;
   readonly clock?: Clock;
@@ -63,6 +66,7 @@ function parseRankRequest(body: unknown): RankRequest {
 export function createRankingService(options: RankingServiceOptions): ServiceHost {
   const host = new ServiceHost({ name: 'ranking', port: options.port, clock: options.clock, maxLevel: RANKING_LEVELS.length - 1 });
   const client = new JsonClient();
+  const inference = inferenceClient(options.inferenceUrl, options.inferenceProtocol);
   // Work per scored candidate row (document × multi-query variant): the same for every request of a
   // build, whatever the request mix, so a change in the cost of scoring shows exactly (FLOPs per candidate).
   let scoredRows = 0;
@@ -161,11 +165,7 @@ export function createRankingService(options: RankingServiceOptions): ServiceHos
       });
       // FIRE §3.2: a per-candidate feature treated as request-level state collapses the batch dimension.
       const collapse = faults.malformedTensorModel === model;
-      const result = await client.post<{ scores: number[]; level: number }>(
-        `${options.inferenceUrl}/infer`,
-        { model, batch: rows, shape: [collapse ? 1 : rows, FEATURES], data: encodeTensor(collapse ? input.subarray(0, FEATURES) : input) },
-        { headers: request.forwardHeaders, signal: request.signal },
-      );
+      const result = await inference.infer({ model, batch: rows, shape: [collapse ? 1 : rows, FEATURES], values: collapse ? input.subarray(0, FEATURES) : input, headers: request.forwardHeaders, signal: request.signal });
       const weightSum = variants.reduce((sum, w) => sum + w, 0);
       const scores = new Map<number, number>();
       scored.forEach((doc, row) => {
@@ -186,5 +186,6 @@ export function createRankingService(options: RankingServiceOptions): ServiceHos
 
   host.onClose(() => pool.close());
   host.onClose(() => client.close());
+  host.onClose(() => inference.close());
   return host;
 }

@@ -13,6 +13,8 @@ import { createPredictionShard, type PredictionShard } from './prediction-servic
 import { createRankingService } from './ranking-service.js';
 import { createQueryService } from './query-service.js';
 import { parseFaults, type StackFaults } from './faults.js';
+import { startPredictionGrpc } from './prediction-grpc.js';
+import type { InferenceProtocol } from './inference-client.js';
 
 export type StackService = 'query' | 'ranking' | 'features' | 'gateway' | 'prediction';
 export const STACK_SERVICES: readonly StackService[] = ['query', 'ranking', 'features', 'gateway', 'prediction'];
@@ -39,10 +41,14 @@ export interface ServiceConfig {
   readonly latticePollMs?: number;
   /** The feature service's throughput limit in documents per second (none when absent). */
   readonly featuresDocsPerSecond?: number;
+  /** How ranking calls prediction (env INFERENCE_PROTOCOL). @default 'http' */
+  readonly inferenceProtocol?: InferenceProtocol;
 }
 
 export interface RunningService {
   readonly urls: readonly string[];
+  /** Prediction shards' KServe v2 gRPC addresses, in shard order. */
+  readonly grpcUrls?: readonly string[];
   /** In-process prediction shards, for inspection. */
   readonly shards?: readonly PredictionShard[];
   close(): Promise<void>;
@@ -69,6 +75,7 @@ export function serviceConfigFromEnv(env: NodeJS.ProcessEnv): ServiceConfig {
       port: integer(env, 'PORT'),
       featuresUrl: optional(env.FEATURES_URL),
       inferenceUrl: optional(env.INFERENCE_URL),
+      inferenceProtocol: protocol(env.INFERENCE_PROTOCOL),
       rankingUrl: optional(env.RANKING_URL),
       latticeUrl: optional(env.LATTICE_URL),
       latticePollMs: integer(env, 'LATTICE_POLL_MS'),
@@ -80,6 +87,12 @@ export function serviceConfigFromEnv(env: NodeJS.ProcessEnv): ServiceConfig {
       restartDelayMs: integer(env, 'STACK_RESTART_DELAY_MS'),
     }).filter(([, v]) => v !== undefined),
   ) as ServiceConfig;
+}
+
+function protocol(text: string | undefined): InferenceProtocol | undefined {
+  if (text === undefined || text === '') return undefined;
+  if (text !== 'http' && text !== 'grpc') throw new InputError(`INFERENCE_PROTOCOL must be http or grpc, got ${JSON.stringify(text.slice(0, 20))}`);
+  return text;
 }
 
 function positive(value: number | undefined, name: string): number | undefined {
@@ -102,11 +115,15 @@ export async function startService(service: string, config: ServiceConfig): Prom
       }),
     );
     const urls = await Promise.all(shards.map((s) => s.host.listen()));
+    // Each shard also speaks the KServe v2 inference protocol over gRPC, on a port of its own.
+    const grpcServers = await Promise.all(shards.map((s) => startPredictionGrpc(s)));
     if (config.latticeUrl) for (const s of shards) s.host.coordinate(config.latticeUrl, { pollIntervalMs: config.latticePollMs ?? 1_000 });
     return {
       urls,
+      grpcUrls: grpcServers.map((g) => g.url),
       shards,
       close: async () => {
+        await Promise.all(grpcServers.map((g) => g.close()));
         await Promise.all(shards.map((s) => s.host.close()));
       },
     };
@@ -125,6 +142,7 @@ export async function startService(service: string, config: ServiceConfig): Prom
         ...common,
         featuresUrl: required(config.featuresUrl, 'FEATURES_URL', service),
         inferenceUrl: required(config.inferenceUrl, 'INFERENCE_URL', service),
+        ...(config.inferenceProtocol ? { inferenceProtocol: config.inferenceProtocol } : {}),
         workers,
         restartDelayMs,
         ...(config.faults ? { faults: config.faults } : {}),

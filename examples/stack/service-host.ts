@@ -284,8 +284,20 @@ export class ServiceHost {
 
   async #request(req: IncomingMessage, res: ServerResponse, url: URL): Promise<ServiceRequest> {
     const body = await readJson(req, this.#options.maxBodyBytes ?? 1_048_576);
+    const controller = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) controller.abort(new Error('client went away'));
+    });
+    return this.serviceRequest({ method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, body, signal: controller.signal });
+  }
+
+  /**
+   * A request as the routes see it, from whatever carried it (HTTP here, gRPC metadata in
+   * prediction-grpc.ts): the caller's experiment identity (counted), requested levels, forwarded headers.
+   */
+  serviceRequest(parts: { method: string; path: string; query?: URLSearchParams; headers: IncomingHttpHeaders; body: unknown; signal: AbortSignal }): ServiceRequest {
     const header = (name: string): string => {
-      const value = req.headers[name];
+      const value = parts.headers[name];
       return Array.isArray(value) ? (value[0] ?? '') : (value ?? '');
     };
     const identity: Identity = {
@@ -296,24 +308,26 @@ export class ServiceHost {
     };
     if (identity.experiment !== '') this.metrics.experimentRequests.inc({ experiment: identity.experiment });
     const forwardHeaders: Record<string, string> = {};
-    for (const [name, value] of Object.entries(req.headers)) {
+    for (const [name, value] of Object.entries(parts.headers)) {
       if (typeof value === 'string' && (name.startsWith(IDENTITY_PREFIX) || FORWARDED.includes(name))) forwardHeaders[name] = value;
     }
-    const controller = new AbortController();
-    res.once('close', () => {
-      if (!res.writableFinished) controller.abort(new Error('client went away'));
-    });
     return {
-      method: req.method ?? 'GET',
-      path: url.pathname,
-      query: url.searchParams,
-      headers: req.headers,
-      body,
+      method: parts.method,
+      path: parts.path,
+      query: parts.query ?? new URLSearchParams(),
+      headers: parts.headers,
+      body: parts.body,
       identity,
       requestedLevels: parseLevelsHeader(header(LEVELS_HEADER)),
-      signal: controller.signal,
+      signal: parts.signal,
       forwardHeaders,
     };
+  }
+
+  /** Count a request served by another protocol (gRPC) as the HTTP routes are counted. */
+  observe(route: string, status: string, seconds: number): void {
+    this.metrics.requests.inc({ route, status });
+    this.metrics.duration.observe({ route }, seconds);
   }
 
   #failure(error: unknown): [number, unknown] {

@@ -18,7 +18,7 @@ async function readConfig(): Promise<ServiceConfig> {
 
 const service = process.argv[2] ?? '';
 const running = await startService(service, await readConfig());
-process.stdout.write(`${JSON.stringify({ ready: true, service, urls: running.urls })}\n`);
+process.stdout.write(`${JSON.stringify({ ready: true, service, urls: running.urls, ...(running.grpcUrls ? { grpcUrls: running.grpcUrls } : {}) })}\n`);
 
 let closing = false;
 const shutdown = (): void => {

@@ -44,6 +44,8 @@ export interface StackUrls {
   readonly features: string;
   readonly gateway: string;
   readonly shards: readonly string[];
+  /** The shards' KServe v2 gRPC addresses (`http://host:port`), in shard order. */
+  readonly grpcShards: readonly string[];
 }
 
 export interface Stack {
@@ -82,22 +84,22 @@ function bootChild(service: StackService): BootingChild {
     env: { ...process.env, STACK_CONFIG: 'stdin' },
     stdio: ['pipe', 'pipe', 'inherit'],
   });
-  const messages: ((message: { ready?: boolean; urls?: string[] }) => void)[] = [];
+  const messages: ((message: { ready?: boolean; urls?: string[]; grpcUrls?: string[] }) => void)[] = [];
   const exited = new Promise<never>((_, reject) => {
     child.once('exit', (code) => reject(new Error(`example ${service} exited with ${code} before it was ready`)));
     child.once('error', reject);
   });
   exited.catch(() => undefined);
   createInterface({ input: child.stdout! }).on('line', (line) => {
-    if (line.startsWith('{')) messages.shift()?.(JSON.parse(line) as { ready?: boolean; urls?: string[] });
+    if (line.startsWith('{')) messages.shift()?.(JSON.parse(line) as { ready?: boolean; urls?: string[]; grpcUrls?: string[] });
   });
   return {
     child,
     async configure(config) {
-      const ready = new Promise<{ urls?: string[] }>((resolve) => messages.push(resolve));
+      const ready = new Promise<{ urls?: string[]; grpcUrls?: string[] }>((resolve) => messages.push(resolve));
       child.stdin!.write(`${JSON.stringify(config)}\n`);
       const message = await Promise.race([ready, exited]);
-      return { urls: message.urls ?? [], pid: child.pid!, close: () => stopChild(child) };
+      return { urls: message.urls ?? [], ...(message.grpcUrls ? { grpcUrls: message.grpcUrls } : {}), pid: child.pid!, close: () => stopChild(child) };
     },
   };
 }
@@ -151,7 +153,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     const query = await start('query', { ...base, rankingUrl: ranking.urls[0]! });
     let stopped: Promise<void> | undefined;
     return {
-      urls: { query: query.urls[0]!, ranking: ranking.urls[0]!, features: features.urls[0]!, gateway: gateway.urls[0]!, shards: prediction.urls },
+      urls: { query: query.urls[0]!, ranking: ranking.urls[0]!, features: features.urls[0]!, gateway: gateway.urls[0]!, shards: prediction.urls, grpcShards: prediction.grpcUrls ?? [] },
       pids: started.flatMap((r) => (r.pid === undefined ? [] : [r.pid])),
       shards: prediction.shards ?? [],
       stop: () => (stopped ??= stopAll(started)),

@@ -85,8 +85,11 @@ describe('tandem demo', () => {
     expect(step(2).keyFigure).toMatch(/^decided after \d+ trials, \d+ s: .*work counter \+40\.0% \[\+40\.0%, \+40\.0%\] \(reported\)$/);
     // 3. malformed tensors: cancelled by the attributed detector; only the pinned shard restarted or saw experiment traffic.
     expect(step(3)).toMatchObject({ verdict: 'cancelled', asExpected: true });
-    const { restartsPerShard, experimentRequestsPerShard, pinnedShard } = step(3).details as { restartsPerShard: number[]; experimentRequestsPerShard: number[]; pinnedShard: number };
+    const { restartsPerShard, experimentRequestsPerShard, pinnedShard, grpcModelInferPerShard } = step(3).details as { restartsPerShard: number[]; experimentRequestsPerShard: number[]; pinnedShard: number; grpcModelInferPerShard: number[] };
     expect(restartsPerShard[pinnedShard]).toBeGreaterThan(0);
+    // Issue 31: ranking reached prediction over gRPC (KServe v2 ModelInfer), through the router, on the pinned shard only.
+    expect(grpcModelInferPerShard[pinnedShard]).toBeGreaterThan(0);
+    expect(grpcModelInferPerShard.filter((_, i) => i !== pinnedShard)).toEqual([0, 0, 0]);
     expect(restartsPerShard.filter((_, i) => i !== pinnedShard)).toEqual([0, 0, 0]);
     expect(experimentRequestsPerShard.filter((_, i) => i !== pinnedShard)).toEqual([0, 0, 0]);
     // 4. the source change and the config change reach ranking; the billing change does not.
