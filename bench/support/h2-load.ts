@@ -16,12 +16,26 @@ const seconds = Number(secondsText);
 const MAX_CALLS = 5_000_000;
 const LookupRequest = protobuf.loadSync(CATALOG_PROTO_FILE).lookupType('tandem.test.LookupRequest');
 const bodies = Array.from({ length: 64 }, (_, i) => frameMessage(LookupRequest.encode({ id: `a${i}` }).finish()));
-const sessions: ClientHttp2Session[] = Array.from({ length: 4 }, () => connect(url!));
-for (const s of sessions) s.on('error', () => undefined);
+let sessionFailures = 0;
+/** A session, replaced when the peer ended it (counted: a proxy that drops connections shows as failures, not a crash). */
+function session(): ClientHttp2Session {
+  const s = connect(url!);
+  s.on('error', (error) => {
+    sessionFailures++;
+    if (process.env.H2_LOAD_DEBUG) process.stderr.write(`session error: ${error.message}\n`);
+  });
+  s.on('goaway', (code) => {
+    if (process.env.H2_LOAD_DEBUG) process.stderr.write(`goaway ${code}\n`);
+  });
+  return s;
+}
+const sessions: ClientHttp2Session[] = Array.from({ length: 4 }, session);
 let n = 0;
 
 function call(done: (ok: boolean) => void): void {
-  const stream = sessions[n % sessions.length]!.request({ ':method': 'POST', ':path': '/tandem.test.Catalog/Lookup', 'content-type': 'application/grpc', te: 'trailers' });
+  const index = n % sessions.length;
+  if (sessions[index]!.closed || sessions[index]!.destroyed) sessions[index] = session();
+  const stream = sessions[index]!.request({ ':method': 'POST', ':path': '/tandem.test.Catalog/Lookup', 'content-type': 'application/grpc', te: 'trailers' });
   let status: string | undefined;
   stream.on('trailers', (t) => (status = t['grpc-status'] as string | undefined));
   stream.on('data', () => undefined);
@@ -52,7 +66,7 @@ if (mode === 'throughput') {
     };
     for (let i = 0; i < concurrency; i++) loop();
   });
-  process.stdout.write(`${JSON.stringify({ mode, callsPerSecond: ok / seconds, failures: failed })}\n`);
+  process.stdout.write(`${JSON.stringify({ mode, callsPerSecond: ok / seconds, failures: failed, sessionFailures })}\n`);
 } else {
   const rate = Number(numberText);
   const total = Math.min(MAX_CALLS, Math.floor(rate * seconds));

@@ -110,6 +110,18 @@ describe('the egress router with gRPC', () => {
     expect(seen).toMatchObject({ calls: 4, errors: 0 });
   });
 
+  it("cancels a call that outlives the dependency's timeout, and counts it as an error", async () => {
+    const slow = await startCatalog({ slow: { ids: ['slow'], delayMs: 10_000 } });
+    const r = await startRouter({ experimentId: 'exp-t', seed: 1, dependencies: dependencies([{ name: 'prediction', policy: 'isolated', target: `http://${slow}`, writes: 'allow', timeout: '300ms' }]) });
+    onTestFinished(() => r.close());
+    const client = catalogClient(hostOf(r.urls.control.prediction!));
+    // Without the timeout the service answers after 10 s, and the call succeeds.
+    const answer = await client.lookup('slow');
+    expect(answer.error).toBeDefined();
+    expect((await client.lookup('fast')).item).toEqual(itemFor('fast'));
+    expect(counters(r, 'control', 'prediction')).toMatchObject({ calls: 2, errors: 1 });
+  });
+
   it('refuses a call addressed to another host', async () => {
     const pool = await shards(1);
     const r = await startRouter({ experimentId: 'exp-h', seed: 1, dependencies: dependencies([{ name: 'prediction', policy: 'isolated', target: `http://${pool.addresses[0]}`, writes: 'allow' }]) });
