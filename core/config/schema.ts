@@ -161,6 +161,7 @@ const dependency = z.discriminatedUnion('policy', [
 const detector = z.strictObject({
   name,
   kind: z.enum(['dependency-health', 'experiment-attributed', 'grpc-health']),
+  protocol: z.enum(['http', 'grpc']).default('http').describe('experiment-attributed: how the error records are read: GET of the source URL, or the gRPC method tandem.errors.v1.ErrorRecords/List at the source address (guardrails/detectors/error-records.proto).'),
   source: httpUrl.describe('Prometheus endpoint (dependency-health), error-record endpoint (experiment-attributed), or the address of a gRPC server (grpc-health: grpc.health.v1.Health/Check over cleartext HTTP/2).'),
   rule: z
     .strictObject({

@@ -2,7 +2,8 @@
  * A prediction shard's gRPC interface: the KServe v2 / Open Inference
  * Protocol (protos/grpc_predict_v2.proto) on a @grpc/grpc-js server of its
  * own port — ServerLive, ServerReady, ModelReady and ModelInfer — with the
- * standard health service and server reflection. ModelInfer takes one FP32
+ * standard health service, server reflection, and its error records as
+ * `tandem.errors.v1.ErrorRecords/List`. ModelInfer takes one FP32
  * input tensor `[batch, features]` (in `contents.fp32_contents` or
  * `raw_input_contents`) and the batch size as the request parameter
  * `batch_size`, and evaluates it on the same workers as HTTP `POST /infer`: a
@@ -19,6 +20,8 @@ import { NoWorkerAvailableError, WorkerCrashedError } from './worker-pool.js';
 
 export const PREDICT_V2_PROTO = fileURLToPath(new URL('./protos/grpc_predict_v2.proto', import.meta.url));
 const HEALTH_PROTO = fileURLToPath(new URL('../catalog/health.proto', import.meta.url));
+/** The error-record format as a gRPC service, from Tandem's guardrails: what its attributed detector reads with `protocol: grpc`. */
+const ERROR_RECORDS_PROTO = fileURLToPath(new URL('../../guardrails/detectors/error-records.proto', import.meta.url));
 
 interface Parameter {
   int64_param?: string | number;
@@ -35,7 +38,7 @@ export interface ModelInferRequest {
 }
 
 type Loaded = Record<string, Record<string, Record<string, { service: grpc.ServiceDefinition }>>>;
-const definition = loadSync([PREDICT_V2_PROTO, HEALTH_PROTO], { keepCase: true, defaults: true, enums: String, longs: Number });
+const definition = loadSync([PREDICT_V2_PROTO, HEALTH_PROTO, ERROR_RECORDS_PROTO], { keepCase: true, defaults: true, enums: String, longs: Number });
 const loaded = grpc.loadPackageDefinition(definition) as unknown as Loaded;
 
 /** A gRPC status for a failed evaluation, as the HTTP interface's status for it. */
@@ -99,6 +102,15 @@ export async function startPredictionGrpc(shard: PredictionShard, port = 0, host
   });
   server.addService((loaded.grpc!.health! as unknown as Record<string, Record<string, { service: grpc.ServiceDefinition }>>).v1!.Health!.service, {
     Check: (_call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<{ status: string }>) => callback(null, { status: 'SERVING' }),
+  });
+  server.addService((loaded.tandem!.errors! as unknown as Record<string, Record<string, { service: grpc.ServiceDefinition }>>).v1!.ErrorRecords!.service, {
+    List(call: grpc.ServerUnaryCall<{ since_ms: number; jobs: string[] }, unknown>, callback: grpc.sendUnaryData<unknown>) {
+      const { since_ms: since, jobs } = call.request;
+      const records = shard.errorRecords().filter((r) => r.timeMs >= since && (jobs.length === 0 || jobs.includes(r.job) || r.jobs.some((j) => jobs.includes(j))));
+      callback(null, {
+        records: records.map((r) => ({ time_ms: r.timeMs, dependency: r.dependency, shard: r.shard, kind: r.kind, message: r.message, experiment_id: r.experimentId, arm: r.arm, trial: r.trial, job: r.job, jobs: r.jobs })),
+      });
+    },
   });
   new ReflectionService(definition).addToServer(server);
   const bound = await new Promise<number>((resolve, reject) => server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (error, p) => (error ? reject(error) : resolve(p))));

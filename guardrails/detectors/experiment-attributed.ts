@@ -7,10 +7,36 @@
  * are no evidence against the change (they are reported in the message).
  * The result names every implicated job (batch granularity).
  */
+import { fileURLToPath } from 'node:url';
+import protobuf from 'protobufjs';
 import { request } from 'undici';
 import type { DependencyErrorRecord, DetectorConfig } from '../../core/index.js';
 import { scheduleOf, type CheckResult, type Detector } from '../monitor.js';
-import { ConfigError, UpstreamError } from '../../core/index.js';
+import { ConfigError, UpstreamError, grpcStatusName, grpcUnaryCall } from '../../core/index.js';
+
+/** The error-record format as a gRPC service (error-records.proto, shipped beside this module). */
+export const ERROR_RECORDS_PROTO = fileURLToPath(new URL('./error-records.proto', import.meta.url));
+export const ERROR_RECORDS_LIST_PATH = '/tandem.errors.v1.ErrorRecords/List';
+let errorRecordTypes: { request: protobuf.Type; response: protobuf.Type } | undefined;
+const types = (): { request: protobuf.Type; response: protobuf.Type } => {
+  if (errorRecordTypes === undefined) {
+    const root = protobuf.loadSync(ERROR_RECORDS_PROTO);
+    errorRecordTypes = { request: root.lookupType('tandem.errors.v1.ListRequest'), response: root.lookupType('tandem.errors.v1.ListResponse') };
+  }
+  return errorRecordTypes;
+};
+
+/** Records from a gRPC service's `tandem.errors.v1.ErrorRecords/List`, in the same shape as the JSON format. */
+async function fetchGrpcRecords(source: string, sinceMs: number, jobs: readonly string[]): Promise<unknown[]> {
+  const { request: Request, response: Response } = types();
+  const answer = await grpcUnaryCall(source, ERROR_RECORDS_LIST_PATH, Request.encode({ sinceMs, jobs }).finish(), 5_000);
+  if (answer.status !== 0) {
+    if (answer.status === 12) throw new ConfigError([`detector source ${source} does not serve ${ERROR_RECORDS_LIST_PATH.slice(1)} (UNIMPLEMENTED): it must answer the error-record format (docs/guardrails.md, "Error records")`], 'detector');
+    throw new UpstreamError(`${source} answered ${grpcStatusName(answer.status)}${answer.message !== '' ? `: ${answer.message.slice(0, 200)}` : ''}`);
+  }
+  const decoded = answer.payload ? (Response.toObject(Response.decode(answer.payload), { longs: Number, arrays: true, defaults: true }) as { records: Record<string, unknown>[] }) : { records: [] };
+  return decoded.records;
+}
 
 export interface AttributedContext {
   /** The experiment's jobs, by arm (e.g. { control: "exp.control", treatment: "exp.treatment" }). */
@@ -19,8 +45,12 @@ export interface AttributedContext {
   readonly sinceMs: number;
 }
 
-/** Records from an HTTP error-record endpoint (`GET source?since=…&job=…`, answering `{ records: [...] }`). */
-async function fetchRecords(source: string, sinceMs: number, jobs: readonly string[]): Promise<DependencyErrorRecord[]> {
+/**
+ * Records from an error-record source: an HTTP endpoint (`GET source?since=…&job=…`, answering
+ * `{ records: [...] }`), or with `protocol: grpc` a gRPC service's `ErrorRecords/List` (error-records.proto).
+ */
+async function fetchRecords(source: string, sinceMs: number, jobs: readonly string[], protocol: 'http' | 'grpc' = 'http'): Promise<DependencyErrorRecord[]> {
+  if (protocol === 'grpc') return checked(source, await fetchGrpcRecords(source, sinceMs, jobs));
   const url = new URL(source);
   url.searchParams.set('since', String(sinceMs));
   for (const job of jobs) url.searchParams.append('job', job);
@@ -35,6 +65,11 @@ async function fetchRecords(source: string, sinceMs: number, jobs: readonly stri
   }
   const records = (body as { records?: unknown } | null)?.records;
   if (!Array.isArray(records)) throw new ConfigError([`detector source ${source} did not answer { "records": [...] } (docs/guardrails.md, "Error records")`], 'detector');
+  return checked(source, records);
+}
+
+/** Every record in the error-record format, or a config error naming the first that is not. */
+function checked(source: string, records: readonly unknown[]): DependencyErrorRecord[] {
   for (const [i, record] of records.entries()) {
     const problem = recordProblem(record);
     if (problem !== undefined) throw new ConfigError([`detector source ${source} answered a record of another shape: records[${i}].${problem} (docs/guardrails.md, "Error records")`], 'detector');
@@ -84,10 +119,10 @@ export function experimentAttributedDetector(config: DetectorConfig, context: At
       // The baseline is "nothing before the experiment started": records are filtered by time and job.
       // One read now checks the source answers the error-record format: a source of another shape is a
       // configuration error at the start, not "monitoring unavailable" cancelling the experiment later.
-      await fetchRecords(config.source, context.sinceMs, [...jobArm.keys()]);
+      await fetchRecords(config.source, context.sinceMs, [...jobArm.keys()], config.protocol);
     },
     async check(): Promise<CheckResult> {
-      const records = (await fetchRecords(config.source, context.sinceMs, [...jobArm.keys()])).filter(
+      const records = (await fetchRecords(config.source, context.sinceMs, [...jobArm.keys()], config.protocol)).filter(
         (r) => jobArm.has(r.job) || r.jobs.some((job) => jobArm.has(job)),
       );
       const implicates = (r: DependencyErrorRecord, arm: string): boolean => [r.job, ...r.jobs].some((job) => jobArm.get(job) === arm);

@@ -11,6 +11,9 @@ import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { CATALOG_PROTO_FILE, startCatalogService } from '../../examples/catalog/catalog-service.js';
 import { startCatalog } from '../support/grpc-service.js';
+import { startStack } from '../../examples/stack/index.js';
+import { grpcInferenceClient } from '../../examples/stack/inference-client.js';
+import { FEATURES } from '../../examples/stack/model.js';
 import { REPO_ROOT, runCli } from '../support/cli.js';
 import { catalogClient } from '../support/grpc-service.js';
 import { tempDir } from '../support/temp-dir.js';
@@ -124,5 +127,36 @@ describe('the README tutorial on a gRPC service', () => {
     const named = await replayAndReport();
     expect(named.skipped).toEqual({});
     expect(named.endpoints.find((e) => e.endpoint === 'gRPC tandem.test.Catalog/Lookup')!.fields.map((f) => f.path)).toContain('messages[].name');
+  }, 120_000);
+
+  it("records the example stack's KServe v2 ModelInfer calls to a prediction shard, replays them into two shards and compares them by reflection", async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'tandem.config.yaml'), ['workloads:', '  - name: prediction', '    tier: prediction', '    replay: { rate: 40, concurrency: 16, timeout: 5s, minAchievedShare: 0.2, compareResponses: true, wrap: true }', '    trials: { count: 1, warmup: 100ms, measure: 500ms }', '    harness: { responses: { maxStatusMismatchShare: 0.01 } }', ''].join('\n'));
+    const stack = await startStack({ shards: 2 });
+    onTestFinished(() => stack.stop());
+    const stop = new AbortController();
+    const recorded = await runCli(['record', '--tier', 'prediction', '--listen', '127.0.0.1:0', '--upstream', stack.urls.grpcShards[0]!, '--rate', '1', '--json'], {
+      cwd: dir,
+      signal: stop.signal,
+      onOut: async (text) => {
+        const client = grpcInferenceClient((JSON.parse(text) as { url: string }).url);
+        for (let i = 0; i < 8; i++) {
+          const values = Float32Array.from({ length: 2 * FEATURES }, (_, j) => ((i + j) % 5) / 5);
+          await client.infer({ model: 'rank-video', batch: 2, shape: [2, FEATURES], values, headers: {}, signal: stop.signal });
+        }
+        await client.close();
+        stop.abort();
+      },
+    });
+    expect(recorded.code, recorded.err).toBe(0);
+    const replay = await runCli(['replay', '--workload', 'prediction', '--control', stack.urls.grpcShards[0]!, '--treatment', stack.urls.grpcShards[1]!, '--json'], { cwd: dir });
+    expect(replay.code, replay.err).toBe(0);
+    const id = (JSON.parse(replay.out.trim().split('\n').at(-1)!) as { experimentId: string }).experimentId;
+    const report = JSON.parse((await runCli(['report', id, '--format', 'json'], { cwd: dir })).out) as { comparison: { pairs: number; comparedBodies: number; endpoints: { endpoint: string; differing: number; fields: { path: string }[] }[] } };
+    expect(report.comparison.pairs).toBeGreaterThan(0);
+    expect(report.comparison.comparedBodies).toBe(report.comparison.pairs);
+    // Two shards of one model: the same scores; only the shard that answered differs, in the response's parameters.
+    const infer = report.comparison.endpoints.find((e) => e.endpoint === 'gRPC inference.GRPCInferenceService/ModelInfer')!;
+    expect(infer.fields.map((f) => f.path)).toEqual(['messages[].parameters.shard.string_param']);
   }, 120_000);
 });

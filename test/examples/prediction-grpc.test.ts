@@ -5,8 +5,10 @@
  * the call's metadata — what the demo's malformed-tensor step relies on.
  */
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { grpcHealth } from '../../core/index.js';
+import { grpcHealth, parseConfig } from '../../core/index.js';
+import { experimentAttributedDetector } from '../../guardrails/index.js';
 import { startStack } from '../../examples/stack/index.js';
+import { startCatalogService } from '../../examples/catalog/catalog-service.js';
 import { grpcInferenceClient, httpInferenceClient } from '../../examples/stack/inference-client.js';
 import { FEATURES } from '../../examples/stack/model.js';
 
@@ -31,5 +33,17 @@ describe('prediction shards over gRPC', () => {
     const records = stack.shards[0]!.errorRecords();
     expect(records.at(-1)).toMatchObject({ kind: 'contract-violation', experimentId: 'exp-g', arm: 'treatment', trial: '2', job: 'exp-g.treatment', shard: 'shard-0' });
     expect(stack.shards[1]!.errorRecords()).toEqual([]);
+    // The attributed detector reads the same records over gRPC (protocol: grpc), in the error-record format.
+    const config = parseConfig({ workloads: [{ name: 'w', tier: 't', detectors: [{ name: 'errors', kind: 'experiment-attributed', protocol: 'grpc', source: grpcUrl, consecutive: 1 }] }] }).workloads[0]!.detectors[0]!;
+    const detector = experimentAttributedDetector(config, { jobs: { control: 'exp-g.control', treatment: 'exp-g.treatment' }, sinceMs: 0 });
+    await detector.prime();
+    expect(await detector.check()).toMatchObject({ verdict: 'violation', value: 1, message: expect.stringContaining('1 error record(s) from treatment (jobs: exp-g.treatment): contract-violation: rank-video') });
+    const other = experimentAttributedDetector(config, { jobs: { control: 'exp-h.control', treatment: 'exp-h.treatment' }, sinceMs: 0 });
+    expect(await other.check()).toMatchObject({ verdict: 'clear', value: 0 });
+    // A gRPC server without the method is a configuration error at priming, naming it.
+    const catalog = await startCatalogService('v1');
+    onTestFinished(() => catalog.close());
+    const notServing = parseConfig({ workloads: [{ name: 'w', tier: 't', detectors: [{ name: 'errors', kind: 'experiment-attributed', protocol: 'grpc', source: catalog.url }] }] }).workloads[0]!.detectors[0]!;
+    await expect(experimentAttributedDetector(notServing, { jobs: {}, sinceMs: 0 }).prime()).rejects.toThrow('does not serve tandem.errors.v1.ErrorRecords/List (UNIMPLEMENTED)');
   });
 });
