@@ -35,6 +35,9 @@ const Response = reflection.lookupType('Response');
 /** `name` (1) and `dependency` (3) of google.protobuf.FileDescriptorProto: what is needed to follow imports. */
 const FileHeader = protobuf.Root.fromJSON({ nested: { FileHeader: { fields: { name: { type: 'string', id: 1 }, dependency: { rule: 'repeated', type: 'string', id: 3 } } } } }).lookupType('FileHeader');
 
+/** FileDescriptorSet: field 1, repeated FileDescriptorProto — the files written as received, as bytes. */
+const DescriptorSet = protobuf.Root.fromJSON({ nested: { DescriptorSet: { fields: { file: { rule: 'repeated', type: 'bytes', id: 1 } } } } }).lookupType('DescriptorSet');
+
 type Decoded = { fileDescriptorResponse?: { fileDescriptorProto?: Uint8Array[] }; errorResponse?: { errorCode?: number; errorMessage?: string } };
 
 class ReflectionError extends Error {
@@ -132,7 +135,5 @@ export async function reflectDescriptorSet(url: string, services: readonly strin
     if (!(error instanceof ReflectionError) || !error.unimplemented) throw error;
     files = await conversation(url, '/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo', services, deadline);
   }
-  // FileDescriptorSet: field 1, repeated FileDescriptorProto — written by protobufjs from the files as received.
-  const Set = protobuf.Root.fromJSON({ nested: { Set: { fields: { file: { rule: 'repeated', type: 'bytes', id: 1 } } } } }).lookupType('Set');
-  return Set.encode({ file: files }).finish();
+  return DescriptorSet.encode({ file: files }).finish();
 }

@@ -5,7 +5,7 @@
  * Bounded by its timeout; the session is closed after the call.
  */
 import { connect, constants } from 'node:http2';
-import { decodeGrpcMessage, frameMessage, splitMessages } from './grpc-wire.js';
+import { frameMessage, grpcEndingOf, splitMessages } from './grpc-wire.js';
 
 export interface UnaryAnswer {
   /** `grpc-status`; -1 when the call ended without one. */
@@ -40,10 +40,9 @@ export function grpcUnaryCall(url: string, path: string, request: Uint8Array, ti
     stream.on('error', (error) => finish(error));
     stream.on('close', () => {
       if (stream.rstCode !== undefined && stream.rstCode !== constants.NGHTTP2_NO_ERROR && ending === undefined) return finish(new Error(`${url}${path}: stream reset (code ${stream.rstCode})`));
-      const statusText = ending?.['grpc-status'];
-      const status = typeof statusText === 'string' && /^\d{1,3}$/.test(statusText) ? Number(statusText) : -1;
+      const { status, message } = grpcEndingOf(undefined, ending);
       const payload = splitMessages(Buffer.concat(chunks)).messages[0]?.payload;
-      finish(undefined, { status, message: decodeGrpcMessage(ending?.['grpc-message'] as string | undefined), ...(payload ? { payload } : {}) });
+      finish(undefined, { status, message, ...(payload ? { payload } : {}) });
     });
     stream.end(frameMessage(request));
   });

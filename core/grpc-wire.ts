@@ -107,6 +107,18 @@ export function parseGrpcTimeout(value: string | string[] | undefined): number |
   return match ? Number(match[1]) * TIMEOUT_UNITS[match[2]!]! : undefined;
 }
 
+type Fields = Readonly<Record<string, unknown>>;
+
+/**
+ * Where a call's status is: its trailers, or the headers of a trailers-only answer; with the status as a
+ * number (-1 when the call ended without one) and its message decoded.
+ */
+export function grpcEndingOf<T extends Fields>(headers: T | undefined, trailers: T | undefined): { readonly ending: T | undefined; readonly status: number; readonly message: string } {
+  const ending = trailers ?? (headers?.['grpc-status'] !== undefined ? headers : undefined);
+  const text = ending?.['grpc-status'];
+  return { ending, status: typeof text === 'string' && /^\d{1,3}$/.test(text) ? Number(text) : -1, message: decodeGrpcMessage(ending?.['grpc-message'] as string | undefined) };
+}
+
 /** `grpc-message` is percent-encoded on the wire (the protocol's own escaping). */
 export function decodeGrpcMessage(value: string | string[] | undefined): string {
   const text = (Array.isArray(value) ? value[0] : value) ?? '';

@@ -44,6 +44,9 @@ export interface ForwardTap {
 /** Sessions that reached their upstream: a stream failing on one that never did was refused. */
 const connected = new WeakSet<ClientHttp2Session>();
 
+/** Whether `session` ever reached its peer (one made with watchConnection). */
+export const reachedPeer = (session: ClientHttp2Session): boolean => connected.has(session);
+
 /** Marks `session` as connected once it is: call when a session is made. */
 export function watchConnection(session: ClientHttp2Session): ClientHttp2Session {
   session.once('connect', () => connected.add(session));

@@ -11,7 +11,7 @@
 import type { RequestOutcome, WorkloadConfig } from '../core/index.js';
 import { RankingTally, type RankingComparison } from './ranking-tally.js';
 import { diffResponses, type Difference } from './response-diff.js';
-import { endpointDifferences, type EndpointDifference, type PairRecord } from './endpoint-differences.js';
+import { endpointDifferences, statusOf, type EndpointDifference, type PairRecord } from './endpoint-differences.js';
 import { decodedGrpcOutcome } from './grpc-decode.js';
 import type { GrpcSchema } from '../core/index.js';
 
@@ -71,8 +71,6 @@ export interface CompareOptions {
   readonly grpcSchema?: GrpcSchema;
 }
 
-/** The status a person compares: a gRPC call's own, else HTTP's. */
-const statusOf = (o: RequestOutcome): number => o.grpcStatus ?? o.status;
 
 /** Compare the responses of control, treatment and (optionally) control′ record by record, within each trial. */
 export function compareResponses(outcomes: readonly RequestOutcome[], options: CompareOptions): ResponseComparison {

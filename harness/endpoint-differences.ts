@@ -47,7 +47,7 @@ const UNKNOWN = '(endpoint not recorded)';
 /** A gRPC method is its own endpoint (`gRPC tandem.test.Catalog/Lookup`): its path has no parameters to infer. */
 const grpcEndpoint = (o: RequestOutcome): string | undefined => (o.response?.grpc !== undefined ? `gRPC ${o.response.path.slice(1)}` : undefined);
 /** The status a person compares: a gRPC call's own, else HTTP's. */
-const statusOf = (o: RequestOutcome): number => o.grpcStatus ?? o.status;
+export const statusOf = (o: RequestOutcome): number => o.grpcStatus ?? o.status;
 const EXAMPLE_BODY_CHARS = 2_000;
 
 export function endpointDifferences(pairs: readonly PairRecord[], fields: readonly { readonly path: string; readonly ignored: 'config' | 'noise' | false }[]): EndpointDifference[] {

@@ -9,7 +9,7 @@
  * Recording only copies bytes as they pass; nothing waits for it.
  */
 import { connect, constants, createServer, type ClientHttp2Session, type Http2Server, type IncomingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
-import { decodeGrpcMessage, forwardStream, forwardableHeaders, grpcMethodOf, isGrpcContentType, splitMessages, uncompressedPayload } from '../core/index.js';
+import { forwardStream, grpcEndingOf, forwardableHeaders, grpcMethodOf, isGrpcContentType, splitMessages, uncompressedPayload } from '../core/index.js';
 import type { Recorder } from './recorder.js';
 import type { CapturedGrpcResponse } from './record-builder.js';
 
@@ -41,9 +41,7 @@ export function grpcResponseOf(
   complete: boolean,
   maxMessageBytes: number,
 ): Omit<CapturedGrpcResponse, 'service' | 'method' | 'requestMessages'> {
-  const ending = trailers ?? (responseHeaders['grpc-status'] !== undefined ? responseHeaders : undefined);
-  const statusText = ending?.['grpc-status'];
-  const status = typeof statusText === 'string' && /^\d{1,3}$/.test(statusText) ? Number(statusText) : -1;
+  const { ending, status, message } = grpcEndingOf(responseHeaders, trailers);
   const split = body.truncated ? { messages: [], problem: 'over the body limit' } : splitMessages(body.bytes(), maxMessageBytes);
   const encoding = responseHeaders['grpc-encoding'];
   const messages: Buffer[] = [];
@@ -57,7 +55,7 @@ export function grpcResponseOf(
     }
   }
   // A trailers-only response's headers hold `:status` too: the pseudo-headers are HTTP/2's, not the call's.
-  return { responseMessages: messages, responseTruncated: truncated, status, statusMessage: decodeGrpcMessage(ending?.['grpc-message']), trailers: ending ? withoutPseudo(ending) : {} };
+  return { responseMessages: messages, responseTruncated: truncated, status, statusMessage: message, trailers: ending ? withoutPseudo(ending) : {} };
 }
 
 const withoutPseudo = (headers: IncomingHttpHeaders): Record<string, string | string[] | undefined> => forwardableHeaders(headers, () => false) as Record<string, string | string[] | undefined>;

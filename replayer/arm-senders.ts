@@ -8,7 +8,7 @@
 import { hash } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { Pool } from 'undici';
-import type { Clock, CorpusRecord, ErrorClass, RequestOutcome } from '../core/index.js';
+import type { Clock, CorpusRecord, ErrorClass, RequestOutcome, ResponseView } from '../core/index.js';
 import { phaseOf, type ArmName } from './schedule.js';
 import { comparableResponse } from './response-view.js';
 import { H2Sessions, type H2SessionsOptions } from './h2-sessions.js';
@@ -177,40 +177,29 @@ export class ArmSenders {
 
   /** A gRPC record over HTTP/2: its status decides its error class (grpc-exchange.ts). */
   #sendGrpc(arm: SendArm, record: CorpusRecord, headers: string[], body: Buffer | null, dueMono: number, first: boolean, process: number): void {
-    const { timeoutMs, identity, keepBodyBytes, clock, startEpoch, startMono } = this.options;
+    const { timeoutMs, keepBodyBytes } = this.options;
     const { requestHeaders, deadlineMs } = grpcHeaders(record, headers, this.urls[arm]![process]!, timeoutMs);
     this.#h2(arm, process).request(requestHeaders, body, deadlineMs, (exchange) => {
       const result = grpcOutcomeOf(exchange, record, keepBodyBytes);
       const errorClass: ErrorClass = result.errorClass !== '' && this.stopped.signal.aborted ? 'cancelled' : result.errorClass;
       if (this.#settle(arm, dueMono, errorClass)) {
-        this.options.onOutcome({
-          experimentId: identity.experimentId,
-          trial: identity.trial,
-          attempt: identity.attempt,
-          arm,
-          recordId: record.id,
-          intendedMs: startEpoch + (dueMono - startMono),
-          latencyMs: clock.monotonic() - dueMono,
-          status: exchange.status,
-          bytes: exchange.bytes,
-          errorClass,
-          bodyHash: result.bodyHash,
-          first,
-          grpcStatus: result.grpcStatus,
-          ...(result.body !== undefined ? { body: result.body.toString('base64') } : {}),
-          ...(result.view ? { response: result.view } : {}),
-          ...(arm !== 'control-prime' && this.processes[arm] > 1 ? { process } : {}),
-        });
+        this.#emit(arm, record, dueMono, first, process, { status: exchange.status, bytes: exchange.bytes, errorClass, bodyHash: result.bodyHash, grpcStatus: result.grpcStatus }, result.body, result.view);
       }
       this.#drainedCheck();
     });
   }
 
   #handOn(arm: SendArm, record: CorpusRecord, dueMono: number, first: boolean, status: number, bytes: number, chunks: Buffer[], responseHeaders: Record<string, string | string[] | undefined>, errorClass: ErrorClass, process: number): void {
-    const { identity, keepBodyBytes, clock, startEpoch, startMono } = this.options;
+    const { keepBodyBytes } = this.options;
     const all = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
     const bodyHash = status === 0 ? '' : hash('sha1', all);
     const compared = keepBodyBytes > 0 && status !== 0 ? comparableResponse(all, responseHeaders, record, keepBodyBytes, bodyHash) : undefined;
+    this.#emit(arm, record, dueMono, first, process, { status, bytes, errorClass, bodyHash }, compared?.body, compared?.view);
+  }
+
+  /** One measurement-window outcome, whatever protocol carried it, handed on. */
+  #emit(arm: SendArm, record: CorpusRecord, dueMono: number, first: boolean, process: number, answer: Pick<RequestOutcome, 'status' | 'bytes' | 'errorClass' | 'bodyHash' | 'grpcStatus'>, body: Buffer | undefined, view: ResponseView | undefined): void {
+    const { identity, clock, startEpoch, startMono } = this.options;
     this.options.onOutcome({
       experimentId: identity.experimentId,
       trial: identity.trial,
@@ -219,13 +208,10 @@ export class ArmSenders {
       recordId: record.id,
       intendedMs: startEpoch + (dueMono - startMono),
       latencyMs: clock.monotonic() - dueMono,
-      status,
-      bytes,
-      errorClass,
-      bodyHash,
+      ...answer,
       first,
-      ...(compared?.body !== undefined ? { body: compared.body.toString('base64') } : {}),
-      ...(compared ? { response: compared.view } : {}),
+      ...(body !== undefined ? { body: body.toString('base64') } : {}),
+      ...(view ? { response: view } : {}),
       ...(arm !== 'control-prime' && this.processes[arm] > 1 ? { process } : {}),
     });
   }

@@ -8,8 +8,8 @@
  * kept with their compression undone, each length-prefixed.
  */
 import { hash } from 'node:crypto';
-import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http2';
-import { GRPC_STATUS, decodeGrpcMessage, frameMessage, parseGrpcTimeout, splitMessages, uncompressedPayload, type CorpusRecord, type ErrorClass, type ResponseView } from '../core/index.js';
+import type { OutgoingHttpHeaders } from 'node:http2';
+import { GRPC_STATUS, frameMessage, grpcEndingOf, parseGrpcTimeout, splitMessages, uncompressedPayload, type CorpusRecord, type ErrorClass, type ResponseView } from '../core/index.js';
 import type { H2Exchange } from './h2-sessions.js';
 
 /** Recorded names that HTTP/2 forbids or the transport sets itself. */
@@ -27,12 +27,6 @@ export function grpcHeaders(record: CorpusRecord, flat: readonly string[], url: 
   return { requestHeaders, deadlineMs: Math.max(1, Math.min(timeoutMs, callDeadline ?? Number.POSITIVE_INFINITY)) };
 }
 
-function statusOf(exchange: H2Exchange): number {
-  const ending: IncomingHttpHeaders | undefined = exchange.trailers ?? (exchange.headers['grpc-status'] !== undefined ? exchange.headers : undefined);
-  const text = ending?.['grpc-status'];
-  return typeof text === 'string' && /^\d{1,3}$/.test(text) ? Number(text) : -1;
-}
-
 export interface GrpcOutcome {
   readonly errorClass: ErrorClass;
   readonly grpcStatus: number;
@@ -42,7 +36,7 @@ export interface GrpcOutcome {
 }
 
 export function grpcOutcomeOf(exchange: H2Exchange, record: CorpusRecord, keepBytes: number): GrpcOutcome {
-  const grpcStatus = exchange.failure === undefined ? statusOf(exchange) : -1;
+  const grpcStatus = exchange.failure === undefined ? grpcEndingOf(exchange.headers, exchange.trailers).status : -1;
   const raw = exchange.chunks.length === 1 ? exchange.chunks[0]! : Buffer.concat(exchange.chunks);
   const bodyHash = exchange.status === 0 ? '' : hash('sha1', raw);
   let errorClass: ErrorClass;
@@ -59,12 +53,11 @@ export function grpcOutcomeOf(exchange: H2Exchange, record: CorpusRecord, keepBy
 
 /** The messages with compression undone, re-framed, as the comparison reads them; or why they cannot be compared. */
 function comparableGrpc(raw: Buffer, exchange: H2Exchange, grpcStatus: number, record: CorpusRecord, keepBytes: number): { body?: Buffer; view: ResponseView } {
-  const ending = exchange.trailers ?? exchange.headers;
   const base = {
     method: record.method,
     path: record.path,
     contentType: String(exchange.headers['content-type'] ?? ''),
-    grpc: { status: grpcStatus, statusMessage: decodeGrpcMessage(ending['grpc-message']), messages: 0 },
+    grpc: { status: grpcStatus, statusMessage: grpcEndingOf(exchange.headers, exchange.trailers).message, messages: 0 },
   };
   const split = splitMessages(raw);
   if (split.problem !== undefined) return { view: { ...base, decodedBytes: 0, contentHash: '', skipped: `gRPC response: ${split.problem}` } };

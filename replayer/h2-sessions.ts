@@ -8,6 +8,7 @@
  * `grpc-timeout`, whichever is sooner.
  */
 import { connect, constants, type ClientHttp2Session, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http2';
+import { reachedPeer, watchConnection } from '../core/index.js';
 
 export interface H2Exchange {
   /** `:status`; 0 when no response came. */
@@ -28,9 +29,6 @@ export interface H2SessionsOptions {
   readonly maxConcurrentStreams?: number;
 }
 
-/** Sessions that reached their arm: a stream that fails on one that never did was refused. */
-const connected = new WeakSet<ClientHttp2Session>();
-
 export class H2Sessions {
   readonly #url: string;
   readonly #sessions: (ClientHttp2Session | undefined)[];
@@ -48,9 +46,8 @@ export class H2Sessions {
     const index = this.#next++ % this.#sessions.length;
     const existing = this.#sessions[index];
     if (existing && !existing.closed && !existing.destroyed) return existing;
-    const session = connect(this.#url, { settings: { enablePush: false }, peerMaxConcurrentStreams: this.#maxConcurrentStreams });
+    const session = watchConnection(connect(this.#url, { settings: { enablePush: false }, peerMaxConcurrentStreams: this.#maxConcurrentStreams }));
     session.on('error', () => undefined); // each stream reports its own failure
-    session.once('connect', () => connected.add(session));
     session.once('goaway', () => {
       if (this.#sessions[index] === session) this.#sessions[index] = undefined;
     });
@@ -102,7 +99,7 @@ export class H2Sessions {
     stream.once('close', () => {
       const code = stream.rstCode ?? 0;
       if (timedOut) return finish('timeout', code);
-      if (status === 0) return finish(session !== undefined && connected.has(session) ? 'reset' : 'refused', code);
+      if (status === 0) return finish(session !== undefined && reachedPeer(session) ? 'reset' : 'refused', code);
       // A reset after the request's end reads as code 0 in Node (see core/h2-forward.ts): a response without its end is a reset.
       finish(code !== constants.NGHTTP2_NO_ERROR || !stream.readableEnded ? 'reset' : undefined, code);
     });
