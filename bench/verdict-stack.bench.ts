@@ -17,7 +17,7 @@ import { parseConfigText, systemClock, type ExperimentRecord } from '../core/ind
 import { createLocalStore } from '../store/index.js';
 import { SharedSource } from '../guardrails/index.js';
 import { InlineQueue, parseRequest, runExperiment } from '../executor/index.js';
-import { loadExperimentData, trialMetrics } from '../harness/index.js';
+import { loadExperimentData } from '../harness/index.js';
 import { rankingCorpus, startStack } from '../examples/stack/index.js';
 import { median } from './support/median.js';
 
@@ -115,17 +115,17 @@ export async function run(args: string[]): Promise<void> {
 
 /** Each trial's paired latency and CPU effects with the trial's slot order, so a run-long arm asymmetry shows. */
 async function perTrialEffects(store: ReturnType<typeof createLocalStore>, id: string): Promise<string> {
-  const data = await loadExperimentData(store, id);
-  return data.trials
-    .map((t) => {
-      const metrics = trialMetrics(t, { seed: 1, resamples: 0 });
+  const data = await loadExperimentData(store, id, { resamples: 0 });
+  return data.used
+    .map((record) => {
+      const metrics = data.metrics.filter((m) => m.trial === record.index);
       const pick = (name: string): string => {
         const m = metrics.find((x) => x.metric === name);
         return m ? `${(m.effect * 100).toFixed(2)}%` : '-';
       };
       const cpu = metrics.find((x) => x.metric === 'cpu_per_request');
       const perProcess = cpu?.processes ? ` (µs c ${cpu.processes.control.map((v) => (v * 1e6).toFixed(0)).join('/')} t ${cpu.processes.treatment.map((v) => (v * 1e6).toFixed(0)).join('/')})` : '';
-      return `#${t.record.index}${slotsOf(t.record.details)} lat ${pick('latency_shift')} cpu ${pick('cpu_per_request')}${perProcess}`;
+      return `#${record.index}${slotsOf(record.details)} lat ${pick('latency_shift')} cpu ${pick('cpu_per_request')}${perProcess}`;
     })
     .join(' | ');
 }

@@ -12,7 +12,7 @@ import { LiveWrites } from './live-writes.js';
 import { readCorpusWindow } from '../recorder/index.js';
 import { runTrials, type ArmProvider, type ReplayProgress } from '../replayer/index.js';
 import { dependencyHealthDetector, experimentAttributedDetector, grpcHealthDetector, loadDependencySchemas, runMonitor, startRouter, type Cancellation, type Detector, type EgressRouter, type SharedSource } from '../guardrails/index.js';
-import { LiveOutcomes, duringCheckDetector, type DuringCheck } from '../harness/index.js';
+import { LiveOutcomes, duringCheckDetector, measureCompletedTrial, type DuringCheck } from '../harness/index.js';
 
 export interface ReplayExperimentOptions {
   readonly workload: WorkloadConfig;
@@ -105,7 +105,10 @@ export async function replayExperiment(options: ReplayExperimentOptions): Promis
     await store.init();
     const tier = workload.corpus.tier ?? workload.tier;
     const corpus = () => readCorpusWindow(store.corpus, { tier, lookbackMs: workload.corpus.lookback, nowMs, ...(workload.corpus.limit !== undefined ? { limit: workload.corpus.limit } : {}) });
-    const first = await corpus()[Symbol.asyncIterator]().next();
+    const probe = corpus()[Symbol.asyncIterator]();
+    const first = await probe.next();
+    // Only whether the window holds a record: the read stops here (a store's query is not left streaming).
+    await probe.return?.();
     if (first.done) throw new InputError(`no recorded requests of tier ${tier} in the last ${workload.corpus.lookback / 3_600_000} h: record some with \`tandem record\` or \`tandem corpus import\``);
     let record: ExperimentRecord = options.existing
       ? { ...options.existing, status: 'running', spec: { ...options.existing.spec, design: { minTrials: workload.trials.min, maxTrials: workload.trials.max }, ...(arms.compared ? { compared: arms.compared } : {}), ...options.spec } }
@@ -166,6 +169,8 @@ export async function replayExperiment(options: ReplayExperimentOptions): Promis
         ...(options.controlPrime !== undefined ? { controlPrime: options.controlPrime } : {}),
         ...(options.armHeaders ? { armHeaders: options.armHeaders } : {}),
         ...(resumed ? { previous: options.existing!.trials } : {}),
+        // Each trial's metrics, computed once from its own outcomes: every look and report reads them instead.
+        onTrialCompleted: async (trial: TrialRecord) => void (await measureCompletedTrial(store, experimentId, trial, { seed, nowMs: clock.now() })),
         ...(options.afterTrial ? { afterTrial: (completed: number) => options.afterTrial!(experimentId, completed) } : {}),
         ...(needsReflection(workload) ? { afterMeasure: reflectOnce(store, experimentId, clock) } : {}),
       });

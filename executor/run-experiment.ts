@@ -11,7 +11,7 @@ import { hostname } from 'node:os';
 import { ConfigError, ExperimentCancelledError, type Clock, type ExperimentRecord, type TandemConfig, type WorkloadConfig } from '../core/index.js';
 import type { Store } from '../store/index.js';
 import type { SharedSource } from '../guardrails/index.js';
-import { calibrate, evaluateExperiment, joinSentences, loadChecksModule, loadGrpcSchema, loadExperimentData, lookAtExperiment, metricPolicies, trialMetrics, type Calibration, type OnInconclusive } from '../harness/index.js';
+import { calibrate, evaluateExperiment, joinSentences, loadChecksModule, loadGrpcSchema, loadExperimentData, lookAtExperiment, metricPolicies, type Calibration, type OnInconclusive } from '../harness/index.js';
 import type { ReplayProgress } from '../replayer/index.js';
 import { armsFor, controlAgainstControl } from './experiment-arms.js';
 import type { ExperimentRequest } from './experiment-request.js';
@@ -134,9 +134,8 @@ export async function runExperiment(id: string, ctx: RunContext): Promise<Experi
     record = result.record;
     if (result.status !== 'completed') return record;
     if (aa) {
-      const data = await loadExperimentData(store, id);
-      const metrics = data.trials.flatMap((t) => trialMetrics(t, { seed: record!.seed, resamples: 0 }));
-      const calibration = calibrate(metrics, {
+      const data = await loadExperimentData(store, id, { resamples: 0 });
+      const calibration = calibrate(data.metrics, {
         experimentId: id,
         workload: configured.name,
         createdAtMs: clock.now(),

@@ -11,7 +11,7 @@
 import type { RequestOutcome, WorkloadConfig } from '../core/index.js';
 import { RankingTally, type RankingComparison } from './ranking-tally.js';
 import { diffResponses, type Difference } from './response-diff.js';
-import { endpointDifferences, statusOf, type EndpointDifference, type PairRecord } from './endpoint-differences.js';
+import { EndpointTally, statusOf, type EndpointDifference } from './endpoint-differences.js';
 import { decodedGrpcOutcome } from './grpc-decode.js';
 import type { GrpcSchema } from '../core/index.js';
 
@@ -73,88 +73,131 @@ export interface CompareOptions {
 
 
 /** Compare the responses of control, treatment and (optionally) control′ record by record, within each trial. */
-export function compareResponses(outcomes: readonly RequestOutcome[], options: CompareOptions): ResponseComparison {
-  // An arm of several processes answers each record once per process: lane i pairs the arms' i-th processes.
-  const key = (o: RequestOutcome): string => `${o.trial}/${o.recordId}/${o.process ?? 0}`;
-  const byArm = new Map<string, Map<string, RequestOutcome>>();
-  for (const raw of outcomes) {
-    const o = raw.response?.grpc !== undefined ? decodedGrpcOutcome(raw, options.grpcSchema) : raw;
-    const arm = byArm.get(o.arm) ?? new Map<string, RequestOutcome>();
-    arm.set(key(o), o);
-    byArm.set(o.arm, arm);
+export function compareResponses(outcomes: Iterable<RequestOutcome>, options: CompareOptions): ResponseComparison {
+  const comparer = new ResponseComparer(options);
+  for (const o of outcomes) comparer.add(o);
+  return comparer.result();
+}
+
+/** The same over outcomes streamed in trial order (a store's read): one trial's responses are held at a time. */
+export async function compareResponseStream(outcomes: AsyncIterable<RequestOutcome>, options: CompareOptions): Promise<ResponseComparison> {
+  const comparer = new ResponseComparer(options);
+  for await (const o of outcomes) comparer.add(o);
+  return comparer.result();
+}
+
+/**
+ * Outcomes are gathered per trial and compared when the next trial starts (or at the end): pairs never cross
+ * trials, so only the current trial's bodies are in memory; what is kept of the compared pairs is counts per
+ * field and per kind of difference (EndpointTally), the ranking metrics' numbers, and a few examples.
+ */
+class ResponseComparer {
+  readonly #options: CompareOptions;
+  /** trial → arm → lane key → outcome, for trials not compared yet. */
+  readonly #pending = new Map<number, Map<string, Map<string, RequestOutcome>>>();
+  #pairs = 0;
+  #statusMismatches = 0;
+  #sameHash = 0;
+  #compared = 0;
+  #primePairs = 0;
+  readonly #statusExamples: ResponseComparison['statusExamples'][number][] = [];
+  readonly #rawCounts = new Map<string, number>();
+  readonly #noiseCounts = new Map<string, number>();
+  readonly #examples = new Map<string, FieldDifference['example']>();
+  /** Per compared pair, its differing paths: the share agreeing is known once noise is (see result). */
+  readonly #pathSets = new Map<string, number>();
+  readonly #skipped: Record<string, number> = {};
+  readonly #endpoints = new EndpointTally();
+  readonly #ranking: RankingTally | undefined;
+
+  constructor(options: CompareOptions) {
+    this.#options = options;
+    this.#ranking = options.config.ranking ? new RankingTally(options.config.ranking, options.requestBodies) : undefined;
   }
-  const control = byArm.get('control') ?? new Map<string, RequestOutcome>();
-  const treatment = byArm.get('treatment') ?? new Map<string, RequestOutcome>();
-  const prime = byArm.get('control-prime');
-  const { config } = options;
 
-  let pairs = 0;
-  let statusMismatches = 0;
-  let sameHash = 0;
-  const statusExamples: ResponseComparison['statusExamples'][number][] = [];
-  const rawCounts = new Map<string, number>();
-  const noiseCounts = new Map<string, number>();
-  const examples = new Map<string, FieldDifference['example']>();
-  const differingPerPair: PairRecord[] = [];
-  const skipped: Record<string, number> = {};
-  let primePairs = 0;
-  const ranking = config.ranking ? new RankingTally(config.ranking, options.requestBodies) : undefined;
+  add(raw: RequestOutcome): void {
+    // Streamed in trial order: a later trial's first outcome means the earlier ones are complete.
+    for (const trial of this.#pending.keys()) if (trial < raw.trial) this.#compareTrial(trial);
+    const o = raw.response?.grpc !== undefined ? decodedGrpcOutcome(raw, this.#options.grpcSchema) : raw;
+    let arms = this.#pending.get(o.trial);
+    if (!arms) this.#pending.set(o.trial, (arms = new Map()));
+    let lane = arms.get(o.arm);
+    if (!lane) arms.set(o.arm, (lane = new Map()));
+    // An arm of several processes answers each record once per process: lane i pairs the arms' i-th processes.
+    lane.set(`${o.recordId}/${o.process ?? 0}`, o);
+  }
 
-  for (const [k, c] of control) {
-    const t = treatment.get(k);
-    if (!t) continue;
-    pairs++;
-    if (statusOf(c) !== statusOf(t)) {
-      statusMismatches++;
-      if (statusExamples.length < 5) statusExamples.push({ recordId: c.recordId, control: statusOf(c), treatment: statusOf(t) });
+  #compareTrial(trial: number): void {
+    const arms = this.#pending.get(trial)!;
+    this.#pending.delete(trial);
+    const treatment = arms.get('treatment') ?? new Map<string, RequestOutcome>();
+    const prime = arms.get('control-prime');
+    for (const [k, c] of arms.get('control') ?? new Map<string, RequestOutcome>()) {
+      const t = treatment.get(k);
+      if (t) this.#comparePair(c, t, prime?.get(k));
     }
-    if (c.bodyHash !== '' && c.bodyHash === t.bodyHash) sameHash++;
+  }
+
+  #comparePair(c: RequestOutcome, t: RequestOutcome, p: RequestOutcome | undefined): void {
+    this.#pairs++;
+    if (statusOf(c) !== statusOf(t)) {
+      this.#statusMismatches++;
+      if (this.#statusExamples.length < 5) this.#statusExamples.push({ recordId: c.recordId, control: statusOf(c), treatment: statusOf(t) });
+    }
+    if (c.bodyHash !== '' && c.bodyHash === t.bodyHash) this.#sameHash++;
     const diff = diffResponses(c, t);
     let differing: ReadonlyMap<string, Difference> = new Map();
-    if (diff.skipped !== undefined) skipped[diff.skipped] = (skipped[diff.skipped] ?? 0) + 1;
+    if (diff.skipped !== undefined) this.#skipped[diff.skipped] = (this.#skipped[diff.skipped] ?? 0) + 1;
     else {
+      this.#compared++;
       differing = diff.differing;
       for (const [path, example] of differing) {
-        rawCounts.set(path, (rawCounts.get(path) ?? 0) + 1);
-        if (!examples.has(path)) examples.set(path, { recordId: c.recordId, control: cut(example.control), treatment: cut(example.treatment) });
+        this.#rawCounts.set(path, (this.#rawCounts.get(path) ?? 0) + 1);
+        if (!this.#examples.has(path)) this.#examples.set(path, { recordId: c.recordId, control: cut(example.control), treatment: cut(example.treatment) });
       }
+      const set = [...differing.keys()].sort().join('\u0000');
+      this.#pathSets.set(set, (this.#pathSets.get(set) ?? 0) + 1);
     }
-    differingPerPair.push({ control: c, treatment: t, compared: diff.skipped === undefined, paths: [...differing.keys()] });
-    const p = prime?.get(k);
+    this.#endpoints.add({ control: c, treatment: t, compared: diff.skipped === undefined, paths: [...differing.keys()] });
     if (p !== undefined) {
       const noise = diffResponses(c, p);
       if (noise.skipped === undefined) {
-        primePairs++;
-        for (const path of noise.differing.keys()) noiseCounts.set(path, (noiseCounts.get(path) ?? 0) + 1);
+        this.#primePairs++;
+        for (const path of noise.differing.keys()) this.#noiseCounts.set(path, (this.#noiseCounts.get(path) ?? 0) + 1);
       }
     }
-    ranking?.add(c, t, p);
+    this.#ranking?.add(c, t, p);
   }
 
-  const compared = differingPerPair.filter((p) => p.compared).length;
-  const fields: FieldDifference[] = [...rawCounts.entries()]
-    .map(([path, count]) => {
-      const rate = count / compared;
-      const noiseRate = primePairs > 0 ? (noiseCounts.get(path) ?? 0) / primePairs : Number.NaN;
-      const ignored: FieldDifference['ignored'] = ignoredBy(config.ignoreFields, path) ? 'config' : noiseRate > 0 && rate <= config.noiseRatio * noiseRate ? 'noise' : false;
-      return { path, rate, noiseRate, ignored, example: examples.get(path)! };
-    })
-    .sort((a, b) => b.rate - a.rate || a.path.localeCompare(b.path));
-  const counted = new Set(fields.filter((f) => f.ignored === false).map((f) => f.path));
-  const agreeing = differingPerPair.filter((p) => p.compared && !p.paths.some((path) => counted.has(path))).length;
-
-  return {
-    pairs,
-    comparedBodies: compared,
-    skipped,
-    endpoints: endpointDifferences(differingPerPair, fields),
-    statusMismatches,
-    statusMismatchShare: pairs > 0 ? statusMismatches / pairs : 0,
-    statusExamples,
-    bodyHashAgreement: pairs > 0 ? sameHash / pairs : Number.NaN,
-    semanticAgreement: compared > 0 ? agreeing / compared : Number.NaN,
-    noiseCancellation: primePairs > 0,
-    fields,
-    ...(ranking?.pairs ? { ranking: ranking.summary() } : {}),
-  };
+  result(): ResponseComparison {
+    for (const trial of [...this.#pending.keys()].sort((a, b) => a - b)) this.#compareTrial(trial);
+    const { config } = this.#options;
+    const compared = this.#compared;
+    const fields: FieldDifference[] = [...this.#rawCounts.entries()]
+      .map(([path, count]) => {
+        const rate = count / compared;
+        const noiseRate = this.#primePairs > 0 ? (this.#noiseCounts.get(path) ?? 0) / this.#primePairs : Number.NaN;
+        const ignored: FieldDifference['ignored'] = ignoredBy(config.ignoreFields, path) ? 'config' : noiseRate > 0 && rate <= config.noiseRatio * noiseRate ? 'noise' : false;
+        return { path, rate, noiseRate, ignored, example: this.#examples.get(path)! };
+      })
+      .sort((a, b) => b.rate - a.rate || a.path.localeCompare(b.path));
+    const counted = new Set(fields.filter((f) => f.ignored === false).map((f) => f.path));
+    let agreeing = 0;
+    for (const [set, count] of this.#pathSets) if (set === '' || !set.split('\u0000').some((path) => counted.has(path))) agreeing += count;
+    const pairs = this.#pairs;
+    return {
+      pairs,
+      comparedBodies: compared,
+      skipped: this.#skipped,
+      endpoints: this.#endpoints.summarize(fields),
+      statusMismatches: this.#statusMismatches,
+      statusMismatchShare: pairs > 0 ? this.#statusMismatches / pairs : 0,
+      statusExamples: this.#statusExamples,
+      bodyHashAgreement: pairs > 0 ? this.#sameHash / pairs : Number.NaN,
+      semanticAgreement: compared > 0 ? agreeing / compared : Number.NaN,
+      noiseCancellation: this.#primePairs > 0,
+      fields,
+      ...(this.#ranking?.pairs ? { ranking: this.#ranking.summary() } : {}),
+    };
+  }
 }

@@ -6,25 +6,20 @@
  * (docs/reports.md documents it); renderers add nothing to it.
  */
 import { schemaFromDescriptorSet, type ExperimentEvent, type ExperimentRecord, type GrpcSchema, type WorkloadConfig } from '../core/index.js';
-import type { Store } from '../store/index.js';
+import type { RequestOutcome } from '../core/index.js';
+import type { ReadOptions, Store } from '../store/index.js';
+
+export type { ArmSummary } from './arm-summary.js';
 import type { Calibration } from './calibration-result.js';
 import { configuredFinalChecks, runFinalChecks, type CheckSet, type FinalCheckResult } from './checks.js';
-import { compareResponses, type ResponseComparison } from './compare-responses.js';
+import { compareResponseStream, type ResponseComparison } from './compare-responses.js';
+import { armDistributions, type ArmSummary } from './arm-summary.js';
 import { loadExperimentData, missingDataCauses, type ExcludedTrial, type ExperimentData } from './experiment-data.js';
 import { metricPolicies } from './metric-policy.js';
-import { quantileOf } from './stats.js';
-import { trialMetrics, type TrialMetric } from './trial-metrics.js';
+import type { TrialMetric } from './trial-metrics.js';
 import { judge, type ExperimentVerdict, type JudgeOptions, type MetricVerdict, type OnInconclusive } from './verdict.js';
 
 export const REPORT_SCHEMA = 'tandem.report/v1';
-
-export interface ArmSummary {
-  readonly requests: number;
-  readonly errors: number;
-  readonly errorsByClass: Readonly<Record<string, number>>;
-  readonly latencyMs: { readonly mean: number; readonly p50: number; readonly p90: number; readonly p99: number; readonly max: number };
-  readonly bytesMean: number;
-}
 
 export interface ExperimentReport {
   readonly schema: typeof REPORT_SCHEMA;
@@ -95,31 +90,6 @@ export interface EvaluateOptions {
   readonly now?: () => number;
 }
 
-function armSummary(data: ExperimentData, arm: 'control' | 'treatment'): { summary: ArmSummary; sorted: number[] } {
-  const outcomes = data.trials.flatMap((t) => t.outcomes.filter((o) => o.arm === arm));
-  const sorted = outcomes.map((o) => o.latencyMs).sort((a, b) => a - b);
-  const errorsByClass: Record<string, number> = {};
-  for (const o of outcomes) if (o.errorClass !== '') errorsByClass[o.errorClass] = (errorsByClass[o.errorClass] ?? 0) + 1;
-  const q = (p: number): number => quantileOf(sorted, p);
-  return {
-    sorted,
-    summary: {
-      requests: outcomes.length,
-      errors: Object.values(errorsByClass).reduce((a, b) => a + b, 0),
-      errorsByClass,
-      latencyMs: { mean: sorted.length ? sorted.reduce((a, b) => a + b, 0) / sorted.length : Number.NaN, p50: q(0.5), p90: q(0.9), p99: q(0.99), max: sorted.length ? sorted[sorted.length - 1]! : Number.NaN },
-      bytesMean: outcomes.length ? outcomes.reduce((s, o) => s + o.bytes, 0) / outcomes.length : Number.NaN,
-    },
-  };
-}
-
-function cdf(sorted: readonly number[]): [number, number][] {
-  if (sorted.length === 0) return [];
-  const points: [number, number][] = [];
-  for (let i = 0; i <= 100; i++) points.push([sorted[Math.min(sorted.length - 1, Math.floor((i / 100) * (sorted.length - 1)))]!, i / 100]);
-  return points;
-}
-
 /** The design an experiment ran under: stored in its spec by the executor, else the workload's. */
 export function designOf(spec: Readonly<Record<string, unknown>>, workload: WorkloadConfig): { minTrials: number; maxTrials: number } {
   const stored = spec.design as { minTrials?: unknown; maxTrials?: unknown } | undefined;
@@ -148,10 +118,17 @@ function judgeOptionsFor(data: ExperimentData, options: EvaluateOptions): JudgeO
 }
 
 /** One sequential look at a running experiment: its completed trials judged, without comparison or report. */
-export async function lookAtExperiment(store: Pick<Store, 'experiments' | 'outcomes' | 'samples' | 'observations'>, experimentId: string, options: EvaluateOptions): Promise<ExperimentVerdict> {
-  const data = await loadExperimentData(store, experimentId, options.signal);
-  const metrics = data.trials.flatMap((t) => trialMetrics(t, { seed: data.record.seed, resamples: 0 }));
-  return judge(metrics, judgeOptionsFor(data, options));
+export async function lookAtExperiment(store: Pick<Store, 'experiments' | 'outcomes' | 'samples'>, experimentId: string, options: EvaluateOptions): Promise<ExperimentVerdict> {
+  // Stored per-trial metrics: a look reads no outcomes (a trial without them is computed alone, without intervals).
+  const data = await loadExperimentData(store, experimentId, { ...(options.signal ? { signal: options.signal } : {}), resamples: 0 });
+  return judge(data.metrics, judgeOptionsFor(data, options));
+}
+
+/** The outcomes the response comparison reads: the judged attempts' (every arm, control′ too), one trial's file or query at a time. */
+async function* comparedOutcomes(store: Pick<Store, 'outcomes'>, data: ExperimentData, options: ReadOptions): AsyncGenerator<RequestOutcome> {
+  for (const trial of data.used) {
+    for await (const o of store.outcomes.read(data.record.id, { ...options, trial: trial.index })) if (o.attempt === trial.attempt) yield o;
+  }
 }
 
 /**
@@ -185,13 +162,16 @@ const withGrpcSchema = (schema: GrpcSchema | undefined): { grpcSchema?: GrpcSche
 /** The report model of one stored experiment. */
 export async function evaluateExperiment(store: Pick<Store, 'experiments' | 'outcomes' | 'samples' | 'observations'>, experimentId: string, options: EvaluateOptions): Promise<ExperimentReport> {
   const now = options.now ?? Date.now;
-  const data = await loadExperimentData(store, experimentId, options.signal);
-  const { record } = data;
-  const metrics = data.trials.flatMap((t) => trialMetrics(t, { seed: record.seed }));
+  const data = await loadExperimentData(store, experimentId, options.signal ? { signal: options.signal } : {});
+  const { record, metrics } = data;
+  const corrupt = [...data.corrupt];
+  const readOptions: ReadOptions = { ...(options.signal ? { signal: options.signal } : {}), onCorrupt: (where, reason) => corrupt.push(`${where}: ${reason}`) };
   const verdict = judge(metrics, judgeOptionsFor(data, options));
+  const events = await store.experiments.events(experimentId, { ...readOptions, types: ['cancelled-by-monitor', 'grpc-descriptors'] });
+  const observations = await store.observations.read(experimentId, readOptions);
   const responses = options.workload.harness.responses;
   const comparison = responses
-    ? compareResponses([...data.trials.flatMap((t) => t.outcomes), ...data.extraOutcomes], { config: responses, ...(options.requestBodies ? { requestBodies: options.requestBodies } : {}), ...withGrpcSchema(options.grpcSchema ?? reflectedSchema(data.events)) })
+    ? await compareResponseStream(comparedOutcomes(store, data, readOptions), { config: responses, ...(options.requestBodies ? { requestBodies: options.requestBodies } : {}), ...withGrpcSchema(options.grpcSchema ?? reflectedSchema(events)) })
     : undefined;
   const stopped = stoppedBeforeVerdict(record, verdict.trials);
   // A stopped experiment's partial data is not judged: no final check runs over it either.
@@ -206,10 +186,9 @@ export async function evaluateExperiment(store: Pick<Store, 'experiments' | 'out
     reasons.splice(0, reasons.length, `${stopped.status} (${stopped.reason}): no verdict; what ${stopped.trialsMeasured} trial(s) measured before it stopped is shown, not judged`);
   }
 
-  const control = armSummary(data, 'control');
-  const treatment = armSummary(data, 'treatment');
-  const detectorNames = [...new Set(data.observations.map((o) => o.detector))];
-  const cancellationEvent = data.events.find((e) => e.type === 'cancelled-by-monitor');
+  const distributions = await armDistributions(store, experimentId, data.used, readOptions);
+  const detectorNames = [...new Set(observations.map((o) => o.detector))];
+  const cancellationEvent = events.find((e) => e.type === 'cancelled-by-monitor');
   const fanout = new Map<string, { dependency: string; arm: string; policy: string; calls: number; errors: number; blocked: number; refused: number; byTarget: Record<string, number>; requests: number }>();
   // Every attempt, not only the judged trials: the proof that a cancelled experiment touched only its pinned shard is in them.
   for (const t of data.record.trials) {
@@ -226,7 +205,7 @@ export async function evaluateExperiment(store: Pick<Store, 'experiments' | 'out
       fanout.set(key, entry);
     }
   }
-  const notes = [...data.corrupt.map((c) => `skipped unreadable stored line: ${c}`)];
+  const notes = [...corrupt.map((c) => `skipped unreadable stored line: ${c}`)];
   if (responses && !comparison?.noiseCancellation) {
     notes.push(
       options.workload.arms?.controlPrime
@@ -270,11 +249,11 @@ export async function evaluateExperiment(store: Pick<Store, 'experiments' | 'out
       ...(typeof t.details?.targetRate === 'number' ? { targetRate: t.details.targetRate } : {}),
     })),
     excludedTrials: data.excluded,
-    arms: { control: control.summary, treatment: treatment.summary },
-    latencyCdf: { control: cdf(control.sorted), treatment: cdf(treatment.sorted) },
+    arms: distributions.arms,
+    latencyCdf: distributions.latencyCdf,
     detectors: detectorNames.map((name) => ({
       name,
-      observations: data.observations.filter((o) => o.detector === name).map((o) => ({ timeMs: o.timeMs, value: o.value, verdict: o.verdict, ...(o.message ? { message: o.message } : {}) })),
+      observations: observations.filter((o) => o.detector === name).map((o) => ({ timeMs: o.timeMs, value: o.value, verdict: o.verdict, ...(o.message ? { message: o.message } : {}) })),
     })),
     ...(cancellationEvent?.data ? { cancellation: cancellationEvent.data as ExperimentReport['cancellation'] & object } : {}),
     ...(stopped ? { stopped } : {}),

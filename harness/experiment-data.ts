@@ -1,12 +1,15 @@
 /**
- * Everything the harness reads about one experiment, loaded through the
- * store interfaces: the record, its usable trials (completed, load held)
- * with their outcomes, samples and router counters, the trials left out and
- * why, detector observations and lifecycle events.
+ * Everything the harness reads about one experiment to judge it, through the
+ * store interfaces and without its outcomes: the record, its usable trials
+ * (completed, load held) with each one's metrics (stored when the trial
+ * completed; computed from that one trial's data when none were stored), the
+ * trials left out and why. A look costs what its trials' metrics cost, not
+ * what their outcomes do (docs/harness.md, "Where each statistic is computed").
  */
-import { InputError, type DetectorObservation, type ExperimentEvent, type ExperimentRecord, type RequestOutcome, type Sample, type TrialRecord } from '../core/index.js';
+import { InputError, type ExperimentRecord, type TrialRecord } from '../core/index.js';
 import type { Store } from '../store/index.js';
-import type { TrialData } from './trial-metrics.js';
+import { trialMetricsOf } from './stored-trial-metrics.js';
+import type { TrialMetric } from './trial-metrics.js';
 
 export interface ExcludedTrial {
   readonly index: number;
@@ -15,16 +18,21 @@ export interface ExcludedTrial {
   readonly reason: string;
 }
 
-export interface ExperimentData {
-  readonly record: ExperimentRecord;
-  readonly trials: readonly (TrialData & { readonly attempt: number; readonly record: TrialRecord })[];
+/** Which trials of a record are judged and which are left out, from the record alone. */
+export interface TrialSelection {
+  /** Completed attempts that held their load, in the record's order. */
+  readonly used: readonly TrialRecord[];
   readonly excluded: readonly ExcludedTrial[];
-  /** Slot sign per trial (see `slotSign`). */
+  /** Slot sign per used trial (see `slotSign`). */
   readonly slotSigns: ReadonlyMap<number, SlotSign>;
-  readonly observations: readonly DetectorObservation[];
-  readonly events: readonly ExperimentEvent[];
-  /** Outcomes of arms other than control and treatment (control-prime), for response comparison. */
-  readonly extraOutcomes: readonly RequestOutcome[];
+}
+
+export interface ExperimentData extends TrialSelection {
+  readonly record: ExperimentRecord;
+  /** Metrics of every used trial. */
+  readonly metrics: readonly TrialMetric[];
+  /** Used trials whose metrics were not stored and were computed from their outcomes by this read. */
+  readonly recomputed: readonly number[];
   /** Lines skipped as unreadable while loading (a torn tail after a crash). */
   readonly corrupt: readonly string[];
 }
@@ -38,22 +46,18 @@ export function slotSign(details: TrialRecord['details']): SlotSign {
 }
 
 /** Why trials are missing from the data, in words, for "no data" reasons. */
-export function missingDataCauses(data: Pick<ExperimentData, 'excluded' | 'trials'>): string[] {
+export function missingDataCauses(data: Pick<TrialSelection, 'excluded' | 'used'>): string[] {
   const causes: string[] = [];
   const load = data.excluded.filter((t) => t.reason.startsWith('load failed'));
   if (load.length > 0) causes.push(`${load.length} trial attempt(s) failed their load`);
-  const exhausted = data.trials.filter((t) => t.record.details?.corpusExhausted === true).length;
+  const exhausted = data.used.filter((t) => t.details?.corpusExhausted === true).length;
   if (exhausted > 0) causes.push(`the corpus ran out in ${exhausted} trial(s)`);
   const failed = data.excluded.filter((t) => !t.reason.startsWith('load failed'));
   if (failed.length > 0) causes.push(`${failed.length} trial attempt(s) ${[...new Set(failed.map((t) => t.status))].join('/')}`);
   return causes;
 }
 
-export async function loadExperimentData(store: Pick<Store, 'experiments' | 'outcomes' | 'samples' | 'observations'>, experimentId: string, signal?: AbortSignal): Promise<ExperimentData> {
-  const record = await store.experiments.get(experimentId);
-  if (!record) throw new InputError(`no experiment ${JSON.stringify(experimentId)} in the store (list them with \`tandem status\`)`);
-  const corrupt: string[] = [];
-  const readOptions = { ...(signal ? { signal } : {}), onCorrupt: (where: string, reason: string) => corrupt.push(`${where}: ${reason}`) };
+export function selectTrials(record: ExperimentRecord): TrialSelection {
   const excluded: ExcludedTrial[] = [];
   const used: TrialRecord[] = [];
   for (const t of record.trials) {
@@ -67,40 +71,22 @@ export async function loadExperimentData(store: Pick<Store, 'experiments' | 'out
     }
     used.push(t);
   }
-  const attemptOf = new Map(used.map((t) => [t.index, t.attempt]));
-  const outcomes = new Map<number, RequestOutcome[]>();
-  const extraOutcomes: RequestOutcome[] = [];
-  for await (const o of store.outcomes.read(experimentId, readOptions)) {
-    // Outcomes of replaced attempts stay stored; only the attempt that completed counts.
-    if (attemptOf.get(o.trial) !== o.attempt) continue;
-    if (o.arm === 'control' || o.arm === 'treatment') {
-      const list = outcomes.get(o.trial) ?? [];
-      list.push(o);
-      outcomes.set(o.trial, list);
-    } else extraOutcomes.push(o);
-  }
-  const samples = new Map<number, Sample[]>();
-  for await (const s of store.samples.read(experimentId, readOptions)) {
-    if (!attemptOf.has(s.trial)) continue;
-    const list = samples.get(s.trial) ?? [];
-    list.push(s);
-    samples.set(s.trial, list);
-  }
-  const slotSigns = new Map<number, SlotSign>();
-  const trials = used.map((t) => {
-    slotSigns.set(t.index, slotSign(t.details));
-    // Samples are scraped through warm-up and a little beyond; trial-metrics picks the measurement window.
-    const trialSamples = (samples.get(t.index) ?? []).filter((s) => s.timeMs >= t.startedAtMs && (t.endedAtMs === undefined || s.timeMs <= t.endedAtMs + 5_000));
-    return {
-      index: t.index,
-      attempt: t.attempt,
-      record: t,
-      outcomes: outcomes.get(t.index) ?? [],
-      samples: trialSamples,
-      ...(Array.isArray(t.details?.dependencies) ? { dependencies: t.details.dependencies as TrialData['dependencies'] } : {}),
-    };
+  return { used, excluded, slotSigns: new Map(used.map((t) => [t.index, slotSign(t.details)])) };
+}
+
+export async function loadExperimentData(
+  store: Pick<Store, 'experiments' | 'outcomes' | 'samples'>,
+  experimentId: string,
+  options: { readonly signal?: AbortSignal; readonly resamples?: number } = {},
+): Promise<ExperimentData> {
+  const record = await store.experiments.get(experimentId);
+  if (!record) throw new InputError(`no experiment ${JSON.stringify(experimentId)} in the store (list them with \`tandem status\`)`);
+  const corrupt: string[] = [];
+  const selection = selectTrials(record);
+  const { metrics, recomputed } = await trialMetricsOf(store, record, selection.used, {
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.resamples !== undefined ? { resamples: options.resamples } : {}),
+    onCorrupt: (where, reason) => corrupt.push(`${where}: ${reason}`),
   });
-  const observations = await store.observations.read(experimentId, readOptions);
-  const events = await store.experiments.events(experimentId, readOptions);
-  return { record, trials, excluded, slotSigns, observations, events, extraOutcomes, corrupt };
+  return { record, ...selection, metrics, recomputed, corrupt };
 }

@@ -21,9 +21,11 @@ export { judge, formatEffect, formatP, joinSentences, type MetricVerdict, type M
 export { fitLook, sequentialBoundary, criticalValue, ar1VarianceFactor, varianceInflation, plannedStandardError, MIN_DF, EXACT_TOLERANCE, type LookFit, type SequentialDesign, type Boundary, type SerialCorrelation } from './sequential.js';
 export { judgeSequentially, lookByLook, type SequentialRun } from './sequential-run.js';
 export { calibrate, wilsonInterval, type Calibration, type MetricCalibration } from './calibration.js';
-export { loadExperimentData, slotSign, missingDataCauses, type ExperimentData, type ExcludedTrial, type SlotSign } from './experiment-data.js';
+export { loadExperimentData, selectTrials, slotSign, missingDataCauses, type ExperimentData, type ExcludedTrial, type SlotSign, type TrialSelection } from './experiment-data.js';
+export { measureCompletedTrial, trialDataOf, TRIAL_METRICS_EVENT } from './stored-trial-metrics.js';
+export { armDistributions, SUMMARY_QUANTILE_ERROR, type ArmDistributions } from './arm-summary.js';
 export { loadGrpcSchema, type GrpcSchema } from '../core/index.js';
-export { compareResponses, type ResponseComparison, type FieldDifference, type RankingComparison } from './compare-responses.js';
+export { compareResponses, compareResponseStream, type ResponseComparison, type FieldDifference, type RankingComparison } from './compare-responses.js';
 export {
   defineChecks,
   LiveOutcomes,

@@ -46,7 +46,7 @@ function rankedIds(body: Json | undefined, ranking: RankingConfig): string[] | u
 
 const summarize = (values: readonly number[]): { mean: number; min: number } => {
   const finite = values.filter(Number.isFinite);
-  return finite.length === 0 ? { mean: Number.NaN, min: Number.NaN } : { mean: finite.reduce((a, b) => a + b, 0) / finite.length, min: Math.min(...finite) };
+  return finite.length === 0 ? { mean: Number.NaN, min: Number.NaN } : { mean: finite.reduce((a, b) => a + b, 0) / finite.length, min: finite.reduce((a, b) => Math.min(a, b), Number.POSITIVE_INFINITY) };
 };
 
 export class RankingTally {

@@ -58,6 +58,8 @@ export interface RunTrialsOptions {
    * resolves true when the verdict is decided and no further trial is needed.
    */
   readonly afterTrial?: (completed: number) => Promise<boolean>;
+  /** Called once per completed trial, before the look (the executor computes and stores the trial's metrics here). */
+  readonly onTrialCompleted?: (trial: TrialRecord) => Promise<void>;
   /** Called after an attempt's replay while its arms still run, with control's URL and the gRPC services the replay called (server reflection is asked then). */
   readonly afterMeasure?: (index: number, controlUrl: string, grpcServices: ReadonlySet<string>) => Promise<void>;
 }
@@ -115,7 +117,11 @@ export async function runTrials(options: RunTrialsOptions): Promise<TrialsResult
       if (options.signal?.aborted) return cancelled();
       const ended = await runAttempt(options, ledger, index, attempt);
       if (ended === 'cancelled') return cancelled();
-      if (ended === 'completed') break;
+      if (ended === 'completed') {
+        const settled = ledger.trials.find((t) => t.index === index && t.attempt === attempt && t.status === 'completed');
+        if (settled && options.onTrialCompleted) await options.onTrialCompleted(settled);
+        break;
+      }
     }
     const { completed } = ledger;
     if (completed >= workload.trials.min && completed < workload.trials.max && options.afterTrial && (await options.afterTrial(completed))) {

@@ -5,19 +5,17 @@
  */
 import type {
   ConfigRead,
-  CorpusRecord,
   DependencyErrorRecord,
   DetectorObservation,
   ExperimentEvent,
   ExperimentRecord,
   Sample,
 } from '../core/index.js';
-import { StoreError, systemClock, type Clock } from '../core/index.js';
+import { systemClock, type Clock } from '../core/index.js';
 import type {
   ConfigReadStore,
   ConfigReadSummary,
   CorpusStore,
-  CorpusTierSummary,
   ErrorRecordStore,
   ExperimentStore,
   ObservationStore,
@@ -27,117 +25,17 @@ import type {
   Store,
 } from './store.js';
 import type { ErrorRecordFilter } from './filters.js';
-import { isCorpusRecord, isExperimentRecord } from './record-guards.js';
+import { isExperimentRecord } from './record-guards.js';
 import { pageOf, statusesOf, type ExperimentQuery } from './experiment-query.js';
 import { ident, joinSql, qualified, sql, SqlFragment } from './sql.js';
-import { assertName, assertRecordTime } from './names.js';
-import { ADDED_COLUMNS, createStatements, type TableName } from './clickhouse/clickhouse-schema.js';
+import { assertName } from './names.js';
+import { ADDED_COLUMNS, createStatements } from './clickhouse/clickhouse-schema.js';
 import { Tables, parseJson, seconds } from './clickhouse/tables.js';
 import { ClickHouseOutcomeStore } from './clickhouse/clickhouse-outcome-store.js';
+import { ClickHouseCorpusStore } from './clickhouse/clickhouse-corpus-store.js';
+import { ensureCorpusSummary } from './clickhouse/corpus-summary.js';
 import { experimentRow, fillSummaryColumns } from './clickhouse/experiment-rows.js';
 import { ClickHouseConnection } from './clickhouse/clickhouse-connection.js';
-
-interface CorpusRow {
-  tier: string;
-  time_ms: string;
-  id: string;
-  method: string;
-  path: string;
-  headers: string;
-  body: string;
-  body_truncated: number;
-  sample_rate: number;
-  sample_mode: string;
-  grpc: string;
-}
-
-class ClickHouseCorpusStore implements CorpusStore {
-  constructor(readonly t: Tables) {}
-
-  async append(records: readonly CorpusRecord[]): Promise<void> {
-    for (const r of records) {
-      assertName(r.tier, 'corpus record tier');
-      assertRecordTime(r.timeMs, `corpus record ${r.id} time`);
-    }
-    await this.t.connection.insert(
-      this.t.table('corpus'),
-      records.map((r) => ({
-        tier: r.tier,
-        time: seconds(r.timeMs),
-        time_ms: r.timeMs,
-        id: r.id,
-        method: r.method,
-        path: r.path,
-        headers: JSON.stringify(r.headers),
-        body: r.body,
-        // 2 marks a withheld body (not stored because it could not be redacted); both skip replay.
-        body_truncated: r.bodyWithheld === true ? 2 : r.bodyTruncated ? 1 : 0,
-        sample_rate: r.sampleRate,
-        sample_mode: r.sampleMode,
-        size_bytes: r.body.length + r.path.length + (r.grpc ? r.grpc.responseMessages.reduce((n, m) => n + m.length, 0) : 0),
-        grpc: r.grpc ? JSON.stringify(r.grpc) : '',
-      })),
-    );
-  }
-
-  async *read(tier: string, options: ReadOptions & { sinceMs: number; untilMs?: number; limit?: number }): AsyncIterable<CorpusRecord> {
-    const conditions = [sql`tier = ${assertName(tier, 'tier')}`, sql`time_ms >= ${Math.max(0, Math.floor(options.sinceMs))}`];
-    if (options.untilMs !== undefined) conditions.push(sql`time_ms < ${Math.max(0, Math.ceil(options.untilMs))}`);
-    const limit = options.limit !== undefined ? sql` LIMIT ${Math.max(0, Math.floor(options.limit))}` : new SqlFragment('');
-    const query = sql`SELECT tier, time_ms, id, method, path, headers, body, body_truncated, sample_rate, sample_mode, grpc FROM ${this.t.table('corpus')} WHERE ${joinSql(conditions, ' AND ')} ORDER BY time_ms, id${limit}`;
-    for await (const row of this.t.connection.stream<CorpusRow>(query, options.signal)) {
-      const record = {
-        id: row.id,
-        tier: row.tier,
-        timeMs: Number(row.time_ms),
-        method: row.method,
-        path: row.path,
-        headers: parseJson<unknown>(row.headers, null),
-        body: row.body,
-        bodyTruncated: Number(row.body_truncated) >= 1,
-        ...(Number(row.body_truncated) === 2 ? { bodyWithheld: true } : {}),
-        sampleRate: Number(row.sample_rate),
-        sampleMode: row.sample_mode,
-        ...(row.grpc !== '' ? { grpc: parseJson<unknown>(row.grpc, null) } : {}),
-      };
-      if (isCorpusRecord(record)) yield record;
-      else options.onCorrupt?.(`corpus row ${row.id}`, 'headers are not a JSON object, or its gRPC answer is malformed');
-    }
-  }
-
-  async tiers(options: ReadOptions = {}): Promise<CorpusTierSummary[]> {
-    const rows = await this.t.connection.rows<{ tier: string; count: string; first_ms: string; last_ms: string; bytes: string }>(
-      sql`SELECT tier, count() AS count, min(time_ms) AS first_ms, max(time_ms) AS last_ms, sum(size_bytes) AS bytes FROM ${this.t.table('corpus')} GROUP BY tier ORDER BY tier`,
-      options.signal,
-    );
-    return rows.map((r) => ({ tier: r.tier, count: Number(r.count), firstMs: Number(r.first_ms), lastMs: Number(r.last_ms), bytes: Number(r.bytes) }));
-  }
-
-  async prune(beforeMs: number, tier?: string): Promise<number> {
-    const conditions = [sql`time_ms < ${Math.max(0, Math.floor(beforeMs))}`];
-    if (tier !== undefined) conditions.push(sql`tier = ${tier}`);
-    const where = joinSql(conditions, ' AND ');
-    const [row] = await this.t.connection.rows<{ n: string }>(sql`SELECT count() AS n FROM ${this.t.table('corpus')} WHERE ${where}`);
-    const count = Number(row?.n ?? 0);
-    if (count === 0) return 0;
-    await this.t.connection.command(sql`ALTER TABLE ${this.t.table('corpus')} DELETE WHERE ${where}`);
-    await this.#awaitMutations('corpus');
-    return count;
-  }
-
-  /** ALTER … DELETE is asynchronous, and 18.16 has no `mutations_sync`: wait for it with a deadline. */
-  async #awaitMutations(table: TableName): Promise<void> {
-    const deadline = this.t.clock.now() + 60_000;
-    for (;;) {
-      const [row] = await this.t.connection.rows<{ n: string }>(
-        sql`SELECT count() AS n FROM system.mutations WHERE database = ${this.t.database} AND table = ${table} AND is_done = 0`,
-      );
-      if (Number(row?.n ?? 0) === 0) return;
-      if (this.t.clock.now() > deadline) throw new StoreError(`ClickHouse at ${this.t.connection.url}: delete on ${table} did not finish within 60 s`);
-      await this.t.clock.sleep(50);
-    }
-  }
-}
 
 class ClickHouseSampleStore implements SampleStore {
   constructor(readonly t: Tables) {}
@@ -416,6 +314,7 @@ export class ClickHouseStore implements Store {
       if (present.length === 0) await connection.command(new SqlFragment(`ALTER TABLE ${qualified(database, added.table).text} ADD COLUMN ${ident(added.column).text} ${added.type}`));
     }
     await fillSummaryColumns(this.#tables);
+    await ensureCorpusSummary(this.#tables);
   }
 
   async close(): Promise<void> {

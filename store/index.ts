@@ -13,6 +13,8 @@ export type {
   CorpusStore,
   SampleStore,
   OutcomeStore,
+  OutcomeAggregate,
+  OutcomeFields,
   ExperimentStore,
   ObservationStore,
   ConfigReadStore,

@@ -30,6 +30,8 @@ import type {
   ErrorRecordStore,
   ExperimentStore,
   ObservationStore,
+  OutcomeAggregate,
+  OutcomeFields,
   OutcomeStore,
   ReadOptions,
   SampleStore,
@@ -37,6 +39,7 @@ import type {
 } from './store.js';
 import { InputError, errorMessage } from '../core/index.js';
 import { assertName } from './names.js';
+import { OutcomeAggregator } from './outcome-aggregates.js';
 import { matchesQuery, newestFirst, pageOf, type ExperimentQuery, type ExperimentSummary } from './experiment-query.js';
 import { ExperimentIndex } from './local/experiment-index.js';
 import { latestConfigReads, matchesErrorFilter, type ErrorRecordFilter } from './filters.js';
@@ -120,22 +123,44 @@ class LocalOutcomeStore implements OutcomeStore {
     return appendGrouped(this.files, 'outcomes', outcomes, (o) => join(assertName(o.experimentId, 'outcome experimentId'), `${o.trial}.ndjson`), true);
   }
 
-  async *read(experimentId: string, options: ReadOptions & { trial?: number; arm?: string } = {}): AsyncIterable<RequestOutcome> {
+  async *read(experimentId: string, options: ReadOptions & { trial?: number; arm?: string; fields?: OutcomeFields } = {}): AsyncIterable<RequestOutcome> {
     const folder = join('outcomes', assertName(experimentId, 'experiment id'));
-    const trials = (await this.files.list(folder))
-      .map((name) => /^(\d+)\.ndjson$/.exec(name)?.[1])
-      .filter((t): t is string => t !== undefined)
-      .map(Number)
-      .filter((t) => options.trial === undefined || t === options.trial)
-      .sort((a, b) => a - b);
-    for (const trial of trials) {
+    for (const trial of await this.#trials(folder, options.trial)) {
       const rows: RequestOutcome[] = [];
       for await (const o of readJsonLines(join(this.files.dir, folder, `${trial}.ndjson`), isRequestOutcome, options)) {
-        if (options.arm === undefined || o.arm === options.arm) rows.push(o);
+        if (options.arm !== undefined && o.arm !== options.arm) continue;
+        // Timing only: bodies and response views are most of a stored outcome and judging reads none of them.
+        rows.push(options.fields === 'timing' ? withoutResponse(o) : o);
       }
       yield* rows.sort((a, b) => a.intendedMs - b.intendedMs || (a.arm < b.arm ? -1 : a.arm > b.arm ? 1 : 0));
     }
   }
+
+  async aggregate(experimentId: string, options: ReadOptions & { trial?: number } = {}): Promise<OutcomeAggregate[]> {
+    const folder = join('outcomes', assertName(experimentId, 'experiment id'));
+    const aggregator = new OutcomeAggregator();
+    // Streamed line by line, never sorted: memory holds the aggregates, not the outcomes.
+    for (const trial of await this.#trials(folder, options.trial)) {
+      for await (const o of readJsonLines(join(this.files.dir, folder, `${trial}.ndjson`), isRequestOutcome, options)) aggregator.add(o);
+    }
+    return aggregator.aggregates();
+  }
+
+  async #trials(folder: string, only: number | undefined): Promise<number[]> {
+    return (await this.files.list(folder))
+      .map((name) => /^(\d+)\.ndjson$/.exec(name)?.[1])
+      .filter((t): t is string => t !== undefined)
+      .map(Number)
+      .filter((t) => only === undefined || t === only)
+      .sort((a, b) => a - b);
+  }
+}
+
+/** An outcome without its body and response view. */
+function withoutResponse(o: RequestOutcome): RequestOutcome {
+  if (o.body === undefined && o.response === undefined) return o;
+  const { body: _body, response: _response, ...timing } = o;
+  return timing;
 }
 
 class LocalExperimentStore implements ExperimentStore {

@@ -11,6 +11,7 @@ import type {
   ExperimentEvent,
   ExperimentRecord,
   RequestOutcome,
+  LatencyBuckets,
   Sample,
 } from '../core/index.js';
 import type { ExperimentQuery } from './experiment-query.js';
@@ -55,11 +56,38 @@ export interface SampleStore {
   read(experimentId: string, options?: ReadOptions & { metric?: string; arm?: string; trial?: number }): AsyncIterable<Sample>;
 }
 
+/**
+ * How one arm's answers in one trial attempt were distributed: counts, sums and a latency sketch that
+ * add across trials (core/latency-sketch.ts), so a report merges a few hundred numbers per trial.
+ */
+export interface OutcomeAggregate {
+  readonly trial: number;
+  readonly attempt: number;
+  readonly arm: string;
+  readonly count: number;
+  readonly latencySumMs: number;
+  readonly latencyMinMs: number;
+  readonly latencyMaxMs: number;
+  readonly bytesSum: number;
+  /** Answers per error class (answers without an error are not listed). */
+  readonly errors: Readonly<Record<string, number>>;
+  /** Latency sketch: bucket index → answers (`latencyBucket`). */
+  readonly latencyBuckets: LatencyBuckets;
+}
+
+/** Which outcome fields a read returns: `timing` leaves out bodies and response views (what judging needs). */
+export type OutcomeFields = 'all' | 'timing';
+
 /** Per-request outcomes of replays: the paired data the harness judges. */
 export interface OutcomeStore {
   append(outcomes: readonly RequestOutcome[]): Promise<void>;
   /** Outcomes of one experiment, optionally of one trial and/or arm, ordered by trial then intended time. Streams. */
-  read(experimentId: string, options?: ReadOptions & { trial?: number; arm?: string }): AsyncIterable<RequestOutcome>;
+  read(experimentId: string, options?: ReadOptions & { trial?: number; arm?: string; fields?: OutcomeFields }): AsyncIterable<RequestOutcome>;
+  /**
+   * One aggregate per (trial, attempt, arm) of the experiment (of one trial when `trial` is given), ordered by
+   * trial, attempt, arm. Computed where the data lives: ClickHouse in SQL, local files by streaming one trial's file at a time.
+   */
+  aggregate(experimentId: string, options?: ReadOptions & { trial?: number }): Promise<OutcomeAggregate[]>;
 }
 
 /** Experiments, their trials, verdicts and lifecycle events. */

@@ -8,7 +8,7 @@
 import { systemClock } from '../../core/index.js';
 import { createStore } from '../../store/index.js';
 import { controlAgainstControl, replayExperiment } from '../../executor/index.js';
-import { calibrate, formatEffect, loadExperimentData, metricPolicies, trialMetrics, type Calibration } from '../../harness/index.js';
+import { calibrate, formatEffect, loadExperimentData, metricPolicies, type Calibration } from '../../harness/index.js';
 import { ExitCode } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext } from '../cli-context.js';
 import { parsePositiveInteger } from '../arguments.js';
@@ -86,8 +86,7 @@ export async function run(options: CalibrateOptions, ctx: CliContext): Promise<n
       return ExitCode.failure;
     }
     const data = await loadExperimentData(store, result.experimentId);
-    const metrics = data.trials.flatMap((t) => trialMetrics(t, { seed: result.seed }));
-    const calibration = calibrate(metrics, {
+    const calibration = calibrate(data.metrics, {
       experimentId: result.experimentId,
       workload: configured.name,
       createdAtMs: Date.now(),

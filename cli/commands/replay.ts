@@ -4,12 +4,12 @@
  * line and a summary. Outcomes and counters go to the store under a new
  * experiment id; `tandem report` turns them into a verdict.
  */
-import { UsageError, systemClock, type TandemConfig, type WorkloadConfig } from '../../core/index.js';
+import { UsageError, systemClock, type TandemConfig, type TrialRecord, type WorkloadConfig } from '../../core/index.js';
 import { createStore, type Store } from '../../store/index.js';
 import type { ArmName, ArmProvider, ReplayProgress } from '../../replayer/index.js';
 import { SharedSource, type EgressRouter } from '../../guardrails/index.js';
 import { armsFor as armsForChoice, httpUrl, replayExperiment } from '../../executor/index.js';
-import { loadChecksModule } from '../../harness/index.js';
+import { armDistributions, loadChecksModule } from '../../harness/index.js';
 import { ExitCode } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
 import { parsePositiveInteger, parsePositiveNumber, parseTimerDurationFlag } from '../arguments.js';
@@ -59,20 +59,10 @@ export function withOverrides(workload: WorkloadConfig, options: ReplayOptions):
   };
 }
 
-const percentile = (sorted: number[], q: number): number => (sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!);
-
-async function summary(store: Store, experimentId: string): Promise<Record<ArmName, { requests: number; errors: number; p50: number; p90: number; p99: number }>> {
-  const latencies: Record<ArmName, number[]> = { control: [], treatment: [] };
-  const errors: Record<ArmName, number> = { control: 0, treatment: 0 };
-  for await (const o of store.outcomes.read(experimentId)) {
-    const arm = o.arm as ArmName;
-    latencies[arm]?.push(o.latencyMs);
-    if (o.errorClass !== '') errors[arm]++;
-  }
-  const of = (arm: ArmName) => {
-    const sorted = latencies[arm].sort((a, b) => a - b);
-    return { requests: sorted.length, errors: errors[arm], p50: percentile(sorted, 0.5), p90: percentile(sorted, 0.9), p99: percentile(sorted, 0.99) };
-  };
+/** Each arm's answers in the completed trials, from the store's aggregates (no outcome is loaded; quantiles within 1%). */
+async function summary(store: Store, experimentId: string, trials: readonly TrialRecord[]): Promise<Record<ArmName, { requests: number; errors: number; p50: number; p90: number; p99: number }>> {
+  const { arms } = await armDistributions(store, experimentId, trials.filter((t) => t.status === 'completed'));
+  const of = (arm: ArmName) => ({ requests: arms[arm].requests, errors: arms[arm].errors, p50: arms[arm].latencyMs.p50, p90: arms[arm].latencyMs.p90, p99: arms[arm].latencyMs.p99 });
   return { control: of('control'), treatment: of('treatment') };
 }
 
@@ -125,8 +115,8 @@ export async function run(options: ReplayOptions, ctx: CliContext): Promise<numb
       if (process.stderr.isTTY) process.stderr.write('\n');
     });
     const { experimentId, status, reason, cancellation } = result;
-    const stats = await summary(store, experimentId);
     const trials = result.record.trials;
+    const stats = await summary(store, experimentId, trials);
     if (options.json) ctx.out(JSON.stringify({ experimentId, status, seed: result.seed, trials, arms: stats, ...(cancellation ? { cancellation } : {}), ...(reason ? { reason } : {}) }));
     else {
       ctx.out(`experiment ${experimentId}: ${status}${reason ? ` (${reason})` : ''}`);

@@ -64,6 +64,9 @@ export class ClickHouseConnection {
       }
     } catch (error) {
       throw this.#wrap(error, statement.text);
+    } finally {
+      // A reader that stopped early (a limit, a replay that ended) releases the socket now, not when the server is done.
+      result.close();
     }
   }
 

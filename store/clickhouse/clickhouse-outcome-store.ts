@@ -1,9 +1,9 @@
 /** Per-request replay outcomes in ClickHouse, sorted for the harness's reads: experiment, trial, intended time. */
-import type { ErrorClass, RequestOutcome, ResponseView } from '../../core/index.js';
+import { latencyBucketSql, type ErrorClass, type RequestOutcome, type ResponseView } from '../../core/index.js';
 import { isResponseView } from '../record-guards.js';
-import type { OutcomeStore, ReadOptions } from '../store.js';
+import type { OutcomeAggregate, OutcomeFields, OutcomeStore, ReadOptions } from '../store.js';
 import { assertName } from '../names.js';
-import { joinSql, sql } from '../sql.js';
+import { joinSql, sql, SqlFragment } from '../sql.js';
 import { seconds, type Tables } from './tables.js';
 
 interface OutcomeRow {
@@ -64,11 +64,13 @@ export class ClickHouseOutcomeStore implements OutcomeStore {
     );
   }
 
-  async *read(experimentId: string, options: ReadOptions & { trial?: number; arm?: string } = {}): AsyncIterable<RequestOutcome> {
+  async *read(experimentId: string, options: ReadOptions & { trial?: number; arm?: string; fields?: OutcomeFields } = {}): AsyncIterable<RequestOutcome> {
     const conditions = [sql`experiment_id = ${assertName(experimentId, 'experiment id')}`];
     if (options.trial !== undefined) conditions.push(sql`trial = ${options.trial}`);
     if (options.arm !== undefined) conditions.push(sql`arm = ${options.arm}`);
-    const query = sql`SELECT trial, attempt, arm, record_id, intended_ms, latency_ms, status, bytes, error_class, body_hash, first, body, response, process, grpc_status FROM ${this.t.table('outcomes')} WHERE ${joinSql(conditions, ' AND ')} ORDER BY trial, intended_ms, arm`;
+    // Timing only: the body and response columns are most of a row's bytes, and judging reads neither.
+    const responses = options.fields === 'timing' ? new SqlFragment("'' AS body, '' AS response") : new SqlFragment('body, response');
+    const query = sql`SELECT trial, attempt, arm, record_id, intended_ms, latency_ms, status, bytes, error_class, body_hash, first, ${responses}, process, grpc_status FROM ${this.t.table('outcomes')} WHERE ${joinSql(conditions, ' AND ')} ORDER BY trial, intended_ms, arm`;
     for await (const r of this.t.connection.stream<OutcomeRow>(query, options.signal)) {
       yield {
         experimentId,
@@ -90,4 +92,40 @@ export class ClickHouseOutcomeStore implements OutcomeStore {
       };
     }
   }
+
+  /** One GROUP BY over the experiment's rows (or one trial's): the server sends a few hundred rows per trial and arm, not the outcomes. */
+  async aggregate(experimentId: string, options: ReadOptions & { trial?: number } = {}): Promise<OutcomeAggregate[]> {
+    const conditions = [sql`experiment_id = ${assertName(experimentId, 'experiment id')}`];
+    if (options.trial !== undefined) conditions.push(sql`trial = ${options.trial}`);
+    const bucket = new SqlFragment(latencyBucketSql('latency_ms'));
+    const query = sql`SELECT trial, attempt, arm, error_class, ${bucket} AS bucket, count() AS answers, sum(latency_ms) AS latency_sum, min(latency_ms) AS latency_min, max(latency_ms) AS latency_max, sum(bytes) AS bytes_sum FROM ${this.t.table('outcomes')} WHERE ${joinSql(conditions, ' AND ')} GROUP BY trial, attempt, arm, error_class, bucket ORDER BY trial, attempt, arm`;
+    const groups = new Map<string, { trial: number; attempt: number; arm: string; count: number; latencySumMs: number; latencyMinMs: number; latencyMaxMs: number; bytesSum: number; errors: Record<string, number>; latencyBuckets: Record<string, number> }>();
+    for (const r of await this.t.connection.rows<AggregateRow>(query, options.signal)) {
+      const key = `${r.trial}\u0000${r.attempt}\u0000${r.arm}`;
+      let group = groups.get(key);
+      if (!group) groups.set(key, (group = { trial: Number(r.trial), attempt: Number(r.attempt), arm: r.arm, count: 0, latencySumMs: 0, latencyMinMs: Number.POSITIVE_INFINITY, latencyMaxMs: Number.NEGATIVE_INFINITY, bytesSum: 0, errors: {}, latencyBuckets: {} }));
+      const answers = Number(r.answers);
+      group.count += answers;
+      group.latencySumMs += Number(r.latency_sum);
+      group.latencyMinMs = Math.min(group.latencyMinMs, Number(r.latency_min));
+      group.latencyMaxMs = Math.max(group.latencyMaxMs, Number(r.latency_max));
+      group.bytesSum += Number(r.bytes_sum);
+      if (r.error_class !== '') group.errors[r.error_class] = (group.errors[r.error_class] ?? 0) + answers;
+      group.latencyBuckets[String(r.bucket)] = (group.latencyBuckets[String(r.bucket)] ?? 0) + answers;
+    }
+    return [...groups.values()];
+  }
+}
+
+interface AggregateRow {
+  trial: number;
+  attempt: number;
+  arm: string;
+  error_class: string;
+  bucket: number;
+  answers: string;
+  latency_sum: number;
+  latency_min: number;
+  latency_max: number;
+  bytes_sum: string;
 }

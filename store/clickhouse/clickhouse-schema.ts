@@ -8,7 +8,7 @@
 import { qualified, ident, SqlFragment } from '../sql.js';
 import { UNSUMMARIZED_KIND } from './experiment-rows.js';
 
-export const TABLES = ['corpus', 'samples', 'outcomes', 'experiments', 'experiment_events', 'observations', 'config_reads', 'error_records'] as const;
+export const TABLES = ['corpus', 'corpus_tiers', 'samples', 'outcomes', 'experiments', 'experiment_events', 'observations', 'config_reads', 'error_records'] as const;
 export type TableName = (typeof TABLES)[number];
 
 const DEFINITIONS: Readonly<Record<TableName, string>> = {
@@ -17,6 +17,11 @@ const DEFINITIONS: Readonly<Record<TableName, string>> = {
     headers String, body String, body_truncated UInt8, sample_rate Float64, sample_mode String, size_bytes UInt64,
     grpc String DEFAULT ''
   ) ENGINE = MergeTree() PARTITION BY toYYYYMMDD(time) ORDER BY (tier, time_ms, id)`,
+  // Per tier and UTC hour: what `corpus ls` shows, kept by corpus_tiers_mv as records are inserted (corpus-summary.ts).
+  corpus_tiers: `(
+    tier String, hour UInt64, records AggregateFunction(count), first_ms AggregateFunction(min, UInt64),
+    last_ms AggregateFunction(max, UInt64), bytes AggregateFunction(sum, UInt64)
+  ) ENGINE = AggregatingMergeTree() ORDER BY (tier, hour)`,
   samples: `(
     experiment_id String, trial UInt32, arm String, metric String, time DateTime, time_ms UInt64, value Float64, labels String
   ) ENGINE = MergeTree() PARTITION BY toYYYYMM(time) ORDER BY (experiment_id, metric, time_ms)`,

@@ -116,7 +116,7 @@ describe('tandem CLI', () => {
     const result = await runCli(['store', 'init'], { cwd: dir });
     expect(result).toMatchObject({ code: 0, err: '' });
     const tables = await (await fetch(`${inject('clickhouseUrl')}/?query=${encodeURIComponent(`SHOW TABLES FROM ${database}`)}`)).text();
-    expect(tables.trim().split('\n').sort()).toEqual(['config_reads', 'corpus', 'error_records', 'experiment_events', 'experiments', 'observations', 'outcomes', 'samples']);
+    expect(tables.trim().split('\n').sort()).toEqual(['config_reads', 'corpus', 'corpus_tiers', 'corpus_tiers_mv', 'error_records', 'experiment_events', 'experiments', 'observations', 'outcomes', 'samples']);
   });
 
   it('reports an unreachable ClickHouse in one line without a stack trace, exit 2', async () => {

@@ -44,7 +44,12 @@ describe('tandem run', () => {
     const store = createLocalStore({ dir: join(dir, '.tandem') });
     const events = await store.experiments.events(report.experiment.id);
     expect(events.filter((e) => e.type === 'status').map((e) => e.message)).toEqual(['queued', 'running', 'regressed']);
-    expect((await store.experiments.get(report.experiment.id))!.verdict).toMatchObject({ outcome: 'regressed' });
+    const finished = (await store.experiments.get(report.experiment.id))!;
+    expect(finished.verdict).toMatchObject({ outcome: 'regressed' });
+    // Each completed trial's metrics were stored once, when it completed: what every look judged (issue 33).
+    const measured = events.filter((e) => e.type === 'trial-metrics').map((e) => [e.data!.trial, e.data!.attempt]);
+    expect(measured).toEqual(finished.trials.filter((t) => t.status === 'completed').map((t) => [t.index, t.attempt]));
+    expect(events.filter((e) => e.type === 'trial-metrics').every((e) => (e.data!.metrics as { metric: string }[]).some((m) => m.metric === 'error_share'))).toBe(true);
 
     // The same change again: the same experiment, already finished, not run twice.
     const again = await runCli(['run', 'svc', '--control', clean, '--treatment', failing, '--change', 'D2', '--format', 'json'], { cwd: dir });

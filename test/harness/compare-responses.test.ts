@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RequestOutcome } from '../../core/index.js';
-import { compareResponses } from '../../harness/index.js';
+import { compareResponseStream, compareResponses } from '../../harness/index.js';
 
 const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64');
 
@@ -68,5 +68,21 @@ describe('response comparison', () => {
     const expected = (0 + 1 / Math.log2(3) + 7 / 2) / (7 + 1 / Math.log2(3));
     expect(result.ranking).toMatchObject({ reference: 'labels' });
     expect(result.ranking!.ndcg.mean).toBeCloseTo(expected, 10);
+  });
+
+  it('streams a large experiment trial by trial to the same comparison, holding one trial and counts per kind of difference', async () => {
+    // Three trials of the A/A/B set, read back as a store streams them: trial by trial.
+    const outcomes = [0, 1, 2].flatMap((trial) => aab(60, true).map((o) => ({ ...o, trial })));
+    const streamed = await compareResponseStream((async function* () {
+      yield* outcomes;
+    })(), { config });
+    const whole = compareResponses(outcomes, { config });
+    expect(streamed).toEqual(whole);
+    expect(streamed.pairs).toBe(180);
+    // One endpoint (no request recorded): per trial 15 reordered rankings and one 500, with the first as example.
+    expect(streamed.endpoints).toHaveLength(1);
+    expect(streamed.endpoints[0]).toMatchObject({ pairs: 180, differing: 3 * 16, statusMismatches: 3 });
+    expect(streamed.endpoints[0]!.example!.recordId).toBe('r0');
+    expect(streamed.ranking!.perTrialNdcg).toHaveLength(3);
   });
 });

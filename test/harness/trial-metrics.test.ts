@@ -104,4 +104,15 @@ describe('several processes per arm', () => {
     const pooled = metrics.find((m) => m.metric === 'latency_mean')!;
     expect(pooled.effect).toBeCloseTo(1.0867 / 1.0667 - 1, 3);
   });
+
+  it('measures a trial of 100k pairs (found by the scale bench: a spread of 200k send times overflowed the call stack)', () => {
+    const outcomes: RequestOutcome[] = [];
+    for (let i = 0; i < 100_000; i++) {
+      for (const arm of ['control', 'treatment'] as const) outcomes.push({ experimentId: 'e', trial: 0, attempt: 1, arm, recordId: `r${i}`, intendedMs: 1_000 + i, latencyMs: arm === 'control' ? 10 : 11, status: 200, bytes: 1, errorClass: '', bodyHash: '', first: arm === 'control' });
+    }
+    const samples: Sample[] = (['control', 'treatment'] as const).flatMap((arm) => [0, 50_000, 101_000].map((t, i) => ({ experimentId: 'e', trial: 0, arm, metric: 'requests_total', timeMs: 1_000 + t, value: i * 100 })));
+    const metrics = trialMetrics({ index: 0, outcomes, samples }, { seed: 1, resamples: 0 });
+    expect(metrics.find((m) => m.metric === 'latency_shift')!.effect).toBeCloseTo(0.1, 10);
+    expect(metrics.find((m) => m.metric === 'requests_total')!.points).toBe(6);
+  });
 });

@@ -34,6 +34,26 @@ describe('clickhouse store', () => {
     expect((await store.corpus.tiers())[0]?.count).toBe(1);
   });
 
+  it('lists a corpus an older Tandem recorded from the summary it builds once at init, and keeps it as records arrive', async () => {
+    const db = database();
+    const store = await freshStore(db);
+    onTestFinished(() => store.close());
+    await store.corpus.append([corpusRecord(), corpusRecord({ timeMs: T0 + 3_600_000 })]);
+    // As an older Tandem left it: records, and neither the summary view nor its rows.
+    const command = async (sqlText: string): Promise<void> => {
+      const res = await fetch(url, { method: 'POST', body: sqlText });
+      expect(res.status, await res.text()).toBe(200);
+    };
+    await command(`DROP TABLE ${db}.corpus_tiers_mv`);
+    await command(`TRUNCATE TABLE ${db}.corpus_tiers`);
+    expect(await store.corpus.tiers()).toEqual([]);
+    await store.init();
+    await store.init();
+    expect((await store.corpus.tiers()).map((t) => [t.tier, t.count, t.firstMs, t.lastMs])).toEqual([['ranking', 2, T0, T0 + 3_600_000]]);
+    await store.corpus.append([corpusRecord({ timeMs: T0 + 60_000 })]);
+    expect((await store.corpus.tiers())[0]?.count).toBe(3);
+  });
+
   it('adds columns a table made by an older Tandem lacks (outcomes.response), keeping its rows', async () => {
     const db = database();
     const query = async (sqlText: string): Promise<void> => {

@@ -4,8 +4,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { CorpusRecord, DependencyErrorRecord, ExperimentRecord, RequestOutcome, Sample } from '../../core/index.js';
-import type { Store } from '../../store/index.js';
+import { seededRandom, type CorpusRecord, type DependencyErrorRecord, type ExperimentRecord, type RequestOutcome, type Sample } from '../../core/index.js';
+import type { OutcomeAggregate, Store } from '../../store/index.js';
+import { OutcomeAggregator } from '../../store/outcome-aggregates.js';
 
 export const T0 = Date.UTC(2026, 10, 30, 10, 0, 0);
 const HOUR = 3_600_000;
@@ -76,6 +77,26 @@ export function storeContract(backend: string, makeStore: StoreFactory): void {
   }
 
   describe(`store contract: ${backend}`, () => {
+    it('reads a long lookback window whole and in time order, however its records are spread, and honours a limit across it', () =>
+      withStore(async (store) => {
+        // Sparse days ago, a dense minute, records on exact minute boundaries, and one a day and more in the future.
+        const spread = [
+          ...[5, 3, 2].map((days) => corpusRecord({ timeMs: T0 - days * 24 * HOUR })),
+          ...Array.from({ length: 300 }, (_, i) => corpusRecord({ timeMs: T0 + i * 100 })),
+          ...[1, 2, 3].map((minutes) => corpusRecord({ timeMs: T0 + minutes * 60_000 })),
+          corpusRecord({ timeMs: Date.now() + 2 * 24 * HOUR }),
+        ];
+        await store.corpus.append(spread);
+        const hourOf = (r: CorpusRecord): number => Math.floor(r.timeMs / HOUR);
+        const read = await collect(store.corpus.read('ranking', { sinceMs: 0 }));
+        expect(read.map((r) => r.id).sort()).toEqual(spread.map((r) => r.id).sort());
+        expect(read.map(hourOf)).toEqual([...read.map(hourOf)].sort((a, b) => a - b));
+        const windowed = await collect(store.corpus.read('ranking', { sinceMs: T0 - 3 * 24 * HOUR, untilMs: T0 + 60_000 }));
+        expect(windowed.map((r) => r.id).sort()).toEqual(spread.filter((r) => r.timeMs >= T0 - 3 * 24 * HOUR && r.timeMs < T0 + 60_000).map((r) => r.id).sort());
+        const limited = await collect(store.corpus.read('ranking', { sinceMs: 0, limit: 250 }));
+        expect(limited).toEqual(read.slice(0, 250));
+      }));
+
     it('round-trips corpus records exactly, oldest hour first, in a stable order, per tier', () =>
       withStore(async (store) => {
         const records = [0, 1, 2].map((i) => corpusRecord({ timeMs: T0 + i * 1000 }));
@@ -153,6 +174,11 @@ export function storeContract(backend: string, makeStore: StoreFactory): void {
         expect(await store.corpus.prune(T0 + 40 * 60_000, 'ranking')).toBe(2);
         expect((await collect(store.corpus.read('ranking', { sinceMs: 0 }))).map((r) => r.id)).toEqual([records[2]!.id, records[3]!.id]);
         expect(await collect(store.corpus.read('query', { sinceMs: 0 }))).toHaveLength(1);
+        // The summary counts what is left, the hour the cutoff went through included.
+        expect((await store.corpus.tiers()).map((t) => [t.tier, t.count, t.firstMs, t.lastMs])).toEqual([
+          ['query', 1, T0, T0],
+          ['ranking', 2, T0 + 40 * 60_000, T0 + 60 * 60_000],
+        ]);
         expect(await store.corpus.prune(T0 + 2 * HOUR)).toBe(3);
         expect(await store.corpus.tiers()).toEqual([]);
       }));
@@ -217,6 +243,40 @@ export function storeContract(backend: string, makeStore: StoreFactory): void {
         const treatment: RequestOutcome[] = [];
         for await (const o of store.outcomes.read(id, { trial: 1, arm: 'treatment' })) treatment.push(o);
         expect(treatment).toEqual([batch[0]]);
+      }));
+
+    it('reads outcomes without their bodies and response views when asked for timing only', () =>
+      withStore(async (store) => {
+        const id = `exp-${randomUUID()}`;
+        const full: RequestOutcome = { experimentId: id, trial: 0, attempt: 1, arm: 'control', recordId: 'r1', intendedMs: T0, latencyMs: 3.5, status: 200, bytes: 15, errorClass: '', bodyHash: 'ab'.repeat(20), first: true, process: 1, body: Buffer.from('{"a":1}').toString('base64'), response: { method: 'GET', path: '/a', decodedBytes: 7, contentHash: 'cd'.repeat(20) } };
+        await store.outcomes.append([full]);
+        const { body: _body, response: _response, ...timing } = full;
+        expect(await collect(store.outcomes.read(id, { fields: 'timing' }))).toEqual([timing]);
+        expect(await collect(store.outcomes.read(id))).toEqual([full]);
+      }));
+
+    it('aggregates outcomes per trial, attempt and arm where they are stored, equal to aggregating them one by one', () =>
+      withStore(async (store) => {
+        const id = `exp-${randomUUID()}`;
+        const random = seededRandom(7);
+        const outcomes: RequestOutcome[] = [];
+        for (let i = 0; i < 3_000; i++) {
+          const trial = i % 3;
+          const arm = i % 2 === 0 ? 'control' : 'treatment';
+          // Heavy-tailed latencies with exact zeros (no response timed), and a few error classes.
+          const latencyMs = i % 97 === 0 ? 0 : Math.exp(random() * 6) * (1 + random());
+          const errorClass = i % 41 === 0 ? 'timeout' : i % 53 === 0 ? 'status_5xx' : '';
+          outcomes.push({ experimentId: id, trial, attempt: trial === 1 && i % 5 === 0 ? 2 : 1, arm, recordId: `r${i}`, intendedMs: T0 + i, latencyMs, status: errorClass === 'timeout' ? 0 : 200, bytes: 100 + (i % 13), errorClass: errorClass as RequestOutcome['errorClass'], bodyHash: '', first: arm === 'control' });
+        }
+        await store.outcomes.append(outcomes);
+        await store.outcomes.append([{ ...outcomes[0]!, experimentId: `exp-${randomUUID()}` }]);
+        const expected = new OutcomeAggregator();
+        for (const o of outcomes) expected.add(o);
+        const close = (a: OutcomeAggregate[]) => a.map((g) => ({ ...g, latencySumMs: Math.round(g.latencySumMs * 1e6) / 1e6 }));
+        // Sums may add in another order (floating point): equal to 1e-6 ms; counts, buckets, classes and extremes exactly.
+        expect(close(await store.outcomes.aggregate(id))).toEqual(close(expected.aggregates()));
+        expect(close(await store.outcomes.aggregate(id, { trial: 1 }))).toEqual(close(expected.aggregates().filter((g) => g.trial === 1)));
+        expect(await store.outcomes.aggregate(`exp-${randomUUID()}`)).toEqual([]);
       }));
 
     it('upserts experiment records, last write wins, and lists newest first', () =>
