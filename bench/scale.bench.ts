@@ -17,6 +17,8 @@
  *                                   (local; …ClickHouse), baselines …FullLoad
  *   dashboardSecondsAt1_2M, dashboardPeakRssMbAt1_2M   the experiment's page from `tandem serve` (peak RSS
  *                                   of the server process)
+ *   calibratePeakRssMbAt1_2M       what `tandem calibrate` does after its replay, on the same experiment (as if it
+ *                                   were A/A), a process of its own; baseline …FullLoad
  *   corpusStartSecondsAt10M         ClickHouse tier of 10M records over 23 h: `tandem replay` started until
  *                                   the first request reaches the arm; corpusFirstRowSeconds… the store's read
  *                                   alone, sliced against one sorted query over the window (the read before)
@@ -110,6 +112,8 @@ interface BackendFigures {
   report: { seconds: number; peakRssMb: number };
   reportFullLoad: { seconds: number; peakRssMb: number };
   dashboard: { seconds: number; peakRssMb: number };
+  calibrate: { seconds: number; peakRssMb: number };
+  calibrateFullLoad: { seconds: number; peakRssMb: number };
 }
 
 async function measureBackend(dir: string, scale: number, log: (line: string) => void): Promise<BackendFigures> {
@@ -145,7 +149,10 @@ async function measureBackend(dir: string, scale: number, log: (line: string) =>
     const report = await measured('report', dir, 'exp-1200k');
     const reportFullLoad = await measured('report-full-load', dir, 'exp-1200k');
     const dashboard = await dashboardPage(dir, 'exp-1200k');
-    return { lookMsAt300k, lookMsAt1_2M, wholeLooksSeconds: wholeLooksMs / 1000, wholeLooksSecondsFullLoad: wholeLooksFullLoadMs / 1000, trialMetricsSeconds: written.measureMs / 1000, report, reportFullLoad, dashboard };
+    log('calibration of the same experiment (as if A/A), then its full-load baseline');
+    const calibrate = await measured('calibrate', dir, 'exp-1200k');
+    const calibrateFullLoad = await measured('calibrate-full-load', dir, 'exp-1200k');
+    return { calibrate, calibrateFullLoad, lookMsAt300k, lookMsAt1_2M, wholeLooksSeconds: wholeLooksMs / 1000, wholeLooksSecondsFullLoad: wholeLooksFullLoadMs / 1000, trialMetricsSeconds: written.measureMs / 1000, report, reportFullLoad, dashboard };
   } finally {
     await store.close();
   }
@@ -258,6 +265,12 @@ export async function run(args: string[]): Promise<void> {
       dashboardPeakRssMbAt1_2M: round(local.dashboard.peakRssMb, 1),
       dashboardSecondsAt1_2MClickHouse: round(ch.dashboard.seconds),
       dashboardPeakRssMbAt1_2MClickHouse: round(ch.dashboard.peakRssMb, 1),
+      calibrateSecondsAt1_2M: round(local.calibrate.seconds),
+      calibratePeakRssMbAt1_2M: round(local.calibrate.peakRssMb, 1),
+      calibratePeakRssMbAt1_2MFullLoad: round(local.calibrateFullLoad.peakRssMb, 1),
+      calibrateSecondsAt1_2MClickHouse: round(ch.calibrate.seconds),
+      calibratePeakRssMbAt1_2MClickHouse: round(ch.calibrate.peakRssMb, 1),
+      calibratePeakRssMbAt1_2MFullLoadClickHouse: round(ch.calibrateFullLoad.peakRssMb, 1),
       corpusStartSecondsAt10M: round(corpus.corpusStartSecondsAt10M),
       corpusFirstRowSecondsSliced: round(corpus.corpusFirstRowSecondsSliced),
       corpusFirstRowSecondsOneQuery: round(corpus.corpusFirstRowSecondsOneQuery),
@@ -277,6 +290,8 @@ export async function run(args: string[]): Promise<void> {
       reportPeakRssMbAt1_2MClickHouse: { value: figures.reportPeakRssMbAt1_2MClickHouse, max: CEILING_MB },
       dashboardPeakRssMbAt1_2M: { value: figures.dashboardPeakRssMbAt1_2M, max: CEILING_MB },
       dashboardPeakRssMbAt1_2MClickHouse: { value: figures.dashboardPeakRssMbAt1_2MClickHouse, max: CEILING_MB },
+      calibratePeakRssMbAt1_2M: { value: figures.calibratePeakRssMbAt1_2M, max: CEILING_MB },
+      calibratePeakRssMbAt1_2MClickHouse: { value: figures.calibratePeakRssMbAt1_2MClickHouse, max: CEILING_MB },
       corpusStartSecondsAt10M: { value: figures.corpusStartSecondsAt10M, max: 5 },
       corpusLsMsAt10M: { value: figures.corpusLsMsAt10M, max: 100 },
     };

@@ -11,7 +11,7 @@ import { hostname } from 'node:os';
 import { ConfigError, ExperimentCancelledError, type Clock, type ExperimentRecord, type TandemConfig, type WorkloadConfig } from '../core/index.js';
 import type { Store } from '../store/index.js';
 import type { SharedSource } from '../guardrails/index.js';
-import { calibrate, evaluateExperiment, joinSentences, loadChecksModule, loadGrpcSchema, loadExperimentData, lookAtExperiment, metricPolicies, type Calibration, type OnInconclusive } from '../harness/index.js';
+import { calibrateStored, evaluateExperiment, joinSentences, loadChecksModule, loadGrpcSchema, lookAtExperiment, type Calibration, type OnInconclusive } from '../harness/index.js';
 import type { ReplayProgress } from '../replayer/index.js';
 import { armsFor, controlAgainstControl } from './experiment-arms.js';
 import type { ExperimentRequest } from './experiment-request.js';
@@ -134,19 +134,8 @@ export async function runExperiment(id: string, ctx: RunContext): Promise<Experi
     record = result.record;
     if (result.status !== 'completed') return record;
     if (aa) {
-      const data = await loadExperimentData(store, id, { resamples: 0 });
-      const calibration = calibrate(data.metrics, {
-        experimentId: id,
-        workload: configured.name,
-        createdAtMs: clock.now(),
-        policies: metricPolicies(configured.checks),
-        slotSigns: data.slotSigns,
-        design: { minTrials: configured.trials.min, maxTrials: configured.trials.max },
-        seed: record.seed,
-        alpha: configured.harness.alpha,
-        minPoints: configured.harness.minPoints,
-      });
-      return await transition(store, data.record, 'completed', clock, { verdict: { calibration } });
+      const { record: stored, calibration } = await calibrateStored(store, id, { workload: configured, createdAtMs: clock.now() });
+      return await transition(store, stored, 'completed', clock, { verdict: { calibration } });
     }
     const report = await evaluateExperiment(store, id, { workload, onInconclusive, ...(calibration ? { calibration } : {}), ...(checks ? { checks } : {}), ...(grpcSchema ? { grpcSchema } : {}), now: () => clock.now() });
     const latest = (await store.experiments.get(id)) ?? record;

@@ -22,6 +22,7 @@ export { fitLook, sequentialBoundary, criticalValue, ar1VarianceFactor, variance
 export { judgeSequentially, lookByLook, type SequentialRun } from './sequential-run.js';
 export { calibrate, wilsonInterval, type Calibration, type MetricCalibration } from './calibration.js';
 export { loadExperimentData, selectTrials, slotSign, missingDataCauses, type ExperimentData, type ExcludedTrial, type SlotSign, type TrialSelection } from './experiment-data.js';
+export { calibrateStored } from './calibrate-stored.js';
 export { measureCompletedTrial, trialDataOf, TRIAL_METRICS_EVENT } from './stored-trial-metrics.js';
 export { armDistributions, SUMMARY_QUANTILE_ERROR, type ArmDistributions } from './arm-summary.js';
 export { loadGrpcSchema, type GrpcSchema } from '../core/index.js';

@@ -8,9 +8,9 @@
  */
 import type { RequestOutcome, Sample, WorkloadConfig } from '../../core/index.js';
 import type { Store } from '../../store/index.js';
-import { judge, metricPolicies, missingDataCauses, selectTrials, trialMetrics, type ExperimentVerdict } from '../../harness/index.js';
+import { calibrate, judge, metricPolicies, missingDataCauses, selectTrials, trialMetrics, type Calibration, type ExperimentVerdict, type TrialMetric } from '../../harness/index.js';
 
-async function loadEverything(store: Store, id: string, workload: WorkloadConfig, resamples: number): Promise<{ verdict: ExperimentVerdict; outcomes: Map<number, RequestOutcome[]> }> {
+async function loadEverything(store: Store, id: string, workload: WorkloadConfig, resamples: number): Promise<{ verdict: ExperimentVerdict; outcomes: Map<number, RequestOutcome[]>; metrics: TrialMetric[]; slotSigns: ReadonlyMap<number, number>; seed: number }> {
   const record = await store.experiments.get(id);
   if (!record) throw new Error(`no experiment ${id}`);
   const selection = selectTrials(record);
@@ -33,7 +33,7 @@ async function loadEverything(store: Store, id: string, workload: WorkloadConfig
   );
   const design = record.spec.design as { minTrials: number; maxTrials: number };
   const verdict = judge(metrics, { policies: metricPolicies(workload.checks), alpha: workload.harness.alpha, minPoints: workload.harness.minPoints, slotSigns: selection.slotSigns, design, onInconclusive: workload.harness.onInconclusive, noDataCauses: missingDataCauses(selection) });
-  return { verdict, outcomes };
+  return { verdict, outcomes, metrics, slotSigns: selection.slotSigns, seed: record.seed };
 }
 
 /** A sequential look as it was: everything loaded, every trial's metrics recomputed without intervals. */
@@ -49,4 +49,10 @@ export async function fullLoadReport(store: Store, id: string, workload: Workloa
     return sorted[Math.floor(0.99 * (sorted.length - 1))] ?? Number.NaN;
   };
   return { outcome: verdict.outcome, p99: { control: p99('control'), treatment: p99('treatment') } };
+}
+
+/** `tandem calibrate` after its replay, as it was: everything loaded, every trial's metrics with intervals, then calibrated. */
+export async function fullLoadCalibration(store: Store, id: string, workload: WorkloadConfig): Promise<Calibration> {
+  const { metrics, slotSigns, seed } = await loadEverything(store, id, workload, 200);
+  return calibrate(metrics, { experimentId: id, workload: workload.name, createdAtMs: Date.now(), policies: metricPolicies(workload.checks), slotSigns, design: { minTrials: workload.trials.min, maxTrials: workload.trials.max }, seed, alpha: workload.harness.alpha, minPoints: workload.harness.minPoints });
 }

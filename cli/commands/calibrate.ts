@@ -8,7 +8,7 @@
 import { systemClock } from '../../core/index.js';
 import { createStore } from '../../store/index.js';
 import { controlAgainstControl, replayExperiment } from '../../executor/index.js';
-import { calibrate, formatEffect, loadExperimentData, metricPolicies, type Calibration } from '../../harness/index.js';
+import { calibrateStored, formatEffect, type Calibration } from '../../harness/index.js';
 import { ExitCode } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext } from '../cli-context.js';
 import { parsePositiveInteger } from '../arguments.js';
@@ -85,24 +85,16 @@ export async function run(options: CalibrateOptions, ctx: CliContext): Promise<n
       ctx.err(`calibration ${result.experimentId} ${result.status}${result.reason ? `: ${result.reason}` : ''}; nothing calibrated`);
       return ExitCode.failure;
     }
-    const data = await loadExperimentData(store, result.experimentId);
-    const calibration = calibrate(data.metrics, {
-      experimentId: result.experimentId,
-      workload: configured.name,
+    const { record: stored, calibration } = await calibrateStored(store, result.experimentId, {
+      workload: configured,
       createdAtMs: Date.now(),
-      policies: metricPolicies(configured.checks),
-      slotSigns: data.slotSigns,
-      design: { minTrials: configured.trials.min, maxTrials: configured.trials.max },
-      seed: result.seed,
       subsets,
-      alpha: configured.harness.alpha,
-      minPoints: configured.harness.minPoints,
       processes: workload.arms?.control.deploy !== undefined ? configured.trials.processes : 1,
     });
-    await store.experiments.put({ ...data.record, updatedAtMs: Math.max(Date.now(), data.record.updatedAtMs + 1), verdict: { calibration } });
+    await store.experiments.put({ ...stored, updatedAtMs: Math.max(Date.now(), stored.updatedAtMs + 1), verdict: { calibration } });
     if (options.json) ctx.out(JSON.stringify(calibration, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v)));
     else {
-      const completed = data.record.trials.filter((t) => t.status === 'completed' && t.endedAtMs !== undefined);
+      const completed = stored.trials.filter((t) => t.status === 'completed' && t.endedAtMs !== undefined);
       const secondsPerTrial = completed.length > 0 ? completed.reduce((sum, t) => sum + (t.endedAtMs! - t.startedAtMs), 0) / completed.length / 1000 : undefined;
       for (const line of formatCalibration(calibration, secondsPerTrial)) ctx.out(line);
     }
