@@ -1,8 +1,9 @@
 /**
- * The harness end to end for one stored experiment: load its data, compute
- * per-trial metrics, judge them (with the workload's latest A/A calibration
- * when there is one), compare responses, run final checks, and assemble the
- * report model every renderer reads. The model's shape is the JSON report
+ * The harness end to end for one stored experiment: load its per-trial
+ * metrics (stored as each trial completed), judge them (with the workload's
+ * latest A/A calibration when there is one), summarize each arm from the
+ * store's aggregates, compare responses trial by trial, run final checks,
+ * and assemble the report model every renderer reads. The model's shape is the JSON report
  * (docs/reports.md documents it); renderers add nothing to it.
  */
 import { schemaFromDescriptorSet, type ExperimentEvent, type ExperimentRecord, type GrpcSchema, type WorkloadConfig } from '../core/index.js';
@@ -126,7 +127,8 @@ export async function lookAtExperiment(store: Pick<Store, 'experiments' | 'outco
 
 /** The outcomes the response comparison reads: the judged attempts' (every arm, control′ too), one trial's file or query at a time. */
 async function* comparedOutcomes(store: Pick<Store, 'outcomes'>, data: ExperimentData, options: ReadOptions): AsyncGenerator<RequestOutcome> {
-  for (const trial of data.used) {
+  // In trial order: the comparer compares a trial once a later one starts, so it holds one trial at a time.
+  for (const trial of [...data.used].sort((a, b) => a.index - b.index)) {
     for await (const o of store.outcomes.read(data.record.id, { ...options, trial: trial.index })) if (o.attempt === trial.attempt) yield o;
   }
 }

@@ -1,0 +1,164 @@
+/**
+ * `npm run bench -- cpu-settling` (issue 30, a measurement study): how a freshly started process's CPU per
+ * request settles, and how much of its noise is its own helper threads. The example stack runs; fresh
+ * ranking processes are started one at a time (as a trial deploys an arm) and sent recorded /rank requests
+ * at a steady rate, the same records in every window; every window their CPU time is read from /proc (nanosecond schedstat), for the main
+ * thread alone and for every thread (V8's compiler and GC helpers included), and divided by the requests
+ * answered in the window.
+ *
+ *   cvEarly, cvLate               between fresh processes: the coefficient of variation of CPU per request
+ *                                 in the window that ends `--warmup` seconds after start (what a trial with
+ *                                 that warm-up measures) and in the last window
+ *   cvEarlyMainThread, …Late      the same for the main thread alone
+ *   windowSdEarly, windowSdLate   within a process, window to window (relative sd over its first and last
+ *                                 three windows)
+ *   helperShareEarly, …Late       share of the process's CPU spent outside its main thread
+ *
+ * Baseline: the late figures of the same processes (the steady state the early windows are judged against).
+ * Options: --processes N (6), --seconds S (45), --rate R (30 requests/s), --window W (3 s), --warmup S (2).
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { request } from 'node:http';
+import { rankingCorpus } from '../examples/stack/ranking-corpus.js';
+import { startStack } from '../examples/stack/index.js';
+import { median } from './support/median.js';
+
+const BIN = join(import.meta.dirname, '..', 'bin', 'tandem.js');
+
+function option(args: string[], name: string, fallback: number): number {
+  const at = args.indexOf(`--${name}`);
+  const value = at >= 0 ? Number(args[at + 1]) : fallback;
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
+  return value;
+}
+
+/** CPU nanoseconds of the process's main thread and of all its threads. */
+function cpuNs(pid: number): { main: number; all: number } {
+  const of = (path: string): number => Number(readFileSync(path, 'utf8').split(' ')[0]);
+  let all = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      all += of(`/proc/${pid}/task/${task}/schedstat`);
+    } catch {
+      // A thread that ended between the listing and the read.
+    }
+  }
+  return { main: of(`/proc/${pid}/task/${pid}/schedstat`), all };
+}
+
+function post(url: URL, body: Buffer): Promise<void> {
+  return new Promise((resolve) => {
+    const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': body.length }, timeout: 5_000 }, (res) => {
+      res.resume();
+      res.on('end', resolve);
+      res.on('error', () => resolve());
+    });
+    req.on('error', () => resolve());
+    req.on('timeout', () => req.destroy());
+    req.end(body);
+  });
+}
+
+interface Window {
+  readonly endS: number;
+  readonly cpuPerRequestMs: number;
+  readonly mainPerRequestMs: number;
+}
+
+async function measureProcess(env: NodeJS.ProcessEnv, bodies: readonly Buffer[], o: { seconds: number; rate: number; windowS: number }): Promise<Window[]> {
+  const child = spawn(process.execPath, [BIN, 'example-stack', '--service', 'ranking', '--port', '0', '--json'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const killer = setTimeout(() => child.kill('SIGKILL'), (o.seconds + 60) * 1000);
+  try {
+    let url: URL | undefined;
+    for await (const line of createInterface({ input: child.stdout })) {
+      const urls = (JSON.parse(line) as { urls?: string[] }).urls;
+      if (urls?.[0]) {
+        url = new URL('/rank', urls[0]);
+        break;
+      }
+    }
+    if (!url) throw new Error('ranking printed no url');
+    const pid = child.pid!;
+    const windows: Window[] = [];
+    const startMs = performance.now();
+    let answered = 0;
+    let sent = 0;
+    let last = { ...cpuNs(pid), answered: 0 };
+    const inFlight = new Set<Promise<void>>();
+    // Bounded: a fixed count of requests at a fixed rate, and the loop's own deadline.
+    const total = Math.round(o.seconds * o.rate);
+    while (sent < total && performance.now() - startMs < (o.seconds + 10) * 1000) {
+      const dueMs = startMs + (sent * 1000) / o.rate;
+      const waitMs = dueMs - performance.now();
+      if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
+      const p = post(url, bodies[sent % bodies.length]!).then(() => {
+        answered++;
+        inFlight.delete(p);
+      });
+      inFlight.add(p);
+      sent++;
+      if (sent % Math.round(o.rate * o.windowS) === 0) {
+        const now = cpuNs(pid);
+        const requests = answered - last.answered;
+        if (requests > 0) windows.push({ endS: (performance.now() - startMs) / 1000, cpuPerRequestMs: (now.all - last.all) / 1e6 / requests, mainPerRequestMs: (now.main - last.main) / 1e6 / requests });
+        last = { ...now, answered };
+      }
+    }
+    await Promise.all(inFlight);
+    return windows;
+  } finally {
+    clearTimeout(killer);
+    child.kill('SIGTERM');
+    await once(child, 'close');
+  }
+}
+
+const relativeSd = (values: readonly number[]): number => {
+  const mean = values.reduce((a, b) => a + b, 0) / values.length;
+  return Math.sqrt(values.reduce((s, v) => s + (v - mean) ** 2, 0) / (values.length - 1)) / mean;
+};
+
+export async function run(args: string[]): Promise<void> {
+  const processes = option(args, 'processes', 6);
+  const seconds = option(args, 'seconds', 45);
+  const rate = option(args, 'rate', 30);
+  const windowS = option(args, 'window', 3);
+  const warmupS = option(args, 'warmup', 2);
+  const stack = await startStack({ shards: 4 });
+  try {
+    const env = { ...process.env, FEATURES_URL: stack.urls.features, INFERENCE_URL: stack.urls.gateway };
+    // Every window sends the same records, as both arms of a trial get the same ones: what varies is the process.
+    const bodies = rankingCorpus(Math.round(rate * windowS)).map((r) => Buffer.from(r.body, 'base64'));
+    const series: Window[][] = [];
+    for (let p = 0; p < processes; p++) {
+      const windows = await measureProcess(env, bodies, { seconds, rate, windowS });
+      series.push(windows);
+      process.stderr.write(`cpu-settling: process ${p + 1}: ${windows.map((w) => `${w.cpuPerRequestMs.toFixed(2)}/${w.mainPerRequestMs.toFixed(2)}`).join(' ')} ms/request (all threads/main)\n`);
+    }
+    // The window a trial with `warmupS` of warm-up measures: the first one ending after warm-up + one window.
+    const early = (w: readonly Window[]): Window => w.find((x) => x.endS >= warmupS + windowS) ?? w[0]!;
+    const late = (w: readonly Window[]): Window => w[w.length - 1]!;
+    const cv = (pick: (w: readonly Window[]) => Window, field: 'cpuPerRequestMs' | 'mainPerRequestMs'): number => relativeSd(series.map((s) => pick(s)[field]));
+    const helper = (pick: (w: readonly Window[]) => Window): number => median(series.map((s) => 1 - pick(s).mainPerRequestMs / pick(s).cpuPerRequestMs));
+    const round = (v: number): number => Number(v.toFixed(4));
+    const figures = {
+      cvEarly: round(cv(early, 'cpuPerRequestMs')),
+      cvLate: round(cv(late, 'cpuPerRequestMs')),
+      cvEarlyMainThread: round(cv(early, 'mainPerRequestMs')),
+      cvLateMainThread: round(cv(late, 'mainPerRequestMs')),
+      windowSdEarly: round(median(series.map((s) => relativeSd(s.slice(0, 3).map((w) => w.cpuPerRequestMs))))),
+      windowSdLate: round(median(series.map((s) => relativeSd(s.slice(-3).map((w) => w.cpuPerRequestMs))))),
+      helperShareEarly: round(helper(early)),
+      helperShareLate: round(helper(late)),
+      cpuPerRequestMsLate: round(median(series.map((s) => late(s).cpuPerRequestMs))),
+    };
+    // A study, not a gate: the target says only that the steady state is quieter than what a trial measures now.
+    process.stdout.write(`${JSON.stringify({ bench: 'cpu-settling', figures, targets: { cvLate: { value: figures.cvLate, max: figures.cvEarly } } })}\n`);
+  } finally {
+    await stack.stop();
+  }
+}
