@@ -34,11 +34,6 @@ export function latencyBucketSql(column: string): string {
 /** Counts per bucket index. */
 export type LatencyBuckets = Readonly<Record<string, number>>;
 
-/** Add `from` into `into`. */
-export function mergeBuckets(into: Record<string, number>, from: LatencyBuckets): void {
-  for (const [bucket, count] of Object.entries(from)) into[bucket] = (into[bucket] ?? 0) + count;
-}
-
 /** A bucket's representative latency: the value with the smallest worst relative error over [γ^i, γ^(i+1)). */
 function bucketValue(bucket: number): number {
   if (bucket === ZERO_LATENCY_BUCKET) return 0;

@@ -4,8 +4,8 @@
  * bytes from sums, quantiles and the latency CDF from the merged sketch
  * (within 1% relative, core/latency-sketch.ts), min and max exact.
  */
-import { LATENCY_SKETCH_RELATIVE_ERROR, mergeBuckets, sketchQuantile, sortedBuckets, type TrialRecord } from '../core/index.js';
-import type { ReadOptions, Store } from '../store/index.js';
+import { LATENCY_SKETCH_RELATIVE_ERROR, sketchQuantile, sortedBuckets, type TrialRecord } from '../core/index.js';
+import { OutcomeAggregator, type ReadOptions, type Store } from '../store/index.js';
 
 export interface ArmSummary {
   readonly requests: number;
@@ -28,36 +28,27 @@ export interface ArmDistributions {
 
 export async function armDistributions(store: Pick<Store, 'outcomes'>, experimentId: string, used: readonly TrialRecord[], options: ReadOptions = {}): Promise<ArmDistributions> {
   const attempts = new Map(used.map((t) => [t.index, t.attempt]));
-  const merged = {
-    control: { count: 0, latencySum: 0, min: Number.POSITIVE_INFINITY, max: Number.NEGATIVE_INFINITY, bytes: 0, errors: {} as Record<string, number>, buckets: {} as Record<string, number> },
-    treatment: { count: 0, latencySum: 0, min: Number.POSITIVE_INFINITY, max: Number.NEGATIVE_INFINITY, bytes: 0, errors: {} as Record<string, number>, buckets: {} as Record<string, number> },
-  };
+  // The judged attempts' aggregates merged per arm (trial and attempt set aside: one group per arm).
+  const merged = new OutcomeAggregator();
   for (const a of await store.outcomes.aggregate(experimentId, options)) {
     // Outcomes of replaced attempts stay stored; only the attempt that completed counts.
-    if (attempts.get(a.trial) !== a.attempt || (a.arm !== 'control' && a.arm !== 'treatment')) continue;
-    const m = merged[a.arm];
-    m.count += a.count;
-    m.latencySum += a.latencySumMs;
-    m.min = Math.min(m.min, a.latencyMinMs);
-    m.max = Math.max(m.max, a.latencyMaxMs);
-    m.bytes += a.bytesSum;
-    mergeBuckets(m.errors, a.errors);
-    mergeBuckets(m.buckets, a.latencyBuckets);
+    if (attempts.get(a.trial) === a.attempt && (a.arm === 'control' || a.arm === 'treatment')) merged.merge({ ...a, trial: 0, attempt: 0 });
   }
+  const byArm = new Map(merged.aggregates().map((a) => [a.arm, a]));
   const summarize = (arm: ArmName): { summary: ArmSummary; cdf: [number, number][] } => {
-    const m = merged[arm];
-    const sorted = sortedBuckets(m.buckets);
-    const q = (p: number): number => sketchQuantile(sorted, p, { min: m.min, max: m.max });
-    const errors = Object.values(m.errors).reduce((a, b) => a + b, 0);
+    const m = byArm.get(arm);
+    if (!m) return { summary: { requests: 0, errors: 0, errorsByClass: {}, latencyMs: { mean: Number.NaN, p50: Number.NaN, p90: Number.NaN, p99: Number.NaN, max: Number.NaN }, bytesMean: Number.NaN }, cdf: [] };
+    const sorted = sortedBuckets(m.latencyBuckets);
+    const q = (p: number): number => sketchQuantile(sorted, p, { min: m.latencyMinMs, max: m.latencyMaxMs });
     return {
       summary: {
         requests: m.count,
-        errors,
+        errors: Object.values(m.errors).reduce((a, b) => a + b, 0),
         errorsByClass: m.errors,
-        latencyMs: { mean: m.count > 0 ? m.latencySum / m.count : Number.NaN, p50: q(0.5), p90: q(0.9), p99: q(0.99), max: m.count > 0 ? m.max : Number.NaN },
-        bytesMean: m.count > 0 ? m.bytes / m.count : Number.NaN,
+        latencyMs: { mean: m.latencySumMs / m.count, p50: q(0.5), p90: q(0.9), p99: q(0.99), max: m.latencyMaxMs },
+        bytesMean: m.bytesSum / m.count,
       },
-      cdf: m.count > 0 ? Array.from({ length: 101 }, (_, i): [number, number] => [q(i / 100), i / 100]) : [],
+      cdf: Array.from({ length: 101 }, (_, i): [number, number] => [q(i / 100), i / 100]),
     };
   };
   const control = summarize('control');

@@ -104,8 +104,6 @@ class ResponseComparer {
   readonly #rawCounts = new Map<string, number>();
   readonly #noiseCounts = new Map<string, number>();
   readonly #examples = new Map<string, FieldDifference['example']>();
-  /** Per compared pair, its differing paths: the share agreeing is known once noise is (see result). */
-  readonly #pathSets = new Map<string, number>();
   readonly #skipped: Record<string, number> = {};
   readonly #endpoints = new EndpointTally();
   readonly #ranking: RankingTally | undefined;
@@ -155,8 +153,6 @@ class ResponseComparer {
         this.#rawCounts.set(path, (this.#rawCounts.get(path) ?? 0) + 1);
         if (!this.#examples.has(path)) this.#examples.set(path, { recordId: c.recordId, control: cut(example.control), treatment: cut(example.treatment) });
       }
-      const set = [...differing.keys()].sort().join('\u0000');
-      this.#pathSets.set(set, (this.#pathSets.get(set) ?? 0) + 1);
     }
     this.#endpoints.add({ control: c, treatment: t, compared: diff.skipped === undefined, paths: [...differing.keys()] });
     if (p !== undefined) {
@@ -182,8 +178,8 @@ class ResponseComparer {
       })
       .sort((a, b) => b.rate - a.rate || a.path.localeCompare(b.path));
     const counted = new Set(fields.filter((f) => f.ignored === false).map((f) => f.path));
-    let agreeing = 0;
-    for (const [set, count] of this.#pathSets) if (set === '' || !set.split('\u0000').some((path) => counted.has(path))) agreeing += count;
+    // Which pairs agree is known only once noise is: the tally kept each compared pair's differing paths.
+    const agreeing = this.#endpoints.agreeing(counted);
     const pairs = this.#pairs;
     return {
       pairs,

@@ -103,6 +103,15 @@ export class EndpointTally {
     for (const path of paths) keep(path);
   }
 
+  /** Compared pairs with no difference at a counted path (status aside): the comparison's semantic agreement. */
+  agreeing(counted: ReadonlySet<string>): number {
+    let agreeing = 0;
+    for (const group of this.#groups.values()) {
+      for (const s of group.signatures.values()) if (s.compared && !s.paths.some((path) => counted.has(path))) agreeing += s.count;
+    }
+    return agreeing;
+  }
+
   /** Differences per endpoint, once the fields that count are known (noise is decided over all pairs). */
   summarize(fields: readonly { readonly path: string; readonly ignored: 'config' | 'noise' | false }[]): EndpointDifference[] {
     const counted = new Set(fields.filter((f) => f.ignored === false).map((f) => f.path));

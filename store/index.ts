@@ -29,6 +29,7 @@ export { LocalStore, createLocalStore, type LocalStoreOptions } from './local-st
 export { ClickHouseStore, createClickHouseStore, type ClickHouseStoreOptions } from './clickhouse-store.js';
 export { sql, ident, qualified, literal, quoteString, joinSql, SqlFragment, type SqlValue } from './sql.js';
 export { assertName } from './names.js';
+export { OutcomeAggregator } from './outcome-aggregates.js';
 export { writeFileAtomic } from './local/atomic-file.js';
 
 /** Build the configured backend. Relative local dirs resolve against `cwd`. */

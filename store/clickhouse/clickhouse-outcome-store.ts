@@ -5,6 +5,7 @@ import type { OutcomeAggregate, OutcomeFields, OutcomeStore, ReadOptions } from 
 import { assertName } from '../names.js';
 import { joinSql, sql, SqlFragment } from '../sql.js';
 import { seconds, type Tables } from './tables.js';
+import { OutcomeAggregator } from '../outcome-aggregates.js';
 
 interface OutcomeRow {
   trial: number;
@@ -99,21 +100,24 @@ export class ClickHouseOutcomeStore implements OutcomeStore {
     if (options.trial !== undefined) conditions.push(sql`trial = ${options.trial}`);
     const bucket = new SqlFragment(latencyBucketSql('latency_ms'));
     const query = sql`SELECT trial, attempt, arm, error_class, ${bucket} AS bucket, count() AS answers, sum(latency_ms) AS latency_sum, min(latency_ms) AS latency_min, max(latency_ms) AS latency_max, sum(bytes) AS bytes_sum FROM ${this.t.table('outcomes')} WHERE ${joinSql(conditions, ' AND ')} GROUP BY trial, attempt, arm, error_class, bucket ORDER BY trial, attempt, arm`;
-    const groups = new Map<string, { trial: number; attempt: number; arm: string; count: number; latencySumMs: number; latencyMinMs: number; latencyMaxMs: number; bytesSum: number; errors: Record<string, number>; latencyBuckets: Record<string, number> }>();
+    const aggregator = new OutcomeAggregator();
     for (const r of await this.t.connection.rows<AggregateRow>(query, options.signal)) {
-      const key = `${r.trial}\u0000${r.attempt}\u0000${r.arm}`;
-      let group = groups.get(key);
-      if (!group) groups.set(key, (group = { trial: Number(r.trial), attempt: Number(r.attempt), arm: r.arm, count: 0, latencySumMs: 0, latencyMinMs: Number.POSITIVE_INFINITY, latencyMaxMs: Number.NEGATIVE_INFINITY, bytesSum: 0, errors: {}, latencyBuckets: {} }));
+      // Each row is one error class and one latency bucket of its trial, attempt and arm.
       const answers = Number(r.answers);
-      group.count += answers;
-      group.latencySumMs += Number(r.latency_sum);
-      group.latencyMinMs = Math.min(group.latencyMinMs, Number(r.latency_min));
-      group.latencyMaxMs = Math.max(group.latencyMaxMs, Number(r.latency_max));
-      group.bytesSum += Number(r.bytes_sum);
-      if (r.error_class !== '') group.errors[r.error_class] = (group.errors[r.error_class] ?? 0) + answers;
-      group.latencyBuckets[String(r.bucket)] = (group.latencyBuckets[String(r.bucket)] ?? 0) + answers;
+      aggregator.merge({
+        trial: Number(r.trial),
+        attempt: Number(r.attempt),
+        arm: r.arm,
+        count: answers,
+        latencySumMs: Number(r.latency_sum),
+        latencyMinMs: Number(r.latency_min),
+        latencyMaxMs: Number(r.latency_max),
+        bytesSum: Number(r.bytes_sum),
+        errors: r.error_class !== '' ? { [r.error_class]: answers } : {},
+        latencyBuckets: { [String(r.bucket)]: answers },
+      });
     }
-    return [...groups.values()];
+    return aggregator.aggregates();
   }
 }
 
