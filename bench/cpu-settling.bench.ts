@@ -17,50 +17,16 @@
  * Baseline: the late figures of the same processes (the steady state the early windows are judged against).
  * Options: --processes N (6), --seconds S (45), --rate R (30 requests/s), --window W (3 s), --warmup S (2).
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { request } from 'node:http';
+import { cpuNs, post, startRankingProcess } from './support/ranking-process.js';
 import { rankingCorpus } from '../examples/stack/ranking-corpus.js';
 import { startStack } from '../examples/stack/index.js';
 import { median } from './support/median.js';
-
-const BIN = join(import.meta.dirname, '..', 'bin', 'tandem.js');
 
 function option(args: string[], name: string, fallback: number): number {
   const at = args.indexOf(`--${name}`);
   const value = at >= 0 ? Number(args[at + 1]) : fallback;
   if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
   return value;
-}
-
-/** CPU nanoseconds of the process's main thread and of all its threads. */
-function cpuNs(pid: number): { main: number; all: number } {
-  const of = (path: string): number => Number(readFileSync(path, 'utf8').split(' ')[0]);
-  let all = 0;
-  for (const task of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      all += of(`/proc/${pid}/task/${task}/schedstat`);
-    } catch {
-      // A thread that ended between the listing and the read.
-    }
-  }
-  return { main: of(`/proc/${pid}/task/${pid}/schedstat`), all };
-}
-
-function post(url: URL, body: Buffer): Promise<void> {
-  return new Promise((resolve) => {
-    const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': body.length }, timeout: 5_000 }, (res) => {
-      res.resume();
-      res.on('end', resolve);
-      res.on('error', () => resolve());
-    });
-    req.on('error', () => resolve());
-    req.on('timeout', () => req.destroy());
-    req.end(body);
-  });
 }
 
 interface Window {
@@ -70,19 +36,11 @@ interface Window {
 }
 
 async function measureProcess(env: NodeJS.ProcessEnv, bodies: readonly Buffer[], o: { seconds: number; rate: number; windowS: number }): Promise<Window[]> {
-  const child = spawn(process.execPath, [BIN, 'example-stack', '--service', 'ranking', '--port', '0', '--json'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-  const killer = setTimeout(() => child.kill('SIGKILL'), (o.seconds + 60) * 1000);
+  const ranking = await startRankingProcess(env);
+  const killer = setTimeout(() => ranking.child.kill('SIGKILL'), (o.seconds + 60) * 1000);
   try {
-    let url: URL | undefined;
-    for await (const line of createInterface({ input: child.stdout })) {
-      const urls = (JSON.parse(line) as { urls?: string[] }).urls;
-      if (urls?.[0]) {
-        url = new URL('/rank', urls[0]);
-        break;
-      }
-    }
-    if (!url) throw new Error('ranking printed no url');
-    const pid = child.pid!;
+    const url = ranking.url;
+    const pid = ranking.pid;
     const windows: Window[] = [];
     const startMs = performance.now();
     let answered = 0;
@@ -112,8 +70,7 @@ async function measureProcess(env: NodeJS.ProcessEnv, bodies: readonly Buffer[],
     return windows;
   } finally {
     clearTimeout(killer);
-    child.kill('SIGTERM');
-    await once(child, 'close');
+    await ranking.stop();
   }
 }
 

@@ -124,7 +124,8 @@ async function perTrialEffects(store: ReturnType<typeof createLocalStore>, id: s
         return m ? `${(m.effect * 100).toFixed(2)}%` : '-';
       };
       const cpu = metrics.find((x) => x.metric === 'cpu_per_request');
-      const perProcess = cpu?.processes ? ` (µs c ${cpu.processes.control.map((v) => (v * 1e6).toFixed(0)).join('/')} t ${cpu.processes.treatment.map((v) => (v * 1e6).toFixed(0)).join('/')})` : '';
+      const single = cpu && !cpu.processes ? ` (µs c ${(cpu.control * 1e6).toFixed(0)} t ${(cpu.treatment * 1e6).toFixed(0)})` : '';
+      const perProcess = single + (cpu?.processes ? ` (µs c ${cpu.processes.control.map((v) => (v * 1e6).toFixed(0)).join('/')} t ${cpu.processes.treatment.map((v) => (v * 1e6).toFixed(0)).join('/')})` : '');
       return `#${record.index}${slotsOf(record.details)} lat ${pick('latency_shift')} cpu ${pick('cpu_per_request')}${perProcess}`;
     })
     .join(' | ');

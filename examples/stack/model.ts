@@ -157,14 +157,22 @@ export const CROSS_ROUNDS = 24;
  * loop called a per-row function, V8's inlining decision (taken from timing
  * samples) differed between processes, and one fresh process in five spent
  * 20% more CPU per request for its whole life — noise that an A/A comparison
- * of two freshly started arms measures as a change.
+ * of two freshly started arms measures as a change. The inner loop reads each
+ * row from a Float64Array copy, never from the JSON-parsed array itself: while
+ * it read the array, about 40% of fresh processes ran it 12% faster than the
+ * rest for their whole life, and half of all A/A trials were 10–13% off
+ * (`npm run bench -- paired-noise`: between-process sd 9.4% before the copy,
+ * 1.1% after; docs/harness.md).
  */
 export function crossFeatureRows(rows: readonly (readonly number[])[], query: readonly number[], out: Float32Array, offset: number, stride: number = FEATURES): number {
   // The query twice over, as doubles: position i + j + round of the rotation is read without a modulo.
   const rotated = new Float64Array(3 * FEATURES + CROSS_ROUNDS);
   for (let k = 0; k < rotated.length; k++) rotated[k] = query[k % FEATURES]!;
+  // One typed row the hot loop reads (see above); the copy is FEATURES loads against FEATURES² · CROSS_ROUNDS multiply-adds.
+  const features = new Float64Array(FEATURES);
   for (let r = 0; r < rows.length; r++) {
-    const features = rows[r]!;
+    const row = rows[r]!;
+    for (let j = 0; j < FEATURES; j++) features[j] = row[j]!;
     const base = offset + r * stride;
     for (let i = 0; i < FEATURES; i++) {
       let sum = 0;

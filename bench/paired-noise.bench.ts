@@ -1,0 +1,161 @@
+/**
+ * `npm run bench -- paired-noise` (issue 30, a measurement study): what a paired trial's CPU per request is
+ * made of on real processes. Each trial starts two fresh example ranking processes of the same build, as a
+ * trial deploys control and treatment, sends every recorded /rank body to both at once (the first side drawn
+ * per pair, as the replayer does) for a warm-up and a measurement window, and reads each process's CPU from
+ * /proc at the window's start and after its last answer. The paired effect is log(b/a); under A/A it is noise.
+ *
+ * Run twice in one bench, on the same machine: the stack's dependencies (features, gateway, prediction) served
+ * inside the bench process, and isolated in their own processes as `tandem demo` and verdict-stack run them.
+ *
+ *   pairedSd…        sd of the per-trial paired effect (what the judge's t sees)
+ *   pairedWithinSd…  the part of it the window's own noise makes (from the two halves of each window: a longer
+ *                    window shrinks it)
+ *   pairedBetweenSd… the rest: the two fresh processes ran at different speeds for the whole window (more
+ *                    processes or more trials shrink it; a longer window does not)
+ *   beyond5Percent…  share of trials whose paired effect is beyond ±5%
+ *   unpairedSd…      baseline: the sd of one process's own log CPU per request from trial to trial (what a
+ *                    design that measured the arms in different windows would see)
+ *
+ * Options: --trials N (12), --rate R (10 pairs/s), --shards N (2, prediction shards), --warmup S (2), --measure S (3), --node-args "…" (V8 flags
+ * for both processes; SEED is replaced by one random number per trial, the same for both).
+ */
+import { Agent } from 'node:http';
+import { rankingCorpus } from '../examples/stack/ranking-corpus.js';
+import { startStack, type StackService } from '../examples/stack/index.js';
+import { median } from './support/median.js';
+import { cpuNs, post, startRankingProcess } from './support/ranking-process.js';
+
+/** CPU ms per request of both processes over the window, and over its two halves. */
+interface TrialCpu {
+  readonly whole: [number, number];
+  readonly halves: [[number, number], [number, number]];
+}
+
+interface Options {
+  readonly trials: number;
+  readonly rate: number;
+  readonly warmupS: number;
+  readonly measureS: number;
+  readonly nodeArgs: readonly string[];
+  readonly shards: number;
+  readonly fixedLayout: boolean;
+}
+
+function option(args: string[], name: string, fallback: number): number {
+  const at = args.indexOf(`--${name}`);
+  const value = at >= 0 ? Number(args[at + 1]) : fallback;
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
+  return value;
+}
+
+/** One trial: two fresh processes, every body to both, CPU per answered request over the measurement window. */
+async function pairedTrial(env: NodeJS.ProcessEnv, bodies: readonly Buffer[], offset: number, o: Options): Promise<TrialCpu> {
+  const seed = String(1 + Math.floor(Math.random() * 2 ** 30));
+  const args = o.nodeArgs.map((a) => a.replace('SEED', seed));
+  const layout = { fixedLayout: o.fixedLayout };
+  const processes = await Promise.all([startRankingProcess(env, args, layout), startRankingProcess(env, args, layout)]);
+  const agents = processes.map(() => new Agent({ keepAlive: true, maxSockets: 32 }));
+  try {
+    const answered = [0, 0];
+    const inFlight = new Set<Promise<void>>();
+    type Mark = { cpu: number[]; answered: number[] };
+    const mark = (): Mark => ({ cpu: processes.map((p) => cpuNs(p.pid).all), answered: [...answered] });
+    let start: Mark | undefined;
+    let middle: Mark | undefined;
+    const warmupPairs = Math.round(o.warmupS * o.rate);
+    const measurePairs = Math.round(o.measureS * o.rate);
+    const total = warmupPairs + measurePairs;
+    const began = performance.now();
+    // Bounded in count (total pairs) and time (the schedule's own length plus 10 s).
+    for (let sent = 0; sent < total && performance.now() - began < (o.warmupS + o.measureS + 10) * 1000; sent++) {
+      const waitMs = began + (sent * 1000) / o.rate - performance.now();
+      if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
+      if (sent === warmupPairs) start = mark();
+      if (sent === warmupPairs + (measurePairs >> 1)) middle = mark();
+      const body = bodies[(offset + sent) % bodies.length]!;
+      const order = Math.random() < 0.5 ? [0, 1] : [1, 0];
+      for (const i of order) {
+        const p = post(processes[i]!.url, body, agents[i]).then(() => {
+          answered[i]!++;
+          inFlight.delete(p);
+        });
+        inFlight.add(p);
+      }
+    }
+    await Promise.all(inFlight);
+    const end = mark();
+    const perRequest = (from: Mark, to: Mark, i: number): number => (to.cpu[i]! - from.cpu[i]!) / 1e6 / Math.max(1, to.answered[i]! - from.answered[i]!);
+    const pair = (from: Mark, to: Mark): [number, number] => [perRequest(from, to, 0), perRequest(from, to, 1)];
+    return { whole: pair(start!, end), halves: [pair(start!, middle!), pair(middle!, end)] };
+  } finally {
+    agents.forEach((a) => a.destroy());
+    await Promise.all(processes.map((p) => p.stop()));
+  }
+}
+
+const sdOf = (values: readonly number[]): number => {
+  const mean = values.reduce((a, b) => a + b, 0) / values.length;
+  return Math.sqrt(values.reduce((s, v) => s + (v - mean) ** 2, 0) / (values.length - 1));
+};
+
+async function study(isolate: readonly StackService[], o: Options, label: string): Promise<Record<string, number>> {
+  const stack = await startStack({ shards: o.shards, isolate });
+  try {
+    const env = { ...process.env, FEATURES_URL: stack.urls.features, INFERENCE_URL: stack.urls.gateway };
+    const bodies = rankingCorpus(3_000).map((r) => Buffer.from(r.body, 'base64'));
+    const trials: TrialCpu[] = [];
+    const effect = ([a, b]: readonly [number, number]): number => Math.log(b / a);
+    for (let t = 0; t < o.trials; t++) {
+      const trial = await pairedTrial(env, bodies, t * Math.round((o.warmupS + o.measureS) * o.rate), o);
+      trials.push(trial);
+      process.stderr.write(`paired-noise ${label}: trial ${t}: ${trial.whole.map((v) => v.toFixed(2)).join(' / ')} ms/request, effect ${(100 * effect(trial.whole)).toFixed(2)}% (halves ${trial.halves.map((h) => (100 * effect(h)).toFixed(2)).join(', ')}%)\n`);
+    }
+    const effects = trials.map((t) => effect(t.whole));
+    // Kalibera & Jones's split: the two halves of one window differ by the window's own noise only (a process's
+    // speed is the same in both), so Var(e₁ − e₂)/4 is the within part of Var(e) and the rest is between processes.
+    const within = sdOf(trials.map((t) => effect(t.halves[0]) - effect(t.halves[1]))) / 2;
+    const total = sdOf(effects);
+    const percent = (v: number): number => Number((100 * v).toFixed(2));
+    return {
+      pairedSd: percent(total),
+      pairedWithinSd: percent(within),
+      pairedBetweenSd: percent(Math.sqrt(Math.max(0, total ** 2 - within ** 2))),
+      beyond5Percent: Number((effects.filter((e) => Math.abs(e) > 0.05).length / effects.length).toFixed(2)),
+      unpairedSd: percent(sdOf(trials.map((t) => Math.log(t.whole[0])))),
+      cpuPerRequestMs: Number(median(trials.flatMap((t) => t.whole).sort((a, b) => a - b)).toFixed(2)),
+    };
+  } finally {
+    await stack.stop();
+  }
+}
+
+export async function run(args: string[]): Promise<void> {
+  const at = args.indexOf('--node-args');
+  const o: Options = {
+    trials: Math.round(option(args, 'trials', 12)),
+    rate: option(args, 'rate', 10),
+    warmupS: option(args, 'warmup', 2),
+    measureS: option(args, 'measure', 3),
+    nodeArgs: at >= 0 ? (args[at + 1] ?? '').split(' ').filter(Boolean) : [],
+    shards: Math.round(option(args, 'shards', 2)),
+    fixedLayout: args.includes('--fixed-layout'),
+  };
+  const inProcess = args.includes('--isolated-only') ? {} : await study([], o, 'dependencies in-process');
+  const isolated = await study(['features', 'gateway', 'prediction'], o, 'dependencies isolated');
+  const figures = {
+    baseline: 'unpairedSd: the same processes measured one arm at a time (trial-to-trial sd of one process of each pair)',
+    trials: o.trials,
+    rate: o.rate,
+    warmupS: o.warmupS,
+    measureS: o.measureS,
+    nodeArgs: o.nodeArgs.join(' '),
+    shards: o.shards,
+    fixedLayout: o.fixedLayout,
+    ...Object.fromEntries(Object.entries(inProcess).map(([k, v]) => [`${k}InProcess`, v])),
+    ...Object.fromEntries(Object.entries(isolated).map(([k, v]) => [`${k}Isolated`, v])),
+  };
+  // A study, not a gate: its one target is that the window's own noise, once paired, is below what one process
+  // varies by from trial to trial (pairing cancels the machine's common-mode swings; docs/harness.md).
+  process.stdout.write(`${JSON.stringify({ bench: 'paired-noise', figures, targets: { pairedWithinSdIsolated: { value: isolated.pairedWithinSd, max: isolated.unpairedSd } } })}\n`);
+}

@@ -1,0 +1,73 @@
+/**
+ * A fresh example ranking process for the noise studies (cpu-settling, paired-noise): started as a trial
+ * deploys an arm, sent recorded /rank bodies, its CPU time read from /proc (nanosecond schedstat) for the
+ * main thread and for every thread.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync, readdirSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+const BIN = join(import.meta.dirname, '..', '..', 'bin', 'tandem.js');
+
+/** CPU nanoseconds of the process's main thread and of all its threads. */
+export function cpuNs(pid: number): { main: number; all: number } {
+  const of = (path: string): number => Number(readFileSync(path, 'utf8').split(' ')[0]);
+  let all = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      all += of(`/proc/${pid}/task/${task}/schedstat`);
+    } catch {
+      // A thread that ended between the listing and the read.
+    }
+  }
+  return { main: of(`/proc/${pid}/task/${pid}/schedstat`), all };
+}
+
+/** POST a body; resolves when the answer has been read or the request failed (5 s timeout). */
+export function post(url: URL, body: Buffer, agent?: Agent): Promise<void> {
+  return new Promise((resolve) => {
+    const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': body.length }, timeout: 5_000, ...(agent ? { agent } : {}) }, (res) => {
+      res.resume();
+      res.on('end', resolve);
+      res.on('error', () => resolve());
+    });
+    req.on('error', () => resolve());
+    req.on('timeout', () => req.destroy());
+    req.end(body);
+  });
+}
+
+export interface RankingProcess {
+  readonly child: ChildProcess;
+  readonly pid: number;
+  /** Its /rank address on 127.0.0.1. */
+  readonly url: URL;
+  stop(): Promise<void>;
+}
+
+/** Start `tandem example-stack --service ranking` on a free port; resolves once it printed its address. */
+export async function startRankingProcess(env: NodeJS.ProcessEnv, nodeArgs: readonly string[] = [], options: { fixedLayout?: boolean } = {}): Promise<RankingProcess> {
+  const argv = [process.execPath, ...nodeArgs, BIN, 'example-stack', '--service', 'ranking', '--port', '0', '--json'];
+  // setarch -R: the kernel's address-space randomization off for this process (personality ADDR_NO_RANDOMIZE).
+  const child = options.fixedLayout ? spawn('setarch', ['-R', ...argv], { env, stdio: ['ignore', 'pipe', 'inherit'] }) : spawn(argv[0]!, argv.slice(1), { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const stop = async (): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    await once(child, 'close');
+  };
+  // Bounded: a process that never prints its address is killed.
+  const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  try {
+    for await (const line of createInterface({ input: child.stdout! })) {
+      const urls = (JSON.parse(line) as { urls?: string[] }).urls;
+      if (urls?.[0]) return { child, pid: child.pid!, url: new URL('/rank', urls[0]), stop };
+    }
+  } finally {
+    clearTimeout(killer);
+  }
+  await stop();
+  throw new Error('ranking printed no address');
+}

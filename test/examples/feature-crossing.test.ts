@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { CROSS_ROUNDS, FEATURES, crossFeatureRows, queryVector } from '../../examples/stack/model.js';
+
+/** The crossing as the model defines it, written the obvious way (modulo rotation, reading the rows as given). */
+function referenceCrossing(rows: readonly (readonly number[])[], query: readonly number[]): Float32Array {
+  const out = new Float32Array(rows.length * FEATURES);
+  rows.forEach((features, r) => {
+    for (let i = 0; i < FEATURES; i++) {
+      let sum = 0;
+      for (let round = 0; round < CROSS_ROUNDS; round++) for (let j = 0; j < FEATURES; j++) sum += features[j]! * query[(i + j + round) % FEATURES]!;
+      out[r * FEATURES + i] = Math.round((sum / CROSS_ROUNDS + features[i]!) * 10_000) / 10_000;
+    }
+  });
+  return out;
+}
+
+describe('crossFeatureRows (the example ranking hot loop, issue 30)', () => {
+  it('gives the model output bit for bit from JSON-parsed rows of integers and of doubles alike', () => {
+    // Rows as the features service sends them: JSON arrays, some all integers (small-integer arrays in V8), some doubles.
+    const rows = JSON.parse(JSON.stringify([Array.from({ length: FEATURES }, (_, j) => j - 4), Array.from({ length: FEATURES }, (_, j) => Math.round(Math.sin(j + 1) * 10_000) / 10_000), Array.from({ length: FEATURES }, () => 0)])) as number[][];
+    const query = queryVector('search', 'shoes', 0);
+    const out = new Float32Array(rows.length * FEATURES);
+    const work = crossFeatureRows(rows, query, out, 0);
+    expect(work).toBe(rows.length * CROSS_ROUNDS * FEATURES * FEATURES);
+    expect([...out]).toEqual([...referenceCrossing(rows, query)]);
+  });
+
+  it('writes each row at offset + r·stride and leaves the rest of the output alone', () => {
+    const rows = [Array.from({ length: FEATURES }, (_, j) => j / 10), Array.from({ length: FEATURES }, (_, j) => -j / 7)];
+    const query = queryVector('feed', '', 1);
+    const out = new Float32Array(4 * FEATURES).fill(7);
+    crossFeatureRows(rows, query, out, FEATURES, 2 * FEATURES);
+    const expected = referenceCrossing(rows, query);
+    expect([...out.subarray(FEATURES, 2 * FEATURES)]).toEqual([...expected.subarray(0, FEATURES)]);
+    expect([...out.subarray(3 * FEATURES)]).toEqual([...expected.subarray(FEATURES)]);
+    expect([...out.subarray(0, FEATURES), ...out.subarray(2 * FEATURES, 3 * FEATURES)].every((v) => v === 7)).toBe(true);
+  });
+});
