@@ -35,7 +35,7 @@ interface Window {
   readonly mainPerRequestMs: number;
 }
 
-async function measureProcess(env: NodeJS.ProcessEnv, bodies: readonly Buffer[], o: { seconds: number; rate: number; windowS: number }): Promise<Window[]> {
+async function measureProcess(env: NodeJS.ProcessEnv, bodies: readonly Buffer[], o: { seconds: number; rate: number; windowS: number }): Promise<{ windows: Window[]; failed: number }> {
   const ranking = await startRankingProcess(env);
   const killer = setTimeout(() => ranking.child.kill('SIGKILL'), (o.seconds + 60) * 1000);
   try {
@@ -44,6 +44,7 @@ async function measureProcess(env: NodeJS.ProcessEnv, bodies: readonly Buffer[],
     const windows: Window[] = [];
     const startMs = performance.now();
     let answered = 0;
+    let failed = 0;
     let sent = 0;
     let last = { ...cpuNs(pid), answered: 0 };
     const inFlight = new Set<Promise<void>>();
@@ -53,8 +54,9 @@ async function measureProcess(env: NodeJS.ProcessEnv, bodies: readonly Buffer[],
       const dueMs = startMs + (sent * 1000) / o.rate;
       const waitMs = dueMs - performance.now();
       if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
-      const p = post(url, bodies[sent % bodies.length]!).then(() => {
-        answered++;
+      const p = post(url, bodies[sent % bodies.length]!).then((ok) => {
+        if (ok) answered++;
+        else failed++;
         inFlight.delete(p);
       });
       inFlight.add(p);
@@ -67,7 +69,7 @@ async function measureProcess(env: NodeJS.ProcessEnv, bodies: readonly Buffer[],
       }
     }
     await Promise.all(inFlight);
-    return windows;
+    return { windows, failed };
   } finally {
     clearTimeout(killer);
     await ranking.stop();
@@ -91,10 +93,12 @@ export async function run(args: string[]): Promise<void> {
     // Every window sends the same records, as both arms of a trial get the same ones: what varies is the process.
     const bodies = rankingCorpus(Math.round(rate * windowS)).map((r) => Buffer.from(r.body, 'base64'));
     const series: Window[][] = [];
+    let failedRequests = 0;
     for (let p = 0; p < processes; p++) {
-      const windows = await measureProcess(env, bodies, { seconds, rate, windowS });
+      const { windows, failed } = await measureProcess(env, bodies, { seconds, rate, windowS });
       series.push(windows);
-      process.stderr.write(`cpu-settling: process ${p + 1}: ${windows.map((w) => `${w.cpuPerRequestMs.toFixed(2)}/${w.mainPerRequestMs.toFixed(2)}`).join(' ')} ms/request (all threads/main)\n`);
+      failedRequests += failed;
+      process.stderr.write(`cpu-settling: process ${p + 1}: ${windows.map((w) => `${w.cpuPerRequestMs.toFixed(2)}/${w.mainPerRequestMs.toFixed(2)}`).join(' ')} ms/request (all threads/main)${failed > 0 ? `, ${failed} request(s) failed` : ''}\n`);
     }
     // The window a trial with `warmupS` of warm-up measures: the first one ending after warm-up + one window.
     const early = (w: readonly Window[]): Window => w.find((x) => x.endS >= warmupS + windowS) ?? w[0]!;

@@ -18,7 +18,8 @@
  *                    design that measured the arms in different windows would see)
  *
  * Options: --trials N (12), --rate R (10 pairs/s), --shards N (2, prediction shards), --warmup S (2), --measure S (3), --node-args "…" (V8 flags
- * for both processes; SEED is replaced by one random number per trial, the same for both).
+ * for both processes; SEED is replaced by one random number per trial, the same for both), --cpus LIST (both
+ * processes pinned to these CPUs with taskset, e.g. both on one core of a busy machine).
  */
 import { Agent } from 'node:http';
 import { rankingCorpus } from '../examples/stack/ranking-corpus.js';
@@ -30,6 +31,8 @@ import { cpuNs, post, startRankingProcess } from './support/ranking-process.js';
 interface TrialCpu {
   readonly whole: [number, number];
   readonly halves: [[number, number], [number, number]];
+  /** Requests of the trial that failed (not counted as answered: CPU per request is per answered request). */
+  readonly failed: number;
 }
 
 interface Options {
@@ -40,6 +43,8 @@ interface Options {
   readonly nodeArgs: readonly string[];
   readonly shards: number;
   readonly fixedLayout: boolean;
+  /** CPU list both processes are pinned to (taskset -c), as `trials.slotCpus` can pin both slots alike. */
+  readonly cpus?: string;
 }
 
 function option(args: string[], name: string, fallback: number): number {
@@ -49,15 +54,25 @@ function option(args: string[], name: string, fallback: number): number {
   return value;
 }
 
+/** `--cpus LIST`: a CPU list as taskset takes it (digits, commas and ranges only; it goes to spawn as one argv). */
+function cpusOption(args: string[]): { cpus?: string } {
+  const at = args.indexOf('--cpus');
+  if (at < 0) return {};
+  const list = args[at + 1] ?? '';
+  if (!/^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(list)) throw new Error(`--cpus must be a CPU list like "1" or "0-1", got "${list}"`);
+  return { cpus: list };
+}
+
 /** One trial: two fresh processes, every body to both, CPU per answered request over the measurement window. */
 async function pairedTrial(env: NodeJS.ProcessEnv, bodies: readonly Buffer[], offset: number, o: Options): Promise<TrialCpu> {
   const seed = String(1 + Math.floor(Math.random() * 2 ** 30));
   const args = o.nodeArgs.map((a) => a.replace('SEED', seed));
-  const layout = { fixedLayout: o.fixedLayout };
+  const layout = { fixedLayout: o.fixedLayout, ...(o.cpus !== undefined ? { cpus: o.cpus } : {}) };
   const processes = await Promise.all([startRankingProcess(env, args, layout), startRankingProcess(env, args, layout)]);
   const agents = processes.map(() => new Agent({ keepAlive: true, maxSockets: 32 }));
   try {
     const answered = [0, 0];
+    let failed = 0;
     const inFlight = new Set<Promise<void>>();
     type Mark = { cpu: number[]; answered: number[] };
     const mark = (): Mark => ({ cpu: processes.map((p) => cpuNs(p.pid).all), answered: [...answered] });
@@ -76,8 +91,9 @@ async function pairedTrial(env: NodeJS.ProcessEnv, bodies: readonly Buffer[], of
       const body = bodies[(offset + sent) % bodies.length]!;
       const order = Math.random() < 0.5 ? [0, 1] : [1, 0];
       for (const i of order) {
-        const p = post(processes[i]!.url, body, agents[i]).then(() => {
-          answered[i]!++;
+        const p = post(processes[i]!.url, body, agents[i]).then((ok) => {
+          if (ok) answered[i]!++;
+          else failed++;
           inFlight.delete(p);
         });
         inFlight.add(p);
@@ -87,7 +103,7 @@ async function pairedTrial(env: NodeJS.ProcessEnv, bodies: readonly Buffer[], of
     const end = mark();
     const perRequest = (from: Mark, to: Mark, i: number): number => (to.cpu[i]! - from.cpu[i]!) / 1e6 / Math.max(1, to.answered[i]! - from.answered[i]!);
     const pair = (from: Mark, to: Mark): [number, number] => [perRequest(from, to, 0), perRequest(from, to, 1)];
-    return { whole: pair(start!, end), halves: [pair(start!, middle!), pair(middle!, end)] };
+    return { whole: pair(start!, end), halves: [pair(start!, middle!), pair(middle!, end)], failed };
   } finally {
     agents.forEach((a) => a.destroy());
     await Promise.all(processes.map((p) => p.stop()));
@@ -109,7 +125,7 @@ async function study(isolate: readonly StackService[], o: Options, label: string
     for (let t = 0; t < o.trials; t++) {
       const trial = await pairedTrial(env, bodies, t * Math.round((o.warmupS + o.measureS) * o.rate), o);
       trials.push(trial);
-      process.stderr.write(`paired-noise ${label}: trial ${t}: ${trial.whole.map((v) => v.toFixed(2)).join(' / ')} ms/request, effect ${(100 * effect(trial.whole)).toFixed(2)}% (halves ${trial.halves.map((h) => (100 * effect(h)).toFixed(2)).join(', ')}%)\n`);
+      process.stderr.write(`paired-noise ${label}: trial ${t}: ${trial.whole.map((v) => v.toFixed(2)).join(' / ')} ms/request, effect ${(100 * effect(trial.whole)).toFixed(2)}% (halves ${trial.halves.map((h) => (100 * effect(h)).toFixed(2)).join(', ')}%)${trial.failed > 0 ? `, ${trial.failed} request(s) failed` : ''}\n`);
     }
     const effects = trials.map((t) => effect(t.whole));
     // Kalibera & Jones's split: the two halves of one window differ by the window's own noise only (a process's
@@ -124,6 +140,7 @@ async function study(isolate: readonly StackService[], o: Options, label: string
       beyond5Percent: Number((effects.filter((e) => Math.abs(e) > 0.05).length / effects.length).toFixed(2)),
       unpairedSd: percent(sdOf(trials.map((t) => Math.log(t.whole[0])))),
       cpuPerRequestMs: Number(median(trials.flatMap((t) => t.whole).sort((a, b) => a - b)).toFixed(2)),
+      failedRequests: trials.reduce((sum, t) => sum + t.failed, 0),
     };
   } finally {
     await stack.stop();
@@ -140,6 +157,7 @@ export async function run(args: string[]): Promise<void> {
     nodeArgs: at >= 0 ? (args[at + 1] ?? '').split(' ').filter(Boolean) : [],
     shards: Math.round(option(args, 'shards', 2)),
     fixedLayout: args.includes('--fixed-layout'),
+    ...cpusOption(args),
   };
   const inProcess = args.includes('--isolated-only') ? {} : await study([], o, 'dependencies in-process');
   const isolated = await study(['features', 'gateway', 'prediction'], o, 'dependencies isolated');
@@ -152,6 +170,7 @@ export async function run(args: string[]): Promise<void> {
     nodeArgs: o.nodeArgs.join(' '),
     shards: o.shards,
     fixedLayout: o.fixedLayout,
+    cpus: o.cpus ?? 'any',
     ...Object.fromEntries(Object.entries(inProcess).map(([k, v]) => [`${k}InProcess`, v])),
     ...Object.fromEntries(Object.entries(isolated).map(([k, v]) => [`${k}Isolated`, v])),
   };

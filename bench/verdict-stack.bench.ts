@@ -9,6 +9,9 @@
  * prints the effect it measured) and N of an unchanged build, each arm three
  * fresh processes per trial (the default). Baseline: the same runs with one
  * process per arm (`--baseline`), as Tandem measured before issue 30.
+ *
+ * Options: --runs N (5), --processes K (3 per arm), --rate R (10 pairs/s per process), --arm-cpus LIST (both arms
+ * pinned to these CPUs, as the demo pins them), --step FAULTS (latency=4), --unchanged-only.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -23,7 +26,15 @@ import { median } from './support/median.js';
 
 const here = import.meta.dirname;
 
-function configText(dir: string, featuresUrl: string, gatewayUrl: string, processes: number): string {
+interface StackOptions {
+  readonly processes: number;
+  /** Pairs per second per process. */
+  readonly rate: number;
+  /** Both arms pinned to this CPU list (`trials.slotCpus` alike for both slots), or free to move. */
+  readonly armCpus?: string;
+}
+
+function configText(dir: string, featuresUrl: string, gatewayUrl: string, o: StackOptions): string {
   const command = `'${process.execPath}' '${join(here, '..', 'bin', 'tandem.js')}' example-stack --service ranking --port {port} --faults={revision}`;
   return [
     `store: { kind: local, dir: ${JSON.stringify(join(dir, '.tandem'))} }`,
@@ -33,9 +44,10 @@ function configText(dir: string, featuresUrl: string, gatewayUrl: string, proces
     '    arms:',
     `      control: { deploy: { command: ${JSON.stringify(command)}, env: { FEATURES_URL: ${JSON.stringify(featuresUrl)}, INFERENCE_URL: ${JSON.stringify(gatewayUrl)} }, readyTimeout: 30s } }`,
     `      treatment: { deploy: { command: ${JSON.stringify(command)}, env: { FEATURES_URL: ${JSON.stringify(featuresUrl)}, INFERENCE_URL: ${JSON.stringify(gatewayUrl)} }, readyTimeout: 30s } }`,
-    // 30 pairs/s keeps both arms well below where two shared cores saturate (queueing would swamp the effect).
-    '    replay: { rate: 10, concurrency: 32, timeout: 5s }',
-    `    trials: { min: 4, max: 12, warmup: 2s, measure: 3s, processes: ${processes} }`,
+    // 10 pairs/s per process (the default) keeps three processes per arm well below where two shared cores
+    // saturate (queueing would swamp the effect).
+    `    replay: { rate: ${o.rate}, concurrency: 32, timeout: 5s }`,
+    `    trials: { min: 4, max: 12, warmup: 2s, measure: 3s, processes: ${o.processes}${o.armCpus !== undefined ? `, slotCpus: [${JSON.stringify(o.armCpus)}, ${JSON.stringify(o.armCpus)}]` : ''} }`,
     // The demo's judgement: CPU per request critical at 1.5%, latency judged at 5%.
     '    checks:',
     '      - { metric: cpu_per_request, direction: increase-is-bad, threshold: 0.015, critical: true, mustHaveData: true }',
@@ -47,12 +59,15 @@ function configText(dir: string, featuresUrl: string, gatewayUrl: string, proces
 export async function run(args: string[]): Promise<void> {
   const runs = Math.max(1, Number(args[args.indexOf('--runs') + 1]) || 5);
   const processes = Math.max(1, Number(args[args.indexOf('--processes') + 1]) || 3);
+  const rate = Math.max(1, Number(args[args.indexOf('--rate') + 1]) || 10);
+  // --arm-cpus LIST: both arms on these CPUs in every trial (validated by the config's own slotCpus rule).
+  const armCpus = args.includes('--arm-cpus') ? args[args.indexOf('--arm-cpus') + 1] : undefined;
   const step = args.includes('--step') ? args[args.indexOf('--step') + 1]! : 'latency=4';
   // --unchanged-only: the A/A half alone, to study the unchanged build's spread run by run.
   const arms = args.includes('--unchanged-only') ? [''] : [step, ''];
   const dir = await mkdtemp(join(tmpdir(), 'tandem-bench-verdict-stack-'));
   const stack = await startStack({ shards: 2, isolate: ['features', 'gateway', 'prediction'] });
-  const config = parseConfigText(configText(dir, stack.urls.features, stack.urls.gateway, processes), join(dir, 'tandem.config.yaml'));
+  const config = parseConfigText(configText(dir, stack.urls.features, stack.urls.gateway, { processes, rate, ...(armCpus !== undefined ? { armCpus } : {}) }), join(dir, 'tandem.config.yaml'));
   const store = createLocalStore({ dir: join(dir, '.tandem') });
   const sharedSource = new SharedSource(systemClock);
   const queue = new InlineQueue({ store, clock: systemClock, run: (id, signal) => runExperiment(id, { config, store, clock: systemClock, sharedSource, cwd: dir, signal }), concurrency: 1 });
@@ -94,6 +109,8 @@ export async function run(args: string[]): Promise<void> {
     baseline: `the unchanged build, judged by the same sequential judge in the same run; ${processes} process(es) per arm (run with --processes 1 for the measurement before issue 30)`,
     runs,
     processes,
+    ratePerProcess: rate,
+    armCpus: armCpus ?? 'free',
     step,
     stepCpuEffectMedian: Number((median([...measuredCpu].sort((a, b) => a - b)) * 100).toFixed(2)),
     stackPower2Cpu: fault.filter((r) => r.record.status === 'regressed').length,

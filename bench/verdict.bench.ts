@@ -31,6 +31,8 @@ interface ScenarioResult {
   readonly meanTrials: number;
   readonly anyFlagged: number;
   readonly previousJudge: { readonly regressed: number; readonly passed: number; readonly meanTrials: number };
+  /** The same judge with least-squares looks (the mean across trials) instead of the Huber M-estimate. */
+  readonly leastSquares: { readonly regressed: number; readonly passed: number; readonly meanTrials: number };
   readonly baselines: BaselineRates;
 }
 
@@ -54,6 +56,7 @@ function runScenario(scenario: Scenario, options: RunOptions): ScenarioResult {
   let usedTrials = 0;
   let anyFlagged = 0;
   const previous = { regressed: 0, passed: 0, trials: 0 };
+  const leastSquares = { regressed: 0, passed: 0, trials: 0 };
   const baseline = { naiveThreshold: 0, tTestUncalibrated: 0, kayentaPooled: 0 };
   for (let i = 0; i < count; i++) {
     const seed = seedBase + i;
@@ -67,6 +70,10 @@ function runScenario(scenario: Scenario, options: RunOptions): ScenarioResult {
     if (old.regressed) previous.regressed++;
     if (old.passed) previous.passed++;
     previous.trials += old.trials;
+    const mean = sequentialJudge(e, calibration, 'mean');
+    if (mean.regressed) leastSquares.regressed++;
+    if (mean.passed) leastSquares.passed++;
+    leastSquares.trials += mean.trials;
     if (naiveThreshold(e, baselineTrials)) baseline.naiveThreshold++;
     if (plainTTest(e, baselineTrials)) baseline.tTestUncalibrated++;
     if (kayenta(e, baselineTrials, seed)) baseline.kayentaPooled++;
@@ -78,6 +85,7 @@ function runScenario(scenario: Scenario, options: RunOptions): ScenarioResult {
     meanTrials: Number((usedTrials / count).toFixed(2)),
     anyFlagged: share(anyFlagged, count),
     previousJudge: { regressed: share(previous.regressed, count), passed: share(previous.passed, count), meanTrials: Number((previous.trials / count).toFixed(2)) },
+    leastSquares: { regressed: share(leastSquares.regressed, count), passed: share(leastSquares.passed, count), meanTrials: Number((leastSquares.trials / count).toFixed(2)) },
     baselines: { naiveThreshold: share(baseline.naiveThreshold, count), tTestUncalibrated: share(baseline.tTestUncalibrated, count), kayentaPooled: share(baseline.kayentaPooled, count) },
   };
 }
@@ -160,9 +168,9 @@ export async function run(args: string[]): Promise<void> {
   }
   log(`synthetic: ${count} experiments per scenario, ${NOISE.records} pairs per trial, design ${DESIGN.minTrials}..${DESIGN.maxTrials} trials; ${((Date.now() - started) / 1000).toFixed(0)} s`);
   log(`calibrations (latency_shift sd, lag-1 autocorrelation, judge's FPR): base ${pct(calibration.metrics.latency_shift!.sd)} ${calibration.metrics.latency_shift!.autocorrelation?.toFixed(2)} ${pct(calibration.falsePositiveRate)}; heavy ${pct(heavyCalibration.metrics.latency_shift!.sd)}; drift ${pct(driftCalibration.metrics.latency_shift!.sd)} ρ ${driftCalibration.metrics.latency_shift!.autocorrelation?.toFixed(2)}`);
-  log(`scenario                         Tandem  passed trials | previous judge (passed) | naive threshold  t-test  Kayenta (baselines at ${fixedN} trials)`);
+  log(`scenario                         Tandem  passed trials | least squares (passed) trials | previous judge (passed) | naive threshold  t-test  Kayenta (baselines at ${fixedN} trials)`);
   for (const [name, r] of Object.entries(scenarios)) {
-    log(`  ${name.padEnd(30)} ${pct(r.regressed).padStart(6)} ${pct(r.passed).padStart(6)} ${String(r.meanTrials).padStart(6)} | ${pct(r.previousJudge.regressed).padStart(6)} (${pct(r.previousJudge.passed)}) | ${pct(r.baselines.naiveThreshold).padStart(15)} ${pct(r.baselines.tTestUncalibrated).padStart(7)} ${pct(r.baselines.kayentaPooled).padStart(8)}`);
+    log(`  ${name.padEnd(30)} ${pct(r.regressed).padStart(6)} ${pct(r.passed).padStart(6)} ${String(r.meanTrials).padStart(6)} | ${pct(r.leastSquares.regressed).padStart(6)} (${pct(r.leastSquares.passed)}) ${String(r.leastSquares.meanTrials).padStart(6)} | ${pct(r.previousJudge.regressed).padStart(6)} (${pct(r.previousJudge.passed)}) | ${pct(r.baselines.naiveThreshold).padStart(15)} ${pct(r.baselines.tTestUncalibrated).padStart(7)} ${pct(r.baselines.kayentaPooled).padStart(8)}`);
   }
 
   const aaFprSlotBias = Math.max(slot.regressed, slotOdd / count, slotEven / count);
@@ -171,7 +179,7 @@ export async function run(args: string[]): Promise<void> {
   const falsePass3 = Math.max(...Object.values(plus3Families).map((r) => r.passed));
   const previousFalsePass3 = Math.max(...Object.values(plus3Families).map((r) => r.previousJudge.passed));
   const figures = {
-    baseline: 'the judge before issue 30 on the same experiments (one process per arm where the scenario has processes); the same judge with a fixed horizon (fixedTrials3); naive threshold, uncalibrated t-test and Kayenta-style pooled judge',
+    baseline: 'the same judge with least-squares looks (the mean across trials, the judge as landed before its M-estimate); the judge before issue 30 on the same experiments (one process per arm where the scenario has processes); the same judge with a fixed horizon (fixedTrials3); naive threshold, uncalibrated t-test and Kayenta-style pooled judge',
     experimentsPerScenario: count,
     design: DESIGN,
     aaFprCalibrated: aa.regressed,
@@ -199,6 +207,19 @@ export async function run(args: string[]): Promise<void> {
     meanTrials3Bimodal: bimodalMain.plus3.meanTrials,
     falsePass3,
     falsePass3Parts: Object.fromEntries(Object.entries(plus3Families).map(([name, r]) => [name, r.passed])),
+    leastSquares: {
+      aaFprCalibrated: aa.leastSquares.regressed,
+      aaFprBimodal: Math.max(...bimodal.map((b) => b.aa.leastSquares.regressed)),
+      aaFprHeavyTail: heavy.leastSquares.regressed,
+      aaFprDrift: drift.leastSquares.regressed,
+      power3: plus3.leastSquares.regressed,
+      meanTrials3: plus3.leastSquares.meanTrials,
+      power3Bimodal: bimodalMain.plus3.leastSquares.regressed,
+      meanTrials3Bimodal: bimodalMain.plus3.leastSquares.meanTrials,
+      falsePass3: Math.max(...Object.values(plus3Families).map((r) => r.leastSquares.passed)),
+      passedAa: aa.leastSquares.passed,
+    },
+    passedAa: aa.passed,
     previousJudge: {
       aaFprBimodal: Math.max(...bimodal.map((b) => b.aa.previousJudge.regressed)),
       aaFprHeavyTail: heavy.previousJudge.regressed,

@@ -89,7 +89,7 @@ function plan(sd: number, rho: number, slotted: boolean, options: CalibrateOptio
     const margin = Math.log1p(change);
     for (let n = MIN_DF + parameters; n <= 1_000; n++) {
       const se = plannedStandardError(sd, rho, n, slotted);
-      if ((criticalValue(boundary, alpha, n - parameters) + studentTQuantile(0.8, n - parameters)) * se <= margin) return { change, trials: n };
+      if ((criticalValue(boundary, alpha, { n, df: n - parameters }) + studentTQuantile(0.8, n - parameters)) * se <= margin) return { change, trials: n };
     }
     return { change, trials: Number.POSITIVE_INFINITY };
   });
@@ -131,7 +131,7 @@ function metricCalibration(rows: readonly TrialMetric[], options: CalibrateOptio
   const se = plannedStandardError(fit.sd, rho, max, slotted);
   const boundary = sequentialBoundary({ ...options.design, slotted });
   const df = Math.max(1, max - (slotted ? 2 : 1));
-  const noiseFloor = fromInference(Math.max(toInference(threshold, scale), criticalValue(boundary, options.alpha ?? 0.05, df) * se) + studentTQuantile(0.8, df) * se, scale);
+  const noiseFloor = fromInference(Math.max(toInference(threshold, scale), criticalValue(boundary, options.alpha ?? 0.05, { n: max, df }) * se) + studentTQuantile(0.8, df) * se, scale);
   const material = isMaterialAutocorrelation(autocorrelation, autocorrelationSe);
   return {
     calibration: {

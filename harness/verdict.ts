@@ -16,7 +16,7 @@
  */
 import { benjaminiHochberg, studentTQuantile, varianceConsistent } from './stats.js';
 import { defaultThreshold, type MetricPolicy } from './metric-policy.js';
-import { LookAccumulator, MIN_DF, criticalValue, nominalP, plannedStandardError, sequentialBoundary, type Boundary, type LookFit, type NoiseSource, type SerialCorrelation } from './sequential.js';
+import { MIN_DF, criticalValue, lookAccumulator, nominalP, plannedStandardError, sequentialBoundary, type Boundary, type LookEstimator, type LookFit, type NoiseSource, type SerialCorrelation } from './sequential.js';
 import type { EffectScale, TrialMetric } from './trial-metrics.js';
 import { isMaterialAutocorrelation, type Calibration, type MetricCalibration } from './calibration-result.js';
 import { fromInference, toInference } from './effect-scale.js';
@@ -117,6 +117,8 @@ export interface JudgeOptions {
   readonly onInconclusive?: OnInconclusive;
   /** Why data may be missing (trials whose load failed, a corpus that ran out), appended to no-data reasons. */
   readonly noDataCauses?: readonly string[];
+  /** How each look estimates the effect across trials. @default 'huber' (`mean`: least squares, the verdict bench's baseline) */
+  readonly estimator?: LookEstimator;
 }
 
 /** "+3.1%" on a relative scale, "+0.40 pp" on an absolute one (shares). */
@@ -175,7 +177,7 @@ function draftMetric(metric: string, rows: readonly TrialMetric[], options: Judg
   const firstLook = fixed ? n : Math.max(2, Math.min(design.minTrials, n));
   // One pass: every look from the first, the last one being the verdict's fit.
   const fits: LookFit[] = [];
-  const accumulator = new LookAccumulator(serial);
+  const accumulator = lookAccumulator(options.estimator, serial);
   for (let k = 1; k <= n; k++) {
     accumulator.add(effects[k - 1]!, signs[k - 1]!);
     const look = k < firstLook ? undefined : accumulator.fit();
@@ -187,15 +189,15 @@ function draftMetric(metric: string, rows: readonly TrialMetric[], options: Judg
     return { ...base, noData: `${n} trial(s) leave fewer than ${MIN_DF} degrees of freedom for the noise${slottedNow ? ' once the slot bias is fitted' : ''}; at least ${MIN_DF + (slottedNow ? 2 : 1)} are needed` };
   }
   const slotted = fit.slotBias !== undefined;
-  const boundary = sequentialBoundary({ ...(fixed ? { minTrials: n, maxTrials: n } : { minTrials: Math.min(design.minTrials, n), maxTrials: Math.max(design.maxTrials, n) }), slotted, serial: serial.kind });
+  const boundary = sequentialBoundary({ ...(fixed ? { minTrials: n, maxTrials: n } : { minTrials: Math.min(design.minTrials, n), maxTrials: Math.max(design.maxTrials, n) }), slotted, serial: serial.kind, estimator: options.estimator ?? 'huber' });
   const looks = fits.map((look): MetricLook => {
-    const half = criticalValue(boundary, alpha, look.df) * look.standardError;
+    const half = criticalValue(boundary, alpha, look) * look.standardError;
     return { trials: look.n, estimate: fromInference(look.estimate, scale), low: fromInference(look.estimate - half, scale), high: fromInference(look.estimate + half, scale) };
   });
   // Significance is the current look's, in the current estimate's direction: an earlier look whose interval
   // excluded zero says nothing once the interval in hand contains it. anytimeP(q) of the current q is valid
   // whatever look it is (it is at least the p-value of the smallest q so far).
-  return { ...base, fit, boundary, pValue: boundary.anytimeP(fit.q), looks };
+  return { ...base, fit, boundary, pValue: boundary.anytimeP(fit.q, fit.n), looks };
 }
 
 /**
@@ -260,7 +262,7 @@ function metricVerdict(d: Draft, ctx: VerdictContext): MetricVerdict {
   const fmt = (v: number): string => formatEffect(v, scale);
   const fit = d.fit;
   const n = fit?.n ?? 0;
-  const half = fit && d.boundary ? criticalValue(d.boundary, ctx.alpha, fit.df) * fit.standardError : Number.NaN;
+  const half = fit && d.boundary ? criticalValue(d.boundary, ctx.alpha, fit) * fit.standardError : Number.NaN;
   const logEstimate = fit?.estimate ?? Number.NaN;
   const estimate = fromInference(logEstimate, scale);
   const low = fromInference(logEstimate - half, scale);
@@ -269,7 +271,7 @@ function metricVerdict(d: Draft, ctx: VerdictContext): MetricVerdict {
   const { threshold, direction } = policy;
   const calibrated = ctx.calibration?.metrics[d.metric];
   // What this rule can see at n trials: significance at the planning level, then the threshold, with 80% power.
-  const planningCritical = fit && d.boundary ? criticalValue(d.boundary, ctx.planningLevel, fit.df) : Number.NaN;
+  const planningCritical = fit && d.boundary ? criticalValue(d.boundary, ctx.planningLevel, fit) : Number.NaN;
   const powerQuantile = fit ? studentTQuantile(0.8, Math.max(1, fit.df)) : Number.NaN;
   // On the inference scale (log for ratios), then back: the rule needs the estimate beyond the threshold.
   const logThreshold = toInference(threshold, scale);

@@ -26,15 +26,19 @@ export function cpuNs(pid: number): { main: number; all: number } {
   return { main: of(`/proc/${pid}/task/${pid}/schedstat`), all };
 }
 
-/** POST a body; resolves when the answer has been read or the request failed (5 s timeout). */
-export function post(url: URL, body: Buffer, agent?: Agent): Promise<void> {
+/**
+ * POST a body; resolves true when a 2xx answer has been read, false when the request failed or timed out (5 s)
+ * or the answer was not 2xx: CPU per request counts answered requests only, so a failure must not count as one.
+ */
+export function post(url: URL, body: Buffer, agent?: Agent): Promise<boolean> {
   return new Promise((resolve) => {
     const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': body.length }, timeout: 5_000, ...(agent ? { agent } : {}) }, (res) => {
       res.resume();
-      res.on('end', resolve);
-      res.on('error', () => resolve());
+      const ok = res.statusCode !== undefined && res.statusCode >= 200 && res.statusCode < 300;
+      res.on('end', () => resolve(ok));
+      res.on('error', () => resolve(false));
     });
-    req.on('error', () => resolve());
+    req.on('error', () => resolve(false));
     req.on('timeout', () => req.destroy());
     req.end(body);
   });
@@ -49,10 +53,13 @@ export interface RankingProcess {
 }
 
 /** Start `tandem example-stack --service ranking` on a free port; resolves once it printed its address. */
-export async function startRankingProcess(env: NodeJS.ProcessEnv, nodeArgs: readonly string[] = [], options: { fixedLayout?: boolean } = {}): Promise<RankingProcess> {
-  const argv = [process.execPath, ...nodeArgs, BIN, 'example-stack', '--service', 'ranking', '--port', '0', '--json'];
+export async function startRankingProcess(env: NodeJS.ProcessEnv, nodeArgs: readonly string[] = [], options: { fixedLayout?: boolean; cpus?: string } = {}): Promise<RankingProcess> {
+  let argv = [process.execPath, ...nodeArgs, BIN, 'example-stack', '--service', 'ranking', '--port', '0', '--json'];
   // setarch -R: the kernel's address-space randomization off for this process (personality ADDR_NO_RANDOMIZE).
-  const child = options.fixedLayout ? spawn('setarch', ['-R', ...argv], { env, stdio: ['ignore', 'pipe', 'inherit'] }) : spawn(argv[0]!, argv.slice(1), { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  if (options.fixedLayout) argv = ['setarch', '-R', ...argv];
+  // taskset -c: the process (and its threads) only on these CPUs.
+  if (options.cpus !== undefined) argv = ['taskset', '-c', options.cpus, ...argv];
+  const child = spawn(argv[0]!, argv.slice(1), { env, stdio: ['ignore', 'pipe', 'inherit'] });
   const stop = async (): Promise<void> => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill('SIGTERM');

@@ -298,8 +298,10 @@ const workloadObject = z.strictObject({
       .prefault({}),
     trials: z
       .strictObject({
-        min: z.number().int().min(2).max(1000).optional().describe('First look of the sequential judge: the verdict is looked at after every completed trial from this one on. @default 4'),
-        max: z.number().int().min(2).max(1000).optional().describe('Last trial: a critical metric still undecided then makes the experiment inconclusive. @default 12'),
+        // At most 200: each look takes an M-estimate over every trial so far, so the boundary's one-off simulation
+        // grows with max² (about 25 s at 200 on two cores; harness/huber-looks.ts). A fixed horizon has one look.
+        min: z.number().int().min(2).max(200).optional().describe('First look of the sequential judge: the verdict is looked at after every completed trial from this one on. @default 4'),
+        max: z.number().int().min(2).max(200).optional().describe('Last trial: a critical metric still undecided then makes the experiment inconclusive (at most 200; a longer experiment is a fixed horizon, `count`). @default 12'),
         count: z.number().int().min(1).max(1000).optional().describe('Fixed horizon: exactly this many trials and one look at the end (min = max = count); not with min or max.'),
         budget: positiveDuration.optional().describe('Wall time after which no further trial starts; still undecided then is inconclusive.'),
         warmup: duration.prefault('10s').describe('Start of each trial whose outcomes are discarded.'),
@@ -319,7 +321,7 @@ const workloadObject = z.strictObject({
           .array(z.string().regex(/^\d+(-\d+)?(,\d+(-\d+)?)*$/, { error: 'must be a CPU list like "0" or "0-1,4"' }))
           .length(2)
           .optional()
-          .describe('CPU lists (taskset -c) of slot A and slot B for deployed arms; arms swap slots every trial.'),
+          .describe('CPU lists (taskset -c) of slot A and slot B for deployed arms; arms swap slots every trial. The same list for both puts both arms on the same CPUs: on a shared machine, whatever else runs there then contends with both arms alike, and pairing cancels it (docs/harness.md).'),
       })
       .superRefine((t, ctx) => {
         if (t.count !== undefined && (t.min !== undefined || t.max !== undefined)) ctx.addIssue({ code: 'custom', message: 'give either count (a fixed horizon) or min and max (sequential), not both', path: ['count'] });

@@ -102,6 +102,11 @@ describe('config validation', () => {
     expect(issues).toEqual(['workloads[0].arms.control must have exactly one of "url" or "deploy"']);
   });
 
+  it('caps a sequential design at 200 trials (its boundary is simulated once, at a cost that grows with max²); a fixed horizon may be longer', () => {
+    expect(issuesOf(() => parseConfig({ workloads: [{ name: 'w', tier: 't', arms: { control: { url: 'http://127.0.0.1:1' }, treatment: { url: 'http://127.0.0.1:2' } }, trials: { max: 500 } }] }))).toEqual(['workloads[0].trials.max must be <= 200, got 500']);
+    expect(parseConfig({ workloads: [{ name: 'w', tier: 't', arms: { control: { url: 'http://127.0.0.1:1' }, treatment: { url: 'http://127.0.0.1:2' } }, trials: { count: 500 } }] }).workloads[0]?.trials).toMatchObject({ min: 500, max: 500 });
+  });
+
   it('adds line and column for files and lists problems in file order', () => {
     const text = ['workloads:', '  - name: ranking', '    tier: ranking', '    trials:', '      count: 0', '    replay:', '      rat: 10', ''].join('\n');
     expect(issuesOf(() => parseConfigText(text, 'x.yaml'))).toEqual([

@@ -30,7 +30,7 @@ function rejectionRate(options: { min: number; max: number; slotted: boolean; de
     for (let n = options.min; n <= options.max; n++) {
       const look = fitLook(effects, signs, n);
       if (!look) continue;
-      const half = criticalValue(boundary, 0.05, look.df) * look.standardError;
+      const half = criticalValue(boundary, 0.05, look) * look.standardError;
       // The interval is a confidence sequence: it must hold the true effect at every look.
       if (Math.abs(look.estimate - options.delta) > half) {
         rejected++;
@@ -51,7 +51,7 @@ function ar1RejectionRate(serial: SerialCorrelation & { kind: 'given' }, seed: n
     const effects = Array.from({ length: 20 }, (_, i) => (state = i === 0 ? z() : 0.5 * state + Math.sqrt(0.75) * z()) * 0.03);
     for (let n = 4; n <= 20; n++) {
       const look = fitLook(effects, new Array<number>(20).fill(0), n, serial);
-      if (look && Math.abs(look.estimate) > criticalValue(boundary, 0.05, look.df) * look.standardError) {
+      if (look && Math.abs(look.estimate) > criticalValue(boundary, 0.05, look) * look.standardError) {
         rejected++;
         break;
       }
@@ -113,13 +113,15 @@ describe('sequential boundary (group-sequential, constant nominal level)', () =>
     expect(given).toBeLessThan(0.08);
   });
 
-  it('is an exact t-test for a single look with a given correlation, and its anytime p-value is the t p-value there', () => {
-    const single = sequentialBoundary({ minTrials: 6, maxTrials: 6, slotted: true, serial: 'given' });
-    expect(single.nominalLevel(0.05)).toBe(0.05);
-    expect(single.anytimeP(0.013)).toBe(0.013);
-    const repeated = sequentialBoundary({ minTrials: 4, maxTrials: 12, slotted: true });
-    expect(repeated.nominalLevel(0.05)).toBeLessThan(0.03);
-    expect(repeated.anytimeP(repeated.nominalLevel(0.05))).toBeCloseTo(0.05, 2);
+  it('is an exact t-test for a single least-squares look with a given correlation, and its anytime p-value is the t p-value there', () => {
+    const single = sequentialBoundary({ minTrials: 6, maxTrials: 6, slotted: true, serial: 'given', estimator: 'mean' });
+    expect(single.nominalLevel(0.05, 6)).toBe(0.05);
+    expect(single.anytimeP(0.013, 6)).toBe(0.013);
+    for (const estimator of ['mean', 'huber'] as const) {
+      const repeated = sequentialBoundary({ minTrials: 4, maxTrials: 12, slotted: true, estimator });
+      expect(repeated.nominalLevel(0.05, 12)).toBeLessThan(0.03);
+      expect(repeated.anytimeP(repeated.nominalLevel(0.05, 12), 12)).toBeCloseTo(0.05, 2);
+    }
   });
 });
 
