@@ -157,6 +157,10 @@ describe('report rendering escapes what it renders', () => {
     expect(metricValue({ unit: 'ms', scale: 'relative' }, 12.3)).toBe('12.30 ms');
     expect(metricValue({ unit: 'share', scale: 'absolute' }, 0.0123)).toBe('0.0123');
     expect(metricValue({ unit: 'ms', scale: 'relative' }, Number.NaN)).toBe('n/a');
+    // The demo's report showed 0.0099 beside 0.01 for a +2.8% change: both arms now keep three significant digits.
+    expect(metricValue({ unit: 'cpu s/request', scale: 'relative' }, 0.0099)).toBe('0.00990 cpu s/request');
+    expect(metricValue({ unit: 'cpu s/request', scale: 'relative' }, 0.010178)).toBe('0.0102 cpu s/request');
+    expect(metricValue({ unit: 'ms', scale: 'relative' }, 0)).toBe('0.00 ms');
   });
 
   it('escape helpers', () => {
