@@ -244,7 +244,7 @@ const WORK_MOVES: ReadonlySet<string> = new Set(['cpu_per_request', 'latency_shi
  * with the service's own work counter shown beside them (reported, not judged). A clean change must pass by
  * equivalence (every critical metric decided within its threshold), a regression must be called on CPU or latency.
  */
-function costStep(step: number, title: string, result: ExperimentStepResult, expected: 'passed' | 'regressed'): DemoStep {
+export function costStep(step: number, title: string, result: ExperimentStepResult, expected: 'passed' | 'regressed'): DemoStep {
   const { report } = result;
   const cpu = effectOf(report, 'cpu_per_request');
   const latency = effectOf(report, 'latency_shift');
