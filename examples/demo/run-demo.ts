@@ -242,7 +242,8 @@ const WORK_MOVES: ReadonlySet<string> = new Set(['cpu_per_request', 'latency_shi
 /**
  * A step decided by the sequential judge on what users judge: CPU per request (critical) and latency (judged),
  * with the service's own work counter shown beside them (reported, not judged). A clean change must pass by
- * equivalence (every critical metric decided within its threshold), a regression must be called on CPU or latency.
+ * equivalence (every critical metric decided within its threshold), a regression must be called on a metric more
+ * work can move (WORK_MOVES).
  */
 export function costStep(step: number, title: string, result: ExperimentStepResult, expected: 'passed' | 'regressed'): DemoStep {
   const { report } = result;
@@ -252,8 +253,9 @@ export function costStep(step: number, title: string, result: ExperimentStepResu
   const decided = report.verdict.decided && report.verdict.inconclusivePolicy === undefined;
   // Every judged metric that regressed: a +5% work step can show first in CPU per request, in the latency shift, in
   // the tail (latency_p99, judged by default at 2%) or in memory (rss_bytes, judged by default at 2%: a process
-  // that works longer per request holds more garbage between collections). Two CI runs' steps regressed with CPU
-  // per request still undecided, on a metric the summary did not name, and were marked unexpected. Errors are the
+  // that works longer per request holds more garbage between collections). CI runs' steps regressed with CPU per
+  // request still undecided, on a metric the summary did not name, and were marked unexpected; two busy demo runs
+  // then regressed on rss_bytes alone. Errors are the
   // one judged metric more work cannot move: a regression on error_share alone is not this step's.
   const regressedOn = report.metrics.filter((m) => m.judged && m.verdict === 'regression').map((m) => m.metric);
   const asExpected =
