@@ -168,10 +168,11 @@ function draftMetric(metric: string, rows: readonly TrialMetric[], options: Judg
   const n = effects.length;
   const design = options.design ?? { minTrials: n, maxTrials: n };
   // Serial correlation: the A/A calibration's when there is one (measured over many more trials than a look has),
-  // else estimated from the experiment's own trials (the boundary is then simulated with that estimate inside).
+  // else none for arms deployed per trial and the experiment's own for arms that persist (serialCorrelationOf).
   // A calibration also puts a floor under the standard error (withNoiseFloor).
   const calibrated = options.calibration?.metrics[metric];
-  const serial = serialCorrelationOf(calibrated);
+  const deployedPerTrial = signs.includes(1) && signs.includes(-1) && !signs.includes(0);
+  const serial = serialCorrelationOf(calibrated, deployedPerTrial);
   // A fixed horizon is one look at the trials there are; a sequential design looks from its minimum to its maximum.
   const fixed = design.minTrials >= design.maxTrials;
   const firstLook = fixed ? n : Math.max(2, Math.min(design.minTrials, n));
@@ -203,12 +204,19 @@ function draftMetric(metric: string, rows: readonly TrialMetric[], options: Judg
 /**
  * The serial correlation a metric is judged with. With a calibration that measured it, the calibration's — but
  * only when material (beyond twice its standard error and above 0.1): a 40-trial A/A run's estimate has a
- * standard error of 0.16, and allowing for noise in it cost a tenth of the power at +3% for nothing. Without a
- * calibration the look estimates its own (the boundary is simulated with that estimate inside).
+ * standard error of 0.16, and allowing for noise in it cost a tenth of the power at +3% for nothing.
+ *
+ * Without a calibration, arms deployed afresh in every trial with alternating slots (`deployedPerTrial`) are judged
+ * with none: they keep no state from one trial to the next, whatever both share is paired away, and slot drift
+ * alternates in sign and averages out. Their looks estimated their own ρ until 2026-12-03; from a dozen trials
+ * that estimate is noise that widened real demo intervals up to 5.4× (a +5% step's ten trials, 3.1 2.8 5.6 4.5
+ * 4.5 3.4 3.7 1.5 2.2 −2.5%, gave [−10.2%, +18.4%]), cost trials on independent ones, and did not hold the level
+ * under AR(1) drift anyway (docs/harness.md, Inference point 5). Arms that persist across trials (URLs) still
+ * estimate their own (the boundary is simulated with that estimate inside).
  */
-function serialCorrelationOf(calibrated: MetricCalibration | undefined): SerialCorrelation {
+function serialCorrelationOf(calibrated: MetricCalibration | undefined, deployedPerTrial = false): SerialCorrelation {
   const rho = calibrated?.autocorrelation;
-  if (rho === undefined || !Number.isFinite(rho)) return { kind: 'own' };
+  if (rho === undefined || !Number.isFinite(rho)) return deployedPerTrial ? { kind: 'given', rho: 0 } : { kind: 'own' };
   return { kind: 'given', rho: isMaterialAutocorrelation(rho, calibrated!.autocorrelationSe ?? 1) ? Math.min(0.9, rho) : 0 };
 }
 

@@ -31,6 +31,7 @@ import { generateTraffic, metricTotal, runExampleCapacity, startService, startSt
 import { demoConfigText, type DemoBackends } from './demo-project.js';
 import { effectOf, runExperimentStep, type ExperimentStepResult } from './experiment-step.js';
 import { affectedForSampleChanges, type SampleChangeResult } from './sample-changes.js';
+import { allowedCpusOf, demoReplayRate, idleCpusBetween } from './replay-rate.js';
 
 export interface DemoOptions {
   /** Where the demo's config, local store and reports go. */
@@ -92,6 +93,11 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const replica = await startService('features', {});
     serviceClosers.push(() => replica.close());
     aborted();
+    // How idle the machine is with the stack up and waiting decides the trials' rate (replay-rate.ts).
+    const procStatus = await readFile('/proc/self/status', 'utf8').catch(() => '');
+    const cpus = allowedCpusOf(procStatus);
+    const rate = demoReplayRate(await idleCpusNow(cpus, options.signal), cpus.length);
+    progress(0, 'starting the example stack and recording production traffic', `${rate} pairs/s per trial: ${rate === 30 ? 'the machine is quiet' : 'other work is running, so the arms get more room on their CPU'}`);
 
     const configText = demoConfigText({
       // A queue prefix of its own: jobs of an earlier, interrupted demo are never picked up.
@@ -107,9 +113,9 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       maxTrials: 32,
       warmup: '2s',
       measure: '3s',
-      rate: 30,
+      rate,
       recorderRate: 0.5,
-      ...armCpusOf(await readFile('/proc/self/status', 'utf8').catch(() => '')),
+      ...armCpusOf(procStatus),
     });
     await writeFile(join(options.dir, 'tandem.config.yaml'), configText);
     const config = parseConfigText(configText, join(options.dir, 'tandem.config.yaml'));
@@ -119,7 +125,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const queue = openQueue(config, store, options, queueClosers);
     if (config.queue.kind === 'bullmq' && options.worker === false) progress(0, 'waiting for workers', `start one: npx tandem worker --config ${join(options.dir, 'tandem.config.yaml')}`);
 
-    const corpusRecords = await recordProduction(stack.urls.ranking, store, config, quick, progress, options.signal);
+    const corpusRecords = await recordProduction(stack.urls.ranking, store, config, { quick, trialRecords: rate * 5 }, progress, options.signal);
     aborted();
 
     const experiment = async (step: number, title: string, change: string, treatmentRevision?: string) => {
@@ -155,14 +161,16 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
 type Progress = (step: number, title: string, line?: string) => void;
 
 /** Production traffic through the query service while the sidecar in front of ranking records a sample; the corpus size. */
-async function recordProduction(rankingUrl: string, store: Store, config: TandemConfig, quick: boolean, progress: Progress, signal: AbortSignal | undefined): Promise<number> {
+async function recordProduction(rankingUrl: string, store: Store, config: TandemConfig, size: { quick: boolean; trialRecords: number }, progress: Progress, signal: AbortSignal | undefined): Promise<number> {
   // Production traffic through the query service; the sidecar in front of ranking records a sample.
   const recorder = new Recorder({ tier: 'ranking', store: store.corpus, clock: systemClock, rate: config.recorder.rate, redact: config.recorder.redact, log: () => undefined });
   const sidecar = await startSidecar({ recorder, upstream: rankingUrl });
   const query = await startService('query', { rankingUrl: sidecar.url });
-  // A trial replays 150 records (30 pairs/s for 5 s) and the corpus does not wrap: record at least 200.
-  const recordMs = quick ? 8_000 : 10_000;
+  // A trial replays rate × 5 s records and the corpus does not wrap: a third more than that is sampled on average
+  // (150 ± 9 for 100 in 6 s, 200 ± 10 for 150 in 8 s); without --quick, 2 s more.
   const trafficRate = 50;
+  const sampledPerSecond = trafficRate * config.recorder.rate;
+  const recordMs = Math.ceil((size.trialRecords * 4) / 3 / sampledPerSecond) * 1_000 + (size.quick ? 0 : 2_000);
   const recording = setInterval(() => progress(0, 'recording', `production traffic ${trafficRate} req/s through query → ranking; sampling ${config.recorder.rate * 100}% into the corpus`), 1_000);
   let traffic;
   try {
@@ -282,13 +290,16 @@ export function costStep(step: number, title: string, result: ExperimentStepResu
  * cpuset is respected): the rest of the stack keeps the others. Nothing to choose with one CPU, or off Linux.
  */
 export function armCpusOf(procStatus: string): { armCpus?: string } {
-  const list = /^Cpus_allowed_list:\s*([\d,-]+)\s*$/m.exec(procStatus)?.[1];
-  if (!list) return {};
-  const cpus = list.split(',').flatMap((part) => {
-    const [from, to] = part.split('-').map(Number);
-    return to === undefined ? [from!] : Array.from({ length: to - from! + 1 }, (_, i) => from! + i);
-  });
+  const cpus = allowedCpusOf(procStatus);
   return cpus.length > 1 ? { armCpus: String(Math.max(...cpus)) } : {};
+}
+
+/** CPUs idle over one second on the ones this process may use, read from /proc/stat; undefined off Linux. */
+async function idleCpusNow(cpus: readonly number[], signal: AbortSignal | undefined): Promise<number | undefined> {
+  const before = await readFile('/proc/stat', 'utf8').catch(() => '');
+  await systemClock.sleep(1_000, signal);
+  const after = await readFile('/proc/stat', 'utf8').catch(() => '');
+  return idleCpusBetween(before, after, cpus);
 }
 
 /** Queue of the config; with bullmq, a worker in this process unless told otherwise. */

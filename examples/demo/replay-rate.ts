@@ -1,0 +1,47 @@
+/**
+ * How hard the demo replays: its trials' pairs per second, chosen from how idle the machine is before they start.
+ * Both arms run on one CPU (armCpusOf), so the rate decides how much room they leave each other and whatever else
+ * the machine runs (docs/harness.md, "On a busy machine, leave the arms' CPU room").
+ */
+/** The CPUs this process may run on (`Cpus_allowed_list` in /proc/self/status: a container's cpuset is respected). */
+export function allowedCpusOf(procStatus: string): number[] {
+  const list = /^Cpus_allowed_list:\s*([\d,-]+)\s*$/m.exec(procStatus)?.[1];
+  if (!list) return [];
+  return list.split(',').flatMap((part) => {
+    const [from, to] = part.split('-').map(Number);
+    return to === undefined ? [from!] : Array.from({ length: to - from! + 1 }, (_, i) => from! + i);
+  });
+}
+
+/**
+ * How many of the given CPUs stood idle between two reads of /proc/stat: for each, the share of its time spent
+ * idle or waiting for I/O, summed. Undefined when a read lacks one of them.
+ */
+export function idleCpusBetween(before: string, after: string, cpus: readonly number[]): number | undefined {
+  const times = (text: string, cpu: number): { idle: number; total: number } | undefined => {
+    const fields = new RegExp(`^cpu${cpu}\\s+([\\d ]+)$`, 'm').exec(text)?.[1]?.trim().split(/\s+/).map(Number);
+    if (!fields || fields.length < 5) return undefined;
+    // user nice system idle iowait irq softirq steal (guest time is already counted in user and nice).
+    const counted = fields.slice(0, 8);
+    return { idle: counted[3]! + counted[4]!, total: counted.reduce((a, b) => a + b, 0) };
+  };
+  let idle = 0;
+  for (const cpu of cpus) {
+    const a = times(before, cpu);
+    const b = times(after, cpu);
+    if (!a || !b || !(b.total > a.total)) return undefined;
+    idle += (b.idle - a.idle) / (b.total - a.total);
+  }
+  return idle;
+}
+
+/**
+ * Pairs per second for the demo's trials: 30 when all but at most half a CPU stood idle before the trials, else 20.
+ * Both arms share one CPU at about 11 ms of CPU per request each, so 30 pairs/s takes two thirds of it; with other
+ * work on the machine they fall behind, requests queue and are answered in bursts, and two processes do not burst
+ * alike: with one core kept busy the paired sd was 2.4–2.5% at 30 pairs/s and 1.25–1.8% at 20. On a quiet machine
+ * 30 decides sooner (more requests per window): the clean change passed after 6–7 trials at 30, 10–26 at 20.
+ */
+export function demoReplayRate(idleCpus: number | undefined, cpuCount: number): 20 | 30 {
+  return idleCpus === undefined || idleCpus >= cpuCount - 0.5 ? 30 : 20;
+}

@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { allowedCpusOf, demoReplayRate, idleCpusBetween } from '../../examples/demo/replay-rate.js';
+
+/** A /proc/stat with the given (user, idle) jiffies per CPU; the other columns fixed. */
+function procStat(perCpu: readonly (readonly [number, number])[]): string {
+  const line = (name: string, user: number, idle: number): string => `${name} ${user} 0 10 ${idle} 5 0 1 0 0 0`;
+  const total = perCpu.reduce(([u, i], [cu, ci]) => [u + cu, i + ci] as [number, number], [0, 0]);
+  return [line('cpu', total[0], total[1]), ...perCpu.map(([user, idle], cpu) => line(`cpu${cpu}`, user, idle)), 'intr 1 2 3', 'ctxt 99'].join('\n');
+}
+
+describe('the demo’s replay rate', () => {
+  it('counts the idle CPUs among those allowed between two reads of /proc/stat', () => {
+    const before = procStat([[1_000, 5_000], [2_000, 4_000]]);
+    // CPU 0 idle for the whole window, CPU 1 busy for all of it (a spinning process).
+    const after = procStat([[1_000, 5_100], [2_100, 4_000]]);
+    expect(idleCpusBetween(before, after, [0, 1])).toBeCloseTo(1, 6);
+    expect(idleCpusBetween(before, after, [0])).toBeCloseTo(1, 6);
+    expect(idleCpusBetween(before, after, [1])).toBeCloseTo(0, 6);
+    // Half of each CPU's time idle.
+    expect(idleCpusBetween(before, procStat([[1_050, 5_050], [2_050, 4_050]]), [0, 1])).toBeCloseTo(1, 6);
+  });
+
+  it('is undefined when a read is not a /proc/stat, lacks the CPU, or did not move', () => {
+    const before = procStat([[1_000, 5_000]]);
+    expect(idleCpusBetween('', before, [0])).toBeUndefined();
+    expect(idleCpusBetween(before, procStat([[1_000, 5_100]]), [3])).toBeUndefined();
+    expect(idleCpusBetween(before, before, [0])).toBeUndefined();
+  });
+
+  it('replays at 30 pairs/s on a quiet machine and at 20 once other work keeps half a CPU or more busy', () => {
+    expect(demoReplayRate(1.95, 2)).toBe(30);
+    expect(demoReplayRate(1.5, 2)).toBe(30);
+    expect(demoReplayRate(1.4, 2)).toBe(20);
+    // One core kept busy by a spinning process.
+    expect(demoReplayRate(0.97, 2)).toBe(20);
+    // Off Linux nothing is known: the quiet machine's rate.
+    expect(demoReplayRate(undefined, 2)).toBe(30);
+  });
+
+  it('reads the allowed CPUs from /proc/self/status, ranges and lists included', () => {
+    expect(allowedCpusOf('Cpus_allowed_list:\t0-1\n')).toEqual([0, 1]);
+    expect(allowedCpusOf('Cpus_allowed_list:\t2-3,6\n')).toEqual([2, 3, 6]);
+    expect(allowedCpusOf('')).toEqual([]);
+  });
+});
