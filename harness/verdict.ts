@@ -209,8 +209,8 @@ function draftMetric(metric: string, rows: readonly TrialMetric[], options: Judg
  * Without a calibration, arms deployed afresh in every trial with alternating slots (`deployedPerTrial`) are judged
  * with none: they keep no state from one trial to the next, whatever both share is paired away, and slot drift
  * alternates in sign and averages out. Their looks estimated their own ρ until 2026-12-03; from a dozen trials
- * that estimate is noise that widened real demo intervals up to 5.4× (a +5% step's ten trials, 3.1 2.8 5.6 4.5
- * 4.5 3.4 3.7 1.5 2.2 −2.5%, gave [−10.2%, +18.4%]), cost trials on independent ones, and did not hold the level
+ * that estimate is noise: it made a busy demo's +5% step, ten trials at 3.1 2.8 5.6 4.5 4.5 3.4 3.7 1.5 2.2
+ * −2.5%, an interval of [−10.2%, +18.4%] (4.4× the [−0.1%, +6.4%] of ρ = 0), cost trials on independent ones, and did not hold the level
  * under AR(1) drift anyway (docs/harness.md, Inference point 5). Arms that persist across trials (URLs) still
  * estimate their own (the boundary is simulated with that estimate inside).
  */
