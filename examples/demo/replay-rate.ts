@@ -3,6 +3,7 @@
  * Both arms run on one CPU (armCpusOf), so the rate decides how much room they leave each other and whatever else
  * the machine runs (docs/harness.md, "On a busy machine, leave the arms' CPU room").
  */
+
 /** The CPUs this process may run on (`Cpus_allowed_list` in /proc/self/status: a container's cpuset is respected). */
 export function allowedCpusOf(procStatus: string): number[] {
   const list = /^Cpus_allowed_list:\s*([\d,-]+)\s*$/m.exec(procStatus)?.[1];

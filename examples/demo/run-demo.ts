@@ -68,6 +68,9 @@ export interface DemoResult {
 }
 
 const PINNED_SHARD = 2;
+/** A trial's warm-up and measured window: the config's trials, and how many records one replays (the recording's size). */
+const TRIAL_WARMUP_S = 2;
+const TRIAL_MEASURE_S = 3;
 
 export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const quick = options.quick ?? false;
@@ -111,8 +114,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       // traffic before its CPU per request settles, and shorter windows double the per-trial noise.
       minTrials: 4,
       maxTrials: 32,
-      warmup: '2s',
-      measure: '3s',
+      warmup: `${TRIAL_WARMUP_S}s`,
+      measure: `${TRIAL_MEASURE_S}s`,
       rate,
       recorderRate: 0.5,
       ...armCpusOf(procStatus),
@@ -125,7 +128,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const queue = openQueue(config, store, options, queueClosers);
     if (config.queue.kind === 'bullmq' && options.worker === false) progress(0, 'waiting for workers', `start one: npx tandem worker --config ${join(options.dir, 'tandem.config.yaml')}`);
 
-    const corpusRecords = await recordProduction(stack.urls.ranking, store, config, { quick, trialRecords: rate * 5 }, progress, options.signal);
+    const corpusRecords = await recordProduction(stack.urls.ranking, store, config, { quick, trialRecords: rate * (TRIAL_WARMUP_S + TRIAL_MEASURE_S) }, progress, options.signal);
     aborted();
 
     const experiment = async (step: number, title: string, change: string, treatmentRevision?: string) => {
@@ -166,7 +169,7 @@ async function recordProduction(rankingUrl: string, store: Store, config: Tandem
   const recorder = new Recorder({ tier: 'ranking', store: store.corpus, clock: systemClock, rate: config.recorder.rate, redact: config.recorder.redact, log: () => undefined });
   const sidecar = await startSidecar({ recorder, upstream: rankingUrl });
   const query = await startService('query', { rankingUrl: sidecar.url });
-  // A trial replays rate × 5 s records and the corpus does not wrap: a third more than that is sampled on average
+  // A trial replays rate × its seconds of records and the corpus does not wrap: a third more than that is sampled on average
   // (150 ± 9 for 100 in 6 s, 200 ± 10 for 150 in 8 s); without --quick, 2 s more.
   const trafficRate = 50;
   const sampledPerSecond = trafficRate * config.recorder.rate;
