@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CROSS_ROUNDS, FEATURES, crossFeatureRows, queryVector } from '../../examples/stack/model.js';
+import { setFlagsFromString } from 'node:v8';
+import { CROSS_ROUNDS, FEATURES, burnRows, crossFeatureRows, queryVector } from '../../examples/stack/model.js';
 
 /** The crossing as the model defines it, written the obvious way (modulo rotation, reading the rows as given). */
 function referenceCrossing(rows: readonly (readonly number[])[], query: readonly number[]): Float32Array {
@@ -34,5 +35,20 @@ describe('crossFeatureRows (the example ranking hot loop, issue 30)', () => {
     expect([...out.subarray(FEATURES, 2 * FEATURES)]).toEqual([...expected.subarray(0, FEATURES)]);
     expect([...out.subarray(3 * FEATURES)]).toEqual([...expected.subarray(FEATURES)]);
     expect([...out.subarray(0, FEATURES), ...out.subarray(2 * FEATURES, 3 * FEATURES)].every((v) => v === 7)).toBe(true);
+  });
+});
+
+describe('burnRows (the latency fault, issue 30)', () => {
+  it('hands the hot function a packed array, as the real rows are, so a faulty build runs the same code as control', () => {
+    // %HasHoleyElements is V8's own answer; the flag set at run time applies to functions compiled after it.
+    setFlagsFromString('--allow-natives-syntax');
+    const holey = new Function('array', 'return %HasHoleyElements(array)') as (array: unknown) => boolean;
+    const row = Array.from({ length: FEATURES }, (_, j) => j / 10);
+    expect(holey(new Array(3).fill(row))).toBe(true); // what the fault passed before
+    const rows = burnRows(row, 7);
+    expect(rows).toHaveLength(7);
+    expect(rows.every((r) => r === row)).toBe(true);
+    expect(holey(rows)).toBe(false);
+    expect(holey(JSON.parse(JSON.stringify([row, row])))).toBe(false);
   });
 });
