@@ -37,12 +37,18 @@ export function idleCpusBetween(before: string, after: string, cpus: readonly nu
 }
 
 /**
- * Pairs per second for the demo's trials: 30 when all but at most half a CPU stood idle before the trials, else 20.
- * Both arms share one CPU at about 11 ms of CPU per request each, so 30 pairs/s takes two thirds of it; with other
- * work on the machine they fall behind, requests queue and are answered in bursts, and two processes do not burst
- * alike: with one core kept busy the paired sd was 2.4–2.5% at 30 pairs/s and 1.25–1.8% at 20. On a quiet machine
- * 30 decides sooner (more requests per window): the clean change passed after 6–7 trials at 30, 10–26 at 20.
+ * Pairs per second for the demo's trials on a quiet machine and on one where other work keeps half a CPU or more
+ * busy. Both arms share one CPU: the rates keep them at about three fifths and two fifths of it (about 14–16 ms of
+ * CPU per request each since the example's crossing doubled, 2026-12-03; 30 and 20 pairs/s before, at about 9–11 ms).
+ * With other work on that CPU, arms that need most of it fall behind, requests queue and are answered in bursts,
+ * and two processes do not burst alike: with one core kept busy the paired sd was 2.4–2.5% at two thirds of the
+ * CPU and 1.25–1.8% at under half. On a quiet machine the higher rate decides sooner (more requests per window):
+ * the clean change passed after 6–7 trials at 30 pairs/s, 10–26 at 20 (docs/harness.md, "On a busy machine").
  */
-export function demoReplayRate(idleCpus: number | undefined, cpuCount: number): 20 | 30 {
-  return idleCpus === undefined || idleCpus >= cpuCount - 0.5 ? 30 : 20;
+export const QUIET_MACHINE_RATE = 20;
+export const BUSY_MACHINE_RATE = 14;
+
+/** The rate for the CPUs idle before the trials (idleCpusBetween): the quiet one when all but at most half a CPU stood idle, or when unknown. */
+export function demoReplayRate(idleCpus: number | undefined, cpuCount: number): number {
+  return idleCpus === undefined || idleCpus >= cpuCount - 0.5 ? QUIET_MACHINE_RATE : BUSY_MACHINE_RATE;
 }

@@ -31,7 +31,7 @@ import { generateTraffic, metricTotal, runExampleCapacity, startService, startSt
 import { demoConfigText, type DemoBackends } from './demo-project.js';
 import { effectOf, runExperimentStep, type ExperimentStepResult } from './experiment-step.js';
 import { affectedForSampleChanges, type SampleChangeResult } from './sample-changes.js';
-import { allowedCpusOf, demoReplayRate, idleCpusBetween } from './replay-rate.js';
+import { QUIET_MACHINE_RATE, allowedCpusOf, demoReplayRate, idleCpusBetween } from './replay-rate.js';
 
 export interface DemoOptions {
   /** Where the demo's config, local store and reports go. */
@@ -100,7 +100,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const procStatus = await readFile('/proc/self/status', 'utf8').catch(() => '');
     const cpus = allowedCpusOf(procStatus);
     const rate = demoReplayRate(await idleCpusNow(cpus, options.signal), cpus.length);
-    progress(0, 'starting the example stack and recording production traffic', `${rate} pairs/s per trial: ${rate === 30 ? 'the machine is quiet' : 'other work is running, so the arms get more room on their CPU'}`);
+    progress(0, 'starting the example stack and recording production traffic', `${rate} pairs/s per trial: ${rate === QUIET_MACHINE_RATE ? 'the machine is quiet' : 'other work is running, so the arms get more room on their CPU'}`);
 
     const configText = demoConfigText({
       // A queue prefix of its own: jobs of an earlier, interrupted demo are never picked up.

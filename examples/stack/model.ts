@@ -145,8 +145,13 @@ export function scoreBatch(model: string, input: Float32Array, batch: number, de
   return { scores, work };
 }
 
-/** Rounds of feature crossing per document and variant: ranking's own CPU cost. */
-export const CROSS_ROUNDS = 24;
+/**
+ * Rounds of feature crossing per document and variant: ranking's own CPU cost. At 24 the crossing was about 40%
+ * of a request's CPU (HTTP, JSON, the features and inference calls, garbage collection made the rest), so the
+ * demo's +5% work step cost +1.7–1.8% CPU per request on 2026-12-03's machine: at its 2% threshold, a change
+ * no number of trials could decide (32 trials: +1.8% [+1.0%, +2.6%]). At 48 the same step costs about +3%.
+ */
+export const CROSS_ROUNDS = 48;
 
 /**
  * Ranking's own work for one query variant: crossing each document's
