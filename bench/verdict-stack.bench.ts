@@ -4,9 +4,9 @@
  * trial as control and treatment (crossover slots, CPU per request and RSS
  * measured from /proc), through the executor exactly as `tandem run` does it,
  * with the default judged metrics (the work counter is reported, not judged).
- * N runs of a treatment that adds about 2% CPU per request (`latency=3`: 3% more
- * feature-crossing work, about two thirds of a request's CPU since the crossing doubled on 2026-12-03; the rest
- * is HTTP and JSON — the run prints the effect it measured) and N of an unchanged build, each arm three
+ * N runs of a treatment that adds 2–3% CPU per request (`latency=3`: 3% more feature-crossing work, most of a
+ * request's CPU since the crossing doubled on 2026-12-03, the rest being HTTP and JSON; +2.75% median that day,
+ * `latency=2` +1.5% — the run prints the effect it measured) and N of an unchanged build, each arm three
  * fresh processes per trial (the default). Baseline: the same runs with one
  * process per arm (`--baseline`), as Tandem measured before issue 30.
  *
