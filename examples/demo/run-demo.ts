@@ -170,7 +170,7 @@ async function recordProduction(rankingUrl: string, store: Store, config: Tandem
   const sidecar = await startSidecar({ recorder, upstream: rankingUrl });
   const query = await startService('query', { rankingUrl: sidecar.url });
   // A trial replays rate × its seconds of records and the corpus does not wrap: a third more than that is sampled on average
-  // (150 ± 9 for 100 in 6 s, 200 ± 10 for 150 in 8 s); without --quick, 2 s more.
+  // (150 ± 9 in 6 s for the 100 a trial at 20 pairs/s replays, 100 ± 7 in 4 s for 70 at 14); without --quick, 2 s more.
   const trafficRate = 50;
   const sampledPerSecond = trafficRate * config.recorder.rate;
   const recordMs = Math.ceil((size.trialRecords * 4) / 3 / sampledPerSecond) * 1_000 + (size.quick ? 0 : 2_000);
