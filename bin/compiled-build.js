@@ -143,6 +143,33 @@ function removeOldBuilds(dir, current) {
   }
 }
 
+/** The example services' process entry, relative to the package. */
+const SERVICE_ENTRY = join('examples', 'stack', 'service-main');
+
+/**
+ * The example services' process entry, bundled with everything it imports (node_modules included) into one file
+ * in place of its transpiled module: a fresh example process is ready in about 0.4 s instead of 0.75 s (resolving
+ * and loading a few hundred CommonJS modules is most of a start), and each trial of the demo starts two. It stays
+ * at the module's own path, so the paths its modules read beside themselves (`new URL('./protos/…',
+ * import.meta.url)`) still resolve within this build. CommonJS dependencies bundled into an ES module need a
+ * `require`: the banner gives them node's own.
+ */
+async function bundleServiceEntry(root, staging, build) {
+  if (!existsSync(join(root, `${SERVICE_ENTRY}.ts`))) return;
+  await build({
+    entryPoints: [join(root, `${SERVICE_ENTRY}.ts`)],
+    outfile: join(staging, `${SERVICE_ENTRY}.js`),
+    allowOverwrite: true,
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    sourcemap: true,
+    logLevel: 'error',
+    banner: { js: "import { createRequire as createRequireOfBundle } from 'node:module'; const require = createRequireOfBundle(import.meta.url);" },
+  });
+}
+
 /**
  * The folder holding the compiled sources of `root` (same layout: `cli/main.js` for `cli/main.ts`), built
  * now if these exact sources have no build yet.
@@ -167,6 +194,7 @@ export async function compiledBuild(root, host = defaultHost()) {
   try {
     const { build } = await import('esbuild');
     await build({ entryPoints: files.filter((f) => f.endsWith('.ts')), outdir: staging, outbase: root, format: 'esm', platform: 'node', target: 'node20', sourcemap: true, logLevel: 'error' });
+    await bundleServiceEntry(root, staging, build);
     // Protocol Buffers definitions are read at run time (gRPC services load them beside their module).
     for (const file of files.filter((f) => f.endsWith('.proto'))) {
       mkdirSync(dirname(join(staging, relative(root, file))), { recursive: true });

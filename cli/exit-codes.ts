@@ -1,7 +1,7 @@
 /**
  * Exit codes, mapped from error classes in this one place (README: "Exit codes").
  */
-import { TandemError } from '../core/errors.js';
+import { isBadInput } from '../core/errors.js';
 import type { ExperimentRecord } from '../core/model.js';
 
 export const ExitCode = {
@@ -19,10 +19,8 @@ export const ExitCode = {
   inconclusive: 5,
 } as const;
 
-const BAD_INPUT_CODES = new Set(['TANDEM_ERR_CONFIG', 'TANDEM_ERR_USAGE', 'TANDEM_ERR_INPUT', 'TANDEM_ERR_NOT_FOUND']);
-
 export function exitCodeFor(error: unknown): number {
-  if (error instanceof TandemError && BAD_INPUT_CODES.has(error.code)) return ExitCode.badInput;
+  if (isBadInput(error)) return ExitCode.badInput;
   return ExitCode.failure;
 }
 

@@ -36,12 +36,19 @@ export class InputError extends TandemError {
   override readonly code: string = 'TANDEM_ERR_INPUT';
 }
 
-/** A storage backend failed: unreachable, refused a query, or the disk refused a write. */
+const BAD_INPUT_CODES: ReadonlySet<string> = new Set(['TANDEM_ERR_CONFIG', 'TANDEM_ERR_USAGE', 'TANDEM_ERR_INPUT', 'TANDEM_ERR_NOT_FOUND']);
+
+/** Whether an error is the caller's bad input (config, arguments, data, a name that does not exist): exit code 3 wherever a process exits on it. */
+export function isBadInput(error: unknown): boolean {
+  return error instanceof TandemError && BAD_INPUT_CODES.has(error.code);
+}
+
 /** Something asked for by name does not exist: an experiment, a workload, a change (the dashboard answers 404). */
 export class NotFoundError extends TandemError {
   override readonly code: string = 'TANDEM_ERR_NOT_FOUND';
 }
 
+/** A storage backend failed: unreachable, refused a query, or the disk refused a write. */
 export class StoreError extends TandemError {
   override readonly code: string = 'TANDEM_ERR_STORE';
 }

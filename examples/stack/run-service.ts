@@ -89,6 +89,27 @@ export function serviceConfigFromEnv(env: NodeJS.ProcessEnv): ServiceConfig {
   ) as ServiceConfig;
 }
 
+/** What a service's entry takes on its command line: the service, and its faults (`--faults=LIST`, as a deploy command's `{revision}`). */
+export interface ServiceArguments {
+  readonly service: StackService;
+  readonly faults?: StackFaults;
+}
+
+/** `<service> [--faults=LIST | --faults LIST]`; anything else is an InputError naming it. */
+export function serviceArguments(argv: readonly string[]): ServiceArguments {
+  const [service, ...rest] = argv;
+  if (service === undefined || !STACK_SERVICES.includes(service as StackService)) throw new InputError(`the first argument must be one of ${STACK_SERVICES.join(', ')}, got ${JSON.stringify((service ?? '').slice(0, 40))}`);
+  let faults: StackFaults | undefined;
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i]!;
+    const value = arg.startsWith('--faults=') ? arg.slice('--faults='.length) : arg === '--faults' ? rest[++i] : undefined;
+    if (value === undefined) throw new InputError(arg === '--faults' ? '--faults needs a list of faults (an empty value means none)' : `unknown argument ${JSON.stringify(arg.slice(0, 40))} (only --faults=LIST)`);
+    if (faults !== undefined) throw new InputError('--faults is given twice');
+    faults = parseFaults(value);
+  }
+  return { service: service as StackService, ...(faults !== undefined ? { faults } : {}) };
+}
+
 function protocol(text: string | undefined): InferenceProtocol | undefined {
   if (text === undefined || text === '') return undefined;
   if (text !== 'http' && text !== 'grpc') throw new InputError(`INFERENCE_PROTOCOL must be http or grpc, got ${JSON.stringify(text.slice(0, 20))}`);

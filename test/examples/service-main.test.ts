@@ -1,0 +1,85 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { compiledBuild } from '../../bin/compiled-build.js';
+import { rankingArmCommand, TANDEM_BIN } from '../../examples/demo/demo-project.js';
+import { serviceArguments } from '../../examples/stack/run-service.js';
+import { REPO_ROOT } from '../support/cli.js';
+
+describe('the example services’ process entry', () => {
+  it('takes a service and its faults, as a deploy command’s {revision} gives them, and names any other argument', () => {
+    expect(serviceArguments(['ranking'])).toEqual({ service: 'ranking' });
+    expect(serviceArguments(['ranking', '--faults=latency=5'])).toEqual({ service: 'ranking', faults: { latencyPercent: 5 } });
+    expect(serviceArguments(['ranking', '--faults', 'latency=5,latent-timeout'])).toEqual({ service: 'ranking', faults: { latencyPercent: 5, latentTimeout: true } });
+    // The control build's revision is empty: no faults.
+    expect(serviceArguments(['ranking', '--faults='])).toEqual({ service: 'ranking', faults: {} });
+    expect(() => serviceArguments([])).toThrow(/first argument must be one of query, ranking/);
+    expect(() => serviceArguments(['rankings'])).toThrow(/got "rankings"/);
+    expect(() => serviceArguments(['ranking', '--port', '80'])).toThrow(/unknown argument "--port"/);
+    expect(() => serviceArguments(['ranking', '--faults'])).toThrow(/--faults needs a list/);
+    expect(() => serviceArguments(['ranking', '--faults=latency=x'])).toThrow(/fault "latency" needs a number/);
+    expect(() => serviceArguments(['ranking', '--faults=', '--faults=latency=1'])).toThrow(/twice/);
+  });
+
+  describe('bundled into one file by the compiled build, as the demo’s arms run it', () => {
+    const entryOf = async (): Promise<string> => join(await compiledBuild(REPO_ROOT), 'examples', 'stack', 'service-main.js');
+
+    function start(entry: string, args: readonly string[], env: NodeJS.ProcessEnv): ChildProcess {
+      // stdin is /dev/null, as for a deployed arm.
+      const child = spawn(process.execPath, [entry, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      onTestFinished(() => {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      });
+      return child;
+    }
+
+    it('is one self-contained module: no relative import and no package import left to resolve at start', async () => {
+      const text = await readFile(await entryOf(), 'utf8');
+      expect(text).not.toMatch(/^import .* from ["']\.\.?\//m);
+      expect(text).not.toMatch(/^import .* from ["'](prom-client|undici|@grpc\/grpc-js|@grpc\/proto-loader)["']/m);
+      // The service's own code is in it.
+      expect(text).toContain('work_units_per_candidate');
+    }, 120_000);
+
+    it('serves ranking from the environment a deployment gives it and stays up with stdin closed', async () => {
+      const child = start(await entryOf(), ['ranking', '--faults=latency=5'], { PORT: '0', FEATURES_URL: 'http://127.0.0.1:9', INFERENCE_URL: 'http://127.0.0.1:9', INFERENCE_PROTOCOL: 'grpc' });
+      const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
+      const ready = JSON.parse(line) as { ready: boolean; service: string; urls: string[] };
+      expect(ready).toMatchObject({ ready: true, service: 'ranking' });
+      // Its stdin ended at once (/dev/null); a process configured over stdin would have taken that as its parent's exit.
+      const health = await fetch(`${ready.urls[0]}/healthz`);
+      expect(health.status).toBe(200);
+      const metrics = await (await fetch(`${ready.urls[0]}/metrics`)).text();
+      expect(metrics).toContain('work_units_per_candidate');
+      child.kill('SIGTERM');
+      const [code] = (await once(child, 'exit')) as [number | null];
+      expect(code).toBe(0);
+    }, 120_000);
+
+    it('exits 3 on a bad argument or fault, naming it', async () => {
+      const entry = await entryOf();
+      for (const [args, named] of [
+        [['ranking', '--port', '1'], '--port'],
+        [['ranking', '--faults=latency=much'], 'latency'],
+        [['ranker'], 'ranker'],
+      ] as const) {
+        const child = start(entry, args, { PORT: '0' });
+        let stderr = '';
+        child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+        const [code] = (await once(child, 'exit')) as [number | null];
+        expect(code).toBe(3);
+        expect(stderr).toContain(named);
+      }
+    }, 120_000);
+  });
+
+  it('is what the demo deploys its arms with from the compiled build; from source the CLI starts them', () => {
+    const compiled = rankingArmCommand(pathToFileURL('/opt/build/examples/demo/demo-project.js').href);
+    expect(compiled).toBe(`'${process.execPath}' --no-allocation-site-pretenuring '/opt/build/examples/stack/service-main.js' ranking --faults={revision}`);
+    expect(rankingArmCommand(pathToFileURL('/src/examples/demo/demo-project.ts').href)).toBe(`'${process.execPath}' '${TANDEM_BIN}' example-stack --service ranking --port {port} --faults={revision}`);
+  });
+});
