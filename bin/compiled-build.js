@@ -2,16 +2,17 @@
 // they stay the same. Starting through tsx compiled every module on every start (1.4–3.7 s for --help);
 // a compiled start is node's own.
 //
-// A build is named by a hash of every source's path and content (and package.json and esbuild's version),
+// A build is named by a hash of every source's path and content (and package.json, esbuild's version and this file),
 // so an edited source is a different name: no run can use stale code, and no mtime is trusted. A build is
 // written under a temporary name and renamed into place, so processes starting together (a test suite,
 // both arms of a trial) never see half a build: the first rename wins, the others use it.
 //
 // Only folders the user (or the package's owner, or root) controls are ever run from: see buildsDir.
 import { createHash } from 'node:crypto';
-import { accessSync, chmodSync, constants, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync } from 'node:fs';
+import { accessSync, chmodSync, constants, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** Folders of product code (everything the CLI can load); tests and benches run from source. */
 const SOURCE_DIRS = ['core', 'store', 'dashboard', 'cli', 'executor', 'recorder', 'replayer', 'guardrails', 'triggers', 'harness', 'lattice', 'examples'];
@@ -36,6 +37,8 @@ function sourceFiles(root) {
 
 function buildName(root, files, esbuildVersion) {
   const hash = createHash('sha256').update(`esbuild ${esbuildVersion}\n`);
+  // How a build is made is part of what it is: a change to this file (what it bundles, say) is a new build.
+  hash.update(readFileSync(fileURLToPath(import.meta.url)));
   for (const file of [join(root, 'package.json'), ...files]) {
     hash.update(`${relative(root, file)}\n`);
     hash.update(readFileSync(file));
@@ -152,13 +155,32 @@ const SERVICE_ENTRY = join('examples', 'stack', 'service-main');
  * and loading a few hundred CommonJS modules is most of a start), and each trial of the demo starts two. It stays
  * at the module's own path, so the paths its modules read beside themselves (`new URL('./protos/…',
  * import.meta.url)`) still resolve within this build. CommonJS dependencies bundled into an ES module need a
- * `require`: the banner gives them node's own.
+ * `require` (the banner gives them node's own) and, where they read files beside themselves (grpc-js's and
+ * reflection's .proto files), their own `__dirname` and `__filename`: each such module gets them, as paths
+ * relative to the bundle, so a build moved with its package still finds them.
  */
-async function bundleServiceEntry(root, staging, build) {
-  if (!existsSync(join(root, `${SERVICE_ENTRY}.ts`))) return;
+async function bundleServiceEntry(root, staging, buildDir, build) {
+  const entry = join(root, `${SERVICE_ENTRY}.ts`);
+  if (!existsSync(entry)) return;
+  const outfile = join(staging, `${SERVICE_ENTRY}.js`);
+  const realModules = realpathSync(join(root, 'node_modules'));
+  // Where this build reaches the package's node_modules: the package's own for builds inside it, else the link in the build.
+  const modulesOfBuild = buildDir === join(root, '.build') ? join(root, 'node_modules') : join(staging, 'node_modules');
+  const ownPaths = {
+    name: 'own-dirname',
+    setup(plugin) {
+      plugin.onLoad({ filter: /[\\/]node_modules[\\/].*\.c?js$/ }, (args) => {
+        const text = readFileSync(args.path, 'utf8');
+        if (!/\b__(dirname|filename)\b/.test(text) || !args.path.startsWith(realModules)) return undefined;
+        const fromBundle = relative(dirname(outfile), join(modulesOfBuild, relative(realModules, args.path)));
+        const prelude = `var __filename = __bundlePath(${JSON.stringify(fromBundle)}), __dirname = __bundleDirname(__filename);\n`;
+        return { contents: prelude + text, loader: 'js' };
+      });
+    },
+  };
   await build({
-    entryPoints: [join(root, `${SERVICE_ENTRY}.ts`)],
-    outfile: join(staging, `${SERVICE_ENTRY}.js`),
+    entryPoints: [entry],
+    outfile,
     allowOverwrite: true,
     bundle: true,
     format: 'esm',
@@ -166,7 +188,16 @@ async function bundleServiceEntry(root, staging, build) {
     target: 'node20',
     sourcemap: true,
     logLevel: 'error',
-    banner: { js: "import { createRequire as createRequireOfBundle } from 'node:module'; const require = createRequireOfBundle(import.meta.url);" },
+    plugins: [ownPaths],
+    banner: {
+      js: [
+        "import { createRequire as __bundleRequire } from 'node:module';",
+        "import { dirname as __bundleDirname, join as __bundleJoin } from 'node:path';",
+        "import { fileURLToPath as __bundleFileOf } from 'node:url';",
+        'const require = __bundleRequire(import.meta.url);',
+        'const __bundlePath = (path) => __bundleJoin(__bundleDirname(__bundleFileOf(import.meta.url)), path);',
+      ].join(' '),
+    },
   });
 }
 
@@ -194,7 +225,7 @@ export async function compiledBuild(root, host = defaultHost()) {
   try {
     const { build } = await import('esbuild');
     await build({ entryPoints: files.filter((f) => f.endsWith('.ts')), outdir: staging, outbase: root, format: 'esm', platform: 'node', target: 'node20', sourcemap: true, logLevel: 'error' });
-    await bundleServiceEntry(root, staging, build);
+    await bundleServiceEntry(root, staging, dir, build);
     // Protocol Buffers definitions are read at run time (gRPC services load them beside their module).
     for (const file of files.filter((f) => f.endsWith('.proto'))) {
       mkdirSync(dirname(join(staging, relative(root, file))), { recursive: true });

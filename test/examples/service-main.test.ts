@@ -8,6 +8,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { compiledBuild } from '../../bin/compiled-build.js';
 import { rankingArmCommand, TANDEM_BIN } from '../../examples/demo/demo-project.js';
 import { serviceArguments } from '../../examples/stack/run-service.js';
+import { grpcHealth, reflectDescriptorSet } from '../../core/index.js';
 import { REPO_ROOT } from '../support/cli.js';
 
 describe('the example services’ process entry', () => {
@@ -37,6 +38,15 @@ describe('the example services’ process entry', () => {
       return child;
     }
 
+    /** The process's ready line; its exit first (with what it printed on stderr) fails the test at once. */
+    async function readyLine(child: ChildProcess): Promise<Record<string, unknown>> {
+      let stderr = '';
+      child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const exited = once(child, 'exit').then(([code]) => Promise.reject(new Error(`exited ${String(code)} before it was ready: ${stderr}`)));
+      const [line] = (await Promise.race([once(createInterface({ input: child.stdout! }), 'line'), exited])) as [string];
+      return JSON.parse(line) as Record<string, unknown>;
+    }
+
     it('is one self-contained module: no relative import and no package import left to resolve at start', async () => {
       const text = await readFile(await entryOf(), 'utf8');
       expect(text).not.toMatch(/^import .* from ["']\.\.?\//m);
@@ -47,8 +57,7 @@ describe('the example services’ process entry', () => {
 
     it('serves ranking from the environment a deployment gives it and stays up with stdin closed', async () => {
       const child = start(await entryOf(), ['ranking', '--faults=latency=5'], { PORT: '0', FEATURES_URL: 'http://127.0.0.1:9', INFERENCE_URL: 'http://127.0.0.1:9', INFERENCE_PROTOCOL: 'grpc' });
-      const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
-      const ready = JSON.parse(line) as { ready: boolean; service: string; urls: string[] };
+      const ready = (await readyLine(child)) as { ready: boolean; service: string; urls: string[] };
       expect(ready).toMatchObject({ ready: true, service: 'ranking' });
       // Its stdin ended at once (/dev/null); a process configured over stdin would have taken that as its parent's exit.
       const health = await fetch(`${ready.urls[0]}/healthz`);
@@ -58,6 +67,16 @@ describe('the example services’ process entry', () => {
       child.kill('SIGTERM');
       const [code] = (await once(child, 'exit')) as [number | null];
       expect(code).toBe(0);
+    }, 120_000);
+
+    it('serves prediction, whose gRPC libraries read .proto files beside themselves, and answers gRPC health and reflection', async () => {
+      const child = start(await entryOf(), ['prediction'], { PORT: '0', STACK_SHARDS: '1' });
+      const ready = (await readyLine(child)) as { ready: boolean; grpcUrls: string[] };
+      expect(ready.ready).toBe(true);
+      expect((await grpcHealth(ready.grpcUrls[0]!, '', 5_000)).serving).toBe(true);
+      // Reflection loads its own .proto from its package folder when asked: the bundle gives it that folder.
+      const descriptors = await reflectDescriptorSet(ready.grpcUrls[0]!, ['inference.GRPCInferenceService'], 5_000);
+      expect(Buffer.from(descriptors).toString('latin1')).toContain('ModelInfer');
     }, 120_000);
 
     it('exits 3 on a bad argument or fault, naming it', async () => {
