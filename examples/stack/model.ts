@@ -190,26 +190,16 @@ export function crossFeatureRows(rows: readonly (readonly number[])[], query: re
   return rows.length * CROSS_ROUNDS * FEATURES * FEATURES;
 }
 
-const scratch = new Float32Array(FEATURES);
-
 /**
- * The `latency` fault's added CPU work: `rows` more feature crossings into a
- * scratch row, the same kind of work as the real ones, whose result is
- * discarded so results do not change. Returns the multiply-adds performed.
+ * The rows the `latency` fault crosses on top of the real ones: `count` of the request's own rows, in turn, in a
+ * packed array like the JSON-parsed rows. `new Array(count).fill(row)` made a holey one: the hot function then
+ * saw two kinds of array, V8 compiled it for both, and the treatment ran other machine code than control for
+ * every request, not just 5% more of the same. On 2026-12-03's machine the +5% treatment measured −0.7% CPU per
+ * request against control with it (one process in four faster by 5–15%) and +1.6% with a packed array, in the
+ * same trials. The fault crosses them in the same loop, through the same call, as the real rows (ranking-service.ts).
  */
-export function burnWork(features: readonly number[], query: readonly number[], rows: number): number {
-  return crossFeatureRows(burnRows(features, rows), query, scratch, 0, 0);
-}
-
-/**
- * The rows the fault crosses: one real row `count` times, in a packed array like the JSON-parsed rows of the
- * real calls. `new Array(count).fill(row)` made a holey one: the hot function then saw two kinds of array, V8
- * compiled it for both, and the treatment ran other machine code than control for every request, not just
- * 5% more of the same. On 2026-12-03's machine the +5% treatment measured −0.7% CPU per request against
- * control with it (one process in four faster by 5–15%) and +1.6% with a packed array, in the same trials.
- */
-export function burnRows(row: readonly number[], count: number): (readonly number[])[] {
-  return Array.from({ length: count }, () => row);
+export function burnRows(rows: readonly (readonly number[])[], count: number): (readonly number[])[] {
+  return rows.length === 0 ? [] : Array.from({ length: count }, (_, k) => rows[k % rows.length]!);
 }
 
 /**
