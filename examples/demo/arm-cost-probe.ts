@@ -25,8 +25,12 @@ export interface ArmCostProbeOptions {
 
 /** Requests per second to each arm: both together need about half their CPU at 28 ms per request, the most seen. */
 const PROBE_RATE = 10;
+/**
+ * A trial's warm-up and window: a fresh process's CPU per request still falls for seconds after its start, and a
+ * window of 2–3.5 s read 28.3–28.9 ms where the trials that followed measured 26–27.
+ */
 const WARMUP_MS = 2_000;
-const MEASURE_MS = 1_500;
+const MEASURE_MS = 3_000;
 
 /** Mean CPU seconds per answered request of the two arms over the measured window; undefined off Linux or when nothing was answered. */
 export async function probeArmCost(options: ArmCostProbeOptions): Promise<number | undefined> {

@@ -48,8 +48,7 @@ export const QUIET_MACHINE_RATE = 20;
 export const BUSY_MACHINE_RATE = 14;
 
 /**
- * The share of their one CPU both arms together are given, at what the cost probe reads (about a tenth above the
- * trials' own cost): about three fifths quiet and two fifths busy, the shares the machine rates were measured at
+ * The share of their one CPU both arms together are given at what the cost probe reads: three fifths quiet and two fifths busy, the shares the machine rates were measured at
  * (20 and 14 pairs/s at 14–16 ms per request; docs/harness.md, "On a busy machine"). More is not better: on a
  * host where a request cost the arms 24–27 ms, 16 pairs/s (about four fifths) queued requests for up to half a
  * second, and an A/A comparison measured its identical treatment's latency +5.6% and p99 +13% over 22 trials
