@@ -84,6 +84,10 @@ const PINNED_SHARD = 2;
 /** A trial's warm-up and measured window: the config's trials, and how many records one replays (the recording's size). */
 const TRIAL_WARMUP_S = 2;
 const TRIAL_MEASURE_S = 3;
+/** The judged steps' last look. */
+const MAX_TRIALS = 48;
+/** A judged step's hang guard: its last look at about 8 s a trial on a loaded host, and room. */
+const STEP_TIMEOUT_MS = MAX_TRIALS * 10_000;
 
 export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const quick = options.quick ?? false;
@@ -133,8 +137,11 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       pinnedShard: PINNED_SHARD,
       // The same trials in --quick (only the recording is shorter): a fresh process needs about two seconds of
       // traffic before its CPU per request settles, and shorter windows double the per-trial noise.
+      // At most 48: the judge stops as soon as it decides (6–12 trials on a quiet host), but where A/A trials
+      // differ by 3% (paired sd, a noisy host) a clean change needs about 50 to be shown within ±2%, and one
+      // stopped at 32 stayed inconclusive at +0.6% [−1.6%, +2.9%] (docs/demo.md).
       minTrials: 4,
-      maxTrials: 32,
+      maxTrials: MAX_TRIALS,
       warmup: `${TRIAL_WARMUP_S}s`,
       measure: `${TRIAL_MEASURE_S}s`,
       rate,
@@ -154,7 +161,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
 
     const experiment = async (step: number, title: string, change: string, treatmentRevision?: string) => {
       progress(step, title);
-      const result = await runExperimentStep({ config, store, queue, change: `demo-${runId}-${change}`, ...(treatmentRevision ? { treatmentRevision } : {}), reportPath: join(reports, `${step}-${change}.html`), progress: (line) => progress(step, title, line), timeoutMs: 300_000, ...(options.signal ? { signal: options.signal } : {}) });
+      const result = await runExperimentStep({ config, store, queue, change: `demo-${runId}-${change}`, ...(treatmentRevision ? { treatmentRevision } : {}), reportPath: join(reports, `${step}-${change}.html`), progress: (line) => progress(step, title, line), timeoutMs: STEP_TIMEOUT_MS, ...(options.signal ? { signal: options.signal } : {}) });
       aborted();
       return result;
     };
