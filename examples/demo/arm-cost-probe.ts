@@ -26,8 +26,10 @@ export interface ArmCostProbeOptions {
 /** Requests per second to each arm: both together need about half their CPU at 28 ms per request, the most seen. */
 const PROBE_RATE = 10;
 /**
- * A trial's warm-up and window: a fresh process's CPU per request still falls for seconds after its start, and a
- * window of 2–3.5 s read 28.3–28.9 ms where the trials that followed measured 26–27.
+ * A trial's warm-up and window, so the probe measures what a trial measures (a fresh process's CPU per request
+ * still falls for seconds after its start). Either way it is within about a tenth of what the trials that follow
+ * measure, which is how much the host itself swings: a 2–3.5 s window read 28.1–28.9 ms where the trials measured
+ * 26–27, and this window read 23.9 ms where they measured 26.7.
  */
 const WARMUP_MS = 2_000;
 const MEASURE_MS = 3_000;
