@@ -37,37 +37,18 @@ export function idleCpusBetween(before: string, after: string, cpus: readonly nu
 }
 
 /**
- * The most pairs per second the demo's trials replay on a quiet machine and on one where other work keeps half a
- * CPU or more busy; the recording is sized for them. With other work on the arms' CPU, arms that need most of it
- * fall behind, requests queue and are answered in bursts, and two processes do not burst alike: with one core kept
- * busy the paired sd was 2.4–2.5% at two thirds of the CPU and 1.25–1.8% at under half. On a quiet machine a
- * higher rate decides sooner (more requests per window): the clean change passed after 6–7 trials at 30 pairs/s,
- * 10–26 at 20 (docs/harness.md, "On a busy machine").
+ * Pairs per second for the demo's trials on a quiet machine and on one where other work keeps half a CPU or more
+ * busy. Both arms share one CPU: the rates keep them at about three fifths and two fifths of it (about 14–16 ms of
+ * CPU per request each since the example's crossing doubled, 2026-12-03; 30 and 20 pairs/s before, at about 9–11 ms).
+ * With other work on that CPU, arms that need most of it fall behind, requests queue and are answered in bursts,
+ * and two processes do not burst alike: with one core kept busy the paired sd was 2.4–2.5% at two thirds of the
+ * CPU and 1.25–1.8% at under half. On a quiet machine the higher rate decides sooner (more requests per window):
+ * the clean change passed after 6–7 trials at 30 pairs/s, 10–26 at 20 (docs/harness.md, "On a busy machine").
  */
 export const QUIET_MACHINE_RATE = 20;
 export const BUSY_MACHINE_RATE = 14;
 
-/**
- * The share of their one CPU both arms together are given at what the cost probe reads: three fifths quiet and two fifths busy, the shares the machine rates were measured at
- * (20 and 14 pairs/s at 14–16 ms per request; docs/harness.md, "On a busy machine"). More is not better: on a
- * host where a request cost the arms 24–27 ms, 16 pairs/s (about four fifths) queued requests for up to half a
- * second, and an A/A comparison measured its identical treatment's latency +5.6% and p99 +13% over 22 trials
- * (p99 judged regressed); 20 pairs/s (all of the CPU) inflated the +5% step to +4.4–4.6%, trials from +2% to +12%.
- */
-export const QUIET_ARMS_SHARE = 0.6;
-export const BUSY_ARMS_SHARE = 0.4;
-/** Below this a 3 s window holds too few requests to average a process's garbage collections. */
-export const MIN_RATE = 6;
-
-/**
- * The rate for the CPUs idle before the trials (idleCpusBetween) and what a request costs the arms
- * (arm-cost-probe.ts, CPU seconds): the quiet machine's when all but at most half a CPU stood idle, or when
- * unknown; and at most what keeps both arms within their share of their CPU on this machine.
- */
-export function demoReplayRate(idleCpus: number | undefined, cpuCount: number, armCpuPerRequest?: number): number {
-  const quiet = idleCpus === undefined || idleCpus >= cpuCount - 0.5;
-  const ceiling = quiet ? QUIET_MACHINE_RATE : BUSY_MACHINE_RATE;
-  if (armCpuPerRequest === undefined || !(armCpuPerRequest > 0)) return ceiling;
-  const share = quiet ? QUIET_ARMS_SHARE : BUSY_ARMS_SHARE;
-  return Math.max(MIN_RATE, Math.min(ceiling, Math.floor(share / (2 * armCpuPerRequest))));
+/** The rate for the CPUs idle before the trials (idleCpusBetween): the quiet one when all but at most half a CPU stood idle, or when unknown. */
+export function demoReplayRate(idleCpus: number | undefined, cpuCount: number): number {
+  return idleCpus === undefined || idleCpus >= cpuCount - 0.5 ? QUIET_MACHINE_RATE : BUSY_MACHINE_RATE;
 }

@@ -28,8 +28,7 @@ import { Recorder, startSidecar } from '../../recorder/index.js';
 import { SharedSource } from '../../guardrails/index.js';
 import { renderCapacityHtml, storeCapacityTest, withinQualityTarget } from '../../lattice/index.js';
 import { generateTraffic, metricTotal, runExampleCapacity, startService, startStack } from '../stack/index.js';
-import { demoConfigText, rankingArmCommand, type DemoBackends } from './demo-project.js';
-import { probeArmCost } from './arm-cost-probe.js';
+import { demoConfigText, type DemoBackends } from './demo-project.js';
 import { effectOf, runExperimentStep, type ExperimentStepResult } from './experiment-step.js';
 import { affectedForSampleChanges, type SampleChangeResult } from './sample-changes.js';
 import { QUIET_MACHINE_RATE, allowedCpusOf, demoReplayRate, idleCpusBetween } from './replay-rate.js';
@@ -61,21 +60,9 @@ export interface DemoStep {
   readonly details?: Readonly<Record<string, unknown>>;
 }
 
-/** How hard the trials replayed, and what decided it (replay-rate.ts). */
-export interface DemoReplay {
-  /** Pairs per second. */
-  readonly rate: number;
-  /** CPUs that stood idle for a second before the trials, of `cpuCount` (undefined off Linux). */
-  readonly idleCpus?: number;
-  readonly cpuCount: number;
-  /** CPU seconds a request cost the arms, probed before the trials (undefined off Linux). */
-  readonly armCpuPerRequest?: number;
-}
-
 export interface DemoResult {
   readonly dir: string;
   readonly corpusRecords: number;
-  readonly replay: DemoReplay;
   readonly steps: readonly DemoStep[];
   readonly ok: boolean;
 }
@@ -113,19 +100,11 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const replica = await startService('features', {});
     serviceClosers.push(() => replica.close());
     aborted();
-    // How idle the machine is with the stack up and waiting, and what a request costs the arms on it, decide the
-    // trials' rate (replay-rate.ts).
+    // How idle the machine is with the stack up and waiting decides the trials' rate (replay-rate.ts).
     const procStatus = await readFile('/proc/self/status', 'utf8').catch(() => '');
     const cpus = allowedCpusOf(procStatus);
-    const idle = await idleCpusNow(cpus, options.signal);
-    const { armCpus } = armCpusOf(procStatus);
-    const armEnv = { INFERENCE_PROTOCOL: 'grpc', FEATURES_URL: replica.urls[0]!, INFERENCE_URL: stack.urls.grpcShards[PINNED_SHARD]! };
-    const armCost = await probeArmCost({ command: rankingArmCommand(), env: armEnv, ...(armCpus !== undefined ? { cpus: armCpus } : {}), ...(options.signal ? { signal: options.signal } : {}) });
-    aborted();
-    const quiet = demoReplayRate(idle, cpus.length) === QUIET_MACHINE_RATE;
-    const rate = demoReplayRate(idle, cpus.length, armCost);
-    const costText = armCost !== undefined ? `; a request costs the arms ${(armCost * 1_000).toFixed(1)} ms of CPU` : '';
-    progress(0, 'starting the example stack and recording production traffic', `${rate} pairs/s per trial: ${quiet ? 'the machine is quiet' : 'other work is running, so the arms get more room on their CPU'}${costText}`);
+    const rate = demoReplayRate(await idleCpusNow(cpus, options.signal), cpus.length);
+    progress(0, 'starting the example stack and recording production traffic', `${rate} pairs/s per trial: ${rate === QUIET_MACHINE_RATE ? 'the machine is quiet' : 'other work is running, so the arms get more room on their CPU'}`);
 
     const configText = demoConfigText({
       // A queue prefix of its own: jobs of an earlier, interrupted demo are never picked up.
@@ -146,7 +125,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       measure: `${TRIAL_MEASURE_S}s`,
       rate,
       recorderRate: 0.5,
-      ...(armCpus !== undefined ? { armCpus } : {}),
+      ...armCpusOf(procStatus),
     });
     await writeFile(join(options.dir, 'tandem.config.yaml'), configText);
     const config = parseConfigText(configText, join(options.dir, 'tandem.config.yaml'));
@@ -181,8 +160,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     await closeAll(serviceClosers);
     steps.push(await capacityStep(store, reports, runId, progress, options.signal));
     aborted();
-    const replay: DemoReplay = { rate, cpuCount: cpus.length, ...(idle !== undefined ? { idleCpus: idle } : {}), ...(armCost !== undefined ? { armCpuPerRequest: armCost } : {}) };
-    return { dir: options.dir, corpusRecords, replay, steps, ok: steps.every((step) => step.asExpected) };
+    return { dir: options.dir, corpusRecords, steps, ok: steps.every((step) => step.asExpected) };
   } finally {
     await closeAll(queueClosers);
     await closeAll(serviceClosers);

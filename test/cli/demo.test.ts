@@ -4,7 +4,6 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import type { DemoResult } from '../../examples/demo/run-demo.js';
-import { demoReplayRate } from '../../examples/demo/replay-rate.js';
 import { createClickHouseStore } from '../../store/index.js';
 import { REPO_ROOT } from '../support/cli.js';
 import { tempDir } from '../support/temp-dir.js';
@@ -80,11 +79,6 @@ describe('tandem demo', () => {
     const summary = JSON.parse(result.out) as DemoResult;
     const step = (n: number) => summary.steps.find((s) => s.step === n)!;
     expect(summary.corpusRecords).toBeGreaterThan(50);
-    // 0. The rate leaves the arms their share of their CPU at what a request cost them, probed on this machine.
-    const { replay } = summary;
-    expect(replay.armCpuPerRequest).toBeGreaterThan(0.001);
-    expect(replay.armCpuPerRequest).toBeLessThan(1);
-    expect(replay.rate).toBe(demoReplayRate(replay.idleCpus, replay.cpuCount, replay.armCpuPerRequest));
     // 1. identical builds: passed by equivalence (CPU per request decided below +8%), stopped by the sequential judge.
     expect(step(1)).toMatchObject({ verdict: 'passed', asExpected: true });
     expect(step(1).details).toMatchObject({ decided: true, cpuPerRequest: { verdict: 'no change' } });
