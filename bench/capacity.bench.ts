@@ -5,16 +5,18 @@
  * uncoordinated run is the baseline. Reports the deepest state, the state
  * after the cooldown, active degradation against overload time, quality loss,
  * no-result rate and recovery times of both runs.
- *   --baseline R   requests per second at 1× (default 20)
+ *   --baseline R   requests per second at 1× (default: chosen for this host, at most 20; see examples/stack/capacity-rate.ts)
  *   --hold S       seconds at the peak (default 4)
  */
 import { runExampleCapacity } from '../examples/stack/index.js';
 
 export async function run(args: string[]): Promise<void> {
   const flag = (name: string): number | undefined => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : undefined);
-  const baselineRate = flag('--baseline') ?? 20;
+  const requestedRate = flag('--baseline');
   const holdMs = (flag('--hold') ?? 4) * 1000;
-  const coordinated = await runExampleCapacity({ coordinated: true, baselineRate, profile: { holdMs } });
+  const coordinated = await runExampleCapacity({ coordinated: true, ...(requestedRate !== undefined ? { baselineRate: requestedRate } : {}), profile: { holdMs } });
+  // The uncoordinated baseline runs at the coordinated run's rate, chosen or given.
+  const baselineRate = coordinated.profile.baselineRate;
   const uncoordinated = await runExampleCapacity({ coordinated: false, baselineRate, profile: { holdMs } });
   const states = coordinated.lattice.states.map((s) => s.name);
   const c = coordinated.summary;
@@ -24,6 +26,7 @@ export async function run(args: string[]): Promise<void> {
   const figures = {
     baseline: 'the uncoordinated run (every service degrading on its own) of the same scenario in the same run',
     baselineRate,
+    ...(coordinated.rankingLoadFactorAtDefaultRate !== undefined ? { rankingLoadFactorAtDefaultRate: coordinated.rankingLoadFactorAtDefaultRate } : {}),
     peak: coordinated.profile.peak,
     featuresDocsPerSecond: coordinated.featuresDocsPerSecond,
     coordinated: c,

@@ -17,7 +17,9 @@ import { parseConfigText } from '../../core/config/load.js';
 import { systemClock } from '../../core/clock.js';
 import { LatticeController, LoadFactors, runCapacityTest, startControllerServer, type CapacityBucket, type CapacityProfile, type CapacitySummary, type Decision } from '../../lattice/index.js';
 import { rankingCorpus } from './ranking-corpus.js';
-import { startStack } from './start-stack.js';
+import { startStack, type Stack } from './start-stack.js';
+import { capacityRateFor, rankingLoadFactorAt } from './capacity-rate.js';
+import type { StackFaults } from './faults.js';
 
 /**
  * The example stack's lattice. Thresholds are on the product load-factor (the
@@ -41,6 +43,8 @@ export const EXAMPLE_LATTICE_YAML = `lattices:
       - { name: L3, threshold: 1.4, recoverBelow: 0.1, levels: { ranking: 5, prediction: 2, features: 0 } }
 `;
 
+const DEFAULT_RATE = 20;
+
 export function exampleLattice(): LatticeConfig {
   return parseConfigText(EXAMPLE_LATTICE_YAML, 'examples/stack/capacity-scenario.ts').lattices[0]!;
 }
@@ -48,7 +52,10 @@ export function exampleLattice(): LatticeConfig {
 export interface ExampleCapacityOptions {
   /** Run the controller and have the services coordinate with it (HiLO); false: every service on its own. */
   readonly coordinated: boolean;
-  /** Requests per second at 1×. @default 20 */
+  /**
+   * Requests per second at 1×. When absent, chosen for this host from ranking's
+   * measured CPU per request, at most 20 (see capacity-rate.ts).
+   */
   readonly baselineRate?: number;
   /** Share of the feature store's throughput the baseline uses. @default 0.6 */
   readonly baselineUtilization?: number;
@@ -59,6 +66,8 @@ export interface ExampleCapacityOptions {
   /** The frontend's deadline (x-deadline-ms): ranking answers 504 when features take longer. @default 400 */
   readonly deadlineMs?: number;
   readonly records?: readonly CorpusRecord[];
+  /** Faults for the stack's services, e.g. `latency` to make ranking cost more CPU per request, as a slower host does. */
+  readonly faults?: StackFaults;
   readonly signal?: AbortSignal;
 }
 
@@ -68,6 +77,8 @@ export interface ExampleCapacityResult {
   readonly profile: CapacityProfile;
   readonly bucketMs: number;
   readonly featuresDocsPerSecond: number;
+  /** Ranking's load-factor at 20 requests per second as probed, when the rate was chosen from it. */
+  readonly rankingLoadFactorAtDefaultRate?: number;
   readonly buckets: CapacityBucket[];
   readonly summary: CapacitySummary;
   /** Controller decisions, oldest first (empty when uncoordinated). */
@@ -77,46 +88,72 @@ export interface ExampleCapacityResult {
 /** Run the capacity story once on a fresh stack; everything it started is stopped before it returns. */
 export async function runExampleCapacity(options: ExampleCapacityOptions): Promise<ExampleCapacityResult> {
   const lattice = exampleLattice();
-  const baselineRate = options.baselineRate ?? 20;
   const records = options.records ?? rankingCorpus(40);
   const docs = records.map((r) => (JSON.parse(Buffer.from(r.body, 'base64').toString()) as { candidates: unknown[] }).candidates.length);
   const meanDocs = docs.reduce((a, b) => a + b, 0) / docs.length;
-  const featuresDocsPerSecond = Math.round((baselineRate * meanDocs) / (options.baselineUtilization ?? 0.6));
-  const profile: CapacityProfile = { baselineRate, peak: 2, leadMs: 2_000, rampMs: 4_000, holdMs: 4_000, cooldownMs: 6_000, ...options.profile };
+  let baselineRate = options.baselineRate ?? DEFAULT_RATE;
+  // The feature store is sized from the rate, so a rate chosen after the probe needs a stack of its own.
+  const featuresDocsPerSecond = (rate: number): number => Math.round((rate * meanDocs) / (options.baselineUtilization ?? 0.6));
   const bucketMs = options.bucketMs ?? 500;
   const decisions: Decision[] = [];
   const loadFactors = new LoadFactors(lattice, systemClock);
   const controller = new LatticeController({ lattice, loadFactors, clock: systemClock, onDecision: (d) => void decisions.push(d) });
   const server = options.coordinated ? await startControllerServer({ lattice, controller, loadFactors }) : undefined;
   const stop = new AbortController();
-  const deciding = server ? controller.run(stop.signal) : Promise.resolve();
-  try {
-    // Services in child processes, so the load generator's thread does not skew their CPU load-factors.
-    const stack = await startStack({
+  // Deciding starts after the probe: a state the probe's own load brought about would change what it measures.
+  let deciding: Promise<void> = Promise.resolve();
+  // Services in child processes, so the load generator's thread does not skew their CPU load-factors.
+  const start = (rate: number): Promise<Stack> =>
+    startStack({
       shards: 1,
       isolate: ['features', 'gateway', 'prediction', 'ranking'],
-      featuresDocsPerSecond,
+      featuresDocsPerSecond: featuresDocsPerSecond(rate),
+      ...(options.faults ? { faults: options.faults } : {}),
       ...(server ? { lattice: { url: server.url, pollMs: 100 } } : {}),
     });
-    try {
-      const { buckets, summary } = await runCapacityTest({
-        url: stack.urls.ranking,
-        records,
-        profile,
-        ranking: { path: 'items', id: 'id', k: 10 },
-        clock: systemClock,
-        bucketMs,
-        stabilityBuckets: 6,
-        rollingBuckets: 3,
-        headers: { 'x-deadline-ms': String(options.deadlineMs ?? 400) },
-        ...(server ? { controllerUrl: server.url, states: lattice.states.map((s) => s.name) } : {}),
-        ...(options.signal ? { signal: options.signal } : {}),
-      });
-      return { coordinated: options.coordinated, lattice, profile, bucketMs, featuresDocsPerSecond, buckets, summary, decisions };
-    } finally {
-      await stack.stop();
+  let stack: Stack | undefined;
+  try {
+    stack = await start(baselineRate);
+    let rankingLoadFactor: number | undefined;
+    if (options.baselineRate === undefined) {
+      rankingLoadFactor = await rankingLoadFactorAt(DEFAULT_RATE, stack.urls.ranking, records, systemClock, options.signal);
+      const chosen = capacityRateFor(rankingLoadFactor, DEFAULT_RATE);
+      if (chosen !== baselineRate) {
+        const probed = stack;
+        stack = undefined;
+        await probed.stop();
+        baselineRate = chosen;
+        stack = await start(baselineRate);
+      }
     }
+    if (server) deciding = controller.run(stop.signal);
+    const profile: CapacityProfile = { baselineRate, peak: 2, leadMs: 2_000, rampMs: 4_000, holdMs: 4_000, cooldownMs: 6_000, ...options.profile };
+    const { buckets, summary } = await runCapacityTest({
+      url: stack.urls.ranking,
+      records,
+      profile,
+      ranking: { path: 'items', id: 'id', k: 10 },
+      clock: systemClock,
+      bucketMs,
+      stabilityBuckets: 6,
+      rollingBuckets: 3,
+      headers: { 'x-deadline-ms': String(options.deadlineMs ?? 400) },
+      ...(server ? { controllerUrl: server.url, states: lattice.states.map((s) => s.name) } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    return {
+      coordinated: options.coordinated,
+      lattice,
+      profile,
+      bucketMs,
+      featuresDocsPerSecond: featuresDocsPerSecond(baselineRate),
+      ...(rankingLoadFactor !== undefined ? { rankingLoadFactorAtDefaultRate: rankingLoadFactor } : {}),
+      buckets,
+      summary,
+      decisions,
+    };
   } finally {
+    await stack?.stop();
     stop.abort();
     await deciding;
     await server?.close();

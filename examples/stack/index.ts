@@ -10,4 +10,5 @@ export { IDENTITY_PREFIX, DEADLINE_HEADER, type Identity } from './service-host.
 export type { PredictionShard } from './prediction-service.js';
 export { metricTotal } from './metric-total.js';
 export { rankingCorpus } from './ranking-corpus.js';
+export { RANKING_LOAD_FACTOR } from './capacity-rate.js';
 export { runExampleCapacity, exampleLattice, EXAMPLE_LATTICE_YAML, type ExampleCapacityOptions, type ExampleCapacityResult } from './capacity-scenario.js';

@@ -6,6 +6,8 @@
  */
 import type { Clock } from '../../core/clock.js';
 
+/** Utilization that counts as load-factor 1.0 unless a service sets its own. */
+export const DEFAULT_TARGET_UTILIZATION = 0.7;
 const BUCKET_MS = 100;
 const BUCKETS = 10;
 
@@ -17,7 +19,7 @@ export class LoadFactor {
   constructor(
     readonly clock: Clock,
     /** Utilization that counts as load-factor 1.0. @default 0.7 */
-    readonly targetUtilization = 0.7,
+    readonly targetUtilization = DEFAULT_TARGET_UTILIZATION,
   ) {}
 
   /** Add time spent computing, ending now. */
