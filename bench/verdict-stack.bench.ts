@@ -4,14 +4,14 @@
  * trial as control and treatment (crossover slots, CPU per request and RSS
  * measured from /proc), through the executor exactly as `tandem run` does it,
  * with the default judged metrics (the work counter is reported, not judged).
- * N runs of a treatment that adds 2–3% CPU per request (`latency=3`: 3% more feature-crossing work, most of a
- * request's CPU since the crossing doubled on 2026-12-03, the rest being HTTP and JSON; +2.75% median that day,
- * `latency=2` +1.5% — the run prints the effect it measured) and N of an unchanged build, each arm three
+ * N runs of a treatment that adds about 2% CPU per request (`latency=2`: 2% more feature-crossing work, crossed
+ * in the same loop as the real rows since 2026-12-03, when `latency=2` measured +2.1% to +3.0%, median +2.46%, and
+ * `latency=3` +3.3% to +4.0% — the run prints the effect it measured) and N of an unchanged build, each arm three
  * fresh processes per trial (the default). Baseline: the same runs with one
  * process per arm (`--baseline`), as Tandem measured before issue 30.
  *
  * Options: --runs N (5), --processes K (3 per arm), --rate R (10 pairs/s per process), --arm-cpus LIST (both arms
- * pinned to these CPUs, as the demo pins them), --step FAULTS (latency=3), --unchanged-only.
+ * pinned to these CPUs, as the demo pins them), --step FAULTS (latency=2), --unchanged-only.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -62,7 +62,7 @@ export async function run(args: string[]): Promise<void> {
   const rate = Math.max(1, Number(args[args.indexOf('--rate') + 1]) || 10);
   // --arm-cpus LIST: both arms on these CPUs in every trial (validated by the config's own slotCpus rule).
   const armCpus = args.includes('--arm-cpus') ? args[args.indexOf('--arm-cpus') + 1] : undefined;
-  const step = args.includes('--step') ? args[args.indexOf('--step') + 1]! : 'latency=3';
+  const step = args.includes('--step') ? args[args.indexOf('--step') + 1]! : 'latency=2';
   // --unchanged-only: the A/A half alone, to study the unchanged build's spread run by run.
   const arms = args.includes('--unchanged-only') ? [''] : [step, ''];
   const dir = await mkdtemp(join(tmpdir(), 'tandem-bench-verdict-stack-'));
