@@ -54,7 +54,7 @@ export interface ExampleCapacityOptions {
   readonly coordinated: boolean;
   /**
    * Requests per second at 1×. When absent, chosen for this host from ranking's
-   * measured CPU per request, at most 20 (see capacity-rate.ts).
+   * load-factor measured at 20 per second, at most 20 (see capacity-rate.ts).
    */
   readonly baselineRate?: number;
   /** Share of the feature store's throughput the baseline uses. @default 0.6 */
