@@ -79,7 +79,7 @@ describe('tandem demo', () => {
     const summary = JSON.parse(result.out) as DemoResult;
     const step = (n: number) => summary.steps.find((s) => s.step === n)!;
     expect(summary.corpusRecords).toBeGreaterThan(50);
-    // 1. identical builds: passed by equivalence (CPU per request decided below +8%), stopped by the sequential judge.
+    // 1. identical builds: passed by equivalence (CPU per request decided below its 2.5% threshold), stopped by the sequential judge.
     expect(step(1)).toMatchObject({ verdict: 'passed', asExpected: true });
     expect(step(1).details).toMatchObject({ decided: true, cpuPerRequest: { verdict: 'no change' } });
     expect(step(1).keyFigure).toMatch(/^decided after \d+ trials, \d+ s: CPU\/request [+-]\d+\.\d% \[[^\]]*\] no change; latency .*; work counter \+0\.0%/);
