@@ -9,7 +9,7 @@
 import type { ExperimentReport } from '../evaluate.js';
 import { formatEffect } from '../verdict.js';
 import { escapeHtml as e } from './escape.js';
-import { sequentialText } from './sequential-text.js';
+import { intervalHeading, sequentialText } from './sequential-text.js';
 import { metricValue } from './metric-value.js';
 import { comparedText, fieldName } from './compared-text.js';
 import { headlineOf } from './headline.js';
@@ -35,7 +35,7 @@ function metricsTable(report: ExperimentReport, judged: boolean): string {
         `<tr><td>${e(m.metric)}${m.policy?.critical ? ' <span class="tag">critical</span>' : ''}</td><td class="n">${e(metricValue(m, m.control))}</td><td class="n">${e(metricValue(m, m.treatment))}</td><td class="n">${e(formatEffect(m.estimate, m.scale))}</td><td>[${e(formatEffect(m.low, m.scale))}, ${e(formatEffect(m.high, m.scale))}]</td><td class="n">${e(Number.isFinite(m.adjustedP) ? m.adjustedP.toPrecision(2) : Number.isFinite(m.pValue) ? m.pValue.toPrecision(2) : 'n/a')}</td><td class="n">${e(formatEffect(m.minimumDetectableEffect, m.scale))}</td><td class="${VERDICT_CLASS[m.verdict] ?? ''}">${e(m.verdict)}</td><td class="why">${e(m.reason)}</td></tr>`,
     )
     .join('\n');
-  return `<table><thead><tr><th>Metric</th><th>Control</th><th>Treatment</th><th>Effect</th><th>95% CI</th><th>${judged ? 'adj. p' : 'p'}</th><th>MDE</th><th>Verdict</th><th>Why</th></tr></thead><tbody>${body}</tbody></table>`;
+  return `<table><thead><tr><th>Metric</th><th>Control</th><th>Treatment</th><th>Effect</th><th>${e(intervalHeading(report.verdict.alpha))}</th><th>${judged ? 'adj. p' : 'p'}</th><th>MDE</th><th>Verdict</th><th>Why</th></tr></thead><tbody>${body}</tbody></table>`;
 }
 
 type Comparison = NonNullable<ExperimentReport['comparison']>;

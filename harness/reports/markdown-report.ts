@@ -1,13 +1,13 @@
 /**
  * The Markdown report: sized for a CI comment. The verdict and its reasons
- * first, then the judged metrics (effect, 95% interval, verdict), then what
+ * first, then the judged metrics (effect, 1 − α interval, verdict), then what
  * a reviewer must know: cancellations, excluded trials, failed checks,
  * response differences. Reported-only counters are summarised in one line.
  */
 import type { ExperimentReport } from '../evaluate.js';
 import { formatEffect } from '../verdict.js';
 import { escapeMarkdownCell as cell } from './escape.js';
-import { sequentialText } from './sequential-text.js';
+import { intervalHeading, sequentialText } from './sequential-text.js';
 import { metricValue } from './metric-value.js';
 import { comparedText, fieldName } from './compared-text.js';
 import { headlineOf } from './headline.js';
@@ -32,7 +32,7 @@ export function renderMarkdown(report: ExperimentReport): string {
   lines.push('', `${verdict.trials} trial(s) judged (${sequentialText(report)}), seed ${experiment.seed}, α = ${verdict.alpha} (Benjamini–Hochberg across judged metrics).`, '');
   const judged = report.metrics.filter((m) => m.judged);
   if (judged.length > 0) {
-    lines.push('| Metric | Control | Treatment | Effect | 95% CI | Verdict | Why |', '| --- | ---: | ---: | ---: | --- | --- | --- |');
+    lines.push(`| Metric | Control | Treatment | Effect | ${intervalHeading(verdict.alpha)} | Verdict | Why |`, '| --- | ---: | ---: | ---: | --- | --- | --- |');
     for (const m of judged) {
       const critical = m.policy?.critical ? ' (critical)' : '';
       lines.push(

@@ -7,3 +7,13 @@ export function sequentialText(report: ExperimentReport): string {
   if (design.minTrials >= design.maxTrials) return `fixed horizon of ${design.maxTrials}`;
   return `sequential: a look after each trial from ${design.minTrials} to ${design.maxTrials}; ${decided ? `decided after ${trials}` : `undecided after ${trials}`}`;
 }
+
+/**
+ * The heading of a judged metric's interval column: the verdict's intervals are its confidence sequence at
+ * level 1 − α (harness/verdict.ts), so a workload judged at α = 0.01 shows 99% intervals, not 95% ones.
+ */
+export function intervalHeading(alpha: number): string {
+  if (!(alpha > 0 && alpha < 1)) return 'interval';
+  // 0.01 → "99", 0.001 → "99.9", 0.05 → "95": at most four significant decimals, no trailing zeros.
+  return `${Number(((1 - alpha) * 100).toFixed(4))}% CI`;
+}

@@ -9,6 +9,7 @@ import { escapeMarkdownCell as cell } from './escape.js';
 import { fieldName } from './compared-text.js';
 import { headlineOf } from './headline.js';
 import { shapeChange } from './shape-text.js';
+import { intervalHeading } from './sequential-text.js';
 
 export function renderSummaryMarkdown(report: ExperimentReport, htmlPath?: string): string[] {
   const headline = headlineOf(report);
@@ -16,7 +17,7 @@ export function renderSummaryMarkdown(report: ExperimentReport, htmlPath?: strin
   if (headline.stoppedBanner) lines.push(cell(headline.stoppedBanner), '');
   const judged = report.metrics.filter((m) => m.judged);
   if (judged.length > 0) {
-    lines.push('| Metric | Effect | 95% CI | Verdict |', '| --- | ---: | --- | --- |');
+    lines.push(`| Metric | Effect | ${intervalHeading(report.verdict.alpha)} | Verdict |`, '| --- | ---: | --- | --- |');
     for (const m of judged) lines.push(`| ${cell(m.metric)}${m.policy?.critical ? ' (critical)' : ''} | ${formatEffect(m.estimate, m.scale)} | [${formatEffect(m.low, m.scale)}, ${formatEffect(m.high, m.scale)}] | ${cell(m.verdict)} |`);
     lines.push('');
   }

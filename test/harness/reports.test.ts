@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { metricValue } from '../../harness/reports/metric-value.js';
-import { REPORT_SCHEMA, comparedText, escapeHtml, escapeMarkdownCell, renderHtml, renderJson, renderMarkdown, type ExperimentReport, type MetricVerdict } from '../../harness/index.js';
+import { intervalHeading } from '../../harness/reports/sequential-text.js';
+import { REPORT_SCHEMA, comparedText, escapeHtml, escapeMarkdownCell, renderHtml, renderJson, renderMarkdown, renderSummaryMarkdown, type ExperimentReport, type MetricVerdict } from '../../harness/index.js';
 
 const HOSTILE = `<script>alert('x')</script><img src=x onerror="alert(1)">|**bold**|[link](javascript:alert(1))\n# heading`;
 
@@ -161,6 +162,19 @@ describe('report rendering escapes what it renders', () => {
     expect(metricValue({ unit: 'cpu s/request', scale: 'relative' }, 0.0099)).toBe('0.00990 cpu s/request');
     expect(metricValue({ unit: 'cpu s/request', scale: 'relative' }, 0.010178)).toBe('0.0102 cpu s/request');
     expect(metricValue({ unit: 'ms', scale: 'relative' }, 0)).toBe('0.00 ms');
+  });
+
+  it('names the intervals’ level as the verdict’s α gives it: 99% for a workload judged at α = 0.01, in every format', () => {
+    // The demo judges at α = 0.01 and its intervals are the 99% confidence sequence; the column said "95% CI".
+    const base = hostileReport();
+    const strict: ExperimentReport = { ...base, verdict: { ...base.verdict, alpha: 0.01 } };
+    expect(renderHtml(strict)).toContain('<th>99% CI</th>');
+    expect(renderHtml(strict)).not.toContain('95% CI');
+    expect(renderMarkdown(strict)).toContain('| Effect | 99% CI | Verdict |');
+    expect(renderSummaryMarkdown(strict).join('\n')).toContain('| Effect | 99% CI | Verdict |');
+    expect(renderMarkdown(base)).toContain('| Effect | 95% CI | Verdict |');
+    expect(intervalHeading(0.001)).toBe('99.9% CI');
+    expect(intervalHeading(Number.NaN)).toBe('interval');
   });
 
   it('escape helpers', () => {
