@@ -43,6 +43,8 @@ export interface ServiceConfig {
   readonly featuresDocsPerSecond?: number;
   /** How ranking calls prediction (env INFERENCE_PROTOCOL). @default 'http' */
   readonly inferenceProtocol?: InferenceProtocol;
+  /** Ranking's deadline for its features call, in process only (tests of other parts move it out of the way). @default 2000 */
+  readonly deadlineMs?: number;
 }
 
 export interface RunningService {
@@ -164,6 +166,7 @@ export async function startService(service: string, config: ServiceConfig): Prom
         featuresUrl: required(config.featuresUrl, 'FEATURES_URL', service),
         inferenceUrl: required(config.inferenceUrl, 'INFERENCE_URL', service),
         ...(config.inferenceProtocol ? { inferenceProtocol: config.inferenceProtocol } : {}),
+        ...(config.deadlineMs !== undefined ? { deadlineMs: config.deadlineMs } : {}),
         workers,
         restartDelayMs,
         ...(config.faults ? { faults: config.faults } : {}),
