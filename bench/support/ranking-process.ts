@@ -52,6 +52,22 @@ export interface RankingProcess {
   stop(): Promise<void>;
 }
 
+/** Processes started here and not yet exited: a bench stopped by Ctrl-C or SIGTERM takes them with it. */
+const running = new Set<ChildProcess>();
+let stopsOnSignal = false;
+
+function stopRunningOnSignal(): void {
+  if (stopsOnSignal) return;
+  stopsOnSignal = true;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      for (const child of running) child.kill('SIGKILL');
+      // The handler ran once and is gone: the signal's default action now ends the bench as it would have.
+      process.kill(process.pid, signal);
+    });
+  }
+}
+
 /** Start `tandem example-stack --service ranking` on a free port; resolves once it printed its address. */
 export async function startRankingProcess(env: NodeJS.ProcessEnv, nodeArgs: readonly string[] = [], options: { fixedLayout?: boolean; cpus?: string } = {}): Promise<RankingProcess> {
   let argv = [process.execPath, ...nodeArgs, BIN, 'example-stack', '--service', 'ranking', '--port', '0', '--json'];
@@ -59,7 +75,10 @@ export async function startRankingProcess(env: NodeJS.ProcessEnv, nodeArgs: read
   if (options.fixedLayout) argv = ['setarch', '-R', ...argv];
   // taskset -c: the process (and its threads) only on these CPUs.
   if (options.cpus !== undefined) argv = ['taskset', '-c', options.cpus, ...argv];
+  stopRunningOnSignal();
   const child = spawn(argv[0]!, argv.slice(1), { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
   const stop = async (): Promise<void> => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill('SIGTERM');
