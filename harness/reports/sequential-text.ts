@@ -9,11 +9,11 @@ export function sequentialText(report: ExperimentReport): string {
 }
 
 /**
- * The heading of a judged metric's interval column: the verdict's intervals are its confidence sequence at
+ * The heading of a metrics table's interval column: the verdict's intervals are its confidence sequence at
  * level 1 − α (harness/verdict.ts), so a workload judged at α = 0.01 shows 99% intervals, not 95% ones.
  */
 export function intervalHeading(alpha: number): string {
   if (!(alpha > 0 && alpha < 1)) return 'interval';
-  // 0.01 → "99", 0.001 → "99.9", 0.05 → "95": at most four significant decimals, no trailing zeros.
+  // 0.01 → "99", 0.001 → "99.9", 0.05 → "95": rounded to four decimals (no float noise), trailing zeros dropped.
   return `${Number(((1 - alpha) * 100).toFixed(4))}% CI`;
 }
