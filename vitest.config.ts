@@ -29,6 +29,7 @@ const INTEGRATION = [
   'test/harness/compare-decoded.test.ts',
   'test/harness/grpc-compare.test.ts',
   'test/harness/fuzz.test.ts',
+  'test/hostile/bench-flags.test.ts',
   'test/hostile/corpus-integrity.test.ts',
   'test/hostile/deploy-injection.test.ts',
   'test/hostile/recorder-production.test.ts',

@@ -9,11 +9,11 @@
  *   --hold S       seconds at the peak (default 4)
  */
 import { runExampleCapacity } from '../examples/stack/index.js';
+import { numberFlag } from './support/bench-args.js';
 
 export async function run(args: string[]): Promise<void> {
-  const flag = (name: string): number | undefined => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : undefined);
-  const requestedRate = flag('--baseline');
-  const holdMs = (flag('--hold') ?? 4) * 1000;
+  const requestedRate = args.includes('--baseline') ? numberFlag(args, 'baseline', 0, { min: 1, max: 200 }) : undefined;
+  const holdMs = numberFlag(args, 'hold', 4, { min: 1, max: 120 }) * 1000;
   const coordinated = await runExampleCapacity({ coordinated: true, ...(requestedRate !== undefined ? { baselineRate: requestedRate } : {}), profile: { holdMs } });
   // The uncoordinated baseline runs at the coordinated run's rate, chosen or given.
   const baselineRate = coordinated.profile.baselineRate;

@@ -31,6 +31,7 @@ import { systemClock, type CorpusRecord, type RequestOutcome } from '../core/ind
 import { pairedReplay } from '../replayer/index.js';
 import { comparableResponse } from '../replayer/response-view.js';
 import { compareResponses } from '../harness/index.js';
+import { numberFlag } from './support/bench-args.js';
 
 const ENDPOINT_KINDS = 8;
 const CHANGED = ['GET /r1/:id', 'GET /r2', 'GET /r3/:id', 'GET /r4', 'GET /r5', 'GET /r6/:id'];
@@ -93,7 +94,7 @@ function endpointFigures(reported: readonly string[]): { recall: number; falseSh
 const config = { ignoreFields: [], noiseRatio: 1.5 };
 
 export async function run(args: string[]): Promise<void> {
-  const count = Math.max(160, Number(args[args.indexOf('--records') + 1]) || 800);
+  const count = numberFlag(args, 'records', 800, { min: 160, max: 1_000_000, integer: true });
   const servers = [api(1), api(1), api(2)];
   try {
     const [control, controlPrime, treatment] = await Promise.all(servers.map(listen)) as [string, string, string];

@@ -21,13 +21,8 @@ import { cpuNs, post, startRankingProcess } from './support/ranking-process.js';
 import { rankingCorpus } from '../examples/stack/ranking-corpus.js';
 import { startStack } from '../examples/stack/index.js';
 import { median } from './support/median.js';
+import { numberFlag } from './support/bench-args.js';
 
-function option(args: string[], name: string, fallback: number): number {
-  const at = args.indexOf(`--${name}`);
-  const value = at >= 0 ? Number(args[at + 1]) : fallback;
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
-  return value;
-}
 
 interface Window {
   readonly endS: number;
@@ -82,11 +77,11 @@ const relativeSd = (values: readonly number[]): number => {
 };
 
 export async function run(args: string[]): Promise<void> {
-  const processes = option(args, 'processes', 6);
-  const seconds = option(args, 'seconds', 45);
-  const rate = option(args, 'rate', 30);
-  const windowS = option(args, 'window', 3);
-  const warmupS = option(args, 'warmup', 2);
+  const processes = numberFlag(args, 'processes', 6, { min: 1, max: 64, integer: true });
+  const seconds = numberFlag(args, 'seconds', 45, { min: 5, max: 3_600 });
+  const rate = numberFlag(args, 'rate', 30, { min: 1, max: 1_000 });
+  const windowS = numberFlag(args, 'window', 3, { min: 0.5, max: 60 });
+  const warmupS = numberFlag(args, 'warmup', 2, { min: 0, max: 60 });
   const stack = await startStack({ shards: 4 });
   try {
     const env = { ...process.env, FEATURES_URL: stack.urls.features, INFERENCE_URL: stack.urls.gateway };

@@ -20,6 +20,7 @@ import { BullMqQueue } from '../executor/bullmq-queue.js';
 import { SharedSource } from '../guardrails/index.js';
 import { startRedis } from '../test/support/private-services.js';
 import { median } from './support/median.js';
+import { numberFlag } from './support/bench-args.js';
 
 const here = import.meta.dirname;
 
@@ -58,7 +59,7 @@ async function startedAt(store: Store, id: string): Promise<number> {
 }
 
 export async function run(args: string[]): Promise<void> {
-  const count = Number(args[args.indexOf('--experiments') + 1]) || 1_000;
+  const count = numberFlag(args, 'experiments', 1_000, { min: 1, max: 1_000_000, integer: true });
   const overheadRounds = 100;
   const redis = await startRedis();
   const dir = await mkdtemp(join(tmpdir(), 'tandem-bench-executor-'));

@@ -27,6 +27,7 @@ import { createLocalStore } from '../store/index.js';
 import { startChild, type BenchChild } from './support/processes.js';
 import { median } from './support/median.js';
 import { exchange, type SeenExchange } from './support/h2-exchange.js';
+import { numberFlag } from './support/bench-args.js';
 
 const here = import.meta.dirname;
 const tsx = ['--import', 'tsx'];
@@ -202,8 +203,7 @@ async function soak(children: BenchChild[], dir: string, seconds: number): Promi
 }
 
 export async function run(args: string[]): Promise<void> {
-  const soakFlag = args.indexOf('--soak-seconds');
-  const soakSeconds = soakFlag >= 0 ? Math.max(5, Math.min(600, Number(args[soakFlag + 1]) || 60)) : 60;
+  const soakSeconds = numberFlag(args, 'soak-seconds', 60, { min: 5, max: 600 });
   const dir = await mkdtemp(join(tmpdir(), 'tandem-bench-grpc-'));
   const children: BenchChild[] = [];
   try {

@@ -26,6 +26,7 @@ import { rankingCorpus } from '../examples/stack/ranking-corpus.js';
 import { startStack, type StackService } from '../examples/stack/index.js';
 import { median } from './support/median.js';
 import { cpuNs, post, startRankingProcess } from './support/ranking-process.js';
+import { cpuListFlag, numberFlag } from './support/bench-args.js';
 
 /** CPU ms per request of both processes over the window, and over its two halves. */
 interface TrialCpu {
@@ -47,21 +48,7 @@ interface Options {
   readonly cpus?: string;
 }
 
-function option(args: string[], name: string, fallback: number): number {
-  const at = args.indexOf(`--${name}`);
-  const value = at >= 0 ? Number(args[at + 1]) : fallback;
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
-  return value;
-}
 
-/** `--cpus LIST`: a CPU list as taskset takes it (digits, commas and ranges only; it goes to spawn as one argv). */
-function cpusOption(args: string[]): { cpus?: string } {
-  const at = args.indexOf('--cpus');
-  if (at < 0) return {};
-  const list = args[at + 1] ?? '';
-  if (!/^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(list)) throw new Error(`--cpus must be a CPU list like "1" or "0-1", got "${list}"`);
-  return { cpus: list };
-}
 
 /** One trial: two fresh processes, every body to both, CPU per answered request over the measurement window. */
 async function pairedTrial(env: NodeJS.ProcessEnv, bodies: readonly Buffer[], offset: number, o: Options): Promise<TrialCpu> {
@@ -150,14 +137,14 @@ async function study(isolate: readonly StackService[], o: Options, label: string
 export async function run(args: string[]): Promise<void> {
   const at = args.indexOf('--node-args');
   const o: Options = {
-    trials: Math.round(option(args, 'trials', 12)),
-    rate: option(args, 'rate', 10),
-    warmupS: option(args, 'warmup', 2),
-    measureS: option(args, 'measure', 3),
+    trials: numberFlag(args, 'trials', 12, { min: 2, max: 1_000, integer: true }),
+    rate: numberFlag(args, 'rate', 10, { min: 1, max: 1_000 }),
+    warmupS: numberFlag(args, 'warmup', 2, { min: 0.5, max: 60 }),
+    measureS: numberFlag(args, 'measure', 3, { min: 0.5, max: 60 }),
     nodeArgs: at >= 0 ? (args[at + 1] ?? '').split(' ').filter(Boolean) : [],
-    shards: Math.round(option(args, 'shards', 2)),
+    shards: numberFlag(args, 'shards', 2, { min: 1, max: 16, integer: true }),
     fixedLayout: args.includes('--fixed-layout'),
-    ...cpusOption(args),
+    ...cpuListFlag(args),
   };
   const inProcess = args.includes('--isolated-only') ? {} : await study([], o, 'dependencies in-process');
   const isolated = await study(['features', 'gateway', 'prediction'], o, 'dependencies isolated');

@@ -6,6 +6,7 @@
 import { readdirSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
+import { isBadInput } from '../core/errors.js';
 
 const here = import.meta.dirname;
 const available = readdirSync(here)
@@ -22,4 +23,11 @@ if (name === undefined || !available.includes(name)) {
   process.exit(3);
 }
 const bench = (await import(pathToFileURL(join(here, `${name}.bench.ts`)).href)) as { run(args: string[]): Promise<void> };
-await bench.run(process.argv.slice(3));
+try {
+  await bench.run(process.argv.slice(3));
+} catch (error) {
+  // A bad flag is the caller's input: its message and exit code 3, as the CLI does; anything else is a crash.
+  if (!isBadInput(error)) throw error;
+  process.stderr.write(`bench ${name}: ${(error as Error).message}\n`);
+  process.exit(3);
+}

@@ -114,8 +114,16 @@ const mean = (values: readonly number[]): number => {
   return finite.length === 0 ? Number.NaN : finite.reduce((a, b) => a + b, 0) / finite.length;
 };
 
+/** A profile the load loop can follow: a NaN rate or duration would run a test of nothing and report it (bench capacity once did). */
+function checkedProfile(profile: CapacityProfile): CapacityProfile {
+  const bad = (Object.entries(profile) as [keyof CapacityProfile, number][]).find(([field, value]) => !Number.isFinite(value) || value < 0 || ((field === 'baselineRate' || field === 'peak') && value <= 0));
+  if (bad) throw new InputError(`capacity profile: ${bad[0]} must be a finite number${bad[0] === 'baselineRate' || bad[0] === 'peak' ? ' above 0' : ' of 0 or more'}, got ${String(bad[1])}`);
+  return profile;
+}
+
 export async function runCapacityTest(options: CapacityTestOptions): Promise<{ buckets: CapacityBucket[]; summary: CapacitySummary }> {
-  const { clock, profile } = options;
+  const { clock } = options;
+  const profile = checkedProfile(options.profile);
   const bucketMs = options.bucketMs ?? 1_000;
   const records = options.records.filter((r) => !r.bodyTruncated);
   if (records.length === 0) throw new InputError('the capacity test needs recorded requests with bodies');

@@ -14,6 +14,15 @@ describe('capacity test', () => {
     expect([0, 999, 1_000, 2_000, 2_999, 3_000, 3_999, 4_000, 4_999].map((t) => Math.round(rateAt(profile, t) * 100) / 100)).toEqual([10, 10, 10, 20, 29.99, 30, 30, 10, 10]);
   });
 
+  it('refuses a profile whose rate or durations are not finite, before it sends anything', async () => {
+    const records = [{ id: 'r', tier: 'ranking', timeMs: 0, method: 'POST', path: '/rank', headers: {}, body: '', bodyTruncated: false, sampleRate: 1, sampleMode: 'uniform' }] as CorpusRecord[];
+    const profile = { baselineRate: 10, peak: 2, leadMs: 0, rampMs: 0, holdMs: 0, cooldownMs: 0 };
+    const run = (overrides: object): Promise<unknown> => runCapacityTest({ url: 'http://127.0.0.1:9', records, ranking: { path: 'items', k: 10 }, clock: systemClock, profile: { ...profile, ...overrides } });
+    await expect(run({ baselineRate: Number.NaN })).rejects.toThrow('capacity profile: baselineRate must be a finite number above 0, got NaN');
+    await expect(run({ holdMs: Number.POSITIVE_INFINITY })).rejects.toThrow('holdMs must be a finite number of 0 or more, got Infinity');
+    await expect(run({ peak: 0 })).rejects.toThrow('peak must be a finite number above 0, got 0');
+  });
+
   it('records quality against L0 answers, no-result rate, stability and the controller state per bucket, and the recovery times', { timeout: 30_000 }, async () => {
     // A service that degrades while "overloaded": its lists lose their head and some come back empty.
     let degraded = false;

@@ -1,0 +1,33 @@
+/**
+ * A bench's flags are input: a value that is not a number in range ends the run with exit code 3 and a message
+ * naming the flag and what it got, before anything starts. (`npm run bench -- capacity --baseline abc` ran both
+ * capacity tests at a rate of NaN and printed figures of null with exit code 0.)
+ */
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+function bench(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'run.ts'), ...args], { cwd: ROOT, timeout: 60_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
+    });
+  });
+}
+
+describe('bench flags', () => {
+  it.concurrent.each([
+    [['capacity', '--baseline', 'abc'], '--baseline needs a number from 1 to 200, got "abc"'],
+    [['capacity', '--hold'], '--hold needs a number from 1 to 120, got nothing'],
+    [['compare', '--records', '5'], '--records needs a whole number from 160 to 1000000, got "5"'],
+    [['executor', '--experiments', ''], '--experiments needs a whole number from 1 to 1000000, got ""'],
+    [['paired-noise', '--cpus', '1;touch /tmp/x'], '--cpus needs a CPU list like "1" or "0-1", got "1;touch /tmp/x"'],
+  ])('npm run bench -- %j: exit 3, "%s", no figures', async (args, message) => {
+    const result = await bench(args);
+    expect(result.stderr).toContain(`bench ${args[0]}: ${message}`);
+    expect(result.code).toBe(3);
+    expect(result.stdout).not.toContain('"bench"');
+  });
+});
