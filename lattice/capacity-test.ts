@@ -116,8 +116,13 @@ const mean = (values: readonly number[]): number => {
 
 /** A profile the load loop can follow: a NaN rate or duration would run a test of nothing and report it (bench capacity once did). */
 function checkedProfile(profile: CapacityProfile): CapacityProfile {
-  const bad = (Object.entries(profile) as [keyof CapacityProfile, number][]).find(([field, value]) => !Number.isFinite(value) || value < 0 || ((field === 'baselineRate' || field === 'peak') && value <= 0));
-  if (bad) throw new InputError(`capacity profile: ${bad[0]} must be a finite number${bad[0] === 'baselineRate' || bad[0] === 'peak' ? ' above 0' : ' of 0 or more'}, got ${String(bad[1])}`);
+  for (const field of ['baselineRate', 'peak', 'leadMs', 'rampMs', 'holdMs', 'cooldownMs'] as const) {
+    const value = profile[field];
+    const positive = field === 'baselineRate' || field === 'peak';
+    if (typeof value !== 'number' || !Number.isFinite(value) || (positive ? value <= 0 : value < 0)) {
+      throw new InputError(`capacity profile: ${field} must be a finite number ${positive ? 'above 0' : 'of 0 or more'}, got ${String(value)}`);
+    }
+  }
   return profile;
 }
 
