@@ -1,13 +1,15 @@
 /**
  * `npm run bench -- paired-noise` (issue 30, a measurement study): what a paired trial's CPU per request is
- * made of on real processes. Each trial starts two fresh example ranking processes of the same build, as a
- * trial deploys control and treatment, sends every recorded /rank body to both at once (the first side drawn
+ * made of on real processes, and what a step costs. Each trial starts two fresh example ranking processes of the
+ * same build (the second with --treatment-faults, if given), as a trial deploys control and treatment, sends every recorded /rank body to both at once (the first side drawn
  * per pair, as the replayer does) for a warm-up and a measurement window, and reads each process's CPU from
  * /proc at the window's start and after its last answer. The paired effect is log(b/a); under A/A it is noise.
  *
  * Run twice in one bench, on the same machine: the stack's dependencies (features, gateway, prediction) served
  * inside the bench process, and isolated in their own processes as `tandem demo` and verdict-stack run them.
  *
+ *   meanEffect…      mean per-trial paired effect, with its standard error (meanEffectSe…): about 0 under A/A,
+ *                    the step's cost in CPU per request with --treatment-faults
  *   pairedSd…        sd of the per-trial paired effect (what the judge's t sees)
  *   pairedWithinSd…  the part of it the window's own noise makes (from the two halves of each window: a longer
  *                    window shrinks it)
@@ -19,7 +21,9 @@
  *
  * Options: --trials N (12), --rate R (10 pairs/s), --shards N (2, prediction shards), --warmup S (2), --measure S (3), --node-args "…" (V8 flags
  * for both processes; SEED is replaced by one random number per trial, the same for both), --cpus LIST (both
- * processes pinned to these CPUs with taskset, e.g. both on one core of a busy machine).
+ * processes pinned to these CPUs with taskset, e.g. both on one core of a busy machine), --treatment-faults LIST
+ * (the second process's faults, e.g. latency=5: the demo's step), --cross-rounds N (both processes' rounds of
+ * feature crossing, STACK_CROSS_ROUNDS: how much of a request's CPU the crossing the step repeats is).
  */
 import { Agent } from 'node:http';
 import { rankingCorpus } from '../examples/stack/ranking-corpus.js';
@@ -27,6 +31,9 @@ import { startStack, type StackService } from '../examples/stack/index.js';
 import { median } from './support/median.js';
 import { cpuNs, post, startRankingProcess } from './support/ranking-process.js';
 import { cpuListFlag, numberFlag } from './support/bench-args.js';
+import { formatFaults, parseFaults } from '../examples/stack/faults.js';
+import { CROSS_ROUNDS, MAX_CROSS_ROUNDS } from '../examples/stack/model.js';
+import { UsageError } from '../core/errors.js';
 
 /** CPU ms per request of both processes over the window, and over its two halves. */
 interface TrialCpu {
@@ -46,6 +53,10 @@ interface Options {
   readonly fixedLayout: boolean;
   /** CPU list both processes are pinned to (taskset -c), as `trials.slotCpus` can pin both slots alike. */
   readonly cpus?: string;
+  /** The second process's faults (STACK_FAULTS), canonical; none: A/A. */
+  readonly treatmentFaults?: string;
+  /** Both processes' rounds of feature crossing (STACK_CROSS_ROUNDS); none: the example's default. */
+  readonly crossRounds?: number;
 }
 
 
@@ -55,7 +66,8 @@ async function pairedTrial(env: NodeJS.ProcessEnv, bodies: readonly Buffer[], of
   const seed = String(1 + Math.floor(Math.random() * 2 ** 30));
   const args = o.nodeArgs.map((a) => a.replace('SEED', seed));
   const layout = { fixedLayout: o.fixedLayout, ...(o.cpus !== undefined ? { cpus: o.cpus } : {}) };
-  const processes = await Promise.all([startRankingProcess(env, args, layout), startRankingProcess(env, args, layout)]);
+  const treatmentEnv = o.treatmentFaults !== undefined ? { ...env, STACK_FAULTS: o.treatmentFaults } : env;
+  const processes = await Promise.all([startRankingProcess(env, args, layout), startRankingProcess(treatmentEnv, args, layout)]);
   const agents = processes.map(() => new Agent({ keepAlive: true, maxSockets: 32 }));
   try {
     const answered = [0, 0];
@@ -105,7 +117,7 @@ const sdOf = (values: readonly number[]): number => {
 async function study(isolate: readonly StackService[], o: Options, label: string): Promise<Record<string, number>> {
   const stack = await startStack({ shards: o.shards, isolate });
   try {
-    const env = { ...process.env, FEATURES_URL: stack.urls.features, INFERENCE_URL: stack.urls.gateway };
+    const env = { ...process.env, FEATURES_URL: stack.urls.features, INFERENCE_URL: stack.urls.gateway, ...(o.crossRounds !== undefined ? { STACK_CROSS_ROUNDS: String(o.crossRounds) } : {}) };
     const bodies = rankingCorpus(3_000).map((r) => Buffer.from(r.body, 'base64'));
     const trials: TrialCpu[] = [];
     const effect = ([a, b]: readonly [number, number]): number => Math.log(b / a);
@@ -121,6 +133,8 @@ async function study(isolate: readonly StackService[], o: Options, label: string
     const total = sdOf(effects);
     const percent = (v: number): number => Number((100 * v).toFixed(2));
     return {
+      meanEffect: percent(effects.reduce((a, b) => a + b, 0) / effects.length),
+      meanEffectSe: percent(total / Math.sqrt(effects.length)),
       pairedSd: percent(total),
       pairedWithinSd: percent(within),
       pairedBetweenSd: percent(Math.sqrt(Math.max(0, total ** 2 - within ** 2))),
@@ -134,6 +148,15 @@ async function study(isolate: readonly StackService[], o: Options, label: string
   }
 }
 
+/** --treatment-faults LIST, parsed as a deploy's faults are (a bad one is an InputError naming it), passed on canonical. */
+function treatmentFaultsFlag(args: readonly string[]): { treatmentFaults?: string } {
+  const at = args.indexOf('--treatment-faults');
+  if (at < 0) return {};
+  const value = args[at + 1];
+  if (value === undefined || value.startsWith('--')) throw new UsageError('--treatment-faults needs a list of faults, e.g. latency=5');
+  return { treatmentFaults: formatFaults(parseFaults(value)) };
+}
+
 export async function run(args: string[]): Promise<void> {
   const at = args.indexOf('--node-args');
   const o: Options = {
@@ -145,6 +168,8 @@ export async function run(args: string[]): Promise<void> {
     shards: numberFlag(args, 'shards', 2, { min: 1, max: 16, integer: true }),
     fixedLayout: args.includes('--fixed-layout'),
     ...cpuListFlag(args),
+    ...treatmentFaultsFlag(args),
+    ...(args.includes('--cross-rounds') ? { crossRounds: numberFlag(args, 'cross-rounds', CROSS_ROUNDS, { min: 1, max: MAX_CROSS_ROUNDS, integer: true }) } : {}),
   };
   const inProcess = args.includes('--isolated-only') ? {} : await study([], o, 'dependencies in-process');
   const isolated = await study(['features', 'gateway', 'prediction'], o, 'dependencies isolated');
@@ -158,6 +183,8 @@ export async function run(args: string[]): Promise<void> {
     shards: o.shards,
     fixedLayout: o.fixedLayout,
     cpus: o.cpus ?? 'any',
+    treatmentFaults: o.treatmentFaults ?? 'none (A/A)',
+    crossRounds: o.crossRounds ?? CROSS_ROUNDS,
     ...Object.fromEntries(Object.entries(inProcess).map(([k, v]) => [`${k}InProcess`, v])),
     ...Object.fromEntries(Object.entries(isolated).map(([k, v]) => [`${k}Isolated`, v])),
   };

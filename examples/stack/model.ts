@@ -146,17 +146,23 @@ export function scoreBatch(model: string, input: Float32Array, batch: number, de
 }
 
 /**
- * Rounds of feature crossing per document and variant: ranking's own CPU cost. At 24 the crossing was about 40%
- * of a request's CPU (HTTP, JSON, the features and inference calls, garbage collection made the rest), so the
- * demo's +5% work step cost +1.7–1.8% CPU per request on 2026-12-03's machine: at its 2% threshold, a change
- * no number of trials could decide (32 trials: +1.8% [+1.0%, +2.6%]). At 48 the same step costs about +3%.
+ * Rounds of feature crossing per document and variant, by default: ranking's own CPU cost. At 24 the crossing was
+ * about 40% of a request's CPU (HTTP, JSON, the features and inference calls, garbage collection made the rest), so
+ * the demo's +5% work step cost +1.7–1.8% CPU per request on 2026-12-03's machine: at its 2% threshold, a change
+ * no number of trials could decide (32 trials: +1.8% [+1.0%, +2.6%]). At 48 the crossing is 52–58% of a request's
+ * CPU on a later host and the step about +2.6–2.9%. A deployment may set its own (`STACK_CROSS_ROUNDS`), as
+ * `npm run bench -- paired-noise --cross-rounds N` does to measure what a step costs at another share (docs/demo.md).
  */
 export const CROSS_ROUNDS = 48;
+
+/** The most rounds a deployment may ask for: at 1024 one request of a few hundred candidates takes seconds of CPU. */
+export const MAX_CROSS_ROUNDS = 1024;
 
 /**
  * Ranking's own work for one query variant: crossing each document's
  * features with the query vector. Writes row r of the model input into `out`
- * at `offset + r * stride` and returns the multiply-adds performed.
+ * at `offset + r * stride` and returns the multiply-adds performed, `rounds`
+ * rounds per row and feature.
  *
  * All loops live in this one function, which nothing inlines: when the row
  * loop called a per-row function, V8's inlining decision (taken from timing
@@ -169,11 +175,11 @@ export const CROSS_ROUNDS = 48;
  * (`npm run bench -- paired-noise`: between-process sd 9.4% before the copy,
  * 1.1% after; docs/harness.md).
  */
-export function crossFeatureRows(rows: readonly (readonly number[])[], query: readonly number[], out: Float32Array, offset: number, stride: number = FEATURES): number {
+export function crossFeatureRows(rows: readonly (readonly number[])[], query: readonly number[], out: Float32Array, offset: number, rounds: number = CROSS_ROUNDS, stride: number = FEATURES): number {
   // The query twice over, as doubles: position i + j + round of the rotation is read without a modulo.
-  const rotated = new Float64Array(3 * FEATURES + CROSS_ROUNDS);
+  const rotated = new Float64Array(3 * FEATURES + rounds);
   for (let k = 0; k < rotated.length; k++) rotated[k] = query[k % FEATURES]!;
-  // One typed row the hot loop reads (see above); the copy is FEATURES loads against FEATURES² · CROSS_ROUNDS multiply-adds.
+  // One typed row the hot loop reads (see above); the copy is FEATURES loads against FEATURES² · rounds multiply-adds.
   const features = new Float64Array(FEATURES);
   for (let r = 0; r < rows.length; r++) {
     const row = rows[r]!;
@@ -181,13 +187,13 @@ export function crossFeatureRows(rows: readonly (readonly number[])[], query: re
     const base = offset + r * stride;
     for (let i = 0; i < FEATURES; i++) {
       let sum = 0;
-      for (let round = 0; round < CROSS_ROUNDS; round++) {
+      for (let round = 0; round < rounds; round++) {
         for (let j = 0; j < FEATURES; j++) sum += features[j]! * rotated[i + j + round]!;
       }
-      out[base + i] = Math.round((sum / CROSS_ROUNDS + features[i]!) * 10_000) / 10_000;
+      out[base + i] = Math.round((sum / rounds + features[i]!) * 10_000) / 10_000;
     }
   }
-  return rows.length * CROSS_ROUNDS * FEATURES * FEATURES;
+  return rows.length * rounds * FEATURES * FEATURES;
 }
 
 /**

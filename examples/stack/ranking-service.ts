@@ -8,7 +8,7 @@
  */
 import { Gauge } from 'prom-client';
 import type { Clock } from '../../core/clock.js';
-import { CATALOG_SIZE, FEATURES, MULTI_QUERY_WEIGHTS, burnRows, crossFeatureRows, hashString, queryVector } from './model.js';
+import { CATALOG_SIZE, CROSS_ROUNDS, FEATURES, MULTI_QUERY_WEIGHTS, burnRows, crossFeatureRows, hashString, queryVector } from './model.js';
 import { RANKING_LEVELS } from './levels.js';
 import { DEADLINE_HEADER, HttpError, ServiceHost, type ServiceRequest } from './service-host.js';
 import { JsonClient } from './json-client.js';
@@ -30,6 +30,8 @@ export interface RankingServiceOptions {
   readonly deadlineMs?: number;
   /** @default 250 */
   readonly restartDelayMs?: number;
+  /** Rounds of feature crossing per document and variant (model.ts): the service's own CPU per request. @default CROSS_ROUNDS */
+  readonly crossRounds?: number;
 }
 
 export interface RankRequest {
@@ -67,6 +69,7 @@ export function createRankingService(options: RankingServiceOptions): ServiceHos
   const host = new ServiceHost({ name: 'ranking', port: options.port, clock: options.clock, maxLevel: RANKING_LEVELS.length - 1 });
   const client = new JsonClient();
   const inference = inferenceClient(options.inferenceUrl, options.inferenceProtocol);
+  const crossRounds = options.crossRounds ?? CROSS_ROUNDS;
   // Work per scored candidate row (document × multi-query variant): the same for every request of a
   // build, whatever the request mix, so a change in the cost of scoring shows exactly (FLOPs per candidate).
   let scoredRows = 0;
@@ -160,7 +163,7 @@ export function createRankingService(options: RankingServiceOptions): ServiceHos
       if (extraRows > 0) crossings.push({ rows: burnRows(features, extraRows), variant: 0, out: new Float32Array(extraRows * FEATURES), offset: 0 });
       host.compute(() => {
         let work = 0;
-        for (const crossing of crossings) work += crossFeatureRows(crossing.rows, queryVector(rank.surface, rank.query, crossing.variant), crossing.out, crossing.offset);
+        for (const crossing of crossings) work += crossFeatureRows(crossing.rows, queryVector(rank.surface, rank.query, crossing.variant), crossing.out, crossing.offset, crossRounds);
         host.metrics.work.inc(work);
         scoredRows += rows;
         scoringWork += work;

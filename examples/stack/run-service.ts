@@ -14,6 +14,7 @@ import { createRankingService } from './ranking-service.js';
 import { createQueryService } from './query-service.js';
 import { parseFaults, type StackFaults } from './faults.js';
 import { startPredictionGrpc } from './prediction-grpc.js';
+import { MAX_CROSS_ROUNDS } from './model.js';
 import type { InferenceProtocol } from './inference-client.js';
 
 export type StackService = 'query' | 'ranking' | 'features' | 'gateway' | 'prediction';
@@ -43,6 +44,8 @@ export interface ServiceConfig {
   readonly featuresDocsPerSecond?: number;
   /** How ranking calls prediction (env INFERENCE_PROTOCOL). @default 'http' */
   readonly inferenceProtocol?: InferenceProtocol;
+  /** Ranking's rounds of feature crossing per document and variant (env STACK_CROSS_ROUNDS, 1 to MAX_CROSS_ROUNDS). @default CROSS_ROUNDS */
+  readonly crossRounds?: number;
   /** Ranking's deadline for its features call, in process only (tests of other parts move it out of the way). @default 2000 */
   readonly deadlineMs?: number;
 }
@@ -87,6 +90,7 @@ export function serviceConfigFromEnv(env: NodeJS.ProcessEnv): ServiceConfig {
       shards: integer(env, 'STACK_SHARDS'),
       workers: integer(env, 'STACK_WORKERS'),
       restartDelayMs: integer(env, 'STACK_RESTART_DELAY_MS'),
+      crossRounds: crossRounds(integer(env, 'STACK_CROSS_ROUNDS')),
     }).filter(([, v]) => v !== undefined),
   ) as ServiceConfig;
 }
@@ -116,6 +120,11 @@ function protocol(text: string | undefined): InferenceProtocol | undefined {
   if (text === undefined || text === '') return undefined;
   if (text !== 'http' && text !== 'grpc') throw new InputError(`INFERENCE_PROTOCOL must be http or grpc, got ${JSON.stringify(text.slice(0, 20))}`);
   return text;
+}
+
+function crossRounds(value: number | undefined): number | undefined {
+  if (value !== undefined && (value < 1 || value > MAX_CROSS_ROUNDS)) throw new InputError(`STACK_CROSS_ROUNDS must be 1 to ${MAX_CROSS_ROUNDS} rounds of feature crossing, got ${value}`);
+  return value;
 }
 
 function positive(value: number | undefined, name: string): number | undefined {
@@ -170,6 +179,7 @@ export async function startService(service: string, config: ServiceConfig): Prom
         workers,
         restartDelayMs,
         ...(config.faults ? { faults: config.faults } : {}),
+        ...(config.crossRounds !== undefined ? { crossRounds: config.crossRounds } : {}),
       });
       break;
     case 'query':

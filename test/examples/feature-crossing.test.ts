@@ -3,13 +3,13 @@ import { setFlagsFromString } from 'node:v8';
 import { CROSS_ROUNDS, FEATURES, burnRows, crossFeatureRows, queryVector } from '../../examples/stack/model.js';
 
 /** The crossing as the model defines it, written the obvious way (modulo rotation, reading the rows as given). */
-function referenceCrossing(rows: readonly (readonly number[])[], query: readonly number[]): Float32Array {
+function referenceCrossing(rows: readonly (readonly number[])[], query: readonly number[], rounds: number = CROSS_ROUNDS): Float32Array {
   const out = new Float32Array(rows.length * FEATURES);
   rows.forEach((features, r) => {
     for (let i = 0; i < FEATURES; i++) {
       let sum = 0;
-      for (let round = 0; round < CROSS_ROUNDS; round++) for (let j = 0; j < FEATURES; j++) sum += features[j]! * query[(i + j + round) % FEATURES]!;
-      out[r * FEATURES + i] = Math.round((sum / CROSS_ROUNDS + features[i]!) * 10_000) / 10_000;
+      for (let round = 0; round < rounds; round++) for (let j = 0; j < FEATURES; j++) sum += features[j]! * query[(i + j + round) % FEATURES]!;
+      out[r * FEATURES + i] = Math.round((sum / rounds + features[i]!) * 10_000) / 10_000;
     }
   });
   return out;
@@ -26,11 +26,21 @@ describe('crossFeatureRows (the example ranking hot loop, issue 30)', () => {
     expect([...out]).toEqual([...referenceCrossing(rows, query)]);
   });
 
+  it('crosses the rounds a deployment asks for (STACK_CROSS_ROUNDS), the work counted to match', () => {
+    const rows = [Array.from({ length: FEATURES }, (_, j) => (j % 5) - 2.5), Array.from({ length: FEATURES }, (_, j) => j / 3)];
+    const query = queryVector('search', 'boots', 1);
+    const out = new Float32Array(rows.length * FEATURES);
+    const rounds = 3 * CROSS_ROUNDS + 1;
+    expect(crossFeatureRows(rows, query, out, 0, rounds)).toBe(rows.length * rounds * FEATURES * FEATURES);
+    expect([...out]).toEqual([...referenceCrossing(rows, query, rounds)]);
+    expect([...out]).not.toEqual([...referenceCrossing(rows, query)]);
+  });
+
   it('writes each row at offset + r·stride and leaves the rest of the output alone', () => {
     const rows = [Array.from({ length: FEATURES }, (_, j) => j / 10), Array.from({ length: FEATURES }, (_, j) => -j / 7)];
     const query = queryVector('feed', '', 1);
     const out = new Float32Array(4 * FEATURES).fill(7);
-    crossFeatureRows(rows, query, out, FEATURES, 2 * FEATURES);
+    crossFeatureRows(rows, query, out, FEATURES, CROSS_ROUNDS, 2 * FEATURES);
     const expected = referenceCrossing(rows, query);
     expect([...out.subarray(FEATURES, 2 * FEATURES)]).toEqual([...expected.subarray(0, FEATURES)]);
     expect([...out.subarray(3 * FEATURES)]).toEqual([...expected.subarray(FEATURES)]);

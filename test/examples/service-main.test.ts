@@ -7,7 +7,8 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { compiledBuild } from '../../bin/compiled-build.js';
 import { rankingArmCommand, TANDEM_BIN } from '../../examples/demo/demo-project.js';
-import { serviceArguments } from '../../examples/stack/run-service.js';
+import { serviceArguments, serviceConfigFromEnv } from '../../examples/stack/run-service.js';
+import { MAX_CROSS_ROUNDS } from '../../examples/stack/model.js';
 import { grpcHealth, reflectDescriptorSet } from '../../core/index.js';
 import { REPO_ROOT } from '../support/cli.js';
 
@@ -24,6 +25,13 @@ describe('the example services’ process entry', () => {
     expect(() => serviceArguments(['ranking', '--faults'])).toThrow(/--faults needs a list/);
     expect(() => serviceArguments(['ranking', '--faults=latency=x'])).toThrow(/fault "latency" needs a number/);
     expect(() => serviceArguments(['ranking', '--faults=', '--faults=latency=1'])).toThrow(/twice/);
+  });
+
+  it('takes ranking’s rounds of feature crossing from STACK_CROSS_ROUNDS, 1 to MAX_CROSS_ROUNDS, and names the variable otherwise', () => {
+    expect(serviceConfigFromEnv({ STACK_CROSS_ROUNDS: '144' })).toMatchObject({ crossRounds: 144 });
+    expect(serviceConfigFromEnv({})).not.toHaveProperty('crossRounds');
+    expect(serviceConfigFromEnv({ STACK_CROSS_ROUNDS: String(MAX_CROSS_ROUNDS) })).toMatchObject({ crossRounds: MAX_CROSS_ROUNDS });
+    for (const bad of ['0', String(MAX_CROSS_ROUNDS + 1), '1e9', 'many', '-3', '2.5']) expect(() => serviceConfigFromEnv({ STACK_CROSS_ROUNDS: bad })).toThrow(/STACK_CROSS_ROUNDS/);
   });
 
   describe('bundled into one file by the compiled build, as the demo’s arms run it', () => {

@@ -24,6 +24,9 @@ describe('bench flags', () => {
     [['compare', '--records', '5'], '--records needs a whole number from 160 to 1000000, got "5"'],
     [['executor', '--experiments', ''], '--experiments needs a whole number from 1 to 1000000, got ""'],
     [['paired-noise', '--cpus', '1;touch /tmp/x'], '--cpus needs a CPU list like "1" or "0-1", got "1;touch /tmp/x"'],
+    [['paired-noise', '--cross-rounds', '0'], '--cross-rounds needs a whole number from 1 to 1024, got "0"'],
+    [['paired-noise', '--treatment-faults', 'latency=much'], 'fault "latency" needs a number'],
+    [['paired-noise', '--treatment-faults'], '--treatment-faults needs a list of faults'],
   ])('npm run bench -- %j: exit 3, "%s", no figures', async (args, message) => {
     const result = await bench(args);
     expect(result.stderr).toContain(`bench ${args[0]}: ${message}`);
