@@ -1,9 +1,10 @@
 /**
  * `npm run bench -- paired-noise` (issue 30, a measurement study): what a paired trial's CPU per request is
  * made of on real processes, and what a step costs. Each trial starts two fresh example ranking processes of the
- * same build (the second with --treatment-faults, if given), as a trial deploys control and treatment, sends every recorded /rank body to both at once (the first side drawn
- * per pair, as the replayer does) for a warm-up and a measurement window, and reads each process's CPU from
- * /proc at the window's start and after its last answer. The paired effect is log(b/a); under A/A it is noise.
+ * same build (the second with --treatment-faults, if given), as a trial deploys control and treatment, sends
+ * every recorded /rank body to both at once (the first side drawn per pair, as the replayer does) for a warm-up
+ * and a measurement window, and reads each process's CPU from /proc at the window's start and after its last
+ * answer. The paired effect is log(b/a); under A/A it is noise.
  *
  * Run twice in one bench, on the same machine: the stack's dependencies (features, gateway, prediction) served
  * inside the bench process, and isolated in their own processes as `tandem demo` and verdict-stack run them.
