@@ -154,7 +154,8 @@ function treatmentFaultsFlag(args: readonly string[]): { treatmentFaults?: strin
   const at = args.indexOf('--treatment-faults');
   if (at < 0) return {};
   const value = args[at + 1];
-  if (value === undefined || value.startsWith('--')) throw new UsageError('--treatment-faults needs a list of faults, e.g. latency=5');
+  // An empty list would be A/A under a treatment's name: refused like a missing one.
+  if (value === undefined || value.trim() === '' || value.startsWith('--')) throw new UsageError('--treatment-faults needs a list of faults, e.g. latency=5');
   return { treatmentFaults: formatFaults(parseFaults(value)) };
 }
 

@@ -27,6 +27,7 @@ describe('bench flags', () => {
     [['paired-noise', '--cross-rounds', '0'], '--cross-rounds needs a whole number from 1 to 1024, got "0"'],
     [['paired-noise', '--treatment-faults', 'latency=much'], 'fault "latency" needs a number'],
     [['paired-noise', '--treatment-faults'], '--treatment-faults needs a list of faults'],
+    [['paired-noise', '--treatment-faults', ' '], '--treatment-faults needs a list of faults'],
   ])('npm run bench -- %j: exit 3, "%s", no figures', async (args, message) => {
     const result = await bench(args);
     expect(result.stderr).toContain(`bench ${args[0]}: ${message}`);
