@@ -24,7 +24,12 @@
  * for both processes; SEED is replaced by one random number per trial, the same for both), --cpus LIST (both
  * processes pinned to these CPUs with taskset, e.g. both on one core of a busy machine), --treatment-faults LIST
  * (the second process's faults, e.g. latency=5: the demo's step), --cross-rounds N (both processes' rounds of
- * feature crossing, STACK_CROSS_ROUNDS: how much of a request's CPU the crossing the step repeats is).
+ * feature crossing, STACK_CROSS_ROUNDS: how much of a request's CPU the crossing the step repeats is),
+ * --alternate-nice N (every other trial runs both processes at niceness N, e.g. -10 to put them ahead of a busy
+ * process on their CPU; the figures are also given for each half, suffixed OwnNice and Reniced), --processes K
+ * (K fresh processes per side, each sent every body at --rate, as `trials.processes` runs them: the figures take
+ * a side's fastest process, as Tandem does, and are also given for the geometric mean of its processes,
+ * suffixed MeanOfProcesses, and for its first process alone, suffixed OneProcess).
  */
 import { Agent } from 'node:http';
 import { rankingCorpus } from '../examples/stack/ranking-corpus.js';
@@ -36,10 +41,11 @@ import { formatFaults, parseFaults } from '../examples/stack/faults.js';
 import { CROSS_ROUNDS, MAX_CROSS_ROUNDS } from '../examples/stack/model.js';
 import { UsageError } from '../core/errors.js';
 
-/** CPU ms per request of both processes over the window, and over its two halves. */
+/** CPU ms per request of each process of both sides ([side][process]) over the window, and over its two halves. */
+type SideValues = readonly [readonly number[], readonly number[]];
 interface TrialCpu {
-  readonly whole: [number, number];
-  readonly halves: [[number, number], [number, number]];
+  readonly whole: SideValues;
+  readonly halves: readonly [SideValues, SideValues];
   /** Requests of the trial that failed (not counted as answered: CPU per request is per answered request). */
   readonly failed: number;
 }
@@ -58,20 +64,26 @@ interface Options {
   readonly treatmentFaults?: string;
   /** Both processes' rounds of feature crossing (STACK_CROSS_ROUNDS); none: the example's default. */
   readonly crossRounds?: number;
+  /** Every other trial (the 2nd, 4th, …) runs both processes at this niceness; the rest at the bench's own. */
+  readonly alternateNice?: number;
+  /** Fresh processes per side in every trial, each sent every body at `rate` (as `trials.processes` does). */
+  readonly processes: number;
 }
 
 
 
-/** One trial: two fresh processes, every body to both, CPU per answered request over the measurement window. */
-async function pairedTrial(env: NodeJS.ProcessEnv, bodies: readonly Buffer[], offset: number, o: Options): Promise<TrialCpu> {
+/** One trial: k fresh processes per side, every body to each, CPU per answered request over the measurement window. */
+async function pairedTrial(env: NodeJS.ProcessEnv, bodies: readonly Buffer[], offset: number, o: Options, nice: number | undefined): Promise<TrialCpu> {
   const seed = String(1 + Math.floor(Math.random() * 2 ** 30));
   const args = o.nodeArgs.map((a) => a.replace('SEED', seed));
-  const layout = { fixedLayout: o.fixedLayout, ...(o.cpus !== undefined ? { cpus: o.cpus } : {}) };
+  const layout = { fixedLayout: o.fixedLayout, ...(o.cpus !== undefined ? { cpus: o.cpus } : {}), ...(nice !== undefined ? { nice } : {}) };
   const treatmentEnv = o.treatmentFaults !== undefined ? { ...env, STACK_FAULTS: o.treatmentFaults } : env;
-  const processes = await Promise.all([startRankingProcess(env, args, layout), startRankingProcess(treatmentEnv, args, layout)]);
+  const k = o.processes;
+  // Side a's processes first, then side b's: process i of the list is side ⌊i / k⌋.
+  const processes = await Promise.all(Array.from({ length: 2 * k }, (_, i) => startRankingProcess(i < k ? env : treatmentEnv, args, layout)));
   const agents = processes.map(() => new Agent({ keepAlive: true, maxSockets: 32 }));
   try {
-    const answered = [0, 0];
+    const answered = processes.map(() => 0);
     let failed = 0;
     const inFlight = new Set<Promise<void>>();
     type Mark = { cpu: number[]; answered: number[] };
@@ -89,7 +101,12 @@ async function pairedTrial(env: NodeJS.ProcessEnv, bodies: readonly Buffer[], of
       if (sent === warmupPairs) start = mark();
       if (sent === warmupPairs + (measurePairs >> 1)) middle = mark();
       const body = bodies[(offset + sent) % bodies.length]!;
-      const order = Math.random() < 0.5 ? [0, 1] : [1, 0];
+      // Every process in a random order, as the first side is drawn per pair.
+      const order = processes.map((_, i) => i);
+      for (let i = order.length - 1; i > 0; i--) {
+        const j = Math.floor(Math.random() * (i + 1));
+        [order[i], order[j]] = [order[j]!, order[i]!];
+      }
       for (const i of order) {
         const p = post(processes[i]!.url, body, agents[i]).then((ok) => {
           if (ok) answered[i]!++;
@@ -102,7 +119,7 @@ async function pairedTrial(env: NodeJS.ProcessEnv, bodies: readonly Buffer[], of
     await Promise.all(inFlight);
     const end = mark();
     const perRequest = (from: Mark, to: Mark, i: number): number => (to.cpu[i]! - from.cpu[i]!) / 1e6 / Math.max(1, to.answered[i]! - from.answered[i]!);
-    const pair = (from: Mark, to: Mark): [number, number] => [perRequest(from, to, 0), perRequest(from, to, 1)];
+    const pair = (from: Mark, to: Mark): SideValues => [processes.slice(0, k).map((_, i) => perRequest(from, to, i)), processes.slice(k).map((_, i) => perRequest(from, to, k + i))];
     return { whole: pair(start!, end), halves: [pair(start!, middle!), pair(middle!, end)], failed };
   } finally {
     agents.forEach((a) => a.destroy());
@@ -115,34 +132,63 @@ const sdOf = (values: readonly number[]): number => {
   return Math.sqrt(values.reduce((s, v) => s + (v - mean) ** 2, 0) / (values.length - 1));
 };
 
+/** A side's value from its processes' values. */
+type Summary = (values: readonly number[]) => number;
+/** Tandem's: the fastest process (harness/trial-metrics.ts). */
+const fastest: Summary = (values) => Math.min(...values);
+/** The geometric mean: the mean on the log scale the judge works on. */
+const logMean: Summary = (values) => Math.exp(values.reduce((sum, v) => sum + Math.log(v), 0) / values.length);
+/** Process 0 only: what one process per side measures at this per-process load. */
+const firstOnly: Summary = (values) => values[0]!;
+
+/** A trial's paired effect: log(b/a) of the two sides' CPU per request. */
+const effect = ([a, b]: SideValues, summary: Summary = fastest): number => Math.log(summary(b) / summary(a));
+
+/** The figures of a set of trials (all of a study's, or the half at one niceness). */
+function figuresOf(trials: readonly TrialCpu[], summary: Summary = fastest): Record<string, number> {
+  const effects = trials.map((t) => effect(t.whole, summary));
+  // Kalibera & Jones's split: the two halves of one window differ by the window's own noise only (a process's
+  // speed is the same in both), so Var(e₁ − e₂)/4 is the within part of Var(e) and the rest is between processes.
+  const within = sdOf(trials.map((t) => effect(t.halves[0], summary) - effect(t.halves[1], summary))) / 2;
+  const total = sdOf(effects);
+  const percent = (v: number): number => Number((100 * v).toFixed(2));
+  return {
+    meanEffect: percent(effects.reduce((a, b) => a + b, 0) / effects.length),
+    meanEffectSe: percent(total / Math.sqrt(effects.length)),
+    pairedSd: percent(total),
+    pairedWithinSd: percent(within),
+    pairedBetweenSd: percent(Math.sqrt(Math.max(0, total ** 2 - within ** 2))),
+    beyond5Percent: Number((effects.filter((e) => Math.abs(e) > 0.05).length / effects.length).toFixed(2)),
+    unpairedSd: percent(sdOf(trials.map((t) => Math.log(summary(t.whole[0]))))),
+    cpuPerRequestMs: Number(median(trials.flatMap((t) => t.whole.flat()).sort((a, b) => a - b)).toFixed(2)),
+    failedRequests: trials.reduce((sum, t) => sum + t.failed, 0),
+  };
+}
+
+const suffixed = (figures: Record<string, number>, suffix: string): Record<string, number> => Object.fromEntries(Object.entries(figures).map(([k, v]) => [`${k}${suffix}`, v]));
+
 async function study(isolate: readonly StackService[], o: Options, label: string): Promise<Record<string, number>> {
   const stack = await startStack({ shards: o.shards, isolate });
   try {
     const env = { ...process.env, FEATURES_URL: stack.urls.features, INFERENCE_URL: stack.urls.gateway, ...(o.crossRounds !== undefined ? { STACK_CROSS_ROUNDS: String(o.crossRounds) } : {}) };
     const bodies = rankingCorpus(3_000).map((r) => Buffer.from(r.body, 'base64'));
     const trials: TrialCpu[] = [];
-    const effect = ([a, b]: readonly [number, number]): number => Math.log(b / a);
+    // Alternating trial by trial, not one setting after the other: a drift of the machine then reaches both alike.
+    const niceOf = (t: number): number | undefined => (o.alternateNice !== undefined && t % 2 === 1 ? o.alternateNice : undefined);
     for (let t = 0; t < o.trials; t++) {
-      const trial = await pairedTrial(env, bodies, t * Math.round((o.warmupS + o.measureS) * o.rate), o);
+      const trial = await pairedTrial(env, bodies, t * Math.round((o.warmupS + o.measureS) * o.rate), o, niceOf(t));
       trials.push(trial);
-      process.stderr.write(`paired-noise ${label}: trial ${t}: ${trial.whole.map((v) => v.toFixed(2)).join(' / ')} ms/request, effect ${(100 * effect(trial.whole)).toFixed(2)}% (halves ${trial.halves.map((h) => (100 * effect(h)).toFixed(2)).join(', ')}%)${trial.failed > 0 ? `, ${trial.failed} request(s) failed` : ''}\n`);
+      const perSide = trial.whole.map((side) => side.map((v) => v.toFixed(2)).join(' ')).join(' / ');
+      const means = o.processes > 1 ? `, of the means ${(100 * effect(trial.whole, logMean)).toFixed(2)}%` : '';
+      process.stderr.write(`paired-noise ${label}: trial ${t}${niceOf(t) !== undefined ? ` (nice ${niceOf(t)})` : ''}: ${perSide} ms/request, effect ${(100 * effect(trial.whole)).toFixed(2)}%${means} (halves ${trial.halves.map((h) => (100 * effect(h)).toFixed(2)).join(', ')}%)${trial.failed > 0 ? `, ${trial.failed} request(s) failed` : ''}\n`);
     }
-    const effects = trials.map((t) => effect(t.whole));
-    // Kalibera & Jones's split: the two halves of one window differ by the window's own noise only (a process's
-    // speed is the same in both), so Var(e₁ − e₂)/4 is the within part of Var(e) and the rest is between processes.
-    const within = sdOf(trials.map((t) => effect(t.halves[0]) - effect(t.halves[1]))) / 2;
-    const total = sdOf(effects);
-    const percent = (v: number): number => Number((100 * v).toFixed(2));
+    const perProcess = o.processes > 1 ? { ...suffixed(figuresOf(trials, logMean), 'MeanOfProcesses'), ...suffixed(figuresOf(trials, firstOnly), 'OneProcess') } : {};
+    if (o.alternateNice === undefined) return { ...figuresOf(trials), ...perProcess };
     return {
-      meanEffect: percent(effects.reduce((a, b) => a + b, 0) / effects.length),
-      meanEffectSe: percent(total / Math.sqrt(effects.length)),
-      pairedSd: percent(total),
-      pairedWithinSd: percent(within),
-      pairedBetweenSd: percent(Math.sqrt(Math.max(0, total ** 2 - within ** 2))),
-      beyond5Percent: Number((effects.filter((e) => Math.abs(e) > 0.05).length / effects.length).toFixed(2)),
-      unpairedSd: percent(sdOf(trials.map((t) => Math.log(t.whole[0])))),
-      cpuPerRequestMs: Number(median(trials.flatMap((t) => t.whole).sort((a, b) => a - b)).toFixed(2)),
-      failedRequests: trials.reduce((sum, t) => sum + t.failed, 0),
+      ...figuresOf(trials),
+      ...perProcess,
+      ...suffixed(figuresOf(trials.filter((_, t) => niceOf(t) === undefined)), 'OwnNice'),
+      ...suffixed(figuresOf(trials.filter((_, t) => niceOf(t) !== undefined)), 'Reniced'),
     };
   } finally {
     await stack.stop();
@@ -159,6 +205,14 @@ function treatmentFaultsFlag(args: readonly string[]): { treatmentFaults?: strin
   return { treatmentFaults: formatFaults(parseFaults(value)) };
 }
 
+/** --alternate-nice N: a niceness from -20 to 19 other than 0 (0 would compare the bench's own priority with itself). */
+function alternateNiceFlag(args: readonly string[]): { alternateNice?: number } {
+  if (!args.includes('--alternate-nice')) return {};
+  const nice = numberFlag(args, 'alternate-nice', 0, { min: -20, max: 19, integer: true });
+  if (nice === 0) throw new UsageError('--alternate-nice needs a niceness other than 0, e.g. -10');
+  return { alternateNice: nice };
+}
+
 export async function run(args: string[]): Promise<void> {
   const at = args.indexOf('--node-args');
   const o: Options = {
@@ -172,6 +226,8 @@ export async function run(args: string[]): Promise<void> {
     ...cpuListFlag(args),
     ...treatmentFaultsFlag(args),
     ...(args.includes('--cross-rounds') ? { crossRounds: numberFlag(args, 'cross-rounds', CROSS_ROUNDS, { min: 1, max: MAX_CROSS_ROUNDS, integer: true }) } : {}),
+    ...alternateNiceFlag(args),
+    processes: numberFlag(args, 'processes', 1, { min: 1, max: 8, integer: true }),
   };
   const inProcess = args.includes('--isolated-only') ? {} : await study([], o, 'dependencies in-process');
   const isolated = await study(['features', 'gateway', 'prediction'], o, 'dependencies isolated');
@@ -187,6 +243,8 @@ export async function run(args: string[]): Promise<void> {
     cpus: o.cpus ?? 'any',
     treatmentFaults: o.treatmentFaults ?? 'none (A/A)',
     crossRounds: o.crossRounds ?? CROSS_ROUNDS,
+    alternateNice: o.alternateNice ?? 'none',
+    processes: o.processes,
     ...Object.fromEntries(Object.entries(inProcess).map(([k, v]) => [`${k}InProcess`, v])),
     ...Object.fromEntries(Object.entries(isolated).map(([k, v]) => [`${k}Isolated`, v])),
   };

@@ -96,8 +96,8 @@ function cancellationBanner(record: ExperimentRecord, events: readonly Experimen
 
 function trialsTable(record: ExperimentRecord): string {
   if (record.trials.length === 0) return '';
-  const rows = record.trials.map((t) => `<tr><td>${e(t.index + 1)}</td><td>${e(t.attempt)}</td><td>${e(t.status)}</td><td class="n">${e(t.details?.achievedRate ?? '')}</td><td>${e(time(t.startedAtMs))}</td><td>${e(t.reason ?? '')}</td></tr>`).join('');
-  return `<h2>Trials</h2><table><thead><tr><th scope="col">Trial</th><th scope="col">Attempt</th><th scope="col">Status</th><th scope="col">Pairs/s</th><th scope="col">Started (UTC)</th><th scope="col">Reason</th></tr></thead><tbody>${rows}</tbody></table>`;
+  const rows = record.trials.map((t) => `<tr><td>${e(t.index + 1)}</td><td>${e(t.attempt)}</td><td>${e(t.status)}</td><td class="n">${e(t.details?.achievedRate ?? '')}</td><td class="n">${e(typeof t.details?.otherWorkOnArmCpus === 'number' ? `${Math.round(t.details.otherWorkOnArmCpus * 100)}%` : '')}</td><td>${e(time(t.startedAtMs))}</td><td>${e(t.reason ?? '')}</td></tr>`).join('');
+  return `<h2>Trials</h2><table><thead><tr><th scope="col">Trial</th><th scope="col">Attempt</th><th scope="col">Status</th><th scope="col">Pairs/s</th><th scope="col">Other work on the arms' CPUs</th><th scope="col">Started (UTC)</th><th scope="col">Reason</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
 export function livePanel(snapshot: LiveSnapshot, actions: boolean): string {

@@ -19,6 +19,7 @@ import { loadExperimentData, missingDataCauses, type ExcludedTrial, type Experim
 import { metricPolicies } from './metric-policy.js';
 import type { TrialMetric } from './trial-metrics.js';
 import { judge, type ExperimentVerdict, type JudgeOptions, type MetricVerdict, type OnInconclusive } from './verdict.js';
+import { contendedTrialsNote } from './contention-note.js';
 
 export const REPORT_SCHEMA = 'tandem.report/v1';
 
@@ -41,7 +42,8 @@ export interface ExperimentReport {
   /** Per-trial effects of the judged metrics, with their within-trial intervals. */
   /** Per-trial effects of the judged metrics, with each arm's processes' own values when the arms ran several. */
   readonly perTrial: readonly Pick<TrialMetric, 'metric' | 'trial' | 'control' | 'treatment' | 'effect' | 'low' | 'high' | 'processes'>[];
-  readonly trials: readonly { readonly index: number; readonly attempt: number; readonly status: string; readonly reason?: string; readonly slots?: unknown; readonly achievedRate?: number; readonly targetRate?: number }[];
+  /** Every attempt; `otherWorkOnArmCpus`: the share of the pinned arms' CPUs other work took in its window (replayer/arm-cpu-contention.ts). */
+  readonly trials: readonly { readonly index: number; readonly attempt: number; readonly status: string; readonly reason?: string; readonly slots?: unknown; readonly achievedRate?: number; readonly targetRate?: number; readonly otherWorkOnArmCpus?: number }[];
   readonly excludedTrials: readonly ExcludedTrial[];
   readonly arms: Readonly<Record<'control' | 'treatment', ArmSummary>>;
   /** Latency quantiles per arm, [ms, quantile], at most 101 points each. */
@@ -215,6 +217,8 @@ export async function evaluateExperiment(store: Pick<Store, 'experiments' | 'out
         : 'no control′ arm: response differences are not noise-cancelled (set arms.controlPrime to enable it)',
     );
   }
+  const contended = contendedTrialsNote(data.used);
+  if (contended) notes.push(contended);
   const judgedNames = new Set(verdict.metrics.filter((m) => m.judged).map((m) => m.metric));
   return {
     schema: REPORT_SCHEMA,
@@ -249,6 +253,7 @@ export async function evaluateExperiment(store: Pick<Store, 'experiments' | 'out
       ...(t.details?.slots ? { slots: t.details.slots } : {}),
       ...(typeof t.details?.achievedRate === 'number' ? { achievedRate: t.details.achievedRate } : {}),
       ...(typeof t.details?.targetRate === 'number' ? { targetRate: t.details.targetRate } : {}),
+      ...(typeof t.details?.otherWorkOnArmCpus === 'number' ? { otherWorkOnArmCpus: t.details.otherWorkOnArmCpus } : {}),
     })),
     excludedTrials: data.excluded,
     arms: distributions.arms,

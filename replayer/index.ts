@@ -7,4 +7,5 @@ export { runTrials, ReplayFailedError, type RunTrialsOptions, type TrialsResult 
 export { scrapeCounters, type CounterScraperOptions, type ScrapedArm } from './counters.js';
 export { localFingerprint, armFingerprint, fingerprintDifferences, FINGERPRINT_PATH, type Fingerprint } from './fingerprint.js';
 export { processStats, type ProcessStats } from './process-stats.js';
+export { cpusOfList, cpuTimesOf, otherWorkShare, type ArmCpuReading } from './arm-cpu-contention.js';
 export { leftoversOf, recordProcess, stopLeftovers, type RecordedProcess } from './arm-processes.js';

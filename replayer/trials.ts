@@ -17,6 +17,7 @@ import { leftoversOf, recordProcess, stopLeftovers } from './arm-processes.js';
 import { fingerprintDifferences } from './fingerprint.js';
 import { pairedReplay, type PairedReplayResult, type ReplayProgress } from './paired-replay.js';
 import { markProcessCpu, scrapeCounters } from './counters.js';
+import { cpusOfList, otherWorkShare, readArmCpus, type ArmCpuReading } from './arm-cpu-contention.js';
 import type { ArmName } from './schedule.js';
 import { TrialLedger } from './trial-ledger.js';
 
@@ -149,9 +150,10 @@ async function runAttempt(options: RunTrialsOptions, ledger: TrialLedger, index:
       await ledger.replaceOrFail(ended('excluded', { slots }, `arms ran in different environments (${differences.join('; ')})`));
       return 'replaced';
     }
-    const { result, shaped } = await measureAttempt(options, index, attempt, arms);
+    const { result, shaped, otherWorkOnArmCpus } = await measureAttempt(options, index, attempt, arms);
     const details = {
       ...summarize(result, workload.replay.minAchievedShare),
+      ...(otherWorkOnArmCpus !== undefined ? { otherWorkOnArmCpus: Number(otherWorkOnArmCpus.toFixed(3)) } : {}),
       ...(shaped.filtered() > 0 ? { filteredRecords: shaped.filtered() } : {}),
       slots,
       fingerprints: { control: deployments.control.fingerprint ?? null, treatment: deployments.treatment.fingerprint ?? null },
@@ -243,9 +245,10 @@ async function* notingServices(records: AsyncIterable<CorpusRecord>, services: S
 
 /**
  * The attempt's paired replay: outcomes written in batches as they come, the arms' counters scraped and
- * their CPU marked at the measurement window's edges, the router told which trial its calls belong to.
+ * their CPU marked at the measurement window's edges, the router told which trial its calls belong to. With
+ * pinned arms (`trials.slotCpus`), also the share of their CPUs other work took in the window.
  */
-async function measureAttempt(options: RunTrialsOptions, index: number, attempt: number, { deployments, prime }: AttemptArms): Promise<{ result: PairedReplayResult; shaped: ShapedCorpus }> {
+async function measureAttempt(options: RunTrialsOptions, index: number, attempt: number, { deployments, prime }: AttemptArms): Promise<{ result: PairedReplayResult; shaped: ShapedCorpus; otherWorkOnArmCpus?: number }> {
   const { workload, clock } = options;
   options.router?.setTrial(index);
   const buffer: RequestOutcome[] = [];
@@ -266,6 +269,10 @@ async function measureAttempt(options: RunTrialsOptions, index: number, attempt:
   };
   const scraping = scrapeCounters({ ...scraped, intervalMs: options.scrapeIntervalMs ?? 1_000 }, stopScraping.signal);
   const marks: Promise<void>[] = [];
+  const armCpus = cpusOfList((workload.trials.slotCpus ?? []).join(','));
+  const armPids = scraped.arms.flatMap((a) => (a.pid !== undefined ? [a.pid] : []));
+  const contended = armCpus.length > 0 && armPids.length > 0;
+  let windowStart: Promise<ArmCpuReading | undefined> | undefined;
   try {
     const shaped = shapeCorpus(workload.replay.wrap ? wrapped(options.corpus) : options.corpus(), workload.replay);
     const controlPrime = prime?.url ?? options.controlPrime;
@@ -298,11 +305,16 @@ async function measureAttempt(options: RunTrialsOptions, index: number, attempt:
         if (buffer.length >= OUTCOME_BATCH) flush();
       },
       ...(options.onProgress ? { onProgress: (p: ReplayProgress) => options.onProgress!(index, attempt, p) } : {}),
-      onMeasureStart: () => void marks.push(markProcessCpu(scraped, 'measure-start')),
+      onMeasureStart: () => {
+        marks.push(markProcessCpu(scraped, 'measure-start'));
+        if (contended) windowStart = readArmCpus(armCpus, armPids);
+      },
     });
     marks.push(markProcessCpu(scraped, 'measure-end'));
+    const [before, after] = contended ? await Promise.all([windowStart, readArmCpus(armCpus, armPids)]) : [];
+    const otherWorkOnArmCpus = before && after ? otherWorkShare(before, after) : undefined;
     await options.afterMeasure?.(index, instancesOf(deployments.control)[0]!.url, grpcServices);
-    return { result, shaped };
+    return { result, shaped, ...(otherWorkOnArmCpus !== undefined ? { otherWorkOnArmCpus } : {}) };
   } finally {
     stopScraping.abort();
     flush();

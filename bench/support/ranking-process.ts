@@ -9,6 +9,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { UsageError } from '../../core/errors.js';
 
 const BIN = join(import.meta.dirname, '..', '..', 'bin', 'tandem.js');
 
@@ -68,13 +69,28 @@ function stopRunningOnSignal(): void {
   }
 }
 
+/**
+ * The niceness the kernel gave `pid` (field 19 of /proc/<pid>/stat) must be `nice`: coreutils' nice only warns when
+ * it may not raise a priority (that needs root or CAP_SYS_NICE) and runs the command anyway, which would measure
+ * the default priority under the other one's name.
+ */
+async function expectNice(pid: number, nice: number, stop: () => Promise<void>): Promise<void> {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const actual = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  if (actual === nice) return;
+  await stop();
+  throw new UsageError(`a ranking process asked to run at niceness ${nice} runs at ${actual} (a negative niceness needs root or CAP_SYS_NICE)`);
+}
+
 /** Start `tandem example-stack --service ranking` on a free port; resolves once it printed its address. */
-export async function startRankingProcess(env: NodeJS.ProcessEnv, nodeArgs: readonly string[] = [], options: { fixedLayout?: boolean; cpus?: string } = {}): Promise<RankingProcess> {
+export async function startRankingProcess(env: NodeJS.ProcessEnv, nodeArgs: readonly string[] = [], options: { fixedLayout?: boolean; cpus?: string; nice?: number } = {}): Promise<RankingProcess> {
   let argv = [process.execPath, ...nodeArgs, BIN, 'example-stack', '--service', 'ranking', '--port', '0', '--json'];
   // setarch -R: the kernel's address-space randomization off for this process (personality ADDR_NO_RANDOMIZE).
   if (options.fixedLayout) argv = ['setarch', '-R', ...argv];
   // taskset -c: the process (and its threads) only on these CPUs.
   if (options.cpus !== undefined) argv = ['taskset', '-c', options.cpus, ...argv];
+  // nice -n, outermost: set before node starts any thread, so every thread of the process has it (Linux's nice is per thread).
+  if (options.nice !== undefined) argv = ['nice', '-n', String(options.nice), ...argv];
   stopRunningOnSignal();
   const child = spawn(argv[0]!, argv.slice(1), { env, stdio: ['ignore', 'pipe', 'inherit'] });
   running.add(child);
@@ -89,7 +105,9 @@ export async function startRankingProcess(env: NodeJS.ProcessEnv, nodeArgs: read
   try {
     for await (const line of createInterface({ input: child.stdout! })) {
       const urls = (JSON.parse(line) as { urls?: string[] }).urls;
-      if (urls?.[0]) return { child, pid: child.pid!, url: new URL('/rank', urls[0]), stop };
+      if (!urls?.[0]) continue;
+      if (options.nice !== undefined) await expectNice(child.pid!, options.nice, stop);
+      return { child, pid: child.pid!, url: new URL('/rank', urls[0]), stop };
     }
   } finally {
     clearTimeout(killer);

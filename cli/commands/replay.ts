@@ -120,7 +120,7 @@ export async function run(options: ReplayOptions, ctx: CliContext): Promise<numb
     if (options.json) ctx.out(JSON.stringify({ experimentId, status, seed: result.seed, trials, arms: stats, ...(cancellation ? { cancellation } : {}), ...(reason ? { reason } : {}) }));
     else {
       ctx.out(`experiment ${experimentId}: ${status}${reason ? ` (${reason})` : ''}`);
-      for (const t of trials) ctx.out(`  trial ${t.index + 1} attempt ${t.attempt}: ${t.status}${t.reason ? ` (${t.reason})` : ''}${t.details?.achievedRate !== undefined ? `, ${String(t.details.achievedRate)} pairs/s, slots ${JSON.stringify(t.details.slots)}` : ''}`);
+      for (const t of trials) ctx.out(`  trial ${t.index + 1} attempt ${t.attempt}: ${t.status}${t.reason ? ` (${t.reason})` : ''}${t.details?.achievedRate !== undefined ? `, ${String(t.details.achievedRate)} pairs/s, slots ${JSON.stringify(t.details.slots)}` : ''}${typeof t.details?.otherWorkOnArmCpus === 'number' ? `, other work on the arms' CPUs ${Math.round(t.details.otherWorkOnArmCpus * 100)}%` : ''}`);
       for (const arm of ['control', 'treatment'] as const) {
         const s = stats[arm];
         ctx.out(`  ${arm.padEnd(9)} ${s.requests} requests, ${s.errors} errors, latency p50 ${s.p50.toFixed(2)} ms, p90 ${s.p90.toFixed(2)} ms, p99 ${s.p99.toFixed(2)} ms`);

@@ -3,15 +3,12 @@
  * Both arms run on one CPU (armCpusOf), so the rate decides how much room they leave each other and whatever else
  * the machine runs (docs/harness.md, "On a busy machine, leave the arms' CPU room").
  */
+import { cpuTimesOf, cpusOfList } from '../../replayer/index.js';
 
 /** The CPUs this process may run on (`Cpus_allowed_list` in /proc/self/status: a container's cpuset is respected). */
 export function allowedCpusOf(procStatus: string): number[] {
   const list = /^Cpus_allowed_list:\s*([\d,-]+)\s*$/m.exec(procStatus)?.[1];
-  if (!list) return [];
-  return list.split(',').flatMap((part) => {
-    const [from, to] = part.split('-').map(Number);
-    return to === undefined ? [from!] : Array.from({ length: to - from! + 1 }, (_, i) => from! + i);
-  });
+  return list ? cpusOfList(list) : [];
 }
 
 /**
@@ -19,19 +16,12 @@ export function allowedCpusOf(procStatus: string): number[] {
  * idle or waiting for I/O, summed. Undefined when a read lacks one of them.
  */
 export function idleCpusBetween(before: string, after: string, cpus: readonly number[]): number | undefined {
-  const times = (text: string, cpu: number): { idle: number; total: number } | undefined => {
-    const fields = new RegExp(`^cpu${cpu}\\s+([\\d ]+)$`, 'm').exec(text)?.[1]?.trim().split(/\s+/).map(Number);
-    if (!fields || fields.length < 5) return undefined;
-    // user nice system idle iowait irq softirq steal (guest time is already counted in user and nice).
-    const counted = fields.slice(0, 8);
-    return { idle: counted[3]! + counted[4]!, total: counted.reduce((a, b) => a + b, 0) };
-  };
   let idle = 0;
   for (const cpu of cpus) {
-    const a = times(before, cpu);
-    const b = times(after, cpu);
+    const a = cpuTimesOf(before, cpu);
+    const b = cpuTimesOf(after, cpu);
     if (!a || !b || !(b.total > a.total)) return undefined;
-    idle += (b.idle - a.idle) / (b.total - a.total);
+    idle += 1 - (b.busy - a.busy) / (b.total - a.total);
   }
   return idle;
 }

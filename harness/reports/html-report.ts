@@ -151,8 +151,8 @@ ${report.stopped ? '' : `<ul>${verdict.reasons.map((r) => `<li>${e(r)}</li>`).jo
   }
 
   if (report.finalChecks.length > 0) sections.push(`<h2>Final checks</h2><ul>${report.finalChecks.map((c) => `<li class="${c.ok ? 'good' : 'bad'}">${e(c.name)}: ${e(c.message)}</li>`).join('')}</ul>`);
-  const trials = report.trials.map((t) => `<tr><td>${e(t.index)}</td><td>${e(t.attempt)}</td><td>${e(t.status)}</td><td>${e(t.slots === undefined || t.slots === null || typeof t.slots !== 'object' ? '' : Object.entries(t.slots as Record<string, unknown>).map(([arm, slot]) => `${arm} ${String(slot)}`).join(', '))}</td><td class="n">${e(t.achievedRate ?? '')}</td><td>${e(t.reason ?? '')}</td></tr>`).join('');
-  sections.push(`<h2>Trials</h2><table><thead><tr><th>Trial</th><th>Attempt</th><th>Status</th><th>Slots</th><th>Pairs/s</th><th>Reason</th></tr></thead><tbody>${trials}</tbody></table>`);
+  const trials = report.trials.map((t) => `<tr><td>${e(t.index)}</td><td>${e(t.attempt)}</td><td>${e(t.status)}</td><td>${e(t.slots === undefined || t.slots === null || typeof t.slots !== 'object' ? '' : Object.entries(t.slots as Record<string, unknown>).map(([arm, slot]) => `${arm} ${String(slot)}`).join(', '))}</td><td class="n">${e(t.achievedRate ?? '')}</td><td class="n">${e(t.otherWorkOnArmCpus === undefined ? '' : `${Math.round(t.otherWorkOnArmCpus * 100)}%`)}</td><td>${e(t.reason ?? '')}</td></tr>`).join('');
+  sections.push(`<h2>Trials</h2><table><thead><tr><th>Trial</th><th>Attempt</th><th>Status</th><th>Slots</th><th>Pairs/s</th><th>Other work on the arms' CPUs</th><th>Reason</th></tr></thead><tbody>${trials}</tbody></table>`);
   const others = metricsTable(report, false);
   if (others) sections.push(`<details><summary>Other counters (reported, not judged)</summary>${others}</details>`);
   if (report.notes.length > 0) sections.push(`<h2>Notes</h2><ul>${report.notes.map((n) => `<li>${e(n)}</li>`).join('')}</ul>`);

@@ -153,6 +153,15 @@ describe('report rendering escapes what it renders', () => {
     expect(JSON.parse(renderJson(report)).fanout[1].fanOut).toBeNull();
   });
 
+  it("shows each trial's share of the arms' CPUs that other work took, where it was measured", () => {
+    const report = { ...hostileReport(), trials: [{ index: 0, attempt: 1, status: 'completed', otherWorkOnArmCpus: 0.62 }, { index: 1, attempt: 1, status: 'completed' }] };
+    const html = renderHtml(report);
+    expect(html).toContain("<th>Other work on the arms' CPUs</th>");
+    expect(html).toMatch(/<tr><td>0<\/td><td>1<\/td><td>completed<\/td><td><\/td><td class="n"><\/td><td class="n">62%<\/td>/);
+    expect(html).toMatch(/<tr><td>1<\/td><td>1<\/td><td>completed<\/td><td><\/td><td class="n"><\/td><td class="n"><\/td>/);
+    expect(JSON.parse(renderJson(report)).trials[0].otherWorkOnArmCpus).toBe(0.62);
+  });
+
   it('shows arm values with their units (RSS in MiB, latency in ms)', () => {
     expect(metricValue({ unit: 'bytes', scale: 'relative' }, 536_870_912)).toBe('512.0 MiB');
     expect(metricValue({ unit: 'ms', scale: 'relative' }, 12.3)).toBe('12.30 ms');

@@ -28,6 +28,9 @@ describe('bench flags', () => {
     [['paired-noise', '--treatment-faults', 'latency=much'], 'fault "latency" needs a number'],
     [['paired-noise', '--treatment-faults'], '--treatment-faults needs a list of faults'],
     [['paired-noise', '--treatment-faults', ' '], '--treatment-faults needs a list of faults'],
+    [['paired-noise', '--alternate-nice', '0'], '--alternate-nice needs a niceness other than 0'],
+    [['paired-noise', '--alternate-nice', '-21'], '--alternate-nice needs a whole number from -20 to 19, got "-21"'],
+    [['paired-noise', '--alternate-nice', '-5.5'], '--alternate-nice needs a whole number from -20 to 19, got "-5.5"'],
   ])('npm run bench -- %j: exit 3, "%s", no figures', async (args, message) => {
     const result = await bench(args);
     expect(result.stderr).toContain(`bench ${args[0]}: ${message}`);

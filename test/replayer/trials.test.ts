@@ -1,13 +1,14 @@
 import { createServer } from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { freePort, parseConfig, systemClock, type RequestOutcome, type Sample, type WorkloadConfig } from '../../core/index.js';
 import { createLocalStore, type Store } from '../../store/index.js';
-import { DeployedArms, FINGERPRINT_PATH, ReplayFailedError, UrlArms, deployCommand, localFingerprint, runTrials } from '../../replayer/index.js';
+import { DeployedArms, FINGERPRINT_PATH, ReplayFailedError, UrlArms, cpusOfList, deployCommand, localFingerprint, runTrials } from '../../replayer/index.js';
 import { simpleCorpus, stream } from '../support/corpus.js';
 
 async function tempStore(): Promise<Store> {
@@ -64,6 +65,22 @@ describe('trials', () => {
     // Each arm's own /metrics, labelled with the slot it ran in: control was in A, then in B.
     const controlSlots = samples.filter((s) => s.arm === 'control' && s.metric === 'arm_requests_total').map((s) => `${s.trial}:${s.labels?.slot}`);
     expect(new Set(controlSlots)).toEqual(new Set(['0:A', '1:B']));
+  });
+
+  it("measures the share of the arms' CPUs other work took in each window when the arms are pinned, and nothing when they are not", async () => {
+    const store = await tempStore();
+    const spec = { command: `${process.execPath} --import tsx ${ARM_SERVER} {revision}`, readyPath: '/healthz', readyTimeoutMs: 20_000, cwd: process.cwd() };
+    // Both arms on one CPU this process may use (slotCpus alike), as the demo pins them.
+    const cpu = String(cpusOfList(/^Cpus_allowed_list:\s*(\S+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]!)[0]);
+    const arms = new DeployedArms({ specs: { control: spec, treatment: spec }, slotCpus: [cpu, cpu], clock: systemClock });
+    const pinned = await runTrials({ experimentId: 'exp-p', seed: 3, workload: workload({ count: 1, slotCpus: [cpu, cpu] }), corpus: () => stream(simpleCorpus(50)), arms, store, clock: systemClock, scrapeIntervalMs: 50 });
+    const share = pinned.trials[0]?.details?.otherWorkOnArmCpus;
+    expect(typeof share).toBe('number');
+    expect(share).toBeGreaterThanOrEqual(0);
+    expect(share).toBeLessThanOrEqual(1);
+    const free = new DeployedArms({ specs: { control: spec, treatment: spec }, clock: systemClock });
+    const unpinned = await runTrials({ experimentId: 'exp-u', seed: 3, workload: workload({ count: 1 }), corpus: () => stream(simpleCorpus(50)), arms: free, store, clock: systemClock, scrapeIntervalMs: 50 });
+    expect(unpinned.trials[0]?.details).not.toHaveProperty('otherWorkOnArmCpus');
   });
 
   it('deploys control′ per trial when the workload asks: control\'s command and revision, its own arm name, no slot', async () => {
