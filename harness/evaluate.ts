@@ -19,7 +19,7 @@ import { loadExperimentData, missingDataCauses, type ExcludedTrial, type Experim
 import { metricPolicies } from './metric-policy.js';
 import type { TrialMetric } from './trial-metrics.js';
 import { judge, type ExperimentVerdict, type JudgeOptions, type MetricVerdict, type OnInconclusive } from './verdict.js';
-import { contendedTrialsNote } from './contention-note.js';
+import { contendedTrialsNote, slowedTrialsNote } from './contention-note.js';
 
 export const REPORT_SCHEMA = 'tandem.report/v1';
 
@@ -217,8 +217,7 @@ export async function evaluateExperiment(store: Pick<Store, 'experiments' | 'out
         : 'no control′ arm: response differences are not noise-cancelled (set arms.controlPrime to enable it)',
     );
   }
-  const contended = contendedTrialsNote(data.used);
-  if (contended) notes.push(contended);
+  for (const note of [contendedTrialsNote(data.used), slowedTrialsNote(metrics)]) if (note) notes.push(note);
   const judgedNames = new Set(verdict.metrics.filter((m) => m.judged).map((m) => m.metric));
   return {
     schema: REPORT_SCHEMA,

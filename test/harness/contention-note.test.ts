@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { contendedTrialsNote } from '../../harness/contention-note.js';
+import { contendedTrialsNote, slowedTrialsNote } from '../../harness/contention-note.js';
 import type { TrialRecord } from '../../core/index.js';
 
 describe("the report's note on other work on the arms' CPUs", () => {
@@ -10,5 +10,19 @@ describe("the report's note on other work on the arms' CPUs", () => {
     );
     expect(contendedTrialsNote([trial(0, 0.25), trial(1)])).toBeUndefined();
     expect(contendedTrialsNote([])).toBeUndefined();
+  });
+
+  it('notes the judged trials where a request cost both arms a quarter more CPU than in the fastest trial, and nothing when none did', () => {
+    const cpu = (trial: number, control: number, treatment: number) => ({ metric: 'cpu_per_request', trial, control, treatment });
+    // Trial levels (geometric means): 11.0, 11.5, 18.0 and 14.1 ms, the last two at least a quarter above the first.
+    const metrics = [cpu(0, 0.011, 0.011), cpu(1, 0.0115, 0.0115), cpu(2, 0.018, 0.018), cpu(3, 0.0125, 0.016), { metric: 'latency_shift', trial: 2, control: 90, treatment: 90 }];
+    expect(slowedTrialsNote(metrics)).toBe(
+      'a request cost both arms 25% or more CPU than in the fastest trial (11.0 ms, trial 1) in 2 of 4 judged trial(s) (up to 18.0 ms, in trial 3): the machine slowed both arms alike there; pairing cancels that from the difference, not from the ratio, so a change that adds a fixed amount of work measures smaller in them',
+    );
+    // A treatment that costs 30% more is not the machine slowing down: the level is both arms', and stays within a quarter.
+    expect(slowedTrialsNote([cpu(0, 0.011, 0.0143), cpu(1, 0.011, 0.0143)])).toBeUndefined();
+    expect(slowedTrialsNote([cpu(0, 0.011, 0.011), cpu(1, 0.013, 0.013)])).toBeUndefined();
+    expect(slowedTrialsNote([cpu(0, 0.011, 0.011)])).toBeUndefined();
+    expect(slowedTrialsNote([cpu(0, Number.NaN, 0.011), cpu(1, 0, 0.02), cpu(2, 0.011, 0.011)])).toBeUndefined();
   });
 });
