@@ -108,15 +108,20 @@ describe('paired replay', () => {
     const treatment = await countingServer();
     const outcomes: RequestOutcome[] = [];
     const result = await pairedReplay(options(control.url, treatment.url, { outcomes, records: stream(simpleCorpus(1_000)), ratePerSecond: 100, warmupMs: 100, measureMs: 200 }));
-    expect(result.sentPairs).toBe(30);
+    // 30 pairs are due; on a busy machine the window may end behind schedule and cut its last one or two
+    // (a real clock: a CI run once sent 29), and every due pair is accounted for exactly either way.
+    expect(result.duePairs).toBe(30);
+    expect(result.sentPairs + result.droppedPairs + result.cutPairs).toBe(30);
+    expect(result.droppedPairs).toBe(0);
+    expect(result.sentPairs).toBeGreaterThanOrEqual(25);
     expect(result.warmupPairs).toBe(10);
-    expect(result.measuredPairs).toBe(20);
+    expect(result.measuredPairs).toBe(result.sentPairs - 10);
     expect(result.corpusExhausted).toBe(false);
-    expect(outcomes).toHaveLength(40);
+    expect(outcomes).toHaveLength(2 * result.measuredPairs);
     const firstMeasured = Math.min(...outcomes.map((o) => o.intendedMs));
     expect(firstMeasured - result.startedAtMs).toBeGreaterThanOrEqual(100 - 1e-6);
     expect(outcomes.map((o) => o.recordId).sort()).toEqual(
-      simpleCorpus(30)
+      simpleCorpus(result.sentPairs)
         .slice(10)
         .flatMap((r) => [r.id, r.id])
         .sort(),
