@@ -19,6 +19,8 @@
  *   beyond5Percent…  share of trials whose paired effect is beyond ±5%
  *   unpairedSd…      baseline: the sd of one process's own log CPU per request from trial to trial (what a
  *                    design that measured the arms in different windows would see)
+ *   rss…             the same for the resident set as the judge takes rss_bytes (log of the sides' mean RSS over the
+ *                    window): rssMeanEffect, rssPairedSd, rssBeyond5Percent, and rssMb (median of the processes)
  *
  * Options: --trials N (12), --rate R (10 pairs/s), --shards N (2, prediction shards), --warmup S (2), --measure S (3), --node-args "…" (V8 flags
  * for both processes; SEED is replaced by one random number per trial, the same for both), --cpus LIST (both
@@ -29,13 +31,15 @@
  * process on their CPU; the figures are also given for each half, suffixed OwnNice and Reniced), --processes K
  * (K fresh processes per side, each sent every body at --rate, as `trials.processes` runs them: the figures take
  * a side's fastest process, as Tandem does, and are also given for the geometric mean of its processes,
- * suffixed MeanOfProcesses, and for its first process alone, suffixed OneProcess).
+ * suffixed MeanOfProcesses, and for its first process alone, suffixed OneProcess), --alternate-node-args "…"
+ * (every other trial starts both processes with these node flags instead of --node-args; the figures are also given
+ * for each half, suffixed OwnArgs and AlternateArgs: a V8 setting measured against the default in the same run).
  */
 import { Agent } from 'node:http';
 import { rankingCorpus } from '../examples/stack/ranking-corpus.js';
 import { startStack, type StackService } from '../examples/stack/index.js';
 import { median } from './support/median.js';
-import { cpuNs, post, startRankingProcess } from './support/ranking-process.js';
+import { cpuNs, post, rssBytes, startRankingProcess } from './support/ranking-process.js';
 import { cpuListFlag, numberFlag } from './support/bench-args.js';
 import { formatFaults, parseFaults } from '../examples/stack/faults.js';
 import { CROSS_ROUNDS, MAX_CROSS_ROUNDS } from '../examples/stack/model.js';
@@ -46,8 +50,16 @@ type SideValues = readonly [readonly number[], readonly number[]];
 interface TrialCpu {
   readonly whole: SideValues;
   readonly halves: readonly [SideValues, SideValues];
+  /** Each process's mean resident set over the measurement window, in MB ([side][process]). */
+  readonly rss: SideValues;
   /** Requests of the trial that failed (not counted as answered: CPU per request is per answered request). */
   readonly failed: number;
+}
+
+/** What a trial runs differently when the study alternates (its 2nd, 4th, … trials): nothing, or one of these. */
+interface TrialVariant {
+  readonly nice?: number;
+  readonly nodeArgs?: readonly string[];
 }
 
 interface Options {
@@ -66,6 +78,8 @@ interface Options {
   readonly crossRounds?: number;
   /** Every other trial (the 2nd, 4th, …) runs both processes at this niceness; the rest at the bench's own. */
   readonly alternateNice?: number;
+  /** Every other trial (the 2nd, 4th, …) starts both processes with these node flags instead of nodeArgs. */
+  readonly alternateNodeArgs?: readonly string[];
   /** Fresh processes per side in every trial, each sent every body at `rate` (as `trials.processes` does). */
   readonly processes: number;
 }
@@ -73,9 +87,10 @@ interface Options {
 
 
 /** One trial: k fresh processes per side, every body to each, CPU per answered request over the measurement window. */
-async function pairedTrial(env: NodeJS.ProcessEnv, bodies: readonly Buffer[], offset: number, o: Options, nice: number | undefined): Promise<TrialCpu> {
+async function pairedTrial(env: NodeJS.ProcessEnv, bodies: readonly Buffer[], offset: number, o: Options, variant: TrialVariant): Promise<TrialCpu> {
   const seed = String(1 + Math.floor(Math.random() * 2 ** 30));
-  const args = o.nodeArgs.map((a) => a.replace('SEED', seed));
+  const args = (variant.nodeArgs ?? o.nodeArgs).map((a) => a.replace('SEED', seed));
+  const nice = variant.nice;
   const layout = { fixedLayout: o.fixedLayout, ...(o.cpus !== undefined ? { cpus: o.cpus } : {}), ...(nice !== undefined ? { nice } : {}) };
   const treatmentEnv = o.treatmentFaults !== undefined ? { ...env, STACK_FAULTS: o.treatmentFaults } : env;
   const k = o.processes;
@@ -85,6 +100,9 @@ async function pairedTrial(env: NodeJS.ProcessEnv, bodies: readonly Buffer[], of
   try {
     const answered = processes.map(() => 0);
     let failed = 0;
+    // RSS sampled at every pair of the measurement window (the replayer samples it on an interval; a pair is finer).
+    const rssSum = processes.map(() => 0);
+    let rssSamples = 0;
     const inFlight = new Set<Promise<void>>();
     type Mark = { cpu: number[]; answered: number[] };
     const mark = (): Mark => ({ cpu: processes.map((p) => cpuNs(p.pid).all), answered: [...answered] });
@@ -100,6 +118,10 @@ async function pairedTrial(env: NodeJS.ProcessEnv, bodies: readonly Buffer[], of
       if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
       if (sent === warmupPairs) start = mark();
       if (sent === warmupPairs + (measurePairs >> 1)) middle = mark();
+      if (sent >= warmupPairs) {
+        processes.forEach((p, i) => (rssSum[i]! += rssBytes(p.pid)));
+        rssSamples++;
+      }
       const body = bodies[(offset + sent) % bodies.length]!;
       // Every process in a random order, as the first side is drawn per pair.
       const order = processes.map((_, i) => i);
@@ -120,7 +142,9 @@ async function pairedTrial(env: NodeJS.ProcessEnv, bodies: readonly Buffer[], of
     const end = mark();
     const perRequest = (from: Mark, to: Mark, i: number): number => (to.cpu[i]! - from.cpu[i]!) / 1e6 / Math.max(1, to.answered[i]! - from.answered[i]!);
     const pair = (from: Mark, to: Mark): SideValues => [processes.slice(0, k).map((_, i) => perRequest(from, to, i)), processes.slice(k).map((_, i) => perRequest(from, to, k + i))];
-    return { whole: pair(start!, end), halves: [pair(start!, middle!), pair(middle!, end)], failed };
+    const rssMb = (i: number): number => rssSum[i]! / Math.max(1, rssSamples) / 2 ** 20;
+    const rss: SideValues = [processes.slice(0, k).map((_, i) => rssMb(i)), processes.slice(k).map((_, i) => rssMb(k + i))];
+    return { whole: pair(start!, end), halves: [pair(start!, middle!), pair(middle!, end)], rss, failed };
   } finally {
     agents.forEach((a) => a.destroy());
     await Promise.all(processes.map((p) => p.stop()));
@@ -162,6 +186,22 @@ function figuresOf(trials: readonly TrialCpu[], summary: Summary = fastest): Rec
     unpairedSd: percent(sdOf(trials.map((t) => Math.log(summary(t.whole[0]))))),
     cpuPerRequestMs: Number(median(trials.flatMap((t) => t.whole.flat()).sort((a, b) => a - b)).toFixed(2)),
     failedRequests: trials.reduce((sum, t) => sum + t.failed, 0),
+    ...rssFiguresOf(trials),
+  };
+}
+
+/**
+ * The resident set's paired effect, as the judge takes rss_bytes: log(b/a) of the sides' mean RSS over the window
+ * (the mean of a side's processes, as harness/trial-metrics.ts summarises them).
+ */
+function rssFiguresOf(trials: readonly TrialCpu[]): Record<string, number> {
+  const effects = trials.map((t) => Math.log(logMean(t.rss[1]) / logMean(t.rss[0])));
+  const percent = (v: number): number => Number((100 * v).toFixed(2));
+  return {
+    rssMeanEffect: percent(effects.reduce((a, b) => a + b, 0) / effects.length),
+    rssPairedSd: percent(sdOf(effects)),
+    rssBeyond5Percent: Number((effects.filter((e) => Math.abs(e) > 0.05).length / effects.length).toFixed(2)),
+    rssMb: Number(median(trials.flatMap((t) => t.rss.flat()).sort((a, b) => a - b)).toFixed(1)),
   };
 }
 
@@ -174,21 +214,27 @@ async function study(isolate: readonly StackService[], o: Options, label: string
     const bodies = rankingCorpus(3_000).map((r) => Buffer.from(r.body, 'base64'));
     const trials: TrialCpu[] = [];
     // Alternating trial by trial, not one setting after the other: a drift of the machine then reaches both alike.
-    const niceOf = (t: number): number | undefined => (o.alternateNice !== undefined && t % 2 === 1 ? o.alternateNice : undefined);
+    const alternates = o.alternateNice !== undefined || o.alternateNodeArgs !== undefined;
+    const variantOf = (t: number): TrialVariant =>
+      alternates && t % 2 === 1 ? { ...(o.alternateNice !== undefined ? { nice: o.alternateNice } : {}), ...(o.alternateNodeArgs !== undefined ? { nodeArgs: o.alternateNodeArgs } : {}) } : {};
     for (let t = 0; t < o.trials; t++) {
-      const trial = await pairedTrial(env, bodies, t * Math.round((o.warmupS + o.measureS) * o.rate), o, niceOf(t));
+      const variant = variantOf(t);
+      const trial = await pairedTrial(env, bodies, t * Math.round((o.warmupS + o.measureS) * o.rate), o, variant);
       trials.push(trial);
       const perSide = trial.whole.map((side) => side.map((v) => v.toFixed(2)).join(' ')).join(' / ');
+      const rss = trial.rss.map((side) => side.map((v) => v.toFixed(1)).join(' ')).join(' / ');
       const means = o.processes > 1 ? `, of the means ${(100 * effect(trial.whole, logMean)).toFixed(2)}%` : '';
-      process.stderr.write(`paired-noise ${label}: trial ${t}${niceOf(t) !== undefined ? ` (nice ${niceOf(t)})` : ''}: ${perSide} ms/request, effect ${(100 * effect(trial.whole)).toFixed(2)}%${means} (halves ${trial.halves.map((h) => (100 * effect(h)).toFixed(2)).join(', ')}%)${trial.failed > 0 ? `, ${trial.failed} request(s) failed` : ''}\n`);
+      const shown = [variant.nice !== undefined ? `nice ${variant.nice}` : '', variant.nodeArgs !== undefined ? variant.nodeArgs.join(' ') : ''].filter(Boolean).join(', ');
+      process.stderr.write(`paired-noise ${label}: trial ${t}${shown ? ` (${shown})` : ''}: ${perSide} ms/request, effect ${(100 * effect(trial.whole)).toFixed(2)}%${means} (halves ${trial.halves.map((h) => (100 * effect(h)).toFixed(2)).join(', ')}%); RSS ${rss} MB${trial.failed > 0 ? `, ${trial.failed} request(s) failed` : ''}\n`);
     }
     const perProcess = o.processes > 1 ? { ...suffixed(figuresOf(trials, logMean), 'MeanOfProcesses'), ...suffixed(figuresOf(trials, firstOnly), 'OneProcess') } : {};
-    if (o.alternateNice === undefined) return { ...figuresOf(trials), ...perProcess };
+    if (!alternates) return { ...figuresOf(trials), ...perProcess };
+    const [own, other] = o.alternateNice !== undefined ? ['OwnNice', 'Reniced'] : ['OwnArgs', 'AlternateArgs'];
     return {
       ...figuresOf(trials),
       ...perProcess,
-      ...suffixed(figuresOf(trials.filter((_, t) => niceOf(t) === undefined)), 'OwnNice'),
-      ...suffixed(figuresOf(trials.filter((_, t) => niceOf(t) !== undefined)), 'Reniced'),
+      ...suffixed(figuresOf(trials.filter((_, t) => t % 2 === 0)), own),
+      ...suffixed(figuresOf(trials.filter((_, t) => t % 2 === 1)), other),
     };
   } finally {
     await stack.stop();
@@ -205,6 +251,33 @@ function treatmentFaultsFlag(args: readonly string[]): { treatmentFaults?: strin
   return { treatmentFaults: formatFaults(parseFaults(value)) };
 }
 
+/** Node flags that load or run code: a study measures the example's processes, nothing else runs in them. */
+const CODE_FLAGS = new Set(['--require', '--import', '--loader', '--experimental-loader', '--eval', '--print']);
+
+/**
+ * Node flags as argv words (--node-args, --alternate-node-args): each must be a flag (`--name` or `--name=value`,
+ * a value of letters, digits and . , + -), so a word meant as a flag can never become the script node runs.
+ */
+function nodeArgsFlag(args: readonly string[], name: string): readonly string[] | undefined {
+  const at = args.indexOf(`--${name}`);
+  if (at < 0) return undefined;
+  const words = (args[at + 1] ?? '').split(' ').filter(Boolean);
+  if (words.length === 0) throw new UsageError(`--${name} needs node flags, e.g. "--max-semi-space-size=16"`);
+  const bad = words.find((word) => !/^--[A-Za-z0-9][\w-]*(=[\w.,+-]+)?$/.test(word));
+  if (bad !== undefined) throw new UsageError(`--${name} takes node flags only (--name or --name=value), got ${JSON.stringify(bad)}`);
+  const code = words.find((word) => CODE_FLAGS.has(word.split('=')[0]!));
+  if (code !== undefined) throw new UsageError(`--${name} takes no flag that loads code, got ${JSON.stringify(code)}`);
+  return words;
+}
+
+/** --alternate-node-args "…": every other trial's node flags; not with --alternate-nice (one alternation at a time). */
+function alternateNodeArgsFlag(args: readonly string[]): { alternateNodeArgs?: readonly string[] } {
+  const words = nodeArgsFlag(args, 'alternate-node-args');
+  if (words === undefined) return {};
+  if (args.includes('--alternate-nice')) throw new UsageError('--alternate-node-args and --alternate-nice cannot be combined: alternate one thing at a time');
+  return { alternateNodeArgs: words };
+}
+
 /** --alternate-nice N: a niceness from -20 to 19 other than 0 (0 would compare the bench's own priority with itself). */
 function alternateNiceFlag(args: readonly string[]): { alternateNice?: number } {
   if (!args.includes('--alternate-nice')) return {};
@@ -214,19 +287,19 @@ function alternateNiceFlag(args: readonly string[]): { alternateNice?: number } 
 }
 
 export async function run(args: string[]): Promise<void> {
-  const at = args.indexOf('--node-args');
   const o: Options = {
     trials: numberFlag(args, 'trials', 12, { min: 2, max: 1_000, integer: true }),
     rate: numberFlag(args, 'rate', 10, { min: 1, max: 1_000 }),
     warmupS: numberFlag(args, 'warmup', 2, { min: 0.5, max: 60 }),
     measureS: numberFlag(args, 'measure', 3, { min: 0.5, max: 60 }),
-    nodeArgs: at >= 0 ? (args[at + 1] ?? '').split(' ').filter(Boolean) : [],
+    nodeArgs: nodeArgsFlag(args, 'node-args') ?? [],
     shards: numberFlag(args, 'shards', 2, { min: 1, max: 16, integer: true }),
     fixedLayout: args.includes('--fixed-layout'),
     ...cpuListFlag(args),
     ...treatmentFaultsFlag(args),
     ...(args.includes('--cross-rounds') ? { crossRounds: numberFlag(args, 'cross-rounds', CROSS_ROUNDS, { min: 1, max: MAX_CROSS_ROUNDS, integer: true }) } : {}),
     ...alternateNiceFlag(args),
+    ...alternateNodeArgsFlag(args),
     processes: numberFlag(args, 'processes', 1, { min: 1, max: 8, integer: true }),
   };
   const inProcess = args.includes('--isolated-only') ? {} : await study([], o, 'dependencies in-process');
@@ -244,6 +317,7 @@ export async function run(args: string[]): Promise<void> {
     treatmentFaults: o.treatmentFaults ?? 'none (A/A)',
     crossRounds: o.crossRounds ?? CROSS_ROUNDS,
     alternateNice: o.alternateNice ?? 'none',
+    alternateNodeArgs: o.alternateNodeArgs?.join(' ') ?? 'none',
     processes: o.processes,
     ...Object.fromEntries(Object.entries(inProcess).map(([k, v]) => [`${k}InProcess`, v])),
     ...Object.fromEntries(Object.entries(isolated).map(([k, v]) => [`${k}Isolated`, v])),

@@ -33,6 +33,8 @@ interface ScenarioResult {
   readonly previousJudge: { readonly regressed: number; readonly passed: number; readonly meanTrials: number };
   /** The same judge with least-squares looks (the mean across trials) instead of the Huber M-estimate. */
   readonly leastSquares: { readonly regressed: number; readonly passed: number; readonly meanTrials: number };
+  /** The same judge without its sign-flip check (harness/sign-flip.ts): the judge as landed before it. */
+  readonly withoutSignFlips: { readonly regressed: number; readonly passed: number; readonly meanTrials: number };
   readonly baselines: BaselineRates;
 }
 
@@ -57,6 +59,7 @@ function runScenario(scenario: Scenario, options: RunOptions): ScenarioResult {
   let anyFlagged = 0;
   const previous = { regressed: 0, passed: 0, trials: 0 };
   const leastSquares = { regressed: 0, passed: 0, trials: 0 };
+  const unflipped = { regressed: 0, passed: 0, trials: 0 };
   const baseline = { naiveThreshold: 0, tTestUncalibrated: 0, kayentaPooled: 0 };
   for (let i = 0; i < count; i++) {
     const seed = seedBase + i;
@@ -74,6 +77,10 @@ function runScenario(scenario: Scenario, options: RunOptions): ScenarioResult {
     if (mean.regressed) leastSquares.regressed++;
     if (mean.passed) leastSquares.passed++;
     leastSquares.trials += mean.trials;
+    const noFlips = sequentialJudge(e, calibration, 'huber', false);
+    if (noFlips.regressed) unflipped.regressed++;
+    if (noFlips.passed) unflipped.passed++;
+    unflipped.trials += noFlips.trials;
     if (naiveThreshold(e, baselineTrials)) baseline.naiveThreshold++;
     if (plainTTest(e, baselineTrials)) baseline.tTestUncalibrated++;
     if (kayenta(e, baselineTrials, seed)) baseline.kayentaPooled++;
@@ -86,6 +93,7 @@ function runScenario(scenario: Scenario, options: RunOptions): ScenarioResult {
     anyFlagged: share(anyFlagged, count),
     previousJudge: { regressed: share(previous.regressed, count), passed: share(previous.passed, count), meanTrials: Number((previous.trials / count).toFixed(2)) },
     leastSquares: { regressed: share(leastSquares.regressed, count), passed: share(leastSquares.passed, count), meanTrials: Number((leastSquares.trials / count).toFixed(2)) },
+    withoutSignFlips: { regressed: share(unflipped.regressed, count), passed: share(unflipped.passed, count), meanTrials: Number((unflipped.trials / count).toFixed(2)) },
     baselines: { naiveThreshold: share(baseline.naiveThreshold, count), tTestUncalibrated: share(baseline.tTestUncalibrated, count), kayentaPooled: share(baseline.kayentaPooled, count) },
   };
 }
@@ -104,6 +112,8 @@ const BIMODAL: readonly { share: number; slowdown: number }[] = [
   { share: 0.2, slowdown: 0.4 },
 ];
 const PROCESSES = 3;
+/** Shares of processes at the second level in the clustered scenarios. */
+const CLUSTERED = [0.3, 0.5];
 
 export async function run(args: string[]): Promise<void> {
   const count = Math.max(1, Number(args[args.indexOf('--experiments') + 1]) || 1_000);
@@ -161,25 +171,38 @@ export async function run(args: string[]): Promise<void> {
   const drift = runScenario(driftScenario, { ...base, calibration: driftCalibration, seedBase: 90_000 });
   const drift3 = runScenario({ ...driftScenario, shift: 0.03 }, { ...base, calibration: driftCalibration, seedBase: 91_000 });
 
+  // Trials that cluster: one process per arm, a share of them at a second level 11% up, little noise within a
+  // level — a fresh process's RSS (young generation grown or not). A tight majority fools a Huber look at few trials.
+  const clustered = CLUSTERED.map((share, i) => {
+    const scenario = { name: `clustered ${share}`, shift: 0, processes: 1, slowShare: share, slowdown: 0.11, noiseScale: 0.1 };
+    const own = calibrationOf(scenario, 950 + i);
+    return { share, aa: runScenario(scenario, { ...base, calibration: own, seedBase: 95_000 + i * 1_000 }), plus3: runScenario({ ...scenario, shift: 0.03 }, { ...base, calibration: own, seedBase: 97_000 + i * 1_000 }) };
+  });
+
   const scenarios: Record<string, ScenarioResult> = { aa, noise15, noise2, slot, plus1, plus2, plus3, plus5, heavy, heavy3, drift, drift3 };
+  for (const c of clustered) {
+    scenarios[`clustered${c.share}`] = c.aa;
+    scenarios[`clustered${c.share}plus3`] = c.plus3;
+  }
   for (const b of bimodal) {
     scenarios[`bimodal${b.share}x${b.slowdown}`] = b.aa;
     scenarios[`bimodal${b.share}x${b.slowdown}plus3`] = b.plus3;
   }
   log(`synthetic: ${count} experiments per scenario, ${NOISE.records} pairs per trial, design ${DESIGN.minTrials}..${DESIGN.maxTrials} trials; ${((Date.now() - started) / 1000).toFixed(0)} s`);
   log(`calibrations (latency_shift sd, lag-1 autocorrelation, judge's FPR): base ${pct(calibration.metrics.latency_shift!.sd)} ${calibration.metrics.latency_shift!.autocorrelation?.toFixed(2)} ${pct(calibration.falsePositiveRate)}; heavy ${pct(heavyCalibration.metrics.latency_shift!.sd)}; drift ${pct(driftCalibration.metrics.latency_shift!.sd)} ρ ${driftCalibration.metrics.latency_shift!.autocorrelation?.toFixed(2)}`);
-  log(`scenario                         Tandem  passed trials | least squares (passed) trials | previous judge (passed) | naive threshold  t-test  Kayenta (baselines at ${fixedN} trials)`);
+  log(`scenario                         Tandem  passed trials | least squares (passed) trials | no sign flips (passed) trials | previous judge (passed) | naive threshold  t-test  Kayenta (baselines at ${fixedN} trials)`);
   for (const [name, r] of Object.entries(scenarios)) {
-    log(`  ${name.padEnd(30)} ${pct(r.regressed).padStart(6)} ${pct(r.passed).padStart(6)} ${String(r.meanTrials).padStart(6)} | ${pct(r.leastSquares.regressed).padStart(6)} (${pct(r.leastSquares.passed)}) ${String(r.leastSquares.meanTrials).padStart(6)} | ${pct(r.previousJudge.regressed).padStart(6)} (${pct(r.previousJudge.passed)}) | ${pct(r.baselines.naiveThreshold).padStart(15)} ${pct(r.baselines.tTestUncalibrated).padStart(7)} ${pct(r.baselines.kayentaPooled).padStart(8)}`);
+    log(`  ${name.padEnd(30)} ${pct(r.regressed).padStart(6)} ${pct(r.passed).padStart(6)} ${String(r.meanTrials).padStart(6)} | ${pct(r.leastSquares.regressed).padStart(6)} (${pct(r.leastSquares.passed)}) ${String(r.leastSquares.meanTrials).padStart(6)} | ${pct(r.withoutSignFlips.regressed).padStart(6)} (${pct(r.withoutSignFlips.passed)}) ${String(r.withoutSignFlips.meanTrials).padStart(6)} | ${pct(r.previousJudge.regressed).padStart(6)} (${pct(r.previousJudge.passed)}) | ${pct(r.baselines.naiveThreshold).padStart(15)} ${pct(r.baselines.tTestUncalibrated).padStart(7)} ${pct(r.baselines.kayentaPooled).padStart(8)}`);
   }
 
   const aaFprSlotBias = Math.max(slot.regressed, slotOdd / count, slotEven / count);
   const aaFprBimodal = Math.max(...bimodal.map((b) => b.aa.regressed));
-  const plus3Families = { gaussian: plus3, heavy: heavy3, drift: drift3, ...Object.fromEntries(bimodal.map((b) => [`bimodal${b.share}x${b.slowdown}`, b.plus3])) };
+  const aaFprClustered = Math.max(...clustered.map((c) => c.aa.regressed));
+  const plus3Families = { gaussian: plus3, heavy: heavy3, drift: drift3, ...Object.fromEntries(bimodal.map((b) => [`bimodal${b.share}x${b.slowdown}`, b.plus3])), ...Object.fromEntries(clustered.map((c) => [`clustered${c.share}`, c.plus3])) };
   const falsePass3 = Math.max(...Object.values(plus3Families).map((r) => r.passed));
   const previousFalsePass3 = Math.max(...Object.values(plus3Families).map((r) => r.previousJudge.passed));
   const figures = {
-    baseline: 'the same judge with least-squares looks (the mean across trials, the judge as landed before its M-estimate); the judge before issue 30 on the same experiments (one process per arm where the scenario has processes); the same judge with a fixed horizon (fixedTrials3); naive threshold, uncalibrated t-test and Kayenta-style pooled judge',
+    baseline: 'the same judge without its sign-flip check (withoutSignFlips: the judge as landed before it); the same judge with least-squares looks (the mean across trials, the judge as landed before its M-estimate); the judge before issue 30 on the same experiments (one process per arm where the scenario has processes); the same judge with a fixed horizon (fixedTrials3); naive threshold, uncalibrated t-test and Kayenta-style pooled judge',
     experimentsPerScenario: count,
     design: DESIGN,
     aaFprCalibrated: aa.regressed,
@@ -203,6 +226,9 @@ export async function run(args: string[]): Promise<void> {
     aaFprBimodalParts: Object.fromEntries(bimodal.map((b) => [`${b.share}x+${b.slowdown}`, b.aa.regressed])),
     aaFprHeavyTail: heavy.regressed,
     aaFprDrift: drift.regressed,
+    aaFprClustered,
+    aaFprClusteredParts: Object.fromEntries(clustered.map((c) => [c.share, c.aa.regressed])),
+    power3Clustered: Object.fromEntries(clustered.map((c) => [c.share, c.plus3.regressed])),
     power3Bimodal: bimodalMain.plus3.regressed,
     meanTrials3Bimodal: bimodalMain.plus3.meanTrials,
     falsePass3,
@@ -220,6 +246,19 @@ export async function run(args: string[]): Promise<void> {
       passedAa: aa.leastSquares.passed,
     },
     passedAa: aa.passed,
+    withoutSignFlips: {
+      aaFprCalibrated: aa.withoutSignFlips.regressed,
+      aaFprBimodal: Math.max(...bimodal.map((b) => b.aa.withoutSignFlips.regressed)),
+      aaFprHeavyTail: heavy.withoutSignFlips.regressed,
+      aaFprDrift: drift.withoutSignFlips.regressed,
+      aaFprClustered: Math.max(...clustered.map((c) => c.aa.withoutSignFlips.regressed)),
+      power3: plus3.withoutSignFlips.regressed,
+      meanTrials3: plus3.withoutSignFlips.meanTrials,
+      power3Bimodal: bimodalMain.plus3.withoutSignFlips.regressed,
+      meanTrials3Bimodal: bimodalMain.plus3.withoutSignFlips.meanTrials,
+      falsePass3: Math.max(...Object.values(plus3Families).map((r) => r.withoutSignFlips.passed)),
+      passedAa: aa.withoutSignFlips.passed,
+    },
     previousJudge: {
       aaFprBimodal: Math.max(...bimodal.map((b) => b.aa.previousJudge.regressed)),
       aaFprHeavyTail: heavy.previousJudge.regressed,
@@ -240,6 +279,7 @@ export async function run(args: string[]): Promise<void> {
     aaFprBimodal: { value: aaFprBimodal, max: 0.05 },
     aaFprHeavyTail: { value: heavy.regressed, max: 0.05 },
     aaFprDrift: { value: drift.regressed, max: 0.05 },
+    aaFprClustered: { value: aaFprClustered, max: 0.05 },
     power3: { value: plus3.regressed, min: 0.9 },
     power3Bimodal: { value: bimodalMain.plus3.regressed, min: 0.8 },
     falsePass3: { value: falsePass3, max: 0.005 },

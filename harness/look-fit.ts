@@ -24,6 +24,15 @@ export interface LookFit {
   readonly autocorrelation: number;
   /** The standard error is the A/A calibration's floor, not the trials' own (verdict.ts, withNoiseFloor). */
   readonly calibratedFloor?: boolean;
+  /** The sign-flip p-value (harness/sign-flip.ts) when it was above the look's own q and so became q. */
+  readonly signFlipP?: number;
+  /** The flips alone were not significant, so the standard error was widened to match their p-value. */
+  readonly signFlipWidened?: boolean;
+  /**
+   * The sign-flip p-value of the trials about a threshold the interval excluded, when it was not small enough to
+   * exclude it: the standard error was widened until the interval reaches the threshold.
+   */
+  readonly equivalenceFlipP?: number;
 }
 
 /** Effects that differ by less than this are the same number (float dust, not noise). */

@@ -20,6 +20,7 @@ import { MIN_DF, criticalValue, lookAccumulator, nominalP, plannedStandardError,
 import type { EffectScale, TrialMetric } from './trial-metrics.js';
 import { isMaterialAutocorrelation, type Calibration, type MetricCalibration } from './calibration-result.js';
 import { fromInference, toInference } from './effect-scale.js';
+import { equivalenceChecked, significanceChecked } from './flip-checked-look.js';
 
 /** A p-value as a reader takes it: "= 0.034", or "< 0.001" (never "= 0.0", which reads as impossible). */
 export function formatP(p: number): string {
@@ -119,6 +120,8 @@ export interface JudgeOptions {
   readonly noDataCauses?: readonly string[];
   /** How each look estimates the effect across trials. @default 'huber' (`mean`: least squares, the verdict bench's baseline) */
   readonly estimator?: LookEstimator;
+  /** A significant look must also stand out among its trials' sign flips (harness/sign-flip.ts). @default true (false: the verdict bench's baseline) */
+  readonly signFlips?: boolean;
 }
 
 /** "+3.1%" on a relative scale, "+0.40 pp" on an absolute one (shares). */
@@ -184,13 +187,18 @@ function draftMetric(metric: string, rows: readonly TrialMetric[], options: Judg
     const look = k < firstLook ? undefined : accumulator.fit();
     if (look) fits.push(calibrated ? withNoiseFloor(look, calibrated) : look);
   }
-  const fit = fits.at(-1);
-  if (!fit || fit.n !== n) {
+  const last = fits.at(-1);
+  if (!last || last.n !== n) {
     const slottedNow = signs.includes(1) && signs.includes(-1) && !signs.includes(0);
     return { ...base, noData: `${n} trial(s) leave fewer than ${MIN_DF} degrees of freedom for the noise${slottedNow ? ' once the slot bias is fitted' : ''}; at least ${MIN_DF + (slottedNow ? 2 : 1)} are needed` };
   }
-  const slotted = fit.slotBias !== undefined;
+  const slotted = last.slotBias !== undefined;
   const boundary = sequentialBoundary({ ...(fixed ? { minTrials: n, maxTrials: n } : { minTrials: Math.min(design.minTrials, n), maxTrials: Math.max(design.maxTrials, n) }), slotted, serial: serial.kind, estimator: options.estimator ?? 'huber' });
+  // The flips' p-value is exact at one look, so it is never mapped below itself (the boundary's anytime p-value
+  // is for the look's t statistic, whose nominal q can be conservative: an estimated serial correlation).
+  const flips = { effects, signs, critical: criticalValue(boundary, alpha, last), significant: (p: number): boolean => Math.max(p, boundary.anytimeP(p, n)) < alpha };
+  const fit = options.signFlips === false ? last : equivalenceChecked(significanceChecked(last, flips, boundary.anytimeP(last.q, n) < alpha), flips, policy, scale);
+  fits[fits.length - 1] = fit;
   const looks = fits.map((look): MetricLook => {
     const half = criticalValue(boundary, alpha, look) * look.standardError;
     return { trials: look.n, estimate: fromInference(look.estimate, scale), low: fromInference(look.estimate - half, scale), high: fromInference(look.estimate + half, scale) };
@@ -198,7 +206,14 @@ function draftMetric(metric: string, rows: readonly TrialMetric[], options: Judg
   // Significance is the current look's, in the current estimate's direction: an earlier look whose interval
   // excluded zero says nothing once the interval in hand contains it. anytimeP(q) of the current q is valid
   // whatever look it is (it is at least the p-value of the smallest q so far).
-  return { ...base, fit, boundary, pValue: boundary.anytimeP(fit.q, fit.n), looks };
+  return { ...base, fit, boundary, pValue: Math.max(boundary.anytimeP(fit.q, fit.n), fit.signFlipP ?? 0), looks };
+}
+
+/** Said wherever a look's interval is given, when the trials' sign flips widened it (flip-checked-look.ts). */
+function flipNote(fit: LookFit): string {
+  if (fit.signFlipWidened && fit.signFlipP !== undefined) return ` (widened to match the trials' sign-flip p ${formatP(fit.signFlipP)}, larger than their spread implies)`;
+  if (fit.equivalenceFlipP !== undefined) return ` (widened to the threshold: the trials' sign flips about it give p ${formatP(fit.equivalenceFlipP)}, not enough to exclude it)`;
+  return '';
 }
 
 /**
@@ -315,7 +330,9 @@ function metricVerdict(d: Draft, ctx: VerdictContext): MetricVerdict {
   const pText = `${d.policy ? 'adjusted ' : ''}p ${formatP(p)}`;
   const noiseText = fit.noise === 'exact (no variation)' ? ', the same in every trial' : '';
   const noisier = calibrated && calibrated.df >= 1 && fit.noise === 'own trials' && !varianceConsistent(fit.sd, fit.df + 1, calibrated.sd, calibrated.df) ? ` Noisier than the A/A calibration (sd ${fmt(fit.sd).replace(/^[+−±]/, '')} vs ${fmt(calibrated.sd).replace(/^[+−±]/, '')}): the calibration may be stale.` : '';
-  const interval = `${fmt(estimate)} [${fmt(low)}, ${fmt(high)}] over ${n} trials${noiseText}`;
+  // Said wherever the interval is given: it was widened by the sign flips, not by the trials' own spread.
+  const flipped = flipNote(fit);
+  const interval = `${fmt(estimate)} [${fmt(low)}, ${fmt(high)}] over ${n} trials${noiseText}${flipped}`;
   const significant = p < ctx.alpha;
   const badUp = direction !== 'decrease-is-bad';
   const badDown = direction !== 'increase-is-bad';

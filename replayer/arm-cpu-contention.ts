@@ -9,10 +9,7 @@
  * say what a tenant does to the requests that do run (caches, the core's other thread, the host under a VM).
  */
 import { readFile } from 'node:fs/promises';
-import { processStats } from './process-stats.js';
-
-/** /proc/stat counts in clock ticks: sysconf(_SC_CLK_TCK), 100 on Linux. */
-const CLOCK_TICKS_PER_SECOND = 100;
+import { CLOCK_TICKS_PER_SECOND, processStats } from './process-stats.js';
 
 /** The CPUs of a list as taskset takes it ("1", "0-3,6"); empty when the list is not one. */
 export function cpusOfList(list: string): number[] {

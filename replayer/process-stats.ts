@@ -4,7 +4,8 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 
-const CLOCK_TICKS_PER_SECOND = 100; // sysconf(_SC_CLK_TCK) on Linux
+/** /proc counts CPU time in clock ticks: sysconf(_SC_CLK_TCK), 100 on Linux. */
+export const CLOCK_TICKS_PER_SECOND = 100;
 const PAGE_BYTES = 4096;
 
 export interface ProcessStats {

@@ -27,6 +27,11 @@ export function cpuNs(pid: number): { main: number; all: number } {
   return { main: of(`/proc/${pid}/task/${pid}/schedstat`), all };
 }
 
+/** Resident set of the process in bytes (/proc/<pid>/statm, second field, in pages of 4 KiB as on x86_64 and arm64). */
+export function rssBytes(pid: number): number {
+  return Number(readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]) * 4096;
+}
+
 /**
  * POST a body; resolves true when a 2xx answer has been read, false when the request failed or timed out (5 s)
  * or the answer was not 2xx: CPU per request counts answered requests only, so a failure must not count as one.

@@ -87,8 +87,8 @@ const judgedRun = (run: { verdict: { outcome: string; metrics: readonly { judged
 });
 
 /** Tandem's judge as an experiment meets it: looks from min to max, stop when decided. */
-export function sequentialJudge(e: Experiment, calibration?: Calibration, estimator: LookEstimator = 'huber'): JudgedRun {
-  return judgedRun(judgeSequentially(e.trials.slice(0, DESIGN.maxTrials), { policies, slotSigns, design: DESIGN, estimator, ...(calibration ? { calibration } : {}) }));
+export function sequentialJudge(e: Experiment, calibration?: Calibration, estimator: LookEstimator = 'huber', signFlips = true): JudgedRun {
+  return judgedRun(judgeSequentially(e.trials.slice(0, DESIGN.maxTrials), { policies, slotSigns, design: DESIGN, estimator, signFlips, ...(calibration ? { calibration } : {}) }));
 }
 
 /** The judge before issue 30 (bench/support/previous-judge), the same way, on the same trials. */

@@ -26,34 +26,48 @@ const errorsClean = (n: number) => rows('error_share', new Array<number>(n).fill
 
 describe('per-metric verdicts', () => {
   it('calls a significant shift beyond the threshold a regression, with the reason in words', () => {
-    const v = verdictOf(rows('latency_shift', [0.051, 0.049, 0.05, 0.052, 0.048]), 'latency_shift');
+    const v = verdictOf(rows('latency_shift', [0.051, 0.049, 0.05, 0.052, 0.048, 0.05, 0.051, 0.049]), 'latency_shift');
     expect(v.verdict).toBe('regression');
     expect(v.decided).toBe(true);
     // The geometric mean of the per-trial ratios (effects are judged on the log scale).
     expect(v.estimate).toBeCloseTo(0.05, 5);
     expect(v.low).toBeGreaterThan(0.02);
-    expect(v.reason).toMatch(/^regression: \+5\.00% \[\+4\.\d\d%, \+5\.\d\d%\] over 5 trials; significant \(adjusted p (= 0\.\d+|< 0\.001), below α = 0\.05\) and beyond the \+2\.00% threshold\.$/);
+    expect(v.reason).toMatch(/^regression: \+5\.00% \[\+4\.\d\d%, \+5\.\d\d%\] over 8 trials; significant \(adjusted p (= 0\.\d+|< 0\.001), below α = 0\.05\) and beyond the \+2\.00% threshold\.$/);
+    // Five such trials are not enough: only 2 of their 2⁵ sign patterns are as extreme (p = 0.0625), and the
+    // interval is widened to say so rather than claim what five trials cannot show whatever their law.
+    const five = verdictOf(rows('latency_shift', [0.051, 0.049, 0.05, 0.052, 0.048]), 'latency_shift');
+    expect(five.verdict).toBe('inconclusive');
+    expect(five.pValue).toBe(0.0625);
+    expect(five.low).toBeLessThanOrEqual(0);
   });
 
   it('calls the same shift an improvement when decrease is bad, and the reverse shift a regression', () => {
     const custom = metricPolicies([{ metric: 'throughput', direction: 'decrease-is-bad', threshold: 0.02, critical: false, mustHaveData: true }]);
-    const up = judge(rows('throughput', [0.05, 0.051, 0.049, 0.05, 0.05]), { policies: custom }).metrics.find((m) => m.metric === 'throughput')!;
-    const down = judge(rows('throughput', [-0.05, -0.051, -0.049, -0.05, -0.05]), { policies: custom }).metrics.find((m) => m.metric === 'throughput')!;
+    const up = judge(rows('throughput', [0.05, 0.051, 0.049, 0.05, 0.05, 0.052, 0.048, 0.05]), { policies: custom }).metrics.find((m) => m.metric === 'throughput')!;
+    const down = judge(rows('throughput', [-0.05, -0.051, -0.049, -0.05, -0.05, -0.052, -0.048, -0.05]), { policies: custom }).metrics.find((m) => m.metric === 'throughput')!;
     expect(up.verdict).toBe('improvement');
     expect(down.verdict).toBe('regression');
   });
 
   it('decides no change when the interval excludes a regression beyond the threshold (equivalence)', () => {
-    const v = verdictOf(rows('latency_shift', [0.001, -0.002, 0.0, 0.002, -0.001]), 'latency_shift');
+    const v = verdictOf(rows('latency_shift', [0.001, -0.002, 0.0, 0.002, -0.001, 0.001, 0.0, -0.001]), 'latency_shift');
     expect(v).toMatchObject({ verdict: 'no change', decided: true });
     expect(v.reason).toMatch(/lies below \+2\.00%/);
+    // Five such trials are not enough: below the threshold by 2% each, their flips about it give p = 2/2⁵, so the
+    // interval is widened to reach the threshold and the metric is not decided.
+    const five = verdictOf(rows('latency_shift', [0.001, -0.002, 0.0, 0.002, -0.001]), 'latency_shift');
+    expect(five.verdict).toBe('inconclusive');
+    expect(five.high).toBeGreaterThanOrEqual(0.02);
+    expect(five.reason).toMatch(/widened to the threshold: the trials' sign flips about it give p = 0\.063, not enough to exclude it/);
   });
 
   it('reports a significant change smaller than the threshold as such, never hides it', () => {
-    const v = verdictOf(rows('latency_shift', [0.0081, 0.0079, 0.008, 0.0082, 0.0078]), 'latency_shift');
+    // Eight trials: the sign flips' smallest p-value is 2/2ⁿ, so five (1/16) could not show any change significant.
+    const small = [0.0081, 0.0079, 0.008, 0.0082, 0.0078, 0.0081, 0.0079, 0.008];
+    const v = verdictOf(rows('latency_shift', small), 'latency_shift');
     expect(v.verdict).toBe('no change');
     expect(v.reason).toMatch(/a real change, \+0\.80%, smaller than the threshold/);
-    const verdict = judge([...rows('latency_shift', [0.0081, 0.0079, 0.008, 0.0082, 0.0078]), ...errorsClean(5)], { policies });
+    const verdict = judge([...rows('latency_shift', small), ...errorsClean(8)], { policies });
     expect(verdict.reasons.join('\n')).toMatch(/latency_shift changed significantly but less than its threshold/);
   });
 
@@ -76,8 +90,8 @@ describe('per-metric verdicts', () => {
     expect(verdict.outcome).toBe('no data');
   });
 
-  it('judges CPU and memory from one point per trial: five trials are data, not "only 10 data points"', () => {
-    const cpu = rows('cpu_per_request', [0.05, 0.052, 0.048, 0.051, 0.049], { points: 2 });
+  it('judges CPU and memory from one point per trial: eight trials are data, not "only 16 data points"', () => {
+    const cpu = rows('cpu_per_request', [0.05, 0.052, 0.048, 0.051, 0.049, 0.05, 0.051, 0.049], { points: 2 });
     expect(verdictOf(cpu, 'cpu_per_request').verdict).toBe('regression');
     // Three trials leave 2 degrees of freedom for the noise: no look is taken on so little (it let regressions pass).
     expect(verdictOf(cpu.slice(0, 3), 'cpu_per_request')).toMatchObject({ verdict: 'no data', reason: expect.stringMatching(/3 trial\(s\) leave fewer than 4 degrees of freedom for the noise; at least 5 are needed/) });
@@ -212,7 +226,7 @@ describe('never passed beside a regression in its own numbers', () => {
     ]);
     const metrics = [
       ...rows('cpu_per_request', [0.001, -0.002, 0.0, 0.002, -0.001, 0.001, 0, -0.001]),
-      ...rows('latency_shift', [0.084, -0.016, 0.106, -0.005, 0.095, 0.006, 0.073, 0.017]),
+      ...rows('latency_shift', [0.084, 0.016, 0.106, 0.005, 0.095, 0.006, 0.073, -0.017]),
       ...rows('error_share', new Array<number>(8).fill(0), { scale: 'absolute' }),
     ];
     const verdict = judge(metrics, { policies: custom });
@@ -225,7 +239,7 @@ describe('never passed beside a regression in its own numbers', () => {
     expect(latency.adjustedP).toBeGreaterThanOrEqual(0.05);
     expect(verdict.metrics.find((m) => m.metric === 'cpu_per_request')!.verdict).toBe('no change');
     expect(verdict.outcome).toBe('inconclusive');
-    expect(verdict.undecided.join('\n')).toMatch(/^latency_shift: \+4\.\d\d% \[\+0\.\d\d%, \+8\.\d\d%\] lies beyond its \+3\.00% threshold but is not significant once 3 judged metrics are accounted for \(adjusted p = 0\.0\d+\); a regression cannot be excluded$/);
+    expect(verdict.undecided.join('\n')).toMatch(/^latency_shift: \+4\.\d\d% \[\+0\.\d\d%, \+8\.\d\d%\] lies beyond its \+3\.00% threshold but is not significant once 3 judged metrics are accounted for \(adjusted p = 0\.\d+\); a regression cannot be excluded$/);
     // The same numbers with an interval that reaches no change do not block the pass (a non-critical metric need not be decided).
     const wide = judge([...metrics.filter((m) => m.metric !== 'latency_shift'), ...rows('latency_shift', [0.108, -0.046, 0.136, -0.032, 0.122, -0.018, 0.094, -0.004])], { policies: custom });
     expect(wide.metrics.find((m) => m.metric === 'latency_shift')!.low).toBeLessThan(0);
@@ -244,10 +258,10 @@ describe('issue 30: what the judge no longer does on real processes\' noise', ()
   });
 
   it('takes significance from the current look only: an interval that contains zero now is no regression, whatever an earlier look said', () => {
-    // Six trials at +6% (significant on their own), then six that scatter widely around +3%.
-    const effects = [0.06, 0.061, 0.059, 0.06, 0.062, 0.058, 0.2, -0.15, 0.22, -0.18, 0.25, -0.2];
-    const design = { minTrials: 4, maxTrials: 12 };
-    const early = verdictOf(rows('latency_shift', effects.slice(0, 6)), 'latency_shift', { design });
+    // Ten trials at +6% (significant on their own, their sign flips too), then ten that scatter widely around +3%.
+    const effects = [0.06, 0.061, 0.059, 0.06, 0.062, 0.058, 0.06, 0.061, 0.059, 0.06, 0.2, -0.15, 0.22, -0.18, 0.25, -0.2, 0.21, -0.19, 0.23, -0.17];
+    const design = { minTrials: 4, maxTrials: 20 };
+    const early = verdictOf(rows('latency_shift', effects.slice(0, 10)), 'latency_shift', { design });
     expect(early.verdict).toBe('regression');
     const now = verdictOf(rows('latency_shift', effects), 'latency_shift', { design });
     expect(now.estimate).toBeGreaterThan(0.02);

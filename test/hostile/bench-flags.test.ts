@@ -31,6 +31,12 @@ describe('bench flags', () => {
     [['paired-noise', '--alternate-nice', '0'], '--alternate-nice needs a niceness other than 0'],
     [['paired-noise', '--alternate-nice', '-21'], '--alternate-nice needs a whole number from -20 to 19, got "-21"'],
     [['paired-noise', '--alternate-nice', '-5.5'], '--alternate-nice needs a whole number from -20 to 19, got "-5.5"'],
+    [['paired-noise', '--processes', '0'], '--processes needs a whole number from 1 to 8, got "0"'],
+    [['paired-noise', '--node-args', 'evil.js'], '--node-args takes node flags only (--name or --name=value), got "evil.js"'],
+    [['paired-noise', '--alternate-node-args', '--max-semi-space-size=16 --require=/tmp/x;ls'], '--alternate-node-args takes node flags only (--name or --name=value), got "--require=/tmp/x;ls"'],
+    [['paired-noise', '--alternate-node-args', ' '], '--alternate-node-args needs node flags'],
+    [['paired-noise', '--node-args', '--import=tsx'], '--node-args takes no flag that loads code, got "--import=tsx"'],
+    [['paired-noise', '--alternate-node-args', '--jitless', '--alternate-nice', '5'], '--alternate-node-args and --alternate-nice cannot be combined'],
   ])('npm run bench -- %j: exit 3, "%s", no figures', async (args, message) => {
     const result = await bench(args);
     expect(result.stderr).toContain(`bench ${args[0]}: ${message}`);
