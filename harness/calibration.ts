@@ -18,6 +18,7 @@ import { studentTCdf, studentTQuantile } from './stats.js';
 import type { MetricPolicy } from './metric-policy.js';
 import type { TrialMetric } from './trial-metrics.js';
 import { MIN_DF, criticalValue, fitLook, lagOneAutocorrelation, plannedStandardError, sequentialBoundary } from './sequential.js';
+import { fewestTrialsForFlips } from './sign-flip.js';
 import { judgeSequentially } from './sequential-run.js';
 import { fromInference, toInference } from './effect-scale.js';
 import { isMaterialAutocorrelation, type Calibration, type MetricCalibration, type TrialsPlan, type VarianceSplit } from './calibration-result.js';
@@ -89,6 +90,8 @@ function plan(sd: number, rho: number, slotted: boolean, options: CalibrateOptio
     const margin = Math.log1p(change);
     for (let n = MIN_DF + parameters; n <= 1_000; n++) {
       const se = plannedStandardError(sd, rho, n, slotted);
+      // Fewer trials than their sign flips need cannot decide, however quiet (harness/sign-flip.ts).
+      if (n < fewestTrialsForFlips(boundary.nominalLevel(alpha, n))) continue;
       if ((criticalValue(boundary, alpha, { n, df: n - parameters }) + studentTQuantile(0.8, n - parameters)) * se <= margin) return { change, trials: n };
     }
     return { change, trials: Number.POSITIVE_INFINITY };

@@ -78,3 +78,8 @@ export function signFlipP(effects: readonly number[], signs: readonly number[]):
   for (let j = total + observed; j < law.length; j++) tail += law[j]!;
   return Math.min(1, tail);
 }
+
+/** The fewest trials whose flips can give a p-value below `level` (their smallest is 2/2ⁿ): planning's floor. */
+export function fewestTrialsForFlips(level: number): number {
+  return level > 0 ? Math.max(1, Math.floor(Math.log2(2 / level)) + 1) : Number.POSITIVE_INFINITY;
+}

@@ -21,6 +21,7 @@ import type { EffectScale, TrialMetric } from './trial-metrics.js';
 import { isMaterialAutocorrelation, type Calibration, type MetricCalibration } from './calibration-result.js';
 import { fromInference, toInference } from './effect-scale.js';
 import { equivalenceChecked, significanceChecked } from './flip-checked-look.js';
+import { fewestTrialsForFlips } from './sign-flip.js';
 
 /** A p-value as a reader takes it: "= 0.034", or "< 0.001" (never "= 0.0", which reads as impossible). */
 export function formatP(p: number): string {
@@ -351,7 +352,9 @@ function metricVerdict(d: Draft, ctx: VerdictContext): MetricVerdict {
   const gap = Math.abs(logEstimate) >= logThreshold ? Math.abs(logEstimate) : logThreshold - Math.abs(logEstimate);
   // The standard error of one trial as this look sees it (slot factor and serial correlation included).
   const perTrialSe = fit.standardError * Math.sqrt(fit.n);
-  const needed = gap > 0 ? Math.ceil(((planningCritical + powerQuantile) * perTrialSe / gap) ** 2) : Number.POSITIVE_INFINITY;
+  // Never fewer than the trials whose sign flips can reach the look's level (flip-checked-look.ts).
+  const fewest = d.boundary ? fewestTrialsForFlips(d.boundary.nominalLevel(ctx.planningLevel, n)) : 0;
+  const needed = gap > 0 ? Math.max(fewest, Math.ceil(((planningCritical + powerQuantile) * perTrialSe / gap) ** 2)) : Number.POSITIVE_INFINITY;
   const suggestion = needed > n && needed <= 1_000 ? ` About ${needed} trials would decide it if the change is about ${fmt(estimate)}.` : needed > 1_000 ? ' A change this close to the threshold needs more than 1,000 trials to decide.' : '';
   const floor = noiseFloor !== undefined && noiseFloor > 2 * threshold ? ` The calibrated noise at ${n} trials lets only changes beyond ${fmt(noiseFloor)} be seen reliably.` : '';
   return {

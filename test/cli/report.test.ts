@@ -18,7 +18,8 @@ async function project(): Promise<string> {
       '    tier: svc',
       // A loaded CI machine may fall behind the rate; a trial whose load failed is left out, which these tests do not want.
       '    replay: { rate: 100, concurrency: 16, timeout: 5s, minAchievedShare: 0.3 }',
-      '    trials: { count: 5, warmup: 100ms, measure: 1s }',
+      // Eight trials: sign flips give at least 2/2ⁿ, which Benjamini–Hochberg multiplies by the judged metrics (3 here): 2/2⁸ × 3 < 0.05 (harness/sign-flip.ts).
+      '    trials: { count: 8, warmup: 100ms, measure: 1s }',
       '    harness:',
       '      responses: { ignoreFields: [servedAt], maxStatusMismatchShare: 0.05 }',
     ],
@@ -41,7 +42,7 @@ describe('tandem report', () => {
     const report = JSON.parse(json.out) as ExperimentReport;
     expect(report.schema).toBe('tandem.report/v1');
     expect(report.verdict.outcome).toBe('regressed');
-    expect(report.verdict.trials).toBe(5);
+    expect(report.verdict.trials).toBe(8);
     const errorShare = report.metrics.find((m) => m.metric === 'error_share')!;
     expect(errorShare).toMatchObject({ verdict: 'regression', judged: true });
     expect(errorShare.estimate).toBeCloseTo(0.1, 1);
@@ -50,7 +51,7 @@ describe('tandem report', () => {
     expect(report.comparison!.statusMismatchShare).toBeCloseTo(0.1, 1);
     expect(report.comparison!.fields.find((f) => f.path === 'servedAt')).toMatchObject({ ignored: 'config' });
     expect(report.comparison!.fields.find((f) => f.path === 'note')).toMatchObject({ ignored: false });
-    expect(report.perTrial.filter((t) => t.metric === 'error_share')).toHaveLength(5);
+    expect(report.perTrial.filter((t) => t.metric === 'error_share')).toHaveLength(8);
     expect(report.arms.control.requests).toBe(report.arms.treatment.requests);
     expect(report.latencyCdf.control.length).toBe(101);
     // The verdict is stored on the experiment.
@@ -81,7 +82,7 @@ describe('tandem report', () => {
     const calibration = await runCli(['calibrate', '--workload', 'svc', '--control', control, '--trials', '6', '--subsets', '50', '--seed', '4', '--json'], { cwd: dir });
     expect(calibration.code, calibration.err).toBe(0);
     const result = JSON.parse(calibration.out) as { experimentId: string; trials: number; design: unknown; subsets: number; falsePositiveRate: number; metrics: Record<string, { sd: number; noiseFloor: number; slotBias: { pValue: number } }> };
-    expect(result).toMatchObject({ trials: 6, design: { minTrials: 5, maxTrials: 5 }, subsets: 50 });
+    expect(result).toMatchObject({ trials: 6, design: { minTrials: 8, maxTrials: 8 }, subsets: 50 });
     expect(result.metrics.error_share!.sd).toBe(0);
     expect(result.metrics.latency_mean!.noiseFloor).toBeGreaterThan(0);
     // The share of the 50 A/A subsets the judge called regressed: a multiple of 1/50, and low for the same build.

@@ -36,7 +36,8 @@ async function project(): Promise<Project> {
       '    tier: svc',
       // Several experiments replay at once on a small CI machine: the share of the rate they reach varies.
       '    replay: { rate: 60, concurrency: 16, timeout: 5s, minAchievedShare: 0.2 }',
-      '    trials: { count: 5, warmup: 50ms, measure: 400ms }',
+      // Eight trials: sign flips give at least 2/2ⁿ, which Benjamini–Hochberg multiplies by the judged metrics (3 here): 2/2⁸ × 3 < 0.05 (harness/sign-flip.ts).
+      '    trials: { count: 8, warmup: 50ms, measure: 400ms }',
       // Only errors decide (thresholds of 1000% on timing): fifty experiments share two cores.
       '    checks:',
       '      - { metric: latency_shift, critical: false, threshold: 10 }',
@@ -127,15 +128,15 @@ describe('BullMQ executor (real Redis, worker processes)', () => {
     const { dir, store, queue } = await project();
     const clean = await jsonService();
     const first = await startWorker(dir, 1);
-    // Five trials: the fewest a verdict looks at (4 degrees of freedom).
-    const { id } = await submit(queue, { workload: 'svc', change: 'crash', control: clean, treatment: clean, overrides: { trials: 5, measureMs: 1_000 } });
+    // Eight trials: what the sign flips need to decide at α = 0.05 over three judged metrics.
+    const { id } = await submit(queue, { workload: 'svc', change: 'crash', control: clean, treatment: clean, overrides: { trials: 8, measureMs: 1_000 } });
     await until(() => store.experiments.get(id), (r) => (r?.trials ?? []).some((t) => t.index >= 1 && t.status === 'running'), 60_000, 'second trial running');
     await killHard(first);
     await startWorker(dir, 1);
     const record = (await until(() => store.experiments.get(id), (r) => r !== undefined && isTerminal(r.status), 90_000, 'resumed experiment finished')) as ExperimentRecord;
     expect(record.status).toBe('passed');
     const completed = record.trials.filter((t) => t.status === 'completed');
-    expect(completed.map((t) => t.index).sort()).toEqual([0, 1, 2, 3, 4]);
+    expect(completed.map((t) => t.index).sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     expect(completed.find((t) => t.index === 0)!.attempt).toBe(1);
     const interrupted = record.trials.filter((t) => t.status === 'replaced');
     expect(interrupted).toHaveLength(1);

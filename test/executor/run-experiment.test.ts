@@ -20,7 +20,8 @@ export async function executorProject(extraConfig: string[] = []): Promise<strin
       '  - name: svc',
       '    tier: svc',
       '    replay: { rate: 200, concurrency: 16, timeout: 5s, minAchievedShare: 0.2 }',
-      '    trials: { count: 5, warmup: 50ms, measure: 300ms }',
+      // Eight trials: sign flips give at least 2/2ⁿ, which Benjamini–Hochberg multiplies by the judged metrics (3 here): 2/2⁸ × 3 < 0.05 (harness/sign-flip.ts).
+      '    trials: { count: 8, warmup: 50ms, measure: 300ms }',
       '    checks:',
       '      - { metric: latency_shift, critical: false, threshold: 10 }',
       '      - { metric: latency_p99, critical: false, threshold: 10 }',

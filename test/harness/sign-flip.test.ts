@@ -108,3 +108,13 @@ describe('the judge with the sign-flip check', () => {
     expect(rss.reason).not.toMatch(/sign-flip/);
   });
 });
+
+describe('planning with the flips', () => {
+  it('never plans fewer trials than the flips need to reach a level', async () => {
+    const { fewestTrialsForFlips } = await import('../../harness/sign-flip.js');
+    // 2/2ⁿ below the level: 0.05 needs 6 trials (2/64), the demo's ~3·10⁻⁴ needs 13 (2/8192).
+    expect(fewestTrialsForFlips(0.05)).toBe(6);
+    expect(fewestTrialsForFlips(3e-4)).toBe(13);
+    expect(2 / 2 ** 12).toBeGreaterThan(3e-4);
+  });
+});
