@@ -17,6 +17,7 @@ import { studentTQuantile } from './stats.js';
 import { toInference } from './effect-scale.js';
 import type { EffectScale } from './trial-metrics.js';
 import type { LookFit } from './look-fit.js';
+import type { Boundary } from './sequential.js';
 import type { MetricPolicy } from './metric-policy.js';
 
 export interface FlipContext {
@@ -65,4 +66,13 @@ export function equivalenceChecked(fit: LookFit, context: FlipContext, policy: M
     checked = { ...checked, standardError: Math.max(checked.standardError, reaching), equivalenceFlipP: p };
   }
   return checked;
+}
+
+/**
+ * The first look from `from` to `to` whose sign flips can reach the boundary's level at α (2/2ⁿ below it), or `to`
+ * when none can: looks before it cannot decide, whatever their trials.
+ */
+export function flipsFirstLook(boundary: Boundary, alpha: number, from: number, to: number): number {
+  for (let n = Math.max(1, from); n <= to; n++) if (2 / 2 ** n < boundary.nominalLevel(alpha, n)) return n;
+  return to;
 }

@@ -20,7 +20,7 @@ import { MIN_DF, criticalValue, lookAccumulator, nominalP, plannedStandardError,
 import type { EffectScale, TrialMetric } from './trial-metrics.js';
 import { isMaterialAutocorrelation, type Calibration, type MetricCalibration } from './calibration-result.js';
 import { fromInference, toInference } from './effect-scale.js';
-import { equivalenceChecked, significanceChecked } from './flip-checked-look.js';
+import { equivalenceChecked, flipsFirstLook, significanceChecked } from './flip-checked-look.js';
 import { fewestTrialsForFlips } from './sign-flip.js';
 
 /** A p-value as a reader takes it: "= 0.034", or "< 0.001" (never "= 0.0", which reads as impossible). */
@@ -121,7 +121,10 @@ export interface JudgeOptions {
   readonly noDataCauses?: readonly string[];
   /** How each look estimates the effect across trials. @default 'huber' (`mean`: least squares, the verdict bench's baseline) */
   readonly estimator?: LookEstimator;
-  /** A significant look must also stand out among its trials' sign flips (harness/sign-flip.ts). @default true (false: the verdict bench's baseline) */
+  /**
+   * A look that would decide must be confirmed by its trials' sign flips (harness/flip-checked-look.ts), and a
+   * sequential boundary starts where they can. @default true (false: the verdict bench's baseline)
+   */
   readonly signFlips?: boolean;
 }
 
@@ -194,7 +197,17 @@ function draftMetric(metric: string, rows: readonly TrialMetric[], options: Judg
     return { ...base, noData: `${n} trial(s) leave fewer than ${MIN_DF} degrees of freedom for the noise${slottedNow ? ' once the slot bias is fitted' : ''}; at least ${MIN_DF + (slottedNow ? 2 : 1)} are needed` };
   }
   const slotted = last.slotBias !== undefined;
-  const boundary = sequentialBoundary({ ...(fixed ? { minTrials: n, maxTrials: n } : { minTrials: Math.min(design.minTrials, n), maxTrials: Math.max(design.maxTrials, n) }), slotted, serial: serial.kind, estimator: options.estimator ?? 'huber' });
+  const upTo = fixed ? n : Math.max(design.maxTrials, n);
+  const requestedFrom = fixed ? n : Math.min(design.minTrials, n);
+  const boundaryFrom = (from: number): Boundary => sequentialBoundary({ minTrials: from, maxTrials: upTo, slotted, serial: serial.kind, estimator: options.estimator ?? 'huber' });
+  let boundary = boundaryFrom(requestedFrom);
+  // Sign flips cannot decide a look before 2/2ⁿ falls below its level, so a sequential design spends no α on those
+  // looks: from the first one they can decide, the boundary is the design's that starts there (found on the
+  // requested design's levels, which a later start only raises). Earlier looks keep the requested one.
+  if (!fixed && options.signFlips !== false) {
+    const from = flipsFirstLook(boundary, alpha, requestedFrom, upTo);
+    if (from > requestedFrom && n >= from) boundary = boundaryFrom(from);
+  }
   // The flips' p-value is exact at one look, so it is never mapped below itself (the boundary's anytime p-value
   // is for the look's t statistic, whose nominal q can be conservative: an estimated serial correlation).
   const flips = { effects, signs, critical: criticalValue(boundary, alpha, last), significant: (p: number): boolean => Math.max(p, boundary.anytimeP(p, n)) < alpha };
@@ -331,7 +344,6 @@ function metricVerdict(d: Draft, ctx: VerdictContext): MetricVerdict {
   const pText = `${d.policy ? 'adjusted ' : ''}p ${formatP(p)}`;
   const noiseText = fit.noise === 'exact (no variation)' ? ', the same in every trial' : '';
   const noisier = calibrated && calibrated.df >= 1 && fit.noise === 'own trials' && !varianceConsistent(fit.sd, fit.df + 1, calibrated.sd, calibrated.df) ? ` Noisier than the A/A calibration (sd ${fmt(fit.sd).replace(/^[+−±]/, '')} vs ${fmt(calibrated.sd).replace(/^[+−±]/, '')}): the calibration may be stale.` : '';
-  // Said wherever the interval is given: it was widened by the sign flips, not by the trials' own spread.
   const flipped = flipNote(fit);
   const interval = `${fmt(estimate)} [${fmt(low)}, ${fmt(high)}] over ${n} trials${noiseText}${flipped}`;
   const significant = p < ctx.alpha;
