@@ -29,15 +29,12 @@
  * that is the honest answer, not a defect.
  */
 import { HUBER_K } from './huber-looks.js';
+import { quantileOf } from './stats.js';
 
 /** |ψ| is counted in steps of HUBER_K / GRID (a trial's weight to about 0.4%). */
 export const GRID = 256;
 
-const medianOf = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
+const medianOf = (values: readonly number[]): number => quantileOf(values, 0.5);
 
 /**
  * The two-sided sign-flip p-value of no effect for per-trial `effects` with their slot signs (+1/−1, or 0 without
