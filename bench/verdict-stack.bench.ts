@@ -85,7 +85,8 @@ export async function run(args: string[]): Promise<void> {
         const seconds = (Date.now() - started) / 1000;
         results.push({ faults, record, seconds });
         const metrics = (record.verdict?.metrics as { metric: string; verdict: string; estimate: number; low: number; high: number }[] | undefined) ?? [];
-        const brief = metrics.filter((m) => ['latency_shift', 'cpu_per_request', 'error_share'].includes(m.metric)).map((m) => `${m.metric} ${(m.estimate * 100).toFixed(2)}% [${(m.low * 100).toFixed(2)}, ${(m.high * 100).toFixed(2)}] ${m.verdict}`);
+        // The headline metrics, and any other metric that regressed (an unchanged build regressed on rss_bytes or latency_p99 must say so).
+        const brief = metrics.filter((m) => ['latency_shift', 'cpu_per_request', 'error_share'].includes(m.metric) || m.verdict === 'regression').map((m) => `${m.metric} ${(m.estimate * 100).toFixed(2)}% [${(m.low * 100).toFixed(2)}, ${(m.high * 100).toFixed(2)}] ${m.verdict}`);
         log(`  per trial: ${await perTrialEffects(store, id)}`);
         log(`${faults || 'unchanged'} run ${i + 1}: ${record.status} after ${String(record.verdict?.trials ?? '?')} trials, ${seconds.toFixed(0)} s; ${brief.join('; ')}${record.status === 'failed' ? ` (${record.reason ?? ''})` : ''}`);
       }
