@@ -16,7 +16,7 @@
  */
 import { benjaminiHochberg, studentTQuantile, varianceConsistent } from './stats.js';
 import { defaultThreshold, type MetricPolicy } from './metric-policy.js';
-import { MIN_DF, criticalValue, lookAccumulator, nominalP, plannedStandardError, sequentialBoundary, type Boundary, type LookEstimator, type LookFit, type NoiseSource, type SerialCorrelation } from './sequential.js';
+import { EXACT_TOLERANCE, MIN_DF, criticalValue, lookAccumulator, nominalP, plannedStandardError, sequentialBoundary, type Boundary, type LookEstimator, type LookFit, type NoiseSource, type SerialCorrelation } from './sequential.js';
 import type { EffectScale, TrialMetric } from './trial-metrics.js';
 import { isMaterialAutocorrelation, type Calibration, type MetricCalibration } from './calibration-result.js';
 import { fromInference, toInference } from './effect-scale.js';
@@ -277,14 +277,20 @@ export function judge(trialMetrics: readonly TrialMetric[], options: JudgeOption
   const trialCount = new Set(trialMetrics.map((m) => m.trial)).size;
   const drafts = names.map((metric) => draftMetric(metric, (byMetric.get(metric) ?? []).slice().sort((a, b) => a.trial - b.trial), options, alpha));
 
-  const judged = drafts.filter((d) => d.policy && !d.noData);
-  const adjusted = benjaminiHochberg(judged.map((d) => d.pValue));
-  const adjustedOf = new Map(judged.map((d, i) => [d.metric, adjusted[i]!]));
-  // Multiplicity for planning: a lone regression among m judged metrics must reach p ≤ α/m under BH.
-  const planningLevel = alpha / Math.max(1, judged.length);
-  const metrics = drafts.map((d) => metricVerdict(d, { alpha, planningLevel, adjustedP: adjustedOf.get(d.metric) ?? Number.NaN, calibration: options.calibration }));
-  return experimentVerdict(metrics, { alpha, trials: trialCount, design: options.design ?? { minTrials: trialCount, maxTrials: trialCount }, onInconclusive: options.onInconclusive ?? 'inconclusive' });
+  // The family Benjamini–Hochberg adjusts over: the judged metrics that could be significant at all. One that did
+  // not move in any trial (no request failed in either arm) has p = 1 whatever happens, so it spends no α
+  // (Tarone 1990; Gilbert 2005 for Benjamini–Hochberg): its p-value stays its own.
+  const tested = drafts.filter((d) => d.policy && !d.noData && !unmoved(d));
+  const adjusted = benjaminiHochberg(tested.map((d) => d.pValue));
+  const adjustedOf = new Map(tested.map((d, i) => [d.metric, adjusted[i]!]));
+  // Multiplicity for planning: a lone regression among m tested metrics must reach p ≤ α/m under BH.
+  const planningLevel = alpha / Math.max(1, tested.length);
+  const metrics = drafts.map((d) => metricVerdict(d, { alpha, planningLevel, adjustedP: adjustedOf.get(d.metric) ?? (d.policy && !d.noData ? d.pValue : Number.NaN), calibration: options.calibration }));
+  return experimentVerdict(metrics, { alpha, tested: tested.length, trials: trialCount, design: options.design ?? { minTrials: trialCount, maxTrials: trialCount }, onInconclusive: options.onInconclusive ?? 'inconclusive' });
 }
+
+/** A draft whose every trial had exactly no effect: its p-value is 1 by construction (look-fit.ts, nominalP). */
+const unmoved = (d: Draft): boolean => d.fit?.noise === 'exact (no variation)' && Math.abs(d.fit.estimate) <= EXACT_TOLERANCE;
 
 interface VerdictContext {
   readonly alpha: number;
@@ -388,7 +394,7 @@ function visibleRegression(m: MetricVerdict): boolean {
   return up || down;
 }
 
-function experimentVerdict(metrics: readonly MetricVerdict[], ctx: { alpha: number; trials: number; design: ExperimentVerdict['design']; onInconclusive: OnInconclusive }): ExperimentVerdict {
+function experimentVerdict(metrics: readonly MetricVerdict[], ctx: { alpha: number; tested: number; trials: number; design: ExperimentVerdict['design']; onInconclusive: OnInconclusive }): ExperimentVerdict {
   const judged = metrics.filter((m) => m.judged);
   const reasons: string[] = [];
   const missing = judged.filter((m) => m.verdict === 'no data' && m.policy?.mustHaveData);
@@ -403,7 +409,7 @@ function experimentVerdict(metrics: readonly MetricVerdict[], ctx: { alpha: numb
   const visible = judged.filter((m) => !m.policy?.critical && visibleRegression(m));
   const undecided = [
     ...undecidedCritical.map((m) => (m.verdict === 'no data' ? `${m.metric}: ${m.reason}` : `${m.metric}: ${m.cannotExclude ?? 'a regression'} cannot be excluded`)),
-    ...visible.map((m) => `${m.metric}: ${formatEffect(m.estimate, m.scale)} [${formatEffect(m.low, m.scale)}, ${formatEffect(m.high, m.scale)}] lies beyond its ${formatEffect(m.policy!.direction === 'decrease-is-bad' ? -m.policy!.threshold : m.policy!.threshold, m.scale)} threshold but is not significant once ${judged.length} judged metrics are accounted for (adjusted p ${formatP(m.adjustedP)}); a regression cannot be excluded`),
+    ...visible.map((m) => `${m.metric}: ${formatEffect(m.estimate, m.scale)} [${formatEffect(m.low, m.scale)}, ${formatEffect(m.high, m.scale)}] lies beyond its ${formatEffect(m.policy!.direction === 'decrease-is-bad' ? -m.policy!.threshold : m.policy!.threshold, m.scale)} threshold but is not significant once ${ctx.tested} judged metrics are accounted for (adjusted p ${formatP(m.adjustedP)}); a regression cannot be excluded`),
   ];
   const common = { alpha: ctx.alpha, trials: ctx.trials, design: ctx.design, undecided, metrics };
   for (const m of regressions) reasons.push(`${m.policy?.critical ? 'critical metric' : 'judged metric'} ${m.metric} regressed: ${m.reason}`);

@@ -116,6 +116,24 @@ describe('per-metric verdicts', () => {
     expect(shift.adjustedP).toBeGreaterThan(shift.pValue);
   });
 
+  it('leaves a judged metric that did not move in any trial out of the correction: it could never be significant (Tarone 1990)', () => {
+    // Ten trials whose CPU effect has p = 0.029 alone (their sign flips: three of ten trials negative).
+    const cpu = rows('cpu_per_request', [0.031, 0.024, 0.05, -0.014, 0.028, 0.041, -0.012, 0.036, -0.01, 0.033], { points: 2 });
+    const alone = verdictOf(cpu, 'cpu_per_request');
+    expect(alone.pValue).toBeGreaterThan(0.025);
+    expect(alone.verdict).toBe('regression');
+    // No request failed in either arm in any trial: the error share's p-value is 1 whatever happens, so it is not
+    // a second test of the family, and CPU per request is a regression at its own p.
+    const beside = judge([...cpu, ...errorsClean(10)], { policies });
+    expect(beside.metrics.find((m) => m.metric === 'cpu_per_request')!).toMatchObject({ verdict: 'regression', adjustedP: alone.pValue });
+    expect(beside.metrics.find((m) => m.metric === 'error_share')!).toMatchObject({ verdict: 'no change', adjustedP: 1 });
+    expect(beside.outcome).toBe('regressed');
+    // One failure in one trial makes it a test that could have been significant: two in the family, p doubled.
+    const moved = judge([...cpu, ...rows('error_share', [0, 0, 0.005, 0, 0, 0, 0, 0, 0, 0], { scale: 'absolute' })], { policies });
+    expect(moved.metrics.find((m) => m.metric === 'cpu_per_request')!.adjustedP).toBeCloseTo(2 * alone.pValue, 12);
+    expect(moved.outcome).not.toBe('regressed');
+  });
+
   it('removes a balanced crossover slot bias from every trial: a sixth trial narrows the interval', () => {
     // A 3% slot bias and 0.2% noise: the old judge kept the bias in each trial's effect when trials were balanced.
     const noise = [0.002, -0.001, 0.0015, -0.002, 0.001, -0.0005];
@@ -227,7 +245,8 @@ describe('never passed beside a regression in its own numbers', () => {
     const metrics = [
       ...rows('cpu_per_request', [0.001, -0.002, 0.0, 0.002, -0.001, 0.001, 0, -0.001]),
       ...rows('latency_shift', [0.084, 0.016, 0.106, 0.005, 0.095, 0.006, 0.073, -0.017]),
-      ...rows('error_share', new Array<number>(8).fill(0), { scale: 'absolute' }),
+      // A request failed now and then in either arm: the error share is a test that could be significant.
+      ...rows('error_share', [0, 0.001, 0, -0.001, 0, 0, 0.001, 0], { scale: 'absolute' }),
     ];
     const verdict = judge(metrics, { policies: custom });
     const latency = verdict.metrics.find((m) => m.metric === 'latency_shift')!;
