@@ -4,7 +4,8 @@
  * Per metric, the looks of the sequential design (harness/sequential.ts) give
  * an estimate with the slot bias removed, a confidence-sequence interval valid
  * at every look, and an anytime p-value; Benjamini–Hochberg adjusts the
- * p-values across the judged metrics. The practical threshold then decides:
+ * p-values across the judged metrics that moved (one that did not move in any
+ * trial cannot be significant and spends no α). The practical threshold then decides:
  *   - regression: significant and the estimate beyond the threshold, in the bad direction;
  *   - no change: the interval excludes a regression beyond the threshold (an equivalence test);
  *   - improvement: significant and beyond the threshold in the good direction;
