@@ -76,3 +76,36 @@ export function flipsFirstLook(boundary: Boundary, alpha: number, from: number, 
   for (let n = Math.max(1, from); n <= to; n++) if (2 / 2 ** n < boundary.nominalLevel(alpha, n)) return n;
   return to;
 }
+
+/**
+ * The smallest p-value the boundary's anytime p-value, checked by the flips as the judge does, was measured to
+ * hold. The boundary's law comes from 8,000 simulated sequences, and below a few in a thousand it is read off a
+ * handful of them: a look's q below every simulated draw at its look maps to 1/8,001, and the M-estimate's
+ * statistic has heavier tails there than its nominal t (at the 13th look of looks 13..48, P(q ≤ c) = 1.8c at
+ * c = 10⁻³ and 3.2c at 3·10⁻⁵, from 200,000 sequences). The anytime p-value alone was too small on fresh null
+ * sequences from x = 0.0025 (1.2–1.6×) down (3.8× at 0.0005). With the flips' p-value beside it, the judge's
+ * p-value fell below x 0.35–0.77 times as often as x for x from 0.01 down to 0.001, on Gaussian, Student-t (3 df)
+ * and clustered trials alike (40,000 sequences each, two seeds; `npm run bench -- boundary`), but 0.9–1.55 times
+ * at 0.0005. So below 0.001 the judge does not lean on the boundary (resolvedPValue).
+ */
+export const RESOLVED_P = 0.001;
+
+/**
+ * The p-value a look reports, held where the boundary cannot vouch for it (below RESOLVED_P). There it is at
+ * least Bonferroni over the looks on the trials' exact sign-flip p-value, L × flip, L counting the looks whose
+ * flips can fall below RESOLVED_P at all (looksBelowResolution): a p-value of x < RESOLVED_P then needs
+ * flip ≤ x/L at one of those L looks, which happens with probability at most x for trials symmetric about no
+ * change. At and above RESOLVED_P it is the anytime p-value, unchanged: every level a design reads at α = 0.01
+ * with up to ten judged metrics, and at α = 0.05 with up to fifty.
+ */
+export function resolvedPValue(anytime: number, flipP: () => number, looks: number): number {
+  if (!(anytime < RESOLVED_P)) return anytime;
+  return Math.max(anytime, Math.min(RESOLVED_P, looks * flipP()));
+}
+
+/** How many looks from `from` to `to` have 2/2ⁿ below RESOLVED_P (the others' flips cannot go below it). */
+export function looksBelowResolution(from: number, to: number): number {
+  let looks = 0;
+  for (let n = Math.max(1, from); n <= to; n++) if (2 / 2 ** n < RESOLVED_P) looks++;
+  return Math.max(1, looks);
+}

@@ -21,8 +21,8 @@ import { EXACT_TOLERANCE, MIN_DF, criticalValue, lookAccumulator, nominalP, plan
 import type { EffectScale, TrialMetric } from './trial-metrics.js';
 import { isMaterialAutocorrelation, type Calibration, type MetricCalibration } from './calibration-result.js';
 import { fromInference, toInference } from './effect-scale.js';
-import { equivalenceChecked, flipsFirstLook, significanceChecked } from './flip-checked-look.js';
-import { fewestTrialsForFlips } from './sign-flip.js';
+import { equivalenceChecked, flipsFirstLook, looksBelowResolution, resolvedPValue, significanceChecked } from './flip-checked-look.js';
+import { fewestTrialsForFlips, signFlipP } from './sign-flip.js';
 
 /** A p-value as a reader takes it: "= 0.034", or "< 0.001" (never "= 0.0", which reads as impossible). */
 export function formatP(p: number): string {
@@ -221,7 +221,10 @@ function draftMetric(metric: string, rows: readonly TrialMetric[], options: Judg
   // Significance is the current look's, in the current estimate's direction: an earlier look whose interval
   // excluded zero says nothing once the interval in hand contains it. anytimeP(q) of the current q is valid
   // whatever look it is (it is at least the p-value of the smallest q so far).
-  return { ...base, fit, boundary, pValue: Math.max(boundary.anytimeP(fit.q, fit.n), fit.signFlipP ?? 0), looks };
+  const anytime = Math.max(boundary.anytimeP(fit.q, fit.n), fit.signFlipP ?? 0);
+  const checkable = options.signFlips !== false && fit.noise === 'own trials';
+  const pValue = checkable ? resolvedPValue(anytime, () => fit.signFlipP ?? signFlipP(effects, signs), looksBelowResolution(requestedFrom, upTo)) : anytime;
+  return { ...base, fit, boundary, pValue, looks };
 }
 
 /** Said wherever a look's interval is given, when the trials' sign flips widened it (flip-checked-look.ts). */

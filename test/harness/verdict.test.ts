@@ -134,6 +134,23 @@ describe('per-metric verdicts', () => {
     expect(moved.outcome).not.toBe('regressed');
   });
 
+  it('reports no p-value below 0.001 that the boundary cannot vouch for: there Bonferroni over the looks on the trials\' sign flips holds it', () => {
+    // Sixteen trials one way, far beyond their spread, in the demo's design (looks 4..48, α = 0.01). The boundary
+    // maps a q below every one of its simulated draws at the look to 1/8,001 (its law is read off 8,000 sequences),
+    // where on fresh null sequences the judge's p-value fell below 0.0005 up to 1.55 times as often as that.
+    const effects = Array.from({ length: 16 }, (_, i) => 0.05 + (i % 3) * 0.001 + (i % 2 === 0 ? -0.002 : 0.002));
+    const strong = verdictOf(rows('latency_shift', effects), 'latency_shift', { slotSigns: alternatingSigns(16), design: { minTrials: 4, maxTrials: 48 }, alpha: 0.01 });
+    expect(strong.verdict).toBe('regression');
+    // All 16 one way: the flips give 2/2¹⁶, and 38 looks (11..48) could have gone that far below 0.001.
+    expect(strong.pValue).toBe(0.001);
+    expect(38 * (2 / 2 ** 16)).toBeGreaterThan(0.001);
+    // With 20 such trials 38 × 2/2²⁰ is below 0.001: the p-value may go below it, as far as the flips allow.
+    const twenty = Array.from({ length: 20 }, (_, i) => effects[i % 16]!);
+    const stronger = verdictOf(rows('latency_shift', twenty), 'latency_shift', { slotSigns: alternatingSigns(20), design: { minTrials: 4, maxTrials: 48 }, alpha: 0.01 });
+    expect(stronger.pValue).toBeLessThan(0.001);
+    expect(stronger.pValue).toBeGreaterThanOrEqual(38 * (2 / 2 ** 20));
+  });
+
   it('removes a balanced crossover slot bias from every trial: a sixth trial narrows the interval', () => {
     // A 3% slot bias and 0.2% noise: the old judge kept the bias in each trial's effect when trials were balanced.
     const noise = [0.002, -0.001, 0.0015, -0.002, 0.001, -0.0005];
