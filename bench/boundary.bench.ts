@@ -15,6 +15,7 @@ import { seededRandom } from '../core/index.js';
 import { lookAccumulator, sequentialBoundary, signFlipP } from '../harness/index.js';
 import { flipsFirstLook, looksBelowResolution, resolvedPValue } from '../harness/flip-checked-look.js';
 import { numberFlag } from './support/bench-args.js';
+import { normal, studentT3, syntheticSlotSign } from './support/synthetic-experiment.js';
 
 type Noise = 'gaussian' | 'studentT3' | 'clustered';
 const NOISES: readonly Noise[] = ['gaussian', 'studentT3', 'clustered'];
@@ -24,11 +25,11 @@ const DESIGNS = [
   { name: 'default', alpha: 0.05, minTrials: 4, maxTrials: 12 },
 ] as const;
 
-/** Null trial effects of one kind, from a seeded stream. */
+/** Null trial effects of one kind, from a seeded stream (the scale is immaterial: looks and flips are scale-free). */
 function nullEffects(noise: Noise, seed: number): () => number {
   const random = seededRandom(seed);
-  const z = (): number => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
-  if (noise === 'studentT3') return () => z() / Math.sqrt((z() ** 2 + z() ** 2 + z() ** 2) / 3);
+  const z = normal(random);
+  if (noise === 'studentT3') return studentT3(z);
   if (noise === 'clustered') return () => (random() < 0.3 ? 1 : 0) - (random() < 0.3 ? 1 : 0) + 0.05 * z();
   return z;
 }
@@ -52,7 +53,7 @@ function runDesign(design: (typeof DESIGNS)[number], noise: Noise, sequences: nu
     const signs: number[] = [];
     const smallest = { judge: 1, beforeHold: 1, anytimeAlone: 1 };
     for (let n = 1; n <= design.maxTrials; n++) {
-      const sign = n % 2 === 1 ? -1 : 1;
+      const sign = syntheticSlotSign(n - 1);
       effects.push(next());
       signs.push(sign);
       accumulator.add(effects[n - 1]!, sign);

@@ -46,12 +46,12 @@ export interface SyntheticOptions {
 export const syntheticSlotSign = (trial: number): 1 | -1 => (trial % 2 === 0 ? -1 : 1);
 
 /** Standard normal by Box–Muller from a seeded stream. */
-function normal(random: () => number): () => number {
+export function normal(random: () => number): () => number {
   return () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
 }
 
 /** Student's t with 3 df, scaled to unit variance (its variance is 3). */
-const studentT3 = (z: () => number): (() => number) => () => z() / Math.sqrt((z() ** 2 + z() ** 2 + z() ** 2) / 3) / Math.sqrt(3);
+export const studentT3 = (z: () => number): (() => number) => () => z() / Math.sqrt((z() ** 2 + z() ** 2 + z() ** 2) / 3) / Math.sqrt(3);
 
 export function syntheticExperiment(options: SyntheticOptions): TrialData[] {
   const random = seededRandom(options.seed);
