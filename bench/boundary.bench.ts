@@ -6,10 +6,10 @@
  * within a level) run through the same looks, flips and p-value as `harness/verdict.ts`, and for each x the bench
  * counts how often the smallest p-value over the looks fell below x. A valid p-value does so at most x of the time.
  *
- * Designs: the demo's (α = 0.01, looks 4..48, so the boundary from the flips' first look, 13) and the default
- * (α = 0.05, looks 4..12, from 8). Baselines in the same run, on the same sequences: the judge as landed before
- * the hold (the anytime p-value with the flips beside it) and the boundary's anytime p-value alone (the judge
- * without its flips).
+ * Designs: the demo's (α = 0.01, looks 4..48; the boundary from the flips' first look, 12) and the default
+ * (α = 0.05, looks 4..12, from 7); at x = α the share is the design's false-positive rate. Baselines in the same
+ * run, on the same sequences: the judge as landed before the hold (the anytime p-value with the flips beside it)
+ * and the boundary's anytime p-value alone (the judge without its flips).
  */
 import { seededRandom } from '../core/index.js';
 import { lookAccumulator, sequentialBoundary, signFlipP } from '../harness/index.js';
@@ -19,7 +19,7 @@ import { normal, studentT3, syntheticSlotSign } from './support/synthetic-experi
 
 type Noise = 'gaussian' | 'studentT3' | 'clustered';
 const NOISES: readonly Noise[] = ['gaussian', 'studentT3', 'clustered'];
-const LEVELS = [0.01, 0.005, 0.0025, 0.001, 0.0005];
+const LEVELS = [0.05, 0.01, 0.005, 0.0025, 0.001, 0.0005];
 const DESIGNS = [
   { name: 'demo', alpha: 0.01, minTrials: 4, maxTrials: 48 },
   { name: 'default', alpha: 0.05, minTrials: 4, maxTrials: 12 },
@@ -40,10 +40,11 @@ interface Shares {
   readonly anytimeAlone: number[];
 }
 
-function runDesign(design: (typeof DESIGNS)[number], noise: Noise, sequences: number, seed: number): Shares {
-  const requested = sequentialBoundary({ minTrials: design.minTrials, maxTrials: design.maxTrials, slotted: true, serial: 'given' });
-  const from = flipsFirstLook(requested, design.alpha, design.minTrials, design.maxTrials);
-  const boundary = sequentialBoundary({ minTrials: from, maxTrials: design.maxTrials, slotted: true, serial: 'given' });
+function runDesign(design: (typeof DESIGNS)[number], noise: Noise, sequences: number, seed: number): Shares & { readonly from: number } {
+  const boundaryFrom = (minTrials: number) => sequentialBoundary({ minTrials, maxTrials: design.maxTrials, slotted: true, serial: 'given' });
+  const requested = boundaryFrom(design.minTrials);
+  const from = flipsFirstLook(boundaryFrom, design.alpha, design.minTrials, design.maxTrials);
+  const boundary = boundaryFrom(from);
   const looks = looksBelowResolution(design.minTrials, design.maxTrials);
   const next = nullEffects(noise, seed);
   const counts = { judge: LEVELS.map(() => 0), beforeHold: LEVELS.map(() => 0), anytimeAlone: LEVELS.map(() => 0) };
@@ -73,20 +74,20 @@ function runDesign(design: (typeof DESIGNS)[number], noise: Noise, sequences: nu
     for (const kind of ['judge', 'beforeHold', 'anytimeAlone'] as const) LEVELS.forEach((x, i) => void (smallest[kind] < x && counts[kind][i]!++));
   }
   const shares = (hits: number[]): number[] => hits.map((h) => h / sequences);
-  return { judge: shares(counts.judge), beforeHold: shares(counts.beforeHold), anytimeAlone: shares(counts.anytimeAlone) };
+  return { from, judge: shares(counts.judge), beforeHold: shares(counts.beforeHold), anytimeAlone: shares(counts.anytimeAlone) };
 }
 
 export async function run(args: string[]): Promise<void> {
   const sequences = numberFlag(args, 'sequences', 40_000, { min: 1_000, max: 1_000_000, integer: true });
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
-  const ratios: Record<string, Record<string, Record<string, number[]>>> = {};
+  const ratios: Record<string, Record<string, Record<string, (number | null)[]>>> = {};
   let judgeWorst = 0;
   let beforeHoldWorst = 0;
   const started = Date.now();
   for (const [d, design] of DESIGNS.entries()) {
     for (const [k, noise] of NOISES.entries()) {
       const shares = runDesign(design, noise, sequences, 7_000 + 100 * d + k);
-      const ratio = (values: number[]): number[] => values.map((v, i) => Number((v / LEVELS[i]!).toFixed(2)));
+      const ratio = (values: number[]): (number | null)[] => values.map((v, i) => (LEVELS[i]! > design.alpha ? null : Number((v / LEVELS[i]!).toFixed(2))));
       (ratios[design.name] ??= {})[noise] = { judge: ratio(shares.judge), beforeHold: ratio(shares.beforeHold), anytimeAlone: ratio(shares.anytimeAlone) };
       // Levels at or below the design's α: those are the ones its p-values are read at.
       LEVELS.forEach((x, i) => {
@@ -94,8 +95,9 @@ export async function run(args: string[]): Promise<void> {
         judgeWorst = Math.max(judgeWorst, shares.judge[i]! / x);
         beforeHoldWorst = Math.max(beforeHoldWorst, shares.beforeHold[i]! / x);
       });
-      const row = (name: string, values: number[]): string => `${name} ${values.map((v, i) => `${LEVELS[i]}: ${(v / LEVELS[i]!).toFixed(2)}`).join(', ')}`;
-      log(`${design.name} (α ${design.alpha}, looks ${design.minTrials}..${design.maxTrials}), ${noise}, ${sequences} null sequences — P(smallest p < x)/x: ${row('judge', shares.judge)} | ${row('before the hold', shares.beforeHold)} | ${row('anytime alone', shares.anytimeAlone)}`);
+      // Above α the judge computes no p-value below it (it checks flips only where the look could decide).
+      const row = (name: string, values: number[]): string => `${name} ${values.map((v, i) => (LEVELS[i]! > design.alpha ? '' : `${LEVELS[i]}: ${(v / LEVELS[i]!).toFixed(2)}`)).filter(Boolean).join(', ')}`;
+      log(`${design.name} (α ${design.alpha}, looks ${design.minTrials}..${design.maxTrials}, the flips' first look ${shares.from}), ${noise}, ${sequences} null sequences — P(smallest p < x)/x: ${row('judge', shares.judge)} | ${row('before the hold', shares.beforeHold)} | ${row('anytime alone', shares.anytimeAlone)}`);
     }
   }
   log(`${((Date.now() - started) / 1000).toFixed(0)} s`);

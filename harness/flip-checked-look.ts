@@ -69,11 +69,15 @@ export function equivalenceChecked(fit: LookFit, context: FlipContext, policy: M
 }
 
 /**
- * The first look from `from` to `to` whose sign flips can reach the boundary's level at α (2/2ⁿ below it), or `to`
- * when none can: looks before it cannot decide, whatever their trials.
+ * The first look m from `from` to `to` whose sign flips can reach, at m, the level of the design that starts there
+ * (2/2ᵐ below `boundaryFrom(m)`'s level at α), or `to` when none can: looks before it cannot decide, whatever their
+ * trials, so that design spends no α on them. Each candidate is judged on its own design's levels, not on the
+ * requested one's: at α = 0.01 over looks 4..48, the requested design's level (9.4·10⁻⁴ at every look) first admits
+ * the flips at 13, while the design from 11 has 2.0·10⁻³ at 11, which they reach (2/2¹¹ = 9.8·10⁻⁴). The choice
+ * depends on the design alone, never on the trials, so each design's boundary keeps its level.
  */
-export function flipsFirstLook(boundary: Boundary, alpha: number, from: number, to: number): number {
-  for (let n = Math.max(1, from); n <= to; n++) if (2 / 2 ** n < boundary.nominalLevel(alpha, n)) return n;
+export function flipsFirstLook(boundaryFrom: (from: number) => Boundary, alpha: number, from: number, to: number): number {
+  for (let m = Math.max(1, from); m <= to; m++) if (2 / 2 ** m < boundaryFrom(m).nominalLevel(alpha, m)) return m;
   return to;
 }
 

@@ -72,9 +72,12 @@ export interface Boundary {
   anytimeP(q: number, n: number): number;
 }
 
-/** Sequences simulated per design: the 5% quantile of min q is then known to about ±5% of itself. */
+/** Sequences simulated per law: the 5% quantile of min q is then known to about ±5% of itself. */
 const SIMULATIONS = 8_000;
 const boundaries = new Map<string, Boundary>();
+/** Laws kept per process (each about 6 MB at 48 looks): a run judges one or two designs, a bench a handful. */
+const KEPT_LAWS = 8;
+const laws = new Map<string, NullLaw>();
 
 /** Standard normal deviates by Box–Muller from a seeded stream. */
 function gaussian(random: () => number): () => number {
@@ -82,40 +85,48 @@ function gaussian(random: () => number): () => number {
 }
 
 /**
- * The null law of a design's looks: for each look, its q over the simulated sequences (sorted), and the law of the
- * smallest calibrated q over the looks of one sequence. A look's calibrated q is the share of simulated sequences
- * whose same look had a q at most as small: its exact p-value under Gaussian trials, whatever the estimator does
- * to the t statistic's tails at few trials (an M-estimate's scale from six trials is far noisier than an sd).
- * A constant level on calibrated q is then Pocock's design, with the per-look levels this law gives.
+ * The null law of the looks of every design ending at `maxTrials`: for each look with degrees of freedom, its q over
+ * the simulated sequences (sorted), and each sequence's calibrated q there. A look's calibrated q is the share of
+ * simulated sequences whose same look had a q at most as small: its exact p-value under Gaussian trials, whatever
+ * the estimator does to the t statistic's tails at few trials (an M-estimate's scale from six trials is far noisier
+ * than an sd). A design from `minTrials` takes the smallest calibrated q over its looks (designBoundary): a constant
+ * level on calibrated q is then Pocock's design, with the per-look levels this law gives. One law serves every
+ * first look, so choosing where a design starts (flip-checked-look.ts, flipsFirstLook) costs no simulation.
  */
 interface NullLaw {
-  readonly first: number;
-  readonly perLook: readonly Float64Array[];
-  readonly minCalibrated: Float64Array;
+  readonly sorted: readonly Float64Array[];
+  readonly calibrated: readonly Float64Array[];
 }
 
-function simulateLooks(design: SequentialDesign, seed: number): NullLaw {
+type LawKey = Omit<SequentialDesign, 'minTrials'>;
+
+function simulateLooks(design: LawKey, seed: number): NullLaw {
   const z = gaussian(seededRandom(seed));
-  const first = design.minTrials;
-  const perLook = Array.from({ length: design.maxTrials - first + 1 }, () => new Float64Array(SIMULATIONS).fill(1));
+  const perLook = Array.from({ length: design.maxTrials }, () => new Float64Array(SIMULATIONS).fill(1));
   for (let s = 0; s < SIMULATIONS; s++) {
     const looks = lookAccumulator(design.estimator, design.serial === 'given' ? { kind: 'given', rho: 0 } : { kind: 'own' });
     for (let n = 1; n <= design.maxTrials; n++) {
       looks.add(z(), design.slotted ? (n % 2 === 1 ? -1 : 1) : 0);
-      if (n < first) continue;
       const look = looks.fit();
-      if (look) perLook[n - first]![s] = look.q;
+      if (look) perLook[n - 1]![s] = look.q;
     }
   }
   const sorted = perLook.map((qs) => qs.slice().sort());
-  const minCalibrated = new Float64Array(SIMULATIONS).fill(1);
-  perLook.forEach((qs, look) => {
-    for (let s = 0; s < SIMULATIONS; s++) minCalibrated[s] = Math.min(minCalibrated[s]!, countAtMost(sorted[look]!, qs[s]!) / SIMULATIONS);
-  });
-  return { first, perLook: sorted, minCalibrated: minCalibrated.sort() };
+  const calibrated = perLook.map((qs, look) => qs.map((q) => countAtMost(sorted[look]!, q) / SIMULATIONS));
+  return { sorted, calibrated };
 }
 
-/** The boundary of a design, simulated once per process (seeded: the same design always gets the same boundary). */
+function lawOf(design: LawKey): NullLaw {
+  const key = `${design.maxTrials}|${design.slotted}|${design.serial}|${design.estimator}`;
+  const kept = laws.get(key);
+  if (kept) return kept;
+  const law = simulateLooks(design, 0x5eed + design.maxTrials * 7_919 + (design.slotted ? 1 : 0) + (design.serial === 'given' ? 2 : 0));
+  if (laws.size >= KEPT_LAWS) laws.delete(laws.keys().next().value!);
+  laws.set(key, law);
+  return law;
+}
+
+/** The boundary of a design, from its law (seeded: the same design always gets the same boundary), kept per process. */
 export function sequentialBoundary(design: SequentialDesign): Boundary {
   const minTrials = Math.max(2, Math.min(design.minTrials, design.maxTrials));
   const normalized: SequentialDesign = { minTrials, maxTrials: Math.max(minTrials, design.maxTrials), slotted: design.slotted, serial: design.serial ?? 'own', estimator: design.estimator ?? 'huber' };
@@ -125,7 +136,7 @@ export function sequentialBoundary(design: SequentialDesign): Boundary {
   // One least-squares look with a given correlation is an ordinary t-test: its level is exact, no simulation
   // needed. With its own correlation estimate or an M-estimate inside, even one look's law is simulated.
   const exactT = normalized.minTrials === normalized.maxTrials && normalized.serial === 'given' && normalized.estimator === 'mean';
-  const boundary = exactT ? tTestBoundary(normalized) : simulatedBoundary(normalized);
+  const boundary = exactT ? tTestBoundary(normalized) : designBoundary(normalized, lawOf(normalized));
   if (boundaries.size < 1_000) boundaries.set(key, boundary);
   return boundary;
 }
@@ -134,24 +145,30 @@ function tTestBoundary(design: SequentialDesign): Boundary {
   return { design, nominalLevel: (level) => level, anytimeP: (q) => q };
 }
 
-function simulatedBoundary(design: SequentialDesign): Boundary {
-  const law = simulateLooks(design, 0x5eed + design.maxTrials * 7_919 + design.minTrials * 31 + (design.slotted ? 1 : 0) + (design.serial === 'given' ? 2 : 0));
-  // Looks the simulation never took (too few degrees of freedom) borrow the nearest look's law: planning asks
-  // about any n, and beyond the design's last look its law is the closest there is.
-  const withData = law.perLook.map((qs) => qs[0]! < 1);
+function designBoundary(design: SequentialDesign, law: NullLaw): Boundary {
+  const first = design.minTrials;
+  const minCalibrated = new Float64Array(SIMULATIONS).fill(1);
+  for (let n = first; n <= design.maxTrials; n++) {
+    const calibrated = law.calibrated[n - 1]!;
+    for (let s = 0; s < SIMULATIONS; s++) if (calibrated[s]! < minCalibrated[s]!) minCalibrated[s] = calibrated[s]!;
+  }
+  minCalibrated.sort();
+  // Looks the simulation never took (too few degrees of freedom) borrow the nearest later look's law, and looks
+  // outside the design the nearest of its own: planning asks about any n, and beyond the design's last look its
+  // law is the closest there is.
   const lookAt = (n: number): Float64Array => {
-    let index = Math.max(0, Math.min(law.perLook.length - 1, n - law.first));
-    while (index < law.perLook.length - 1 && !withData[index]) index++;
-    return law.perLook[index]!;
+    let index = Math.max(first, Math.min(design.maxTrials, n)) - 1;
+    while (index < design.maxTrials - 1 && !(law.sorted[index]![0]! < 1)) index++;
+    return law.sorted[index]!;
   };
   return {
     design,
     nominalLevel: (level, n) => {
       // Reject when fewer than k of the look's simulated q are at most this one's, k/S being the calibrated level.
-      const k = Math.ceil(lowerQuantile(law.minCalibrated, level) * SIMULATIONS - 1e-9);
+      const k = Math.ceil(lowerQuantile(minCalibrated, level) * SIMULATIONS - 1e-9);
       return k >= 1 ? lookAt(n)[k - 1]! : 0;
     },
-    anytimeP: (q, n) => (countAtMost(law.minCalibrated, countAtMost(lookAt(n), q) / SIMULATIONS) + 1) / (SIMULATIONS + 1),
+    anytimeP: (q, n) => (countAtMost(minCalibrated, countAtMost(lookAt(n), q) / SIMULATIONS) + 1) / (SIMULATIONS + 1),
   };
 }
 

@@ -203,10 +203,10 @@ function draftMetric(metric: string, rows: readonly TrialMetric[], options: Judg
   const boundaryFrom = (from: number): Boundary => sequentialBoundary({ minTrials: from, maxTrials: upTo, slotted, serial: serial.kind, estimator: options.estimator ?? 'huber' });
   let boundary = boundaryFrom(requestedFrom);
   // Sign flips cannot decide a look before 2/2ⁿ falls below its level, so a sequential design spends no α on those
-  // looks: from the first one they can decide, the boundary is the design's that starts there (found on the
-  // requested design's levels, which a later start only raises). Earlier looks keep the requested one.
+  // looks: from the first one they can decide, the boundary is the design's that starts there (flipsFirstLook).
+  // Earlier looks keep the requested one.
   if (!fixed && options.signFlips !== false) {
-    const from = flipsFirstLook(boundary, alpha, requestedFrom, upTo);
+    const from = flipsFirstLook(boundaryFrom, alpha, requestedFrom, upTo);
     if (from > requestedFrom && n >= from) boundary = boundaryFrom(from);
   }
   // The flips' p-value is exact at one look, so it is never mapped below itself (the boundary's anytime p-value

@@ -96,7 +96,10 @@ describe('the judge with the sign-flip check', () => {
     const rss = judge(rows('rss_bytes', effects), { policies, slotSigns: eight }).metrics.find((m) => m.metric === 'rss_bytes')!;
     expect(rss.verdict).toBe('inconclusive');
     expect(rss.high).toBeGreaterThanOrEqual(0.02);
-    expect(rss.reason).toMatch(/widened to the threshold: the trials' sign flips about it give p = 0\.\d+, not enough to exclude it/);
+    // Which check widens it depends on which side of the look's level its q of 0.041 falls (the level is read from
+    // the simulated law, 0.040–0.045 from seed to seed): the significance check (the flips give 0.66 for the
+    // decrease) or the equivalence check (the flips about +2% do not exclude it). Either way the flips undo the pass.
+    expect(rss.reason).toMatch(/widened (to match the trials' sign-flip p = 0\.\d+|to the threshold: the trials' sign flips about it give p = 0\.\d+)/);
   });
 
   it('still calls a consistent regression over enough trials, with the interval the trials give', () => {

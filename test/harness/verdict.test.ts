@@ -151,6 +151,20 @@ describe('per-metric verdicts', () => {
     expect(stronger.pValue).toBeGreaterThanOrEqual(38 * (2 / 2 ** 20));
   });
 
+  it("starts a sequential design at the first look its flips can decide on that design's own levels", () => {
+    // The demo's design (looks 4..48, α = 0.01) and a clean change: twelve trials within ±0.5%, far inside the
+    // threshold. Flips reach 2/2¹² at twelve trials; the design from 4 has a level below that at every look, so a
+    // boundary chosen on its levels started at 13 and kept this look undecided (the demo: "after 12 trial(s):
+    // cpu_per_request −0.04% [−2.78%, +2.78%] inconclusive"). The design from 12 has a level above it there.
+    const effects = Array.from({ length: 12 }, (_, i) => (i % 3 === 0 ? 0.004 : i % 3 === 1 ? -0.003 : 0.001) * (i % 2 === 0 ? 1 : -1));
+    const design = { minTrials: 4, maxTrials: 48 };
+    const twelve = verdictOf(rows('latency_shift', effects), 'latency_shift', { slotSigns: alternatingSigns(12), design, alpha: 0.01 });
+    expect(twelve.verdict).toBe('no change');
+    // Eleven trials cannot be decided on any design from 11 (its flips reach only 2/2¹¹, above its level there).
+    const eleven = verdictOf(rows('latency_shift', effects.slice(0, 11)), 'latency_shift', { slotSigns: alternatingSigns(11), design, alpha: 0.01 });
+    expect(eleven.verdict).toBe('inconclusive');
+  });
+
   it('removes a balanced crossover slot bias from every trial: a sixth trial narrows the interval', () => {
     // A 3% slot bias and 0.2% noise: the old judge kept the bias in each trial's effect when trials were balanced.
     const noise = [0.002, -0.001, 0.0015, -0.002, 0.001, -0.0005];
