@@ -17,7 +17,8 @@ import { seededRandom } from '../core/index.js';
 import { studentTCdf, studentTQuantile } from './stats.js';
 import type { MetricPolicy } from './metric-policy.js';
 import type { TrialMetric } from './trial-metrics.js';
-import { MIN_DF, criticalValue, fitLook, lagOneAutocorrelation, plannedStandardError, sequentialBoundary } from './sequential.js';
+import { MIN_DF, criticalValue, fitLook, lagOneAutocorrelation, plannedStandardError, sequentialBoundary, type Boundary } from './sequential.js';
+import { flipsFirstLook } from './flip-checked-look.js';
 import { fewestTrialsForFlips } from './sign-flip.js';
 import { judgeSequentially } from './sequential-run.js';
 import { fromInference, toInference } from './effect-scale.js';
@@ -84,18 +85,31 @@ function varianceSplit(rows: readonly TrialMetric[], total: number, processes: n
  */
 function plan(sd: number, rho: number, slotted: boolean, options: CalibrateOptions): TrialsPlan[] {
   const alpha = options.alpha ?? 0.05;
-  const boundary = sequentialBoundary({ ...options.design, slotted });
+  const { boundary, firstDecidable } = judgedBoundary(options, slotted);
   const parameters = slotted ? 2 : 1;
   return [0.01, 0.02, 0.05].map((change) => {
     const margin = Math.log1p(change);
     for (let n = MIN_DF + parameters; n <= 1_000; n++) {
       const se = plannedStandardError(sd, rho, n, slotted);
       // Fewer trials than their sign flips need cannot decide, however quiet (harness/sign-flip.ts).
-      if (n < fewestTrialsForFlips(boundary.nominalLevel(alpha, n))) continue;
+      if (n < firstDecidable || n < fewestTrialsForFlips(boundary.nominalLevel(alpha, n))) continue;
       if ((criticalValue(boundary, alpha, { n, df: n - parameters }) + studentTQuantile(0.8, n - parameters)) * se <= margin) return { change, trials: n };
     }
     return { change, trials: Number.POSITIVE_INFINITY };
   });
+}
+
+/**
+ * The boundary a workload judged with this calibration is decided on (verdict.ts, draftMetric): the calibration gives
+ * the serial correlation (`given`), and a sequential design starts at the first look its flips can decide
+ * (flipsFirstLook), so plans and noise floors use the critical values the verdict will.
+ */
+function judgedBoundary(options: CalibrateOptions, slotted: boolean): { readonly boundary: Boundary; readonly firstDecidable: number } {
+  const { minTrials, maxTrials } = options.design;
+  const boundaryFrom = (from: number): Boundary => sequentialBoundary({ minTrials: from, maxTrials, slotted, serial: 'given' });
+  if (minTrials >= maxTrials) return { boundary: boundaryFrom(minTrials), firstDecidable: minTrials };
+  const firstDecidable = flipsFirstLook(boundaryFrom, options.alpha ?? 0.05, minTrials, maxTrials);
+  return { boundary: boundaryFrom(firstDecidable), firstDecidable };
 }
 
 function metricCalibration(rows: readonly TrialMetric[], options: CalibrateOptions): MetricFit | undefined {
@@ -132,7 +146,7 @@ function metricCalibration(rows: readonly TrialMetric[], options: CalibrateOptio
   // The correlation the judge will allow for (verdict.ts, serialCorrelationOf): the measured one when material.
   const rho = isMaterialAutocorrelation(autocorrelation, 1 / Math.sqrt(n)) ? Math.min(0.9, autocorrelation) : 0;
   const se = plannedStandardError(fit.sd, rho, max, slotted);
-  const boundary = sequentialBoundary({ ...options.design, slotted });
+  const { boundary } = judgedBoundary(options, slotted);
   const df = Math.max(1, max - (slotted ? 2 : 1));
   const noiseFloor = fromInference(Math.max(toInference(threshold, scale), criticalValue(boundary, options.alpha ?? 0.05, { n: max, df }) * se) + studentTQuantile(0.8, df) * se, scale);
   const material = isMaterialAutocorrelation(autocorrelation, autocorrelationSe);

@@ -368,6 +368,27 @@ describe('A/A calibration measures what it says', () => {
     expect(v.minimumDetectableEffect).toBeCloseTo(m.noiseFloor, 2);
   });
 
+  it("plans the trials the judge can decide at: never fewer than its flips' first look on the design it judges with", () => {
+    // A very quiet workload (±0.2%): every change is planned at the first look the judge can decide at all. The
+    // plan used the requested design's levels with each look's own correlation estimate (higher than the judge's,
+    // which a calibration gives its correlation) and promised 8 trials over 4..30, where nothing is decided before 9.
+    const random = seededRandom(21);
+    const n = 40;
+    const signs = alternatingSigns(n);
+    const effects = Array.from({ length: n }, () => (random() - 0.5) * 0.004);
+    const design = { minTrials: 4, maxTrials: 30 };
+    const calibration = calibrate(rows('latency_shift', effects), { experimentId: 'aa', workload: 'w', createdAtMs: 0, policies, slotSigns: signs, design, seed: 3, subsets: 10 });
+    const planned = calibration.metrics.latency_shift!.plan!.map((p) => p.trials);
+    expect(new Set(planned)).toEqual(new Set([9]));
+    // The judge, with that calibration, cannot decide a clear regression one trial before the plan, and decides it by
+    // the next even look. (At an odd look the flips take the slot bias under no change as the median of
+    // sign × effect, which the majority slot sets: nine trials at +10% flip to 0.0078, not 2/2⁹.)
+    const regression = effects.map((e) => 0.1 + e);
+    const judged = (k: number) => verdictOf(rows('latency_shift', regression.slice(0, k)), 'latency_shift', { slotSigns: signs, design, calibration });
+    expect(judged(8).verdict).toBe('inconclusive');
+    expect(judged(10).verdict).toBe('regression');
+  });
+
   it('gives a binomial interval that is honest at zero', () => {
     expect(wilsonInterval(0, 1_000).low).toBe(0);
     expect(wilsonInterval(0, 1_000).high).toBeGreaterThan(0.003);
