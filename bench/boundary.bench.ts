@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- boundary [--sequences N]`: does the judge's reported p-value hold far below α? The sequential
- * boundary is simulated once per design from 8,000 Gaussian sequences (harness/sequential.ts), and
+ * boundary is simulated once per last look from 16,000 Gaussian sequences (harness/sequential.ts), and
  * Benjamini–Hochberg reads p-values down to α/m. Here fresh null sequences (other seeds; Gaussian, Student-t with
  * 3 df, and clustered trials: each arm's process at a second level with probability 0.3, a twentieth of the gap
  * within a level) run through the same looks, flips and p-value as `harness/verdict.ts`, and for each x the bench

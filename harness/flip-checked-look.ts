@@ -83,7 +83,7 @@ export function flipsFirstLook(boundaryFrom: (from: number) => Boundary, alpha: 
 
 /**
  * The smallest p-value the boundary's anytime p-value, checked by the flips as the judge does, was measured to
- * hold. The boundary's law comes from 8,000 simulated sequences, and below a few in a thousand it is read off a
+ * hold. The boundary's law came from 8,000 simulated sequences (16,000 since), and below a few in a thousand it is read off a
  * handful of them: a look's q below every simulated draw at its look maps to 1/8,001, and the M-estimate's
  * statistic has heavier tails there than its nominal t (at the 13th look of looks 13..48, P(q ≤ c) = 1.8c at
  * c = 10⁻³ and 3.2c at 3·10⁻⁵, from 200,000 sequences). The anytime p-value alone was too small on fresh null

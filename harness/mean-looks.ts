@@ -10,7 +10,7 @@ import { EXACT_TOLERANCE, MIN_DF, nominalP, ownRho, varianceInflation, type Look
  * false-positive rate (Box, Jenkins & Reinsel, Time Series Analysis, §2.1.5; Kalibera & Jones 2013).
  */
 export class MeanLooks implements LookAccumulator {
-  // Running sums, so a look costs the same at trial 1,000 as at trial 4 (the boundary simulates 8,000 sequences).
+  // Running sums, so a look costs the same at trial 1,000 as at trial 4 (the boundary simulates 16,000 sequences).
   readonly #sum = new Map<number, number>();
   readonly #count = new Map<number, number>();
   readonly #squares = new Map<number, number>();

@@ -72,10 +72,14 @@ export interface Boundary {
   anytimeP(q: number, n: number): number;
 }
 
-/** Sequences simulated per law: the 5% quantile of min q is then known to about ±5% of itself. */
-const SIMULATIONS = 8_000;
+/**
+ * Sequences simulated per law: the 5% quantile of min q is then known to about ±3.5% of itself, one look's level at
+ * α = 0.05 over 22 looks to about ±10% (8,000 until 2026-12-04, when one law began to serve every first look: the
+ * same cost as the two laws a run then simulated, and half the variance; docs/harness.md, Inference point 7).
+ */
+const SIMULATIONS = 16_000;
 const boundaries = new Map<string, Boundary>();
-/** Laws kept per process (each about 6 MB at 48 looks): a run judges one or two designs, a bench a handful. */
+/** Laws kept per process (each about 12 MB at 48 looks): a run judges one or two designs, a bench a handful. */
 const KEPT_LAWS = 8;
 const laws = new Map<string, NullLaw>();
 

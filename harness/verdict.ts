@@ -221,7 +221,7 @@ function draftMetric(metric: string, rows: readonly TrialMetric[], options: Judg
   // Significance is the current look's, in the current estimate's direction: an earlier look whose interval
   // excluded zero says nothing once the interval in hand contains it. anytimeP(q) of the current q is valid
   // whatever look it is (it is at least the p-value of the smallest q so far), down to RESOLVED_P; below it the
-  // trials' flips hold it (resolvedPValue), since the boundary's 8,000 sequences cannot vouch for less.
+  // trials' flips hold it (resolvedPValue), since the boundary's simulated sequences cannot vouch for less.
   const anytime = Math.max(boundary.anytimeP(fit.q, fit.n), fit.signFlipP ?? 0);
   const checkable = options.signFlips !== false && fit.noise === 'own trials';
   const pValue = checkable ? resolvedPValue(anytime, () => fit.signFlipP ?? signFlipP(effects, signs), looksBelowResolution(requestedFrom, upTo)) : anytime;

@@ -120,8 +120,8 @@ describe('sequential boundary (group-sequential, constant nominal level)', () =>
     for (const estimator of ['mean', 'huber'] as const) {
       const repeated = sequentialBoundary({ minTrials: 4, maxTrials: 12, slotted: true, estimator });
       // Nine looks cost level: Pocock's for an exact t look is about 0.017, and with each look's own correlation
-      // estimate inside, q is conservative: 0.029 for the mean, 0.023 for Huber's (64,000 sequences; 8,000 read it
-      // to about ±12%).
+      // estimate inside, q is conservative: 0.029 for the mean, 0.023 for Huber's (64,000 sequences; 16,000 read it
+      // to about ±8%).
       expect(repeated.nominalLevel(0.05, 12)).toBeLessThan(0.04);
       expect(repeated.anytimeP(repeated.nominalLevel(0.05, 12), 12)).toBeCloseTo(0.05, 2);
     }

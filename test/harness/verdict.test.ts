@@ -136,7 +136,7 @@ describe('per-metric verdicts', () => {
 
   it('reports no p-value below 0.001 that the boundary cannot vouch for: there Bonferroni over the looks on the trials\' sign flips holds it', () => {
     // Sixteen trials one way, far beyond their spread, in the demo's design (looks 4..48, α = 0.01). The boundary
-    // maps a q below every one of its simulated draws at the look to 1/8,001 (its law is read off 8,000 sequences),
+    // maps a q below every one of its simulated draws at the look to 1/(S + 1) (its law is read off S sequences),
     // where on fresh null sequences the judge's p-value fell below 0.0005 up to 1.55 times as often as that.
     const effects = Array.from({ length: 16 }, (_, i) => 0.05 + (i % 3) * 0.001 + (i % 2 === 0 ? -0.002 : 0.002));
     const strong = verdictOf(rows('latency_shift', effects), 'latency_shift', { slotSigns: alternatingSigns(16), design: { minTrials: 4, maxTrials: 48 }, alpha: 0.01 });
