@@ -72,9 +72,10 @@ export function equivalenceChecked(fit: LookFit, context: FlipContext, policy: M
  * The first look m from `from` to `to` whose sign flips can reach, at m, the level of the design that starts there
  * (2/2ᵐ below `boundaryFrom(m)`'s level at α), or `to` when none can: looks before it cannot decide, whatever their
  * trials, so that design spends no α on them. Each candidate is judged on its own design's levels, not on the
- * requested one's: at α = 0.01 over looks 4..48, the requested design's level (9.4·10⁻⁴ at every look) first admits
- * the flips at 13, while the design from 11 has 2.0·10⁻³ at 11, which they reach (2/2¹¹ = 9.8·10⁻⁴). The choice
- * depends on the design alone, never on the trials, so each design's boundary keeps its level.
+ * requested one's, which spread α over more looks: at α = 0.01 over looks 4..48 the requested design's level at
+ * look 12 is 3.4–4.3·10⁻⁴ (64,000 sequences, two seeds), below the flips' 2/2¹² = 4.9·10⁻⁴, so it first admitted
+ * them at 13, while the design from 12 has 5.4–6.7·10⁻⁴ there. The choice depends on the design alone, never on
+ * the trials, so each design's boundary keeps its level.
  */
 export function flipsFirstLook(boundaryFrom: (from: number) => Boundary, alpha: number, from: number, to: number): number {
   for (let m = Math.max(1, from); m <= to; m++) if (2 / 2 ** m < boundaryFrom(m).nominalLevel(alpha, m)) return m;
@@ -83,8 +84,8 @@ export function flipsFirstLook(boundaryFrom: (from: number) => Boundary, alpha: 
 
 /**
  * The smallest p-value the boundary's anytime p-value, checked by the flips as the judge does, was measured to
- * hold. The boundary's law came from 8,000 simulated sequences (16,000 since), and below a few in a thousand it is read off a
- * handful of them: a look's q below every simulated draw at its look maps to 1/8,001, and the M-estimate's
+ * hold. The boundary's law came from 8,000 simulated sequences (16,000 since), and below a few in a thousand it
+ * is read off a handful of them: a look's q below every simulated draw at its look maps to 1/8,001 (1/16,001 now), and the M-estimate's
  * statistic has heavier tails there than its nominal t (at the 13th look of looks 13..48, P(q ≤ c) = 1.8c at
  * c = 10⁻³ and 3.2c at 3·10⁻⁵, from 200,000 sequences). The anytime p-value alone was too small on fresh null
  * sequences from x = 0.0025 (1.2–1.6×) down (3.8× at 0.0005). With the flips' p-value beside it, the judge's

@@ -157,13 +157,16 @@ function designBoundary(design: SequentialDesign, law: NullLaw): Boundary {
     for (let s = 0; s < SIMULATIONS; s++) if (calibrated[s]! < minCalibrated[s]!) minCalibrated[s] = calibrated[s]!;
   }
   minCalibrated.sort();
+  // Only the design's own looks are kept (the law's other looks and its per-sequence values are freed with it: a
+  // fixed horizon at each n from 6 to 40, as the verdict bench judges, would otherwise keep 35 whole laws).
+  const sorted = law.sorted.slice(first - 1, design.maxTrials);
   // Looks the simulation never took (too few degrees of freedom) borrow the nearest later look's law, and looks
   // outside the design the nearest of its own: planning asks about any n, and beyond the design's last look its
   // law is the closest there is.
   const lookAt = (n: number): Float64Array => {
-    let index = Math.max(first, Math.min(design.maxTrials, n)) - 1;
-    while (index < design.maxTrials - 1 && !(law.sorted[index]![0]! < 1)) index++;
-    return law.sorted[index]!;
+    let index = Math.max(0, Math.min(sorted.length - 1, n - first));
+    while (index < sorted.length - 1 && !(sorted[index]![0]! < 1)) index++;
+    return sorted[index]!;
   };
   return {
     design,
