@@ -13,8 +13,9 @@
  * experiment rejects at the first look whose q falls below α*, where α* is set
  * so that P(min over looks of q < α*) = α under no change. Because the t
  * statistics are equivariant (their joint null law depends on neither σ nor β), the
- * law of min q is found once per design by a seeded simulation of the very
- * code that judges (`LookAccumulator`), and cached. Inverting the same boundary
+ * looks' joint law is found once per last look by a seeded simulation of the
+ * very code that judges (`LookAccumulator`), and cached; each design's law of
+ * min q is read from it for its own looks. Inverting the same boundary
  * gives a confidence sequence (intervals valid simultaneously at every look)
  * and an anytime-valid p-value (Howard et al. 2021, §2; Lindon et al. 2022 use
  * the same guarantee for Netflix's sequential canaries).
