@@ -12,8 +12,8 @@
  * and the boundary's anytime p-value alone (the judge without its flips).
  */
 import { seededRandom } from '../core/index.js';
-import { lookAccumulator, sequentialBoundary, signFlipP } from '../harness/index.js';
-import { flipsFirstLook, looksBelowResolution, resolvedPValue } from '../harness/flip-checked-look.js';
+import { lookAccumulator, sequentialBoundary, signFlipP, type SequentialDesign } from '../harness/index.js';
+import { flipCheckedDesign, looksBelowResolution, resolvedPValue } from '../harness/flip-checked-look.js';
 import { numberFlag } from './support/bench-args.js';
 import { normal, studentT3, syntheticSlotSign } from './support/synthetic-experiment.js';
 
@@ -41,10 +41,9 @@ interface Shares {
 }
 
 function runDesign(design: (typeof DESIGNS)[number], noise: Noise, sequences: number, seed: number): Shares & { readonly from: number } {
-  const boundaryFrom = (minTrials: number) => sequentialBoundary({ minTrials, maxTrials: design.maxTrials, slotted: true, serial: 'given' });
-  const requested = boundaryFrom(design.minTrials);
-  const from = flipsFirstLook(boundaryFrom, design.alpha, design.minTrials, design.maxTrials);
-  const boundary = boundaryFrom(from);
+  const judged: SequentialDesign = { minTrials: design.minTrials, maxTrials: design.maxTrials, slotted: true, serial: 'given' };
+  const requested = sequentialBoundary(judged);
+  const { first: from, boundary } = flipCheckedDesign(judged, design.alpha);
   const looks = looksBelowResolution(design.minTrials, design.maxTrials);
   const next = nullEffects(noise, seed);
   const counts = { judge: LEVELS.map(() => 0), beforeHold: LEVELS.map(() => 0), anytimeAlone: LEVELS.map(() => 0) };

@@ -17,8 +17,8 @@ import { seededRandom } from '../core/index.js';
 import { studentTCdf, studentTQuantile } from './stats.js';
 import type { MetricPolicy } from './metric-policy.js';
 import type { TrialMetric } from './trial-metrics.js';
-import { MIN_DF, criticalValue, fitLook, lagOneAutocorrelation, plannedStandardError, sequentialBoundary, type Boundary } from './sequential.js';
-import { flipsFirstLook } from './flip-checked-look.js';
+import { MIN_DF, criticalValue, fitLook, lagOneAutocorrelation, plannedStandardError, type Boundary } from './sequential.js';
+import { flipCheckedDesign } from './flip-checked-look.js';
 import { fewestTrialsForFlips } from './sign-flip.js';
 import { judgeSequentially } from './sequential-run.js';
 import { fromInference, toInference } from './effect-scale.js';
@@ -102,14 +102,12 @@ function plan(sd: number, rho: number, slotted: boolean, options: CalibrateOptio
 /**
  * The boundary a workload judged with this calibration is decided on (verdict.ts, draftMetric): the calibration gives
  * the serial correlation (`given`), and a sequential design starts at the first look its flips can decide
- * (flipsFirstLook), so plans and noise floors use the critical values the verdict will.
+ * (flipCheckedDesign), so plans and noise floors use the critical values the verdict will.
  */
 function judgedBoundary(options: CalibrateOptions, slotted: boolean): { readonly boundary: Boundary; readonly firstDecidable: number } {
   const { minTrials, maxTrials } = options.design;
-  const boundaryFrom = (from: number): Boundary => sequentialBoundary({ minTrials: from, maxTrials, slotted, serial: 'given' });
-  if (minTrials >= maxTrials) return { boundary: boundaryFrom(minTrials), firstDecidable: minTrials };
-  const firstDecidable = flipsFirstLook(boundaryFrom, options.alpha ?? 0.05, minTrials, maxTrials);
-  return { boundary: boundaryFrom(firstDecidable), firstDecidable };
+  const { first, boundary } = flipCheckedDesign({ minTrials, maxTrials, slotted, serial: 'given' }, options.alpha ?? 0.05);
+  return { boundary, firstDecidable: first };
 }
 
 function metricCalibration(rows: readonly TrialMetric[], options: CalibrateOptions): MetricFit | undefined {

@@ -17,7 +17,7 @@ import { studentTQuantile } from './stats.js';
 import { toInference } from './effect-scale.js';
 import type { EffectScale } from './trial-metrics.js';
 import type { LookFit } from './look-fit.js';
-import type { Boundary } from './sequential.js';
+import { sequentialBoundary, type Boundary, type SequentialDesign } from './sequential.js';
 import type { MetricPolicy } from './metric-policy.js';
 
 export interface FlipContext {
@@ -80,6 +80,17 @@ export function equivalenceChecked(fit: LookFit, context: FlipContext, policy: M
 export function flipsFirstLook(boundaryFrom: (from: number) => Boundary, alpha: number, from: number, to: number): number {
   for (let m = Math.max(1, from); m <= to; m++) if (2 / 2 ** m < boundaryFrom(m).nominalLevel(alpha, m)) return m;
   return to;
+}
+
+/**
+ * The design a flip-checked judge decides on: `design` from its flips' first look (flipsFirstLook), that look and
+ * its boundary. The verdict, the calibration's plan and the boundary bench all take it from here, so they agree
+ * on where a design starts. A fixed horizon (one look) is its own design.
+ */
+export function flipCheckedDesign(design: SequentialDesign, alpha: number): { readonly first: number; readonly boundary: Boundary } {
+  const boundaryFrom = (minTrials: number): Boundary => sequentialBoundary({ ...design, minTrials });
+  const first = design.minTrials >= design.maxTrials ? design.minTrials : flipsFirstLook(boundaryFrom, alpha, design.minTrials, design.maxTrials);
+  return { first, boundary: boundaryFrom(first) };
 }
 
 /**

@@ -17,11 +17,11 @@
  */
 import { benjaminiHochberg, studentTQuantile, varianceConsistent } from './stats.js';
 import { defaultThreshold, type MetricPolicy } from './metric-policy.js';
-import { EXACT_TOLERANCE, MIN_DF, criticalValue, lookAccumulator, nominalP, plannedStandardError, sequentialBoundary, type Boundary, type LookEstimator, type LookFit, type NoiseSource, type SerialCorrelation } from './sequential.js';
+import { EXACT_TOLERANCE, MIN_DF, criticalValue, lookAccumulator, nominalP, plannedStandardError, sequentialBoundary, type Boundary, type LookEstimator, type LookFit, type NoiseSource, type SequentialDesign, type SerialCorrelation } from './sequential.js';
 import type { EffectScale, TrialMetric } from './trial-metrics.js';
 import { isMaterialAutocorrelation, type Calibration, type MetricCalibration } from './calibration-result.js';
 import { fromInference, toInference } from './effect-scale.js';
-import { equivalenceChecked, flipsFirstLook, looksBelowResolution, resolvedPValue, significanceChecked } from './flip-checked-look.js';
+import { equivalenceChecked, flipCheckedDesign, looksBelowResolution, resolvedPValue, significanceChecked } from './flip-checked-look.js';
 import { fewestTrialsForFlips, signFlipP } from './sign-flip.js';
 
 /** A p-value as a reader takes it: "= 0.034", or "< 0.001" (never "= 0.0", which reads as impossible). */
@@ -200,14 +200,14 @@ function draftMetric(metric: string, rows: readonly TrialMetric[], options: Judg
   const slotted = last.slotBias !== undefined;
   const upTo = fixed ? n : Math.max(design.maxTrials, n);
   const requestedFrom = fixed ? n : Math.min(design.minTrials, n);
-  const boundaryFrom = (from: number): Boundary => sequentialBoundary({ minTrials: from, maxTrials: upTo, slotted, serial: serial.kind, estimator: options.estimator ?? 'huber' });
-  let boundary = boundaryFrom(requestedFrom);
+  const requested: SequentialDesign = { minTrials: requestedFrom, maxTrials: upTo, slotted, serial: serial.kind, estimator: options.estimator ?? 'huber' };
+  let boundary = sequentialBoundary(requested);
   // Sign flips cannot decide a look before 2/2ⁿ falls below its level, so a sequential design spends no α on those
-  // looks: from the first one they can decide, the boundary is the design's that starts there (flipsFirstLook).
+  // looks: from the first one they can decide, the boundary is the design's that starts there (flipCheckedDesign).
   // Earlier looks keep the requested one.
   if (!fixed && options.signFlips !== false) {
-    const from = flipsFirstLook(boundaryFrom, alpha, requestedFrom, upTo);
-    if (from > requestedFrom && n >= from) boundary = boundaryFrom(from);
+    const decidable = flipCheckedDesign(requested, alpha);
+    if (decidable.first > requestedFrom && n >= decidable.first) boundary = decidable.boundary;
   }
   // The flips' p-value is exact at one look, so it is never mapped below itself (the boundary's anytime p-value
   // is for the look's t statistic, whose nominal q can be conservative: an estimated serial correlation).

@@ -121,3 +121,20 @@ describe('planning with the flips', () => {
     expect(2 / 2 ** 12).toBeGreaterThan(3e-4);
   });
 });
+
+describe('where a flip-checked design starts', () => {
+  it('starts at the first look whose flips can reach the level of the design from there, and a fixed horizon at its one look', async () => {
+    const { flipCheckedDesign } = await import('../../harness/flip-checked-look.js');
+    const { sequentialBoundary } = await import('../../harness/sequential.js');
+    const design = { minTrials: 4, maxTrials: 12, slotted: true, serial: 'given' as const };
+    const { first, boundary } = flipCheckedDesign(design, 0.05);
+    const levelFrom = (m: number): number => sequentialBoundary({ ...design, minTrials: m }).nominalLevel(0.05, m);
+    expect(first).toBeGreaterThan(design.minTrials);
+    expect(2 / 2 ** first).toBeLessThan(levelFrom(first));
+    for (let m = design.minTrials; m < first; m++) expect(2 / 2 ** m, `look ${m}`).toBeGreaterThanOrEqual(levelFrom(m));
+    expect(boundary).toBe(sequentialBoundary({ ...design, minTrials: first }));
+    const fixed = flipCheckedDesign({ ...design, minTrials: 10, maxTrials: 10 }, 0.05);
+    expect(fixed.first).toBe(10);
+    expect(fixed.boundary).toBe(sequentialBoundary({ ...design, minTrials: 10, maxTrials: 10 }));
+  });
+});
