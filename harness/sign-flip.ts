@@ -21,9 +21,13 @@
  * the p-value is exact for that statistic at any n, down to 2/2ⁿ, with no Monte Carlo error — the demo's looks
  * need levels near 3·10⁻⁴, which a thousand random flips could not resolve.
  *
- * With the slot term, the noise is taken about the slot bias estimated under no change (the median of sign ×
- * effect), as the restricted wild bootstrap does with Rademacher weights (Davidson & Flachaire, "The wild
- * bootstrap, tamed at last", J. Econometrics 2008): exact without slots, nearly so with them.
+ * With the slot term, the noise is taken about the slot bias estimated under no change, as the restricted wild
+ * bootstrap does with Rademacher weights (Davidson & Flachaire, "The wild bootstrap, tamed at last", J.
+ * Econometrics 2008): exact without slots, nearly so with them. That estimate is the mean of the two slots'
+ * medians of sign × effect, each the slot bias under no change. One median over all trials (until 2026-12-04) was
+ * set by the majority slot at an odd look: a real change δ made the majority's sign × effect β + δ and the
+ * minority's β − δ, the median took β + δ for the bias, and the majority's trials were left with no effect, so
+ * nine trials at +10% flipped to 2/2⁸ instead of 2/2⁹ and no odd look decided what the next even one did.
  *
  * Its smallest p-value is 2/2ⁿ (all trials one way), so with few trials nothing can be significant at a small α:
  * that is the honest answer, not a defect.
@@ -42,7 +46,7 @@ const medianOf = (values: readonly number[]): number => quantileOf(values, 0.5);
  */
 export function signFlipP(effects: readonly number[], signs: readonly number[]): number {
   const slotted = signs.some((s) => s === 1) && signs.some((s) => s === -1);
-  const slotBias = slotted ? medianOf(effects.map((e, i) => e * (signs[i] ?? 0))) : 0;
+  const slotBias = slotted ? (medianOf(effects.filter((_, i) => signs[i] === 1)) - medianOf(effects.filter((_, i) => signs[i] === -1))) / 2 : 0;
   const noise = effects.map((e, i) => e - (signs[i] ?? 0) * slotBias).filter(Number.isFinite);
   const sizes = noise.map(Math.abs);
   // The scale from the sizes alone, so every sign pattern has the same one; a majority of exact zeros falls back

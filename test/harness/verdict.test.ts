@@ -380,13 +380,13 @@ describe('A/A calibration measures what it says', () => {
     const calibration = calibrate(rows('latency_shift', effects), { experimentId: 'aa', workload: 'w', createdAtMs: 0, policies, slotSigns: signs, design, seed: 3, subsets: 10 });
     const planned = calibration.metrics.latency_shift!.plan!.map((p) => p.trials);
     expect(new Set(planned)).toEqual(new Set([9]));
-    // The judge, with that calibration, cannot decide a clear regression one trial before the plan, and decides it by
-    // the next even look. (At an odd look the flips take the slot bias under no change as the median of
-    // sign × effect, which the majority slot sets: nine trials at +10% flip to 0.0078, not 2/2⁹.)
+    // The judge, with that calibration, cannot decide a clear regression one trial before the plan, and decides it at
+    // the plan (an odd look: until 2026-12-04 the flips' slot bias under no change was one median over both slots,
+    // which the majority slot set, and nine trials at +10% flipped to 2/2⁸, deciding only at the tenth).
     const regression = effects.map((e) => 0.1 + e);
     const judged = (k: number) => verdictOf(rows('latency_shift', regression.slice(0, k)), 'latency_shift', { slotSigns: signs, design, calibration });
     expect(judged(8).verdict).toBe('inconclusive');
-    expect(judged(10).verdict).toBe('regression');
+    expect(judged(9).verdict).toBe('regression');
   });
 
   it('gives a binomial interval that is honest at zero', () => {
