@@ -96,9 +96,9 @@ export function flipCheckedDesign(design: SequentialDesign, alpha: number): { re
 /**
  * The smallest p-value the boundary's anytime p-value, checked by the flips as the judge does, was measured to
  * hold. The boundary's law came from 8,000 simulated sequences (16,000 since), and below a few in a thousand it
- * is read off a handful of them: a look's q below every simulated draw at its look maps to 1/8,001 (1/16,001 now), and the M-estimate's
- * statistic has heavier tails there than its nominal t (at the 13th look of looks 13..48, P(q ≤ c) = 1.8c at
- * c = 10⁻³ and 3.2c at 3·10⁻⁵, from 200,000 sequences). The anytime p-value alone was too small on fresh null
+ * is read off a handful of them: a look's q below every simulated draw at its look maps to 1/8,001 (1/16,001
+ * now), and the M-estimate's statistic has heavier tails there than its nominal t (at the 13th look of looks
+ * 13..48, P(q ≤ c) = 1.8c at c = 10⁻³ and 3.2c at 3·10⁻⁵, from 200,000 sequences). The anytime p-value alone was too small on fresh null
  * sequences from x = 0.0025 (1.2–1.6×) down (3.8× at 0.0005). With the flips' p-value beside it, the judge's
  * p-value fell below x 0.35–0.77 times as often as x for x from 0.01 down to 0.001, on Gaussian, Student-t (3 df)
  * and clustered trials alike (40,000 sequences each, two seeds; `npm run bench -- boundary`), but 0.9–1.55 times
