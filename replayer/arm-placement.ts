@@ -1,0 +1,71 @@
+/**
+ * Moving a started arm onto other CPUs: every thread of every process in its
+ * process group (arms are started detached, as group leaders). The next
+ * trial's arms start on `trials.prestartCpus` while the current trial runs and
+ * are moved onto their slot's CPUs when their trial begins; a compound deploy
+ * command's children started on the prestart CPUs would otherwise stay there.
+ *
+ * Why taskset and not a native call: Node has no sched_setaffinity, and
+ * `taskset -a -p` (util-linux, already what pins arms at start) does it for
+ * every thread of a pid. It is run without a shell, with numbers only.
+ */
+import { execFile } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+/** The live pids whose process group is `group`, from /proc (field 5 of /proc/PID/stat; zombies, state Z, left out). */
+export async function processGroupMembers(group: number): Promise<number[]> {
+  const members: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = await readFile(`/proc/${entry}/stat`, 'utf8');
+      // The command name (field 2) may hold spaces and parentheses: fields are counted after its closing one.
+      const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(pgrp) === group && state !== 'Z') members.push(Number(entry));
+    } catch {
+      // gone in between
+    }
+  }
+  return members;
+}
+
+/** The CPUs a pid's threads may run on, as /proc says (Cpus_allowed_list), one entry per distinct list. */
+export async function allowedCpusOf(pid: number): Promise<string[]> {
+  const lists = new Set<string>();
+  for (const task of await readdir(`/proc/${pid}/task`)) {
+    try {
+      const status = await readFile(`/proc/${pid}/task/${task}/status`, 'utf8');
+      const list = /^Cpus_allowed_list:\s*(\S+)$/m.exec(status)?.[1];
+      if (list !== undefined) lists.add(list);
+    } catch {
+      // a thread that ended in between
+    }
+  }
+  return [...lists];
+}
+
+/**
+ * Every thread of every process in the group moved onto `cpus`; resolves to how many processes were moved,
+ * 0 when the group has none left (the arm exited while it waited for its trial).
+ */
+export async function moveProcessGroup(group: number, cpus: string): Promise<number> {
+  if (!/^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(cpus) || !Number.isInteger(group) || group <= 1) throw new Error(`cannot move process group ${group} to CPUs ${JSON.stringify(cpus)}`);
+  let moved = 0;
+  for (const pid of await processGroupMembers(group)) {
+    try {
+      await run('taskset', ['-a', '-p', '-c', cpus, String(pid)]);
+      moved++;
+    } catch (error) {
+      // A member that exited in between is not an error; one that is still there and could not be moved is.
+      const gone = await readFile(`/proc/${pid}/stat`, 'utf8').then(
+        () => false,
+        () => true,
+      );
+      if (!gone) throw error;
+    }
+  }
+  return moved;
+}
