@@ -98,12 +98,13 @@ function gaussian(random: () => number): () => number {
  * level on calibrated q is then Pocock's design, with the per-look levels this law gives. One law serves every
  * first look, so choosing where a design starts (flip-checked-look.ts, flipsFirstLook) costs no simulation.
  */
-interface NullLaw {
+export interface NullLaw {
   readonly sorted: readonly Float64Array[];
   readonly calibrated: readonly Float64Array[];
 }
 
-type LawKey = Omit<SequentialDesign, 'minTrials'>;
+/** What a law depends on: every design ending at the same last look shares it, whatever its first. */
+export type LawKey = Omit<SequentialDesign, 'minTrials'>;
 
 function simulateLooks(design: LawKey, seed: number): NullLaw {
   const z = gaussian(seededRandom(seed));
@@ -121,13 +122,27 @@ function simulateLooks(design: LawKey, seed: number): NullLaw {
   return { sorted, calibrated };
 }
 
-function lawOf(design: LawKey): NullLaw {
-  const key = `${design.maxTrials}|${design.slotted}|${design.serial}|${design.estimator}`;
-  const kept = laws.get(key);
-  if (kept) return kept;
-  const law = simulateLooks(design, 0x5eed + design.maxTrials * 7_919 + (design.slotted ? 1 : 0) + (design.serial === 'given' ? 2 : 0));
+const lawKeyOf = (design: LawKey): string => `${design.maxTrials}|${design.slotted}|${design.serial ?? 'own'}|${design.estimator ?? 'huber'}`;
+
+/** A law as the judge simulates it (seeded by its key: the same law wherever it is simulated). */
+export function simulatedLaw(design: LawKey): NullLaw {
+  return simulateLooks(design, 0x5eed + design.maxTrials * 7_919 + (design.slotted ? 1 : 0) + (design.serial === 'given' ? 2 : 0));
+}
+
+/** A law simulated elsewhere (harness/background-law.ts) kept for the looks of this process. */
+export function keepLaw(design: LawKey, law: NullLaw): void {
   if (laws.size >= KEPT_LAWS) laws.delete(laws.keys().next().value!);
-  laws.set(key, law);
+  laws.set(lawKeyOf(design), law);
+}
+
+/** Whether this process already has the law (a look would not simulate it). */
+export const hasLaw = (design: LawKey): boolean => laws.has(lawKeyOf(design));
+
+function lawOf(design: LawKey): NullLaw {
+  const kept = laws.get(lawKeyOf(design));
+  if (kept) return kept;
+  const law = simulatedLaw(design);
+  keepLaw(design, law);
   return law;
 }
 

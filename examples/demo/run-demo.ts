@@ -27,6 +27,7 @@ import { BullMqQueue, BullMqWorker } from '../../executor/bullmq-queue.js';
 import { Recorder, startSidecar } from '../../recorder/index.js';
 import { SharedSource } from '../../guardrails/index.js';
 import { renderCapacityHtml, storeCapacityTest, withinQualityTarget } from '../../lattice/index.js';
+import { lawOfWorkload, simulateLawInBackground } from '../../harness/index.js';
 import { generateTraffic, metricTotal, runExampleCapacity, startService, startStack } from '../stack/index.js';
 import { demoConfigText, type DemoBackends } from './demo-project.js';
 import { effectOf, runExperimentStep, type ExperimentStepResult } from './experiment-step.js';
@@ -135,7 +136,11 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const queue = openQueue(config, store, options, queueClosers);
     if (config.queue.kind === 'bullmq' && options.worker === false) progress(0, 'waiting for workers', `start one: npx tandem worker --config ${join(options.dir, 'tandem.config.yaml')}`);
 
+    // The judge's law for these trials, simulated on the other core while the demo records (nothing is measured
+    // then): the first look would otherwise wait 3–4 s for it. Workers run elsewhere with --no-worker.
+    const law = simulateLawInBackground(lawOfWorkload(config.workloads[0]!));
     const corpusRecords = await recordProduction(stack.urls.ranking, store, config, { quick, trialRecords: rate * (TRIAL_WARMUP_S + TRIAL_MEASURE_S) }, progress, options.signal);
+    await law;
     aborted();
 
     const experiment = async (step: number, title: string, change: string, treatmentRevision?: string) => {

@@ -103,7 +103,7 @@ describe.skipIf(allowed.length < 2)('arms started ahead of their trial (trials.p
     const arms = new DeployedArms({ specs: { control: compound, treatment: compound }, slotCpus: [slotCpu, slotCpu], prestartCpus: prestartCpu, clock: systemClock });
     const deployed = await arms.deploy(0, undefined, 'prestart');
     onTestFinished(async () => void (await Promise.all([deployed.control.stop(), deployed.treatment.stop()])));
-    const members = await processGroupMembers(deployed.control.pid!);
+    const members = processGroupMembers(deployed.control.pid!);
     expect(members.length).toBe(2);
     for (const pid of members) expect(await allowedCpusOf(pid)).toEqual([prestartCpu]);
     await arms.place(deployed);
