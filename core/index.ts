@@ -52,7 +52,6 @@ export { configReferenceMarkdown } from './config/reference.js';
 export { fnv1a, seededRandom } from './random.js';
 export { parsePrometheusText, type PrometheusSample, type ParsedExposition } from './prometheus-text.js';
 export { freePort } from './free-port.js';
-export { cpusOfList } from './cpu-list.js';
 export { withoutHopByHop } from './hop-by-hop.js';
 export { escapeControls, hasControlCharacters } from './control-characters.js';
 export { DEFAULT_SECRET_NAMES } from './secret-names.js';

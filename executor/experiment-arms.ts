@@ -46,7 +46,6 @@ export function armsFor(workload: WorkloadConfig, options: ArmChoice, router: Eg
     dependencyEnv,
     processes: workload.trials.processes,
     ...(workload.trials.slotCpus ? { slotCpus: [workload.trials.slotCpus[0]!, workload.trials.slotCpus[1]!] as const } : {}),
-    ...(workload.trials.prestartCpus !== undefined ? { prestartCpus: workload.trials.prestartCpus } : {}),
     clock,
   });
 }

@@ -9,10 +9,20 @@
  * say what a tenant does to the requests that do run (caches, the core's other thread, the host under a VM).
  */
 import { readFile } from 'node:fs/promises';
-import { cpusOfList } from '../core/index.js';
 import { CLOCK_TICKS_PER_SECOND, processStats } from './process-stats.js';
 
-export { cpusOfList };
+/** The CPUs of a list as taskset takes it ("1", "0-3,6"); empty when the list is not one. */
+export function cpusOfList(list: string): number[] {
+  if (!/^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(list)) return [];
+  const cpus = new Set<number>();
+  for (const part of list.split(',')) {
+    const [from, to = from] = part.split('-').map(Number) as [number, number?];
+    // A range is bounded by what a machine has (taskset refuses more than its mask): no loop over a hostile range.
+    if (to! < from || to! - from > 4_096) return [];
+    for (let cpu = from; cpu <= to!; cpu++) cpus.add(cpu);
+  }
+  return [...cpus].sort((a, b) => a - b);
+}
 
 /** One CPU's times in seconds since boot, from its `cpuN` line of /proc/stat; undefined when the line is not there or not numbers. */
 export function cpuTimesOf(procStat: string, cpu: number): { busy: number; total: number } | undefined {

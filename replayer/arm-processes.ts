@@ -48,12 +48,7 @@ export function stopLeftovers(processes: readonly RecordedProcess[]): number {
   return stopped;
 }
 
-/**
- * The processes recorded on trial attempts that were still running when their runner stopped, and those any
- * attempt started ahead for the next trial (`prestarted`: the attempt may have ended before its runner did).
- * Processes long gone are skipped by stopLeftovers (their pid's start time no longer matches).
- */
+/** The processes recorded on trial attempts that were still running when their runner stopped. */
 export function leftoversOf(trials: readonly { readonly status: string; readonly details?: Readonly<Record<string, unknown>> }[]): RecordedProcess[] {
-  const listed = (value: unknown): RecordedProcess[] => (Array.isArray(value) ? (value as RecordedProcess[]) : []);
-  return trials.flatMap((t) => [...(t.status === 'running' ? listed(t.details?.processes) : []), ...listed(t.details?.prestarted)]);
+  return trials.filter((t) => t.status === 'running').flatMap((t) => (Array.isArray(t.details?.processes) ? (t.details.processes as RecordedProcess[]) : []));
 }

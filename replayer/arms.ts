@@ -9,7 +9,6 @@ import { request } from 'undici';
 import { freePort, grpcHealth, type Clock } from '../core/index.js';
 import { checkRevision, deployCommand } from './deploy-command.js';
 import { armFingerprint, localFingerprint, type Fingerprint } from './fingerprint.js';
-import { moveProcessGroup } from './arm-placement.js';
 import type { ArmName } from './schedule.js';
 
 /** Slot A starts first. */
@@ -51,15 +50,7 @@ export interface ArmProvider {
   deployControlPrime?(trial: number, signal?: AbortSignal): Promise<ArmDeployment>;
   /** What the experiment compares, said in every report's title. */
   readonly compared?: Readonly<Record<ArmName, ArmIdentity>>;
-  /**
-   * `placement` 'prestart': started ahead of the trial on the prestart CPUs (`trials.prestartCpus`), to be moved
-   * onto their slots' CPUs by `place` when the trial begins.
-   */
-  deploy(trial: number, signal?: AbortSignal, placement?: 'slot' | 'prestart'): Promise<Record<ArmName, ArmDeployment>>;
-  /** Whether `deploy` can start a trial's arms ahead of it (deployed arms with prestart CPUs). */
-  readonly prestarts?: boolean;
-  /** Arms started ahead of their trial moved onto their slots' CPUs. */
-  place?(deployments: Readonly<Record<ArmName, ArmDeployment>>): Promise<void>;
+  deploy(trial: number, signal?: AbortSignal): Promise<Record<ArmName, ArmDeployment>>;
 }
 
 /** The last lines a deployment printed, for the error that says it failed (its own words: "json-server: not found"). */
@@ -125,8 +116,6 @@ export interface DeployedArmsOptions {
   readonly dependencyEnv?: Readonly<Record<string, string>>;
   /** CPU list per slot for `taskset -c` (slot A, slot B). */
   readonly slotCpus?: readonly [string, string];
-  /** CPU list where arms deployed ahead of their trial start (`trials.prestartCpus`); needs `slotCpus`. */
-  readonly prestartCpus?: string;
   readonly clock: Clock;
   /** Bytes of output kept per arm. @default 65536 */
   readonly logBytes?: number;
@@ -182,17 +171,12 @@ export class DeployedArms implements ArmProvider {
     return trial % 2 === 0 ? { control: 'A', treatment: 'B' } : { control: 'B', treatment: 'A' };
   }
 
-  get prestarts(): boolean {
-    return this.options.prestartCpus !== undefined && this.options.slotCpus !== undefined;
-  }
-
-  async deploy(trial: number, signal?: AbortSignal, placement: 'slot' | 'prestart' = 'slot'): Promise<Record<ArmName, ArmDeployment>> {
+  async deploy(trial: number, signal?: AbortSignal): Promise<Record<ArmName, ArmDeployment>> {
     const slots = DeployedArms.slotsFor(trial);
     const order: ArmName[] = slots.control === 'A' ? ['control', 'treatment'] : ['treatment', 'control'];
-    const cpusOf = (slot: Slot): string | undefined => (placement === 'prestart' && this.prestarts ? this.options.prestartCpus : this.options.slotCpus?.[slot === 'A' ? 0 : 1]);
     const started: ArmDeployment[] = [];
     try {
-      for (const arm of order) started.push(await this.#startArm(arm, slots[arm], cpusOf(slots[arm]), signal));
+      for (const arm of order) started.push(await this.#startArm(arm, slots[arm], signal));
     } catch (error) {
       await Promise.all(started.map((d) => d.stop()));
       throw error;
@@ -205,10 +189,10 @@ export class DeployedArms implements ArmProvider {
    * One arm's processes, started together once the slot before it is up (the slot still fixes the start order
    * between the arms). A process that does not become ready stops the ones already started.
    */
-  async #startArm(arm: ArmName, slot: Slot, cpus: string | undefined, signal?: AbortSignal): Promise<ArmDeployment> {
+  async #startArm(arm: ArmName, slot: Slot, signal?: AbortSignal): Promise<ArmDeployment> {
     const count = Math.max(1, this.options.processes ?? 1);
-    if (count === 1) return this.#start(arm, slot, cpus, signal);
-    const settled = await Promise.allSettled(Array.from({ length: count }, (_, index) => this.#start(arm, slot, cpus, signal, undefined, index)));
+    if (count === 1) return this.#start(arm, slot, signal);
+    const settled = await Promise.allSettled(Array.from({ length: count }, (_, index) => this.#start(arm, slot, signal, undefined, index)));
     const ready = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) {
@@ -230,33 +214,17 @@ export class DeployedArms implements ArmProvider {
    */
   async deployControlPrime(trial: number, signal?: AbortSignal): Promise<ArmDeployment> {
     if (this.options.controlPrime === undefined) throw new Error('this workload deploys no control′');
-    return this.#start('control', DeployedArms.slotsFor(trial).control, undefined, signal, 'control-prime');
+    return this.#start('control', DeployedArms.slotsFor(trial).control, signal, 'control-prime');
   }
 
-  /**
-   * Arms deployed ahead of their trial moved onto their slots' CPUs, every process of each (its process group).
-   * An arm with no process left exited while it waited: not ready, so the trial is replaced.
-   */
-  async place(deployments: Readonly<Record<ArmName, ArmDeployment>>): Promise<void> {
-    for (const deployment of Object.values(deployments)) {
-      const cpus = this.options.slotCpus?.[deployment.slot === 'A' ? 0 : 1];
-      if (cpus === undefined) continue;
-      for (const instance of instancesOf(deployment)) {
-        if (instance.pid === undefined) continue;
-        if ((await moveProcessGroup(instance.pid, cpus)) === 0) {
-          throw new ArmNotReadyError(deployment.arm, `${deployment.arm} exited while it waited for its trial (started ahead on CPUs ${this.options.prestartCpus})${lastLines(deployment.log())}`, deployment.log());
-        }
-      }
-    }
-  }
-
-  async #start(arm: ArmName, slot: Slot, cpus: string | undefined, signal?: AbortSignal, as?: 'control-prime', processIndex = 0): Promise<ArmDeployment> {
+  async #start(arm: ArmName, slot: Slot, signal?: AbortSignal, as?: 'control-prime', processIndex = 0): Promise<ArmDeployment> {
     const spec = this.options.specs[arm];
     const port = await freePort();
     const label = as ?? arm;
     const dependencies = (as !== undefined ? this.options.controlPrime?.dependencies : this.options.dependencies?.[arm]) ?? {};
     const rendered = deployCommand(spec.command, { port, arm: label, revision: this.options.revisions?.[arm] ?? '', dependencies });
     const command = rendered.display;
+    const cpus = as !== undefined ? undefined : this.options.slotCpus?.[slot === 'A' ? 0 : 1];
     const env: Record<string, string> = { ...process.env, ...spec.env, ...rendered.env, PORT: String(port), TANDEM_ARM: label, TANDEM_SLOT: as !== undefined ? '' : slot, TANDEM_PROCESS: String(processIndex) } as Record<string, string>;
     for (const [name, url] of Object.entries(dependencies)) {
       const variable = this.options.dependencyEnv?.[name];
@@ -264,7 +232,8 @@ export class DeployedArms implements ArmProvider {
     }
     // `exec` makes a simple command the process we measure (CPU, RSS), not a shell around it;
     // a compound command keeps its shell (end it with `exec server …` to be measured). taskset runs the shell
-    // (and execs it, keeping the pid), so every process of a compound command gets the CPUs, not its first.
+    // (and execs it, keeping the pid), so every process of a compound command gets the slot's CPUs: in front of
+    // the command it pinned only the first of them (`sleep 30 & exec server` ran the server on every CPU).
     const simple = !/[;&|\n]/.test(rendered.shell);
     const shell = ['sh', '-c', `${simple ? 'exec ' : ''}${rendered.shell}`];
     const [file, ...args] = cpus ? ['taskset', '-c', cpus, ...shell] : shell;

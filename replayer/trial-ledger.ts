@@ -19,7 +19,6 @@ export class TrialLedger {
   #completed: number;
   readonly #maxReplacements: number;
   readonly #onTrials: ((trials: readonly TrialRecord[]) => Promise<void> | void) | undefined;
-  #writes: Promise<unknown> = Promise.resolve();
 
   /** `previous`: the records of an earlier run of this experiment; an attempt still marked running was interrupted. */
   constructor(previous: readonly TrialRecord[], clock: Clock, maxReplacements: number, onTrials?: (trials: readonly TrialRecord[]) => Promise<void> | void) {
@@ -43,14 +42,8 @@ export class TrialLedger {
     return 1 + Math.max(0, ...this.trials.filter((t) => t.index === index).map((t) => t.attempt));
   }
 
-  /**
-   * The records stored, one write after another: arms started ahead of their trial annotate it while the trial
-   * settles, and two writes in flight at once could land out of order (a settled attempt stored as running).
-   */
   async persist(): Promise<void> {
-    const write = this.#writes.then(() => this.#onTrials?.(this.trials));
-    this.#writes = write.catch(() => undefined);
-    await write;
+    await this.#onTrials?.(this.trials);
   }
 
   async start(index: number, attempt: number, startedAtMs: number): Promise<void> {
@@ -58,25 +51,18 @@ export class TrialLedger {
     await this.persist();
   }
 
-  /**
-   * Details added to an attempt's record (its arms' processes, so a later run can stop them); also once it has
-   * settled, since the arms it starts ahead for the next trial may be up only after it ended.
-   */
+  /** Details added to the running attempt (its arms' processes, so a later run can stop them). */
   async annotate(index: number, attempt: number, details: Readonly<Record<string, unknown>>): Promise<void> {
-    const at = this.trials.findIndex((t) => t.index === index && t.attempt === attempt);
+    const at = this.trials.findIndex((t) => t.status === 'running' && t.index === index && t.attempt === attempt);
     if (at >= 0) this.trials[at] = { ...this.trials[at]!, details: { ...(this.trials[at]!.details ?? {}), ...details } };
     await this.persist();
   }
 
-  /**
-   * The attempt's final record replaces its running one. Arms it started ahead for the next trial stay recorded
-   * (`prestarted`): they run on after it, and a run killed before their own trial records them must stop them.
-   */
+  /** The attempt's final record replaces its running one. */
   async settle(record: TrialRecord): Promise<void> {
     const running = this.trials.findIndex((t) => t.status === 'running' && t.index === record.index && t.attempt === record.attempt);
-    const prestarted = running >= 0 ? this.trials[running]!.details?.prestarted : undefined;
     if (running >= 0) this.trials.splice(running, 1);
-    this.trials.push(prestarted !== undefined ? { ...record, details: { ...(record.details ?? {}), prestarted } } : record);
+    this.trials.push(record);
     if (record.status === 'completed') this.#completed++;
     await this.persist();
   }

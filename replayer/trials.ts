@@ -20,7 +20,6 @@ import { markProcessCpu, scrapeCounters } from './counters.js';
 import { cpusOfList, otherWorkShare, readArmCpus, type ArmCpuReading } from './arm-cpu-contention.js';
 import type { ArmName } from './schedule.js';
 import { TrialLedger } from './trial-ledger.js';
-import { ArmsAhead } from './arms-ahead.js';
 
 export { ReplayFailedError } from './trial-ledger.js';
 
@@ -109,32 +108,27 @@ export async function runTrials(options: RunTrialsOptions): Promise<TrialsResult
   const cancelled = (): TrialsResult => ({ trials: ledger.trials, completed: ledger.completed, cancelled: true });
   const startedMs = clock.now();
   let stoppedBy: TrialsResult['stoppedBy'] = 'max';
-  const ahead = new ArmsAhead(options.arms, options.signal);
-  try {
-    for (let index = 0; ledger.completed < workload.trials.max; index++) {
-      if (ledger.hasCompleted(index)) continue;
-      if (workload.trials.budget !== undefined && clock.now() - startedMs >= workload.trials.budget) {
-        stoppedBy = 'budget';
-        break;
-      }
-      for (let attempt = ledger.nextAttempt(index); ; attempt++) {
-        if (options.signal?.aborted) return cancelled();
-        const ended = await runAttempt(options, ledger, ahead, index, attempt);
-        if (ended === 'cancelled') return cancelled();
-        if (ended === 'completed') {
-          const settled = ledger.trials.find((t) => t.index === index && t.attempt === attempt && t.status === 'completed');
-          if (settled && options.onTrialCompleted) await options.onTrialCompleted(settled);
-          break;
-        }
-      }
-      const { completed } = ledger;
-      if (completed >= workload.trials.min && completed < workload.trials.max && options.afterTrial && (await options.afterTrial(completed))) {
-        stoppedBy = 'decided';
+  for (let index = 0; ledger.completed < workload.trials.max; index++) {
+    if (ledger.hasCompleted(index)) continue;
+    if (workload.trials.budget !== undefined && clock.now() - startedMs >= workload.trials.budget) {
+      stoppedBy = 'budget';
+      break;
+    }
+    for (let attempt = ledger.nextAttempt(index); ; attempt++) {
+      if (options.signal?.aborted) return cancelled();
+      const ended = await runAttempt(options, ledger, index, attempt);
+      if (ended === 'cancelled') return cancelled();
+      if (ended === 'completed') {
+        const settled = ledger.trials.find((t) => t.index === index && t.attempt === attempt && t.status === 'completed');
+        if (settled && options.onTrialCompleted) await options.onTrialCompleted(settled);
         break;
       }
     }
-  } finally {
-    await ahead.discard();
+    const { completed } = ledger;
+    if (completed >= workload.trials.min && completed < workload.trials.max && options.afterTrial && (await options.afterTrial(completed))) {
+      stoppedBy = 'decided';
+      break;
+    }
   }
   return { trials: ledger.trials, completed: ledger.completed, cancelled: false, stoppedBy };
 }
@@ -142,11 +136,11 @@ export async function runTrials(options: RunTrialsOptions): Promise<TrialsResult
 type AttemptEnd = 'completed' | 'replaced' | 'cancelled';
 
 /** One attempt at trial `index`: deploy, reset, measure, and settle it in the ledger. */
-async function runAttempt(options: RunTrialsOptions, ledger: TrialLedger, ahead: ArmsAhead, index: number, attempt: number): Promise<AttemptEnd> {
+async function runAttempt(options: RunTrialsOptions, ledger: TrialLedger, index: number, attempt: number): Promise<AttemptEnd> {
   const { workload, clock } = options;
   const startedAtMs = clock.now();
   await ledger.start(index, attempt, startedAtMs);
-  const arms = await deployAttempt(options, ledger, ahead, index, attempt, startedAtMs);
+  const arms = await deployAttempt(options, ledger, index, attempt, startedAtMs);
   if (typeof arms === 'string') return arms;
   const { deployments, slots } = arms;
   const ended = (status: TrialRecord['status'], details: Record<string, unknown>, reason?: string): TrialRecord => ({ index, attempt, status, startedAtMs, endedAtMs: clock.now(), ...(reason !== undefined ? { reason } : {}), details });
@@ -156,7 +150,6 @@ async function runAttempt(options: RunTrialsOptions, ledger: TrialLedger, ahead:
       await ledger.replaceOrFail(ended('excluded', { slots }, `arms ran in different environments (${differences.join('; ')})`));
       return 'replaced';
     }
-    startNextArms(options, ledger, ahead, index, attempt);
     const { result, shaped, otherWorkOnArmCpus } = await measureAttempt(options, index, attempt, arms);
     const details = {
       ...summarize(result, workload.replay.minAchievedShare),
@@ -201,7 +194,7 @@ interface AttemptArms {
  * The attempt's arms deployed (and control′ when it is deployed per trial), their processes recorded with
  * the attempt, and reset. An arm that is not ready replaces the attempt; any other failure ends the run.
  */
-async function deployAttempt(options: RunTrialsOptions, ledger: TrialLedger, ahead: ArmsAhead, index: number, attempt: number, startedAtMs: number): Promise<AttemptArms | 'replaced' | 'cancelled'> {
+async function deployAttempt(options: RunTrialsOptions, ledger: TrialLedger, index: number, attempt: number, startedAtMs: number): Promise<AttemptArms | 'replaced' | 'cancelled'> {
   const { workload, clock, signal } = options;
   const replaced = async (error: ArmNotReadyError, details: Record<string, unknown> = {}): Promise<'replaced'> => {
     await ledger.replaceOrFail({ index, attempt, status: 'replaced', startedAtMs, endedAtMs: clock.now(), reason: error.message, details: { output: error.output.slice(-2_000), ...details } });
@@ -209,7 +202,7 @@ async function deployAttempt(options: RunTrialsOptions, ledger: TrialLedger, ahe
   };
   let deployments: Record<ArmName, ArmDeployment>;
   try {
-    deployments = (await ahead.take(index)) ?? (await options.arms.deploy(index, signal));
+    deployments = await options.arms.deploy(index, signal);
   } catch (error) {
     if (signal?.aborted || !(error instanceof ArmNotReadyError)) {
       await ledger.settle({ index, attempt, status: signal?.aborted ? 'cancelled' : 'failed', startedAtMs, endedAtMs: clock.now(), reason: signal?.aborted ? 'cancelled' : (error as Error).message });
@@ -240,20 +233,6 @@ async function deployAttempt(options: RunTrialsOptions, ledger: TrialLedger, ahe
     return replaced(error, { slots });
   }
   return arms;
-}
-
-/**
- * The next trial's arms started ahead (`trials.prestartCpus`) as this attempt's warm-up begins, when a next
- * trial may run; their processes are recorded with this attempt, so a killed run's next run stops them.
- */
-function startNextArms(options: RunTrialsOptions, ledger: TrialLedger, ahead: ArmsAhead, index: number, attempt: number): void {
-  if (ledger.completed + 1 >= options.workload.trials.max) return;
-  let next = index + 1;
-  while (ledger.hasCompleted(next)) next++;
-  ahead.start(next, async (arms) => {
-    const prestarted = (['control', 'treatment'] as const).flatMap((arm) => instancesOf(arms[arm]).flatMap((i) => (i.pid !== undefined ? [recordProcess(arm, i.pid)] : [])));
-    await ledger.annotate(index, attempt, { prestarted });
-  });
 }
 
 /** The records as they are replayed, noting the gRPC services they call. */

@@ -7,7 +7,6 @@ import { z } from 'zod';
 import { positiveDurationSchema, positiveTimerDurationSchema, timerDurationSchema } from './duration-schema.js';
 import { DEFAULT_SECRET_NAMES } from '../secret-names.js';
 import { latticeSchema } from './lattice-schema.js';
-import { cpusOfList } from '../cpu-list.js';
 
 /** A value used in file names and table keys: letters, digits, `.`, `_`, `-`. */
 export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -15,9 +14,6 @@ export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 const name = z
   .string()
   .regex(NAME_PATTERN, { error: 'must be a name of letters, digits, ".", "_" or "-" (at most 128, not starting with "." or "-")' });
-
-/** A CPU list as `taskset -c` takes it. */
-const cpuList = z.string().regex(/^\d+(-\d+)?(,\d+(-\d+)?)*$/, { error: 'must be a CPU list like "0" or "0-1,4"' });
 
 /** A human duration string parsed to milliseconds; something waits for it, so a timer must hold it. */
 const duration = timerDurationSchema;
@@ -322,25 +318,16 @@ const workloadObject = z.strictObject({
         maxReplacements: z.number().int().min(0).default(2).describe('Trials failed for infrastructure reasons (an arm not ready, a load not achieved) that may be replaced.'),
         allowFingerprintMismatch: z.boolean().default(false).describe('Keep trials whose arms ran on different machines.'),
         slotCpus: z
-          .array(cpuList)
+          .array(z.string().regex(/^\d+(-\d+)?(,\d+(-\d+)?)*$/, { error: 'must be a CPU list like "0" or "0-1,4"' }))
           .length(2)
           .optional()
           .describe('CPU lists (taskset -c) of slot A and slot B for deployed arms; arms swap slots every trial. The same list for both puts both arms on the same CPUs: on a shared machine, whatever else runs there then contends with both arms alike, and pairing cancels it (docs/harness.md).'),
-        prestartCpus: cpuList
-          .optional()
-          .describe("CPU list (taskset -c) where the next trial's arms are started while this trial warms up, outside slotCpus (needs them), so starting them takes nothing from the measured arms; each is moved onto its slot's CPUs when its trial begins. A trial then costs its warm-up and measurement, not also two starts (docs/harness.md). Unset: each trial starts its arms when it begins."),
       })
       .superRefine((t, ctx) => {
         if (t.count !== undefined && (t.min !== undefined || t.max !== undefined)) ctx.addIssue({ code: 'custom', message: 'give either count (a fixed horizon) or min and max (sequential), not both', path: ['count'] });
         const min = t.min ?? DEFAULT_MIN_TRIALS;
         const max = t.max ?? Math.max(min, DEFAULT_MAX_TRIALS);
         if (t.count === undefined && min > max) ctx.addIssue({ code: 'custom', message: `min (${min}) must be <= max (${max})`, path: ['min'] });
-        if (t.prestartCpus !== undefined) {
-          if (t.slotCpus === undefined) ctx.addIssue({ code: 'custom', message: 'prestartCpus needs slotCpus: the arms must have CPUs of their own to be moved to', path: ['prestartCpus'] });
-          const slots = new Set(cpusOfList((t.slotCpus ?? []).join(',')));
-          const shared = cpusOfList(t.prestartCpus).filter((cpu) => slots.has(cpu));
-          if (shared.length > 0) ctx.addIssue({ code: 'custom', message: `prestartCpus must not include the arms' slotCpus (${shared.join(', ')} in both): starting the next arms there would take CPU from the measured ones`, path: ['prestartCpus'] });
-        }
       })
       .transform((t) => {
         const min = t.count ?? t.min ?? DEFAULT_MIN_TRIALS;

@@ -43,8 +43,6 @@ export interface DemoProjectOptions {
   readonly recorderRate: number;
   /** CPU list both arms are pinned to in every trial (`trials.slotCpus`, the same for both slots); none: unpinned. */
   readonly armCpus?: string;
-  /** CPU list where the next trial's arms start while a trial warms up (`trials.prestartCpus`): the stack's. */
-  readonly prestartCpus?: string;
 }
 
 /** Path of the tandem CLI this process runs from, for deploy commands. */
@@ -92,9 +90,7 @@ export function demoConfigText(options: DemoProjectOptions): string {
     // both arms alike. Measured with one core kept busy (npm run bench -- paired-noise --cpus): the paired CPU
     // effect's per-trial sd was 4.0% with the two processes free to move, 3.3% of it between the processes (one of
     // them sharing a core with the busy work for the whole window), and 1.2% with both on one core.
-    // The next trial's arms start on the stack's CPUs while a trial warms up (prestartCpus): a trial then costs
-    // its 5 s of windows, not also the two arms' start one after the other on their CPU (about 1 s, docs/demo.md).
-    `    trials: { min: ${options.minTrials}, max: ${options.maxTrials}, warmup: ${options.warmup}, measure: ${options.measure}, maxReplacements: 4, processes: 1${options.armCpus !== undefined ? `, slotCpus: [${quote(options.armCpus)}, ${quote(options.armCpus)}]` : ''}${options.armCpus !== undefined && options.prestartCpus !== undefined ? `, prestartCpus: ${quote(options.prestartCpus)}` : ''} }`,
+    `    trials: { min: ${options.minTrials}, max: ${options.maxTrials}, warmup: ${options.warmup}, measure: ${options.measure}, maxReplacements: 4, processes: 1${options.armCpus !== undefined ? `, slotCpus: [${quote(options.armCpus)}, ${quote(options.armCpus)}]` : ''} }`,
     '    dependencies:',
     `      - { name: features, env: FEATURES_URL, policy: isolated, target: ${quote(options.featuresReplicaUrl)} }`,
     `      - { name: prediction, env: INFERENCE_URL, policy: pinned, shards: [${options.grpcShardUrls.map(quote).join(', ')}], pinned: [${quote(pinnedGrpc)}], grpc: { readMethods: ['inference.GRPCInferenceService/*'] } }`,

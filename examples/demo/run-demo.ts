@@ -302,14 +302,11 @@ export function costStep(step: number, title: string, result: ExperimentStepResu
 
 /**
  * Both arms on the last CPU this process may run on (`Cpus_allowed_list` in /proc/self/status, so a container's
- * cpuset is respected): the rest of the stack keeps the others, and the next trial's arms start there while a
- * trial warms up (`trials.prestartCpus`). Nothing to choose with one CPU, or off Linux.
+ * cpuset is respected): the rest of the stack keeps the others. Nothing to choose with one CPU, or off Linux.
  */
-export function armCpusOf(procStatus: string): { armCpus?: string; prestartCpus?: string } {
+export function armCpusOf(procStatus: string): { armCpus?: string } {
   const cpus = allowedCpusOf(procStatus);
-  if (cpus.length < 2) return {};
-  const last = Math.max(...cpus);
-  return { armCpus: String(last), prestartCpus: cpus.filter((cpu) => cpu !== last).join(',') };
+  return cpus.length > 1 ? { armCpus: String(Math.max(...cpus)) } : {};
 }
 
 /** CPUs idle over one second on the ones this process may use, read from /proc/stat; undefined off Linux. */

@@ -1,10 +1,11 @@
 import { createServer } from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { request } from 'undici';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { freePort, parseConfig, systemClock, type RequestOutcome, type Sample, type WorkloadConfig } from '../../core/index.js';
 import { createLocalStore, type Store } from '../../store/index.js';
@@ -81,6 +82,28 @@ describe('trials', () => {
     const free = new DeployedArms({ specs: { control: spec, treatment: spec }, clock: systemClock });
     const unpinned = await runTrials({ experimentId: 'exp-u', seed: 3, workload: workload({ count: 1 }), corpus: () => stream(simpleCorpus(50)), arms: free, store, clock: systemClock, scrapeIntervalMs: 50 });
     expect(unpinned.trials[0]?.details).not.toHaveProperty('otherWorkOnArmCpus');
+  });
+
+  it("gives every process of a compound deploy command its slot's CPUs, not only the first", async () => {
+    const allowed = cpusOfList(/^Cpus_allowed_list:\s*(\S+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]!);
+    const cpu = String(allowed.at(-1));
+    // A helper started beside the server, as a wrapper script might; the server is the arm's measured process.
+    const spec = { command: `sleep 30 & exec ${process.execPath} --import tsx ${ARM_SERVER} {revision}`, readyPath: '/healthz', readyTimeoutMs: 20_000, cwd: process.cwd() };
+    const arms = new DeployedArms({ specs: { control: spec, treatment: spec }, slotCpus: [cpu, cpu], clock: systemClock });
+    const deployed = await arms.deploy(0);
+    onTestFinished(async () => void (await Promise.all([deployed.control.stop(), deployed.treatment.stop()])));
+    const placement = (await (await request(`${deployed.control.url}/placement`)).body.json()) as { pid: number; cpus: string[] };
+    expect(placement).toMatchObject({ pid: deployed.control.pid, cpus: [cpu] });
+    // The helper, in the arm's process group, too.
+    const group = readdirSync('/proc').filter((entry) => /^\d+$/.test(entry) && Number(entry) !== deployed.control.pid).filter((entry) => {
+      try {
+        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) === deployed.control.pid;
+      } catch {
+        return false;
+      }
+    });
+    expect(group.map((pid) => /^Cpus_allowed_list:\s*(\S+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1])).toEqual([cpu]);
   });
 
   it('deploys control′ per trial when the workload asks: control\'s command and revision, its own arm name, no slot', async () => {
