@@ -22,6 +22,8 @@ export async function simulateLawInBackground(design: LawKey): Promise<boolean> 
   if (!existsSync(fileURLToPath(WORKER))) return false;
   const law = await new Promise<NullLaw>((resolve, reject) => {
     const worker = new Worker(WORKER, { workerData: design });
+    // Not a reason to stay alive: a process that stops waiting for the law (Ctrl-C) exits without it.
+    worker.unref();
     worker.once('message', resolve);
     worker.once('error', reject);
     worker.once('exit', (code) => reject(new Error(`the law's worker exited (${code}) before it answered`)));

@@ -139,6 +139,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     // The judge's law for these trials, simulated on the other core while the demo records (nothing is measured
     // then): the first look would otherwise wait 3–4 s for it. Workers run elsewhere with --no-worker.
     const law = simulateLawInBackground(lawOfWorkload(config.workloads[0]!));
+    // Awaited below; a recording that fails first must not leave its failure unhandled.
+    law.catch(() => undefined);
     const corpusRecords = await recordProduction(stack.urls.ranking, store, config, { quick, trialRecords: rate * (TRIAL_WARMUP_S + TRIAL_MEASURE_S) }, progress, options.signal);
     await law;
     aborted();
