@@ -17,6 +17,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfigText, systemClock, type ExperimentRecord } from '../core/index.js';
+import { UsageError } from '../core/errors.js';
+import { cpuListArg, cpuListPairArg } from './support/bench-args.js';
 import { createLocalStore } from '../store/index.js';
 import { SharedSource } from '../guardrails/index.js';
 import { InlineQueue, parseRequest, runExperiment } from '../executor/index.js';
@@ -32,6 +34,8 @@ interface StackOptions {
   readonly rate: number;
   /** Both arms pinned to this CPU list (`trials.slotCpus` alike for both slots), or free to move. */
   readonly armCpus?: string;
+  /** Where slot A's and slot B's arms start, both at once, before they are moved onto armCpus (`trials.startCpus`). */
+  readonly startCpus?: readonly [string, string];
 }
 
 function configText(dir: string, featuresUrl: string, gatewayUrl: string, o: StackOptions): string {
@@ -47,7 +51,7 @@ function configText(dir: string, featuresUrl: string, gatewayUrl: string, o: Sta
     // 10 pairs/s per process (the default) keeps three processes per arm well below where two shared cores
     // saturate (queueing would swamp the effect).
     `    replay: { rate: ${o.rate}, concurrency: 32, timeout: 5s }`,
-    `    trials: { min: 4, max: 12, warmup: 2s, measure: 3s, processes: ${o.processes}${o.armCpus !== undefined ? `, slotCpus: [${JSON.stringify(o.armCpus)}, ${JSON.stringify(o.armCpus)}]` : ''} }`,
+    `    trials: { min: 4, max: 12, warmup: 2s, measure: 3s, processes: ${o.processes}${o.armCpus !== undefined ? `, slotCpus: [${JSON.stringify(o.armCpus)}, ${JSON.stringify(o.armCpus)}]` : ''}${o.startCpus !== undefined ? `, startCpus: [${o.startCpus.map((c) => JSON.stringify(c)).join(', ')}]` : ''} }`,
     // The demo's judgement: CPU per request critical at 1.5%, latency judged at 5%.
     '    checks:',
     '      - { metric: cpu_per_request, direction: increase-is-bad, threshold: 0.015, critical: true, mustHaveData: true }',
@@ -60,14 +64,17 @@ export async function run(args: string[]): Promise<void> {
   const runs = Math.max(1, Number(args[args.indexOf('--runs') + 1]) || 5);
   const processes = Math.max(1, Number(args[args.indexOf('--processes') + 1]) || 3);
   const rate = Math.max(1, Number(args[args.indexOf('--rate') + 1]) || 10);
-  // --arm-cpus LIST: both arms on these CPUs in every trial (validated by the config's own slotCpus rule).
-  const armCpus = args.includes('--arm-cpus') ? args[args.indexOf('--arm-cpus') + 1] : undefined;
+  // --arm-cpus LIST: both arms on these CPUs in every trial.
+  const armCpus = cpuListArg(args, 'arm-cpus');
+  // --start-cpus A:B: slot A's arm starts on CPU list A and slot B's on B, both at once, then both move onto --arm-cpus.
+  const startCpus = cpuListPairArg(args, 'start-cpus');
+  if (startCpus !== undefined && armCpus === undefined) throw new UsageError('--start-cpus needs --arm-cpus: the arms are moved onto them once started');
   const step = args.includes('--step') ? args[args.indexOf('--step') + 1]! : 'latency=2';
   // --unchanged-only: the A/A half alone, to study the unchanged build's spread run by run.
   const arms = args.includes('--unchanged-only') ? [''] : [step, ''];
   const dir = await mkdtemp(join(tmpdir(), 'tandem-bench-verdict-stack-'));
   const stack = await startStack({ shards: 2, isolate: ['features', 'gateway', 'prediction'] });
-  const config = parseConfigText(configText(dir, stack.urls.features, stack.urls.gateway, { processes, rate, ...(armCpus !== undefined ? { armCpus } : {}) }), join(dir, 'tandem.config.yaml'));
+  const config = parseConfigText(configText(dir, stack.urls.features, stack.urls.gateway, { processes, rate, ...(armCpus !== undefined ? { armCpus } : {}), ...(startCpus !== undefined ? { startCpus } : {}) }), join(dir, 'tandem.config.yaml'));
   const store = createLocalStore({ dir: join(dir, '.tandem') });
   const sharedSource = new SharedSource(systemClock);
   const queue = new InlineQueue({ store, clock: systemClock, run: (id, signal) => runExperiment(id, { config, store, clock: systemClock, sharedSource, cwd: dir, signal }), concurrency: 1 });
@@ -112,6 +119,7 @@ export async function run(args: string[]): Promise<void> {
     processes,
     ratePerProcess: rate,
     armCpus: armCpus ?? 'free',
+    startCpus: startCpus?.join(':') ?? 'slots, one after the other',
     step,
     stepCpuEffectMedian: Number((median([...measuredCpu].sort((a, b) => a - b)) * 100).toFixed(2)),
     stackPower2Cpu: fault.filter((r) => r.record.status === 'regressed').length,

@@ -46,6 +46,7 @@ export function armsFor(workload: WorkloadConfig, options: ArmChoice, router: Eg
     dependencyEnv,
     processes: workload.trials.processes,
     ...(workload.trials.slotCpus ? { slotCpus: [workload.trials.slotCpus[0]!, workload.trials.slotCpus[1]!] as const } : {}),
+    ...(workload.trials.startCpus ? { startCpus: [workload.trials.startCpus[0]!, workload.trials.startCpus[1]!] as const } : {}),
     clock,
   });
 }

@@ -1,17 +1,19 @@
 /**
  * The two arms of an experiment: running deployments given by URL, or
  * processes started per trial from a deploy command. Deployed arms swap slots
- * from trial to trial (a crossover): the slot fixes the start order, the port
- * and the CPUs, so placement bias can be told apart from the change.
+ * from trial to trial (a crossover): the slot fixes the start order (or, with
+ * `trials.startCpus`, where each starts), the port and the CPUs, so placement
+ * bias can be told apart from the change.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'undici';
 import { freePort, grpcHealth, type Clock } from '../core/index.js';
 import { checkRevision, deployCommand } from './deploy-command.js';
 import { armFingerprint, localFingerprint, type Fingerprint } from './fingerprint.js';
+import { moveProcessGroup } from './arm-placement.js';
 import type { ArmName } from './schedule.js';
 
-/** Slot A starts first. */
+/** Slot A starts first (with `trials.startCpus`, both at once, each on its own start CPUs). */
 export type Slot = 'A' | 'B';
 
 export interface ArmDeployment {
@@ -116,6 +118,8 @@ export interface DeployedArmsOptions {
   readonly dependencyEnv?: Readonly<Record<string, string>>;
   /** CPU list per slot for `taskset -c` (slot A, slot B). */
   readonly slotCpus?: readonly [string, string];
+  /** CPU list per slot where its arm starts, both arms at once, before it is moved onto its slotCpus (`trials.startCpus`). */
+  readonly startCpus?: readonly [string, string];
   readonly clock: Clock;
   /** Bytes of output kept per arm. @default 65536 */
   readonly logBytes?: number;
@@ -176,13 +180,38 @@ export class DeployedArms implements ArmProvider {
     const order: ArmName[] = slots.control === 'A' ? ['control', 'treatment'] : ['treatment', 'control'];
     const started: ArmDeployment[] = [];
     try {
-      for (const arm of order) started.push(await this.#startArm(arm, slots[arm], signal));
+      if (this.options.startCpus && this.options.slotCpus) await this.#startTogether(order, slots, this.options.slotCpus, started, signal);
+      else for (const arm of order) started.push(await this.#startArm(arm, slots[arm], signal));
     } catch (error) {
       await Promise.all(started.map((d) => d.stop()));
       throw error;
     }
     const byArm = Object.fromEntries(started.map((d) => [d.arm, d])) as Record<ArmName, ArmDeployment>;
     return byArm;
+  }
+
+  /**
+   * Both arms started at once, each on its slot's start CPUs, then every process of each moved onto its slot's
+   * CPUs: where both slots share one CPU, starting one after the other there costs the trial two starts. Nothing
+   * is measured before the trial's warm-up, which follows the move. The started ones go into `started`, for the
+   * caller to stop on failure.
+   */
+  async #startTogether(order: readonly ArmName[], slots: Record<ArmName, Slot>, slotCpus: readonly [string, string], started: ArmDeployment[], signal?: AbortSignal): Promise<void> {
+    const settled = await Promise.allSettled(order.map((arm) => this.#startArm(arm, slots[arm], signal)));
+    for (const s of settled) if (s.status === 'fulfilled') started.push(s.value);
+    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) throw failed.reason;
+    for (const deployment of started) {
+      const cpus = slotCpus[deployment.slot === 'A' ? 0 : 1];
+      for (const instance of instancesOf(deployment)) {
+        if (instance.pid === undefined) continue;
+        // Not moved is not pinned where its slot says: the trial is replaced, like an arm that did not start.
+        const moved = await moveProcessGroup(instance.pid, cpus).catch((error: Error) => {
+          throw new ArmNotReadyError(deployment.arm, `${deployment.arm} could not be moved onto CPUs ${cpus}: ${error.message}`, deployment.log());
+        });
+        if (moved === 0) throw new ArmNotReadyError(deployment.arm, `${deployment.arm} exited before it could be moved onto CPUs ${cpus}${lastLines(deployment.log())}`, deployment.log());
+      }
+    }
   }
 
   /**
@@ -224,7 +253,7 @@ export class DeployedArms implements ArmProvider {
     const dependencies = (as !== undefined ? this.options.controlPrime?.dependencies : this.options.dependencies?.[arm]) ?? {};
     const rendered = deployCommand(spec.command, { port, arm: label, revision: this.options.revisions?.[arm] ?? '', dependencies });
     const command = rendered.display;
-    const cpus = as !== undefined ? undefined : this.options.slotCpus?.[slot === 'A' ? 0 : 1];
+    const cpus = as !== undefined ? undefined : (this.options.startCpus ?? this.options.slotCpus)?.[slot === 'A' ? 0 : 1];
     const env: Record<string, string> = { ...process.env, ...spec.env, ...rendered.env, PORT: String(port), TANDEM_ARM: label, TANDEM_SLOT: as !== undefined ? '' : slot, TANDEM_PROCESS: String(processIndex) } as Record<string, string>;
     for (const [name, url] of Object.entries(dependencies)) {
       const variable = this.options.dependencyEnv?.[name];

@@ -25,11 +25,29 @@ export function numberFlag(args: readonly string[], name: string, fallback: numb
   return value;
 }
 
-/** `--cpus LIST`: a CPU list as taskset takes it (digits, commas and ranges only; it goes to spawn as one argv). */
-export function cpuListFlag(args: readonly string[]): { cpus?: string } {
-  const at = args.indexOf('--cpus');
-  if (at < 0) return {};
+const CPU_LIST = /^\d+(-\d+)?(,\d+(-\d+)?)*$/;
+
+/** `--NAME LIST`: a CPU list as taskset takes it (digits, commas and ranges only; it goes to spawn as one argv). */
+export function cpuListArg(args: readonly string[], name: string): string | undefined {
+  const at = args.indexOf(`--${name}`);
+  if (at < 0) return undefined;
   const list = args[at + 1] ?? '';
-  if (!/^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(list)) throw new UsageError(`--cpus needs a CPU list like "1" or "0-1", got ${JSON.stringify(list)}`);
-  return { cpus: list };
+  if (!CPU_LIST.test(list)) throw new UsageError(`--${name} needs a CPU list like "1" or "0-1", got ${JSON.stringify(list)}`);
+  return list;
+}
+
+/** `--cpus LIST`. */
+export function cpuListFlag(args: readonly string[]): { cpus?: string } {
+  const cpus = cpuListArg(args, 'cpus');
+  return cpus !== undefined ? { cpus } : {};
+}
+
+/** `--NAME A:B`: a CPU list for each of the two slots. */
+export function cpuListPairArg(args: readonly string[], name: string): readonly [string, string] | undefined {
+  const at = args.indexOf(`--${name}`);
+  if (at < 0) return undefined;
+  const text = args[at + 1] ?? '';
+  const [a, b, ...rest] = text.split(':');
+  if (a === undefined || b === undefined || rest.length > 0 || !CPU_LIST.test(a) || !CPU_LIST.test(b)) throw new UsageError(`--${name} needs two CPU lists as A:B, like "0:1", got ${JSON.stringify(text)}`);
+  return [a, b];
 }

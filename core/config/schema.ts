@@ -15,6 +15,9 @@ const name = z
   .string()
   .regex(NAME_PATTERN, { error: 'must be a name of letters, digits, ".", "_" or "-" (at most 128, not starting with "." or "-")' });
 
+/** A CPU list as `taskset -c` takes it. */
+const cpuList = z.string().regex(/^\d+(-\d+)?(,\d+(-\d+)?)*$/, { error: 'must be a CPU list like "0" or "0-1,4"' });
+
 /** A human duration string parsed to milliseconds; something waits for it, so a timer must hold it. */
 const duration = timerDurationSchema;
 const positiveDuration = positiveTimerDurationSchema;
@@ -318,16 +321,24 @@ const workloadObject = z.strictObject({
         maxReplacements: z.number().int().min(0).default(2).describe('Trials failed for infrastructure reasons (an arm not ready, a load not achieved) that may be replaced.'),
         allowFingerprintMismatch: z.boolean().default(false).describe('Keep trials whose arms ran on different machines.'),
         slotCpus: z
-          .array(z.string().regex(/^\d+(-\d+)?(,\d+(-\d+)?)*$/, { error: 'must be a CPU list like "0" or "0-1,4"' }))
+          .array(cpuList)
           .length(2)
           .optional()
           .describe('CPU lists (taskset -c) of slot A and slot B for deployed arms; arms swap slots every trial. The same list for both puts both arms on the same CPUs: on a shared machine, whatever else runs there then contends with both arms alike, and pairing cancels it (docs/harness.md).'),
+        startCpus: z
+          .array(cpuList)
+          .length(2)
+          .optional()
+          .describe(
+            "CPU lists (taskset -c) where slot A's and slot B's arms start, both at once, before each is moved onto its slotCpus (needs them) once ready; nothing is measured while arms start. Where both slots share one CPU, two fresh processes started one after the other there cost a trial their two starts; started on two CPUs they cost one (docs/harness.md). Give each slot as many CPUs as its slotCpus: a runtime that sizes its threads by the CPUs it may use at start keeps that size. Unset: each arm starts on its slot's CPUs, slot A first.",
+          ),
       })
       .superRefine((t, ctx) => {
         if (t.count !== undefined && (t.min !== undefined || t.max !== undefined)) ctx.addIssue({ code: 'custom', message: 'give either count (a fixed horizon) or min and max (sequential), not both', path: ['count'] });
         const min = t.min ?? DEFAULT_MIN_TRIALS;
         const max = t.max ?? Math.max(min, DEFAULT_MAX_TRIALS);
         if (t.count === undefined && min > max) ctx.addIssue({ code: 'custom', message: `min (${min}) must be <= max (${max})`, path: ['min'] });
+        if (t.startCpus !== undefined && t.slotCpus === undefined) ctx.addIssue({ code: 'custom', message: 'startCpus needs slotCpus: arms are moved onto their slot\'s CPUs once started', path: ['startCpus'] });
       })
       .transform((t) => {
         const min = t.count ?? t.min ?? DEFAULT_MIN_TRIALS;

@@ -43,6 +43,8 @@ export interface DemoProjectOptions {
   readonly recorderRate: number;
   /** CPU list both arms are pinned to in every trial (`trials.slotCpus`, the same for both slots); none: unpinned. */
   readonly armCpus?: string;
+  /** Where slot A's and slot B's arms start, both at once, before they are moved onto armCpus (`trials.startCpus`). */
+  readonly armStartCpus?: readonly [string, string];
 }
 
 /** Path of the tandem CLI this process runs from, for deploy commands. */
@@ -90,7 +92,9 @@ export function demoConfigText(options: DemoProjectOptions): string {
     // both arms alike. Measured with one core kept busy (npm run bench -- paired-noise --cpus): the paired CPU
     // effect's per-trial sd was 4.0% with the two processes free to move, 3.3% of it between the processes (one of
     // them sharing a core with the busy work for the whole window), and 1.2% with both on one core.
-    `    trials: { min: ${options.minTrials}, max: ${options.maxTrials}, warmup: ${options.warmup}, measure: ${options.measure}, maxReplacements: 4, processes: 1${options.armCpus !== undefined ? `, slotCpus: [${quote(options.armCpus)}, ${quote(options.armCpus)}]` : ''} }`,
+    // They start at once, one on another CPU (startCpus), and are moved onto it once ready: one after the other on
+    // that one CPU, starting them was a sixth of every trial (docs/demo.md).
+    `    trials: { min: ${options.minTrials}, max: ${options.maxTrials}, warmup: ${options.warmup}, measure: ${options.measure}, maxReplacements: 4, processes: 1${options.armCpus !== undefined ? `, slotCpus: [${quote(options.armCpus)}, ${quote(options.armCpus)}]` : ''}${options.armCpus !== undefined && options.armStartCpus !== undefined ? `, startCpus: [${options.armStartCpus.map(quote).join(', ')}]` : ''} }`,
     '    dependencies:',
     `      - { name: features, env: FEATURES_URL, policy: isolated, target: ${quote(options.featuresReplicaUrl)} }`,
     `      - { name: prediction, env: INFERENCE_URL, policy: pinned, shards: [${options.grpcShardUrls.map(quote).join(', ')}], pinned: [${quote(pinnedGrpc)}], grpc: { readMethods: ['inference.GRPCInferenceService/*'] } }`,

@@ -304,11 +304,14 @@ export function costStep(step: number, title: string, result: ExperimentStepResu
 
 /**
  * Both arms on the last CPU this process may run on (`Cpus_allowed_list` in /proc/self/status, so a container's
- * cpuset is respected): the rest of the stack keeps the others. Nothing to choose with one CPU, or off Linux.
+ * cpuset is respected): the rest of the stack keeps the others. They start at once, slot A's on the first CPU and
+ * slot B's on the arms' own, one CPU each as they will run. Nothing to choose with one CPU, or off Linux.
  */
-export function armCpusOf(procStatus: string): { armCpus?: string } {
+export function armCpusOf(procStatus: string): { armCpus?: string; armStartCpus?: readonly [string, string] } {
   const cpus = allowedCpusOf(procStatus);
-  return cpus.length > 1 ? { armCpus: String(Math.max(...cpus)) } : {};
+  if (cpus.length < 2) return {};
+  const armCpus = String(Math.max(...cpus));
+  return { armCpus, armStartCpus: [String(Math.min(...cpus)), armCpus] };
 }
 
 /** CPUs idle over one second on the ones this process may use, read from /proc/stat; undefined off Linux. */
