@@ -13,23 +13,24 @@ import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
+import { cpusOfList } from './arm-cpu-contention.js';
 
 const run = promisify(execFile);
 
 /**
- * The live pids whose process group is `group`, from /proc (field 5 of /proc/PID/stat; zombies, state Z, left
- * out). Read synchronously: a hundred small files take 2–3 ms that way and 30–50 ms through the promise API,
- * and it runs between trials, when no replay shares the thread.
+ * The live pids of each of `groups`, by group, from one pass over /proc (field 5 of /proc/PID/stat; zombies,
+ * state Z, left out). Read synchronously: a hundred small files take 2–3 ms that way and 30–50 ms through the
+ * promise API, and it runs between trials, when no replay shares the thread.
  */
-export function processGroupMembers(group: number): number[] {
-  const members: number[] = [];
+export function processGroupMembers(groups: readonly number[]): Map<number, number[]> {
+  const members = new Map(groups.map((group) => [group, [] as number[]]));
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       // The command name (field 2) may hold spaces and parentheses: fields are counted after its closing one.
       const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(pgrp) === group && state !== 'Z') members.push(Number(entry));
+      if (state !== 'Z') members.get(Number(pgrp))?.push(Number(entry));
     } catch {
       // gone in between
     }
@@ -37,25 +38,48 @@ export function processGroupMembers(group: number): number[] {
   return members;
 }
 
+/** A member of `group` that is still there and could not be moved. */
+export class GroupMoveError extends Error {
+  constructor(
+    readonly group: number,
+    cause: Error,
+  ) {
+    super(cause.message, { cause });
+  }
+}
+
+/** A process group to move, and where. */
+export interface GroupMove {
+  readonly group: number;
+  readonly cpus: string;
+}
+
 /**
- * Every thread of every process in the group moved onto `cpus`; resolves to how many processes were moved,
- * 0 when the group has none left (the arm exited in between).
+ * Every thread of every process in each group moved onto its CPUs; resolves to how many processes of each group
+ * were moved, in the order given (0: the group has none left, its arm exited in between).
  */
-export async function moveProcessGroup(group: number, cpus: string): Promise<number> {
-  if (!/^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(cpus) || !Number.isInteger(group) || group <= 1) throw new Error(`cannot move process group ${group} to CPUs ${JSON.stringify(cpus)}`);
-  let moved = 0;
-  for (const pid of processGroupMembers(group)) {
-    try {
-      await run('taskset', ['-a', '-p', '-c', cpus, String(pid)]);
-      moved++;
-    } catch (error) {
-      // A member that exited in between is not an error; one that is still there and could not be moved is.
-      const gone = await readFile(`/proc/${pid}/stat`, 'utf8').then(
-        () => false,
-        () => true,
-      );
-      if (!gone) throw error;
+export async function moveProcessGroups(moves: readonly GroupMove[]): Promise<number[]> {
+  for (const { group, cpus } of moves) {
+    if (cpusOfList(cpus).length === 0 || !Number.isInteger(group) || group <= 1) throw new Error(`cannot move process group ${group} to CPUs ${JSON.stringify(cpus)}`);
+  }
+  const members = processGroupMembers(moves.map((m) => m.group));
+  const moved: number[] = [];
+  for (const { group, cpus } of moves) {
+    let count = 0;
+    for (const pid of members.get(group) ?? []) {
+      try {
+        await run('taskset', ['-a', '-p', '-c', cpus, String(pid)]);
+        count++;
+      } catch (error) {
+        // A member that exited in between is not an error; one that is still there and could not be moved is.
+        const gone = await readFile(`/proc/${pid}/stat`, 'utf8').then(
+          () => false,
+          () => true,
+        );
+        if (!gone) throw new GroupMoveError(group, error as Error);
+      }
     }
+    moved.push(count);
   }
   return moved;
 }

@@ -10,7 +10,7 @@ import { request } from 'undici';
 import { freePort, grpcHealth, type Clock } from '../core/index.js';
 import { checkRevision, deployCommand } from './deploy-command.js';
 import { armFingerprint, localFingerprint, type Fingerprint } from './fingerprint.js';
-import { moveProcessGroup } from './arm-placement.js';
+import { GroupMoveError, moveProcessGroups } from './arm-placement.js';
 import type { ArmName } from './schedule.js';
 
 /** Slot A starts first (with `trials.startCpus`, both at once, each on its own start CPUs). */
@@ -162,6 +162,8 @@ function stopProcess(child: ChildProcess): Promise<void> {
 export class DeployedArms implements ArmProvider {
   readonly kind = 'deployed';
   constructor(readonly options: DeployedArmsOptions) {
+    // Started on their start CPUs, arms are moved onto their slots' (the config requires both, and so does this).
+    if (options.startCpus !== undefined && options.slotCpus === undefined) throw new Error('startCpus needs slotCpus: arms are moved onto their slot\'s CPUs once started');
     for (const [arm, revision] of Object.entries(options.revisions ?? {}) as [ArmName, string][]) checkRevision(arm, revision);
   }
 
@@ -201,17 +203,17 @@ export class DeployedArms implements ArmProvider {
     for (const s of settled) if (s.status === 'fulfilled') started.push(s.value);
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) throw failed.reason;
-    for (const deployment of started) {
+    const moves = started.flatMap((deployment) => {
       const cpus = slotCpus[deployment.slot === 'A' ? 0 : 1];
-      for (const instance of instancesOf(deployment)) {
-        if (instance.pid === undefined) continue;
-        // Not moved is not pinned where its slot says: the trial is replaced, like an arm that did not start.
-        const moved = await moveProcessGroup(instance.pid, cpus).catch((error: Error) => {
-          throw new ArmNotReadyError(deployment.arm, `${deployment.arm} could not be moved onto CPUs ${cpus}: ${error.message}`, deployment.log());
-        });
-        if (moved === 0) throw new ArmNotReadyError(deployment.arm, `${deployment.arm} exited before it could be moved onto CPUs ${cpus}${lastLines(deployment.log())}`, deployment.log());
-      }
-    }
+      return instancesOf(deployment).flatMap((instance) => (instance.pid !== undefined ? [{ deployment, group: instance.pid, cpus }] : []));
+    });
+    // Not moved is not pinned where its slot says: the trial is replaced, like an arm that did not start.
+    const moved = await moveProcessGroups(moves).catch((error: Error) => {
+      const failed = moves.find((m) => error instanceof GroupMoveError && m.group === error.group) ?? moves[0]!;
+      throw new ArmNotReadyError(failed.deployment.arm, `${failed.deployment.arm} could not be moved onto CPUs ${failed.cpus}: ${error.message}`, failed.deployment.log());
+    });
+    const gone = moves.find((_, i) => moved[i] === 0);
+    if (gone) throw new ArmNotReadyError(gone.deployment.arm, `${gone.deployment.arm} exited before it could be moved onto CPUs ${gone.cpus}${lastLines(gone.deployment.log())}`, gone.deployment.log());
   }
 
   /**

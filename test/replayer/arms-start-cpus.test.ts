@@ -4,6 +4,7 @@ import { request } from 'undici';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { parseConfig, systemClock } from '../../core/index.js';
 import { DeployedArms, cpusOfList } from '../../replayer/index.js';
+import { moveProcessGroups } from '../../replayer/arm-placement.js';
 
 const ARM_SERVER = join(import.meta.dirname, 'fixtures', 'arm-server.ts');
 const allowed = cpusOfList(/^Cpus_allowed_list:\s*(\S+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]!);
@@ -46,6 +47,15 @@ describe('trials.startCpus: both arms start at once, then move onto their slot',
       expect(members.length).toBeGreaterThan(0);
       expect(new Set(members.map(cpusOf))).toEqual(new Set([last]));
     }
+  });
+
+  it('moves nothing of a group that is gone, and refuses what is not a CPU list or a group', async () => {
+    // A process group no process is in (pids stop well below 2^22 on Linux): nothing to move, said as 0.
+    expect(await moveProcessGroups([{ group: 2 ** 30, cpus: String(allowed[0]) }])).toEqual([0]);
+    await expect(moveProcessGroups([{ group: process.pid, cpus: '0;touch /tmp/x' }])).rejects.toThrow(/cannot move process group/);
+    await expect(moveProcessGroups([{ group: 1, cpus: '0' }])).rejects.toThrow(/cannot move process group 1/);
+    const spec = { command: 'true', readyPath: '/', readyTimeoutMs: 1_000 };
+    expect(() => new DeployedArms({ specs: { control: spec, treatment: spec }, startCpus: ['0', '1'], clock: systemClock })).toThrow(/startCpus needs slotCpus/);
   });
 
   it('needs slotCpus to move the arms onto, and CPU lists for both slots', () => {
