@@ -73,6 +73,8 @@ export function printSummary(result: DemoResult, ctx: CliContext): void {
   for (const s of result.steps) ctx.out(`${`${s.asExpected ? ' ' : '!'} ${s.step}. ${s.title}`.padEnd(38)} ${s.verdict.padEnd(24)} ${s.keyFigure}`);
   ctx.out('');
   ctx.out(`corpus: ${result.corpusRecords} recorded requests of tier ranking`);
+  const cost = result.trials.rankingCpuMsPerRequest;
+  ctx.out(`trials: ${result.trials.pairsPerSecond} pairs/s (${result.trials.quiet ? 'quiet machine' : 'busy machine'}; a ranking request cost ${cost === undefined ? 'an unmeasured amount of' : `${cost.toFixed(1)} ms of`} CPU ${result.trials.probed ? 'in a probe after recording' : 'while recording'})`);
   ctx.out('reports:');
   for (const s of result.steps) if (s.reportPath) ctx.out(`  ${s.step}. ${s.reportPath}`);
   ctx.out(`config, store and reports: ${result.dir}`);

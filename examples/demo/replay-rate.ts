@@ -42,3 +42,26 @@ export const BUSY_MACHINE_RATE = 14;
 export function demoReplayRate(idleCpus: number | undefined, cpuCount: number): number {
   return idleCpus === undefined || idleCpus >= cpuCount - 0.5 ? QUIET_MACHINE_RATE : BUSY_MACHINE_RATE;
 }
+
+/**
+ * The most of their one CPU both arms may need at each rate, from the same measurements: quiet, the paired sd was
+ * about 1.1% at three fifths and at two thirds alike; with other work on the CPU it grew from 1.25–1.8% under half
+ * to 2.4–2.5% at two thirds.
+ */
+export const QUIET_ARMS_CPU_SHARE = 2 / 3;
+export const BUSY_ARMS_CPU_SHARE = 1 / 2;
+/** Below this a 3 s window holds too few requests per arm (12) for its CPU per request to mean much. */
+export const MIN_DEMO_RATE = 4;
+
+/**
+ * The rate for a quiet or busy machine (demoReplayRate), lowered where a request costs more than it assumes
+ * (request-cost.ts), so that both arms need at most their share of one CPU: at 15 ms a request both rates stand
+ * (two thirds of a CPU would allow 22 pairs/s quiet, half 16 busy); at 45 ms they are 7 and 5. Never raised: the
+ * recording is sized for the rate chosen before the cost is known. Unknown cost: the rate as chosen.
+ */
+export function rateForRequestCost(quiet: boolean, cpuSecondsPerRequest: number | undefined): number {
+  const rate = quiet ? QUIET_MACHINE_RATE : BUSY_MACHINE_RATE;
+  if (cpuSecondsPerRequest === undefined || !(cpuSecondsPerRequest > 0)) return rate;
+  const share = quiet ? QUIET_ARMS_CPU_SHARE : BUSY_ARMS_CPU_SHARE;
+  return Math.max(MIN_DEMO_RATE, Math.min(rate, Math.floor(share / (2 * cpuSecondsPerRequest))));
+}

@@ -20,7 +20,7 @@
 import { setMaxListeners } from 'node:events';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseConfigText, systemClock, type TandemConfig } from '../../core/index.js';
+import { parseConfigText, systemClock, type CorpusRecord, type TandemConfig } from '../../core/index.js';
 import { createStore, writeFileAtomic, type Store } from '../../store/index.js';
 import { InlineQueue, runExperiment, type ExperimentQueue } from '../../executor/index.js';
 import { BullMqQueue, BullMqWorker } from '../../executor/bullmq-queue.js';
@@ -32,7 +32,8 @@ import { generateTraffic, metricTotal, runExampleCapacity, startService, startSt
 import { demoConfigText, type DemoBackends } from './demo-project.js';
 import { effectOf, runExperimentStep, type ExperimentStepResult } from './experiment-step.js';
 import { affectedForSampleChanges, type SampleChangeResult } from './sample-changes.js';
-import { QUIET_MACHINE_RATE, allowedCpusOf, demoReplayRate, idleCpusBetween } from './replay-rate.js';
+import { QUIET_MACHINE_RATE, allowedCpusOf, demoReplayRate, idleCpusBetween, rateForRequestCost } from './replay-rate.js';
+import { measureRequestCost, probeRequestCost, readRanking } from './request-cost.js';
 
 export interface DemoOptions {
   /** Where the demo's config, local store and reports go. */
@@ -64,6 +65,8 @@ export interface DemoStep {
 export interface DemoResult {
   readonly dir: string;
   readonly corpusRecords: number;
+  /** The judged steps' rate, whether the machine was quiet, and what a ranking request cost while recording. */
+  readonly trials: { readonly pairsPerSecond: number; readonly quiet: boolean; readonly rankingCpuMsPerRequest?: number; readonly probed?: boolean };
   readonly steps: readonly DemoStep[];
   readonly ok: boolean;
 }
@@ -101,49 +104,64 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const replica = await startService('features', {});
     serviceClosers.push(() => replica.close());
     aborted();
-    // How idle the machine is with the stack up and waiting decides the trials' rate (replay-rate.ts).
+    // How idle the machine is with the stack up and waiting decides the trials' rate (replay-rate.ts), and what a
+    // ranking request costs here, measured while recording, lowers it where the arms would need more of their CPU.
     const procStatus = await readFile('/proc/self/status', 'utf8').catch(() => '');
     const cpus = allowedCpusOf(procStatus);
-    const rate = demoReplayRate(await idleCpusNow(cpus, options.signal), cpus.length);
-    progress(0, 'starting the example stack and recording production traffic', `${rate} pairs/s per trial: ${rate === QUIET_MACHINE_RATE ? 'the machine is quiet' : 'other work is running, so the arms get more room on their CPU'}`);
+    const quiet = demoReplayRate(await idleCpusNow(cpus, options.signal), cpus.length) === QUIET_MACHINE_RATE;
+    const plannedRate = rateForRequestCost(quiet, undefined);
+    const machine = quiet ? 'the machine is quiet' : 'other work is running, so the arms get more room on their CPU';
+    progress(0, 'starting the example stack and recording production traffic', `${plannedRate} pairs/s per trial: ${machine}`);
 
-    const configText = demoConfigText({
-      // A queue prefix of its own: jobs of an earlier, interrupted demo are never picked up.
-      backends: { ...options.backends, prefix: `tandem-demo-${runId}` },
-      dir: options.dir,
-      featuresReplicaUrl: replica.urls[0]!,
-      shardUrls: stack.urls.shards,
-      grpcShardUrls: stack.urls.grpcShards,
-      pinnedShard: PINNED_SHARD,
-      // The same trials in --quick (only the recording is shorter): a fresh process needs about two seconds of
-      // traffic before its CPU per request settles, and shorter windows double the per-trial noise.
-      // At most 48: the judge stops as soon as it decides (6–12 trials on a quiet host), but where A/A trials
-      // differ by 3% (paired sd, a noisy host) a clean change needs about 50 to be shown within ±2%, and one
-      // stopped at 32 stayed inconclusive at +0.6% [−1.6%, +2.9%] (docs/demo.md).
-      minTrials: 4,
-      maxTrials: MAX_TRIALS,
-      warmup: `${TRIAL_WARMUP_S}s`,
-      measure: `${TRIAL_MEASURE_S}s`,
-      rate,
-      recorderRate: 0.5,
-      ...armCpusOf(procStatus),
-    });
-    await writeFile(join(options.dir, 'tandem.config.yaml'), configText);
-    const config = parseConfigText(configText, join(options.dir, 'tandem.config.yaml'));
+    const configPath = join(options.dir, 'tandem.config.yaml');
+    const configAt = async (rate: number): Promise<TandemConfig> => {
+      const configText = demoConfigText({
+        // A queue prefix of its own: jobs of an earlier, interrupted demo are never picked up.
+        backends: { ...options.backends, prefix: `tandem-demo-${runId}` },
+        dir: options.dir,
+        featuresReplicaUrl: replica.urls[0]!,
+        shardUrls: stack.urls.shards,
+        grpcShardUrls: stack.urls.grpcShards,
+        pinnedShard: PINNED_SHARD,
+        // The same trials in --quick (only the recording is shorter): a fresh process needs about two seconds of
+        // traffic before its CPU per request settles, and shorter windows double the per-trial noise.
+        // At most 48: the judge stops as soon as it decides (6–12 trials on a quiet host), but where A/A trials
+        // differ by 3% (paired sd, a noisy host) a clean change needs about 50 to be shown within ±2%, and one
+        // stopped at 32 stayed inconclusive at +0.6% [−1.6%, +2.9%] (docs/demo.md).
+        minTrials: 4,
+        maxTrials: MAX_TRIALS,
+        warmup: `${TRIAL_WARMUP_S}s`,
+        measure: `${TRIAL_MEASURE_S}s`,
+        rate,
+        recorderRate: 0.5,
+        ...armCpusOf(procStatus),
+      });
+      await writeFile(configPath, configText);
+      return parseConfigText(configText, configPath);
+    };
+    let config = await configAt(plannedRate);
     const store = createStore(config.store, { cwd: options.dir });
     openStore = store;
     await store.init();
-    const queue = openQueue(config, store, options, queueClosers);
-    if (config.queue.kind === 'bullmq' && options.worker === false) progress(0, 'waiting for workers', `start one: npx tandem worker --config ${join(options.dir, 'tandem.config.yaml')}`);
 
     // The judge's law for these trials, simulated on the other core while the demo records (nothing is measured
-    // then): the first look would otherwise wait 3–4 s for it. Workers run elsewhere with --no-worker.
+    // then): the first look would otherwise wait 3–4 s for it. It does not depend on the rate.
     const law = simulateLawInBackground(lawOfWorkload(config.workloads[0]!));
     // Awaited below; a recording that fails first must not leave its failure unhandled.
     law.catch(() => undefined);
-    const corpusRecords = await recordProduction(stack.urls.ranking, store, config, { quick, trialRecords: rate * (TRIAL_WARMUP_S + TRIAL_MEASURE_S) }, progress, options.signal);
+    const recorded = await recordProduction({ url: stack.urls.ranking, pid: stack.pidOf.ranking }, store, config, { quick, trialRecords: plannedRate * (TRIAL_WARMUP_S + TRIAL_MEASURE_S) }, progress, options.signal);
     await law;
     aborted();
+    // The recording's reading is an upper bound, trusted when it keeps the rate; else a probe measures (request-cost.ts).
+    const rankingPid = stack.pidOf.ranking;
+    const probed = rateForRequestCost(quiet, recorded.cpuSecondsPerRequest) !== plannedRate && rankingPid !== undefined && recorded.sample.length > 0;
+    const requestCost = probed ? await probeRequestCost({ rankingUrl: stack.urls.ranking, pid: rankingPid, records: recorded.sample, clock: systemClock, ...(options.signal ? { signal: options.signal } : {}) }) : recorded.cpuSecondsPerRequest;
+    const rate = rateForRequestCost(quiet, requestCost);
+    if (rate !== plannedRate) config = await configAt(rate);
+    const cost = requestCost === undefined ? 'not measured' : `${(requestCost * 1000).toFixed(1)} ms of CPU${probed ? ' (probed)' : ''}`;
+    progress(0, 'trials', `${rate} pairs/s per trial: ${machine}; a ranking request costs ${cost} here${rate === plannedRate ? '' : `, so ${plannedRate} would ask both arms for more than their CPU`}`);
+    const queue = openQueue(config, store, options, queueClosers);
+    if (config.queue.kind === 'bullmq' && options.worker === false) progress(0, 'waiting for workers', `start one: npx tandem worker --config ${configPath}`);
 
     const experiment = async (step: number, title: string, change: string, treatmentRevision?: string) => {
       progress(step, title);
@@ -167,7 +185,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     await closeAll(serviceClosers);
     steps.push(await capacityStep(store, reports, runId, progress, options.signal));
     aborted();
-    return { dir: options.dir, corpusRecords, steps, ok: steps.every((step) => step.asExpected) };
+    return { dir: options.dir, corpusRecords: recorded.corpusRecords, trials: { pairsPerSecond: rate, quiet, ...(requestCost !== undefined ? { rankingCpuMsPerRequest: requestCost * 1000, probed } : {}) }, steps, ok: steps.every((step) => step.asExpected) };
   } finally {
     await closeAll(queueClosers);
     await closeAll(serviceClosers);
@@ -177,11 +195,20 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
 
 type Progress = (step: number, title: string, line?: string) => void;
 
-/** Production traffic through the query service while the sidecar in front of ranking records a sample; the corpus size. */
-async function recordProduction(rankingUrl: string, store: Store, config: TandemConfig, size: { quick: boolean; trialRecords: number }, progress: Progress, signal: AbortSignal | undefined): Promise<number> {
-  // Production traffic through the query service; the sidecar in front of ranking records a sample.
+/**
+ * Production traffic through the query service while the sidecar in front of ranking records a sample: the corpus
+ * size, and what a ranking request cost in CPU meanwhile (request-cost.ts; undefined when it could not be read).
+ */
+async function recordProduction(
+  ranking: { url: string; pid: number | undefined },
+  store: Store,
+  config: TandemConfig,
+  size: { quick: boolean; trialRecords: number },
+  progress: Progress,
+  signal: AbortSignal | undefined,
+): Promise<{ corpusRecords: number; sample: CorpusRecord[]; cpuSecondsPerRequest: number | undefined }> {
   const recorder = new Recorder({ tier: 'ranking', store: store.corpus, clock: systemClock, rate: config.recorder.rate, redact: config.recorder.redact, log: () => undefined });
-  const sidecar = await startSidecar({ recorder, upstream: rankingUrl });
+  const sidecar = await startSidecar({ recorder, upstream: ranking.url });
   const query = await startService('query', { rankingUrl: sidecar.url });
   // A trial replays rate × its seconds of records and the corpus does not wrap: a third more than that is sampled on average
   // (150 ± 9 in 6 s for the 100 a trial at 20 pairs/s replays, 100 ± 7 in 4 s for 70 at 14); without --quick, 2 s more.
@@ -189,6 +216,10 @@ async function recordProduction(rankingUrl: string, store: Store, config: Tandem
   const sampledPerSecond = trafficRate * config.recorder.rate;
   const recordMs = Math.ceil((size.trialRecords * 4) / 3 / sampledPerSecond) * 1_000 + (size.quick ? 0 : 2_000);
   const recording = setInterval(() => progress(0, 'recording', `production traffic ${trafficRate} req/s through query → ranking; sampling ${config.recorder.rate * 100}% into the corpus`), 1_000);
+  // Read over the recording's seconds 1–3 (it lasts at least 4): after the fresh process's first second, before the end.
+  const pid = ranking.pid;
+  const cost = pid === undefined ? Promise.resolve(undefined) : measureRequestCost({ read: () => readRanking(ranking.url, pid), clock: systemClock, warmUpMs: 1_000, windowMs: 2_000, ...(signal ? { signal } : {}) });
+  cost.catch(() => undefined);
   let traffic;
   try {
     traffic = await generateTraffic({ url: query.urls[0]!, rate: trafficRate, maxRequests: Math.ceil((trafficRate * recordMs) / 1000), maxDurationMs: recordMs, ...(signal ? { signal } : {}) });
@@ -198,10 +229,15 @@ async function recordProduction(rankingUrl: string, store: Store, config: Tandem
     await sidecar.close();
     await recorder.close();
   }
+  const cpuSecondsPerRequest = await cost;
   let corpusRecords = 0;
-  for await (const _ of store.corpus.read('ranking', { sinceMs: Date.now() - 3_600_000 })) corpusRecords++;
+  const sample: CorpusRecord[] = [];
+  for await (const record of store.corpus.read('ranking', { sinceMs: Date.now() - 3_600_000 })) {
+    corpusRecords++;
+    if (sample.length < 50) sample.push(record);
+  }
   progress(0, 'recorded', `${traffic.sent} production requests (${traffic.failed} failed), ${corpusRecords} recorded for tier ranking`);
-  return corpusRecords;
+  return { corpusRecords, sample, cpuSecondsPerRequest };
 }
 
 /** Step 3: malformed tensors with prediction pinned to one shard; only that shard restarts or sees experiment traffic. */

@@ -12,10 +12,10 @@
  * store is then the first service over any threshold on any host fast enough
  * for MIN_RATE.
  */
-import { request } from 'undici';
 import type { CorpusRecord } from '../../core/model.js';
 import type { Clock } from '../../core/clock.js';
 import { metricTotal } from './metric-total.js';
+import { pacedRecords } from './paced-records.js';
 import { DEFAULT_TARGET_UTILIZATION } from './load-factor.js';
 
 /** Ranking's load-factor at 1× that the rate is chosen for: 0.6 when the feature store reaches L1's 0.8 at 1.33×, well under L1's recoverBelow (0.7) at 1×. */
@@ -33,33 +33,11 @@ const MEASURED_SECONDS = 2;
  * covers one second only.
  */
 export async function rankingLoadFactorAt(rate: number, rankingUrl: string, records: readonly CorpusRecord[], clock: Clock, signal?: AbortSignal): Promise<number> {
-  let next = 0;
-  const send = async (): Promise<void> => {
-    const record = records[next++ % records.length]!;
-    const response = await request(`${rankingUrl}${record.path}`, {
-      method: record.method as 'POST',
-      headers: { 'content-type': record.headers['content-type'] ?? 'application/json' },
-      body: record.body === '' ? null : Buffer.from(record.body, 'base64'),
-      headersTimeout: 5_000,
-      bodyTimeout: 5_000,
-      ...(signal ? { signal } : {}),
-    });
-    await response.body.dump();
-  };
-  const paced = async (seconds: number): Promise<void> => {
-    const started = clock.monotonic();
-    const sending: Promise<void>[] = [];
-    for (let i = 0; i < Math.round(seconds * rate); i++) {
-      const wait = started + (i * 1000) / rate - clock.monotonic();
-      if (wait > 0) await clock.sleep(wait, signal);
-      sending.push(send());
-    }
-    await Promise.all(sending);
-  };
-  await paced(WARM_UP_SECONDS);
+  const sender = pacedRecords(rankingUrl, records, clock, signal);
+  await sender.send(rate, WARM_UP_SECONDS);
   const before = await metricTotal(rankingUrl, 'compute_seconds_total');
   const started = clock.monotonic();
-  await paced(MEASURED_SECONDS);
+  await sender.send(rate, MEASURED_SECONDS);
   const after = await metricTotal(rankingUrl, 'compute_seconds_total');
   const seconds = (clock.monotonic() - started) / 1000;
   return (after - before) / seconds / DEFAULT_TARGET_UTILIZATION;

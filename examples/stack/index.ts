@@ -9,6 +9,7 @@ export { modelFor, type RankedItem } from './ranking-service.js';
 export { IDENTITY_PREFIX, DEADLINE_HEADER, type Identity } from './service-host.js';
 export type { PredictionShard } from './prediction-service.js';
 export { metricTotal } from './metric-total.js';
+export { pacedRecords, type PacedRecords } from './paced-records.js';
 export { rankingCorpus } from './ranking-corpus.js';
 export { RANKING_LOAD_FACTOR } from './capacity-rate.js';
 export { runExampleCapacity, exampleLattice, EXAMPLE_LATTICE_YAML, type ExampleCapacityOptions, type ExampleCapacityResult } from './capacity-scenario.js';

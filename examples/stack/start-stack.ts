@@ -52,6 +52,8 @@ export interface Stack {
   readonly urls: StackUrls;
   /** Child process ids (services run in `isolate`). */
   readonly pids: readonly number[];
+  /** The child process id of each service run in `isolate`. */
+  readonly pidOf: Readonly<Partial<Record<StackService, number>>>;
   /** In-process prediction shards, for inspection in tests. */
   readonly shards: readonly PredictionShard[];
   stop(): Promise<void>;
@@ -119,6 +121,7 @@ function stopChild(child: ChildProcess): Promise<void> {
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const booting = new Map((options.isolate ?? []).map((service) => [service, bootChild(service)] as const));
   const started: (RunningService & { pid?: number })[] = [];
+  const pidOf: Partial<Record<StackService, number>> = {};
   const base: ServiceConfig = {
     restartDelayMs: options.restartDelayMs ?? 250,
     ...(options.clock ? { clock: options.clock } : {}),
@@ -128,6 +131,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     const child = booting.get(service);
     const running = child ? await child.configure(withoutFunctions(config)) : await startService(service, config);
     started.push(running);
+    if (child) pidOf[service] = child.child.pid!;
     return running;
   };
   try {
@@ -155,6 +159,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     return {
       urls: { query: query.urls[0]!, ranking: ranking.urls[0]!, features: features.urls[0]!, gateway: gateway.urls[0]!, shards: prediction.urls, grpcShards: prediction.grpcUrls ?? [] },
       pids: started.flatMap((r) => (r.pid === undefined ? [] : [r.pid])),
+      pidOf,
       shards: prediction.shards ?? [],
       stop: () => (stopped ??= stopAll(started)),
     };

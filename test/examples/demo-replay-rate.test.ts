@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BUSY_MACHINE_RATE, QUIET_MACHINE_RATE, allowedCpusOf, demoReplayRate, idleCpusBetween } from '../../examples/demo/replay-rate.js';
+import { BUSY_ARMS_CPU_SHARE, BUSY_MACHINE_RATE, MIN_DEMO_RATE, QUIET_ARMS_CPU_SHARE, QUIET_MACHINE_RATE, allowedCpusOf, demoReplayRate, idleCpusBetween, rateForRequestCost } from '../../examples/demo/replay-rate.js';
 
 /** A /proc/stat with the given (user, idle) jiffies per CPU; the other columns fixed. */
 function procStat(perCpu: readonly (readonly [number, number])[]): string {
@@ -42,5 +42,28 @@ describe('the demo’s replay rate', () => {
     expect(allowedCpusOf('Cpus_allowed_list:\t0-1\n')).toEqual([0, 1]);
     expect(allowedCpusOf('Cpus_allowed_list:\t2-3,6\n')).toEqual([2, 3, 6]);
     expect(allowedCpusOf('')).toEqual([]);
+  });
+
+  it('keeps both rates where a request costs what they were chosen at, and lowers them where both arms would need more than their share of one CPU', () => {
+    // About 15 ms: the hosts the rates were measured on.
+    for (const ms of [9, 15, 16]) {
+      expect(rateForRequestCost(true, ms / 1000)).toBe(QUIET_MACHINE_RATE);
+      expect(rateForRequestCost(false, ms / 1000)).toBe(BUSY_MACHINE_RATE);
+    }
+    // The sixteenth host: about 45 ms, where 20 pairs/s asked the two arms for 1.8 CPUs.
+    expect(rateForRequestCost(true, 0.045)).toBe(7);
+    expect(rateForRequestCost(false, 0.045)).toBe(5);
+    for (const [quiet, share] of [[true, QUIET_ARMS_CPU_SHARE], [false, BUSY_ARMS_CPU_SHARE]] as const) {
+      for (const ms of [17, 20, 30, 45, 60]) {
+        const rate = rateForRequestCost(quiet, ms / 1000);
+        expect(2 * rate * (ms / 1000)).toBeLessThanOrEqual(share);
+        // The highest such rate: one more pair per second would be over the share.
+        expect(2 * (rate + 1) * (ms / 1000)).toBeGreaterThan(share);
+      }
+    }
+    // Never below the floor, however slow; never raised; an unknown or nonsensical cost keeps the rate.
+    expect(rateForRequestCost(true, 1)).toBe(MIN_DEMO_RATE);
+    expect(rateForRequestCost(true, 0.001)).toBe(QUIET_MACHINE_RATE);
+    for (const cost of [undefined, 0, -0.01, Number.NaN]) expect(rateForRequestCost(true, cost)).toBe(QUIET_MACHINE_RATE);
   });
 });

@@ -209,12 +209,16 @@ describe('example stack', () => {
   it('stop() leaves no port open and no child process behind', async () => {
     const stack = await startStack({ isolate: ['query', 'ranking', 'features', 'gateway', 'prediction'] });
     expect(stack.pids).toHaveLength(5);
+    // Each isolated service's own process id, as the demo reads ranking's CPU by it.
+    expect(Object.keys(stack.pidOf).sort()).toEqual(['features', 'gateway', 'prediction', 'query', 'ranking']);
+    expect(new Set(Object.values(stack.pidOf))).toEqual(new Set(stack.pids));
     expect((await recommend(stack, { surface: 'search', viewer: 1, query: 'q1' })).status).toBe(200);
     await stack.stop();
     const urls = [stack.urls.query, stack.urls.ranking, stack.urls.features, stack.urls.gateway, ...stack.urls.shards];
     expect(await Promise.all(urls.map(portRefuses))).toEqual(urls.map(() => true));
     for (const pid of stack.pids) expect(() => process.kill(pid, 0)).toThrow(expect.objectContaining({ code: 'ESRCH' }));
     const inProcess = await startStack();
+    expect(inProcess.pidOf).toEqual({});
     await inProcess.stop();
     expect(await Promise.all([inProcess.urls.query, ...inProcess.urls.shards].map(portRefuses))).toEqual([true, true, true, true, true]);
   });
