@@ -44,20 +44,24 @@ export function demoReplayRate(idleCpus: number | undefined, cpuCount: number): 
 }
 
 /**
- * The most of their one CPU both arms may need at each rate, from the same measurements: quiet, the paired sd was
- * about 1.1% at three fifths and at two thirds alike; with other work on the CPU it grew from 1.25–1.8% under half
- * to 2.4–2.5% at two thirds.
+ * The most of their one CPU both arms may be asked for. Quiet: all of it. On a host where a request cost 24–28 ms,
+ * 20 pairs/s asked for about all of it and those trials were the least noisy the demo has had (sd 0.5%: CPU per
+ * request is counted to the window's last answer, backlog included), while a rate that left the arms two fifths of
+ * their CPU gave sds of 2.2–3.2% and a clean change undecided after 48 trials (docs/demo.md). Asked for more, they
+ * fall behind: at 40 ms, 20 pairs/s asked for 1.6 CPUs, achieved about 10 and failed the replayer's achieved-rate
+ * check in every trial. Busy: half, where with other work on the CPU the paired sd was 1.25–1.8% against 2.4–2.5%
+ * at two thirds (demoReplayRate above).
  */
-export const QUIET_ARMS_CPU_SHARE = 2 / 3;
+export const QUIET_ARMS_CPU_SHARE = 1;
 export const BUSY_ARMS_CPU_SHARE = 1 / 2;
 /** Below this a 3 s window holds too few requests per arm (12) for its CPU per request to mean much. */
 export const MIN_DEMO_RATE = 4;
 
 /**
  * The rate for a quiet or busy machine (demoReplayRate), lowered where a request costs more than it assumes
- * (request-cost.ts), so that both arms need at most their share of one CPU: at 15 ms a request both rates stand
- * (two thirds of a CPU would allow 22 pairs/s quiet, half 16 busy); at 45 ms they are 7 and 5. Never raised: the
- * recording is sized for the rate chosen before the cost is known. Unknown cost: the rate as chosen.
+ * (request-cost.ts), so that both arms are asked for at most their share of one CPU: at up to 25 ms a request the
+ * quiet rate stands and at up to 17 ms the busy one; at 40 ms they are 12 and 6. Never raised: the recording is
+ * sized for the rate chosen before the cost is known. Unknown cost: the rate as chosen.
  */
 export function rateForRequestCost(quiet: boolean, cpuSecondsPerRequest: number | undefined): number {
   const rate = quiet ? QUIET_MACHINE_RATE : BUSY_MACHINE_RATE;

@@ -85,15 +85,34 @@ export interface ExampleCapacityResult {
   readonly decisions: Decision[];
 }
 
+/** The feature store's throughput that the baseline `rate` uses `utilization` of, for these records' candidates. */
+function featuresDocsPerSecondFor(rate: number, records: readonly CorpusRecord[], utilization: number): number {
+  const docs = records.map((r) => (JSON.parse(Buffer.from(r.body, 'base64').toString()) as { candidates: unknown[] }).candidates.length);
+  const meanDocs = docs.reduce((a, b) => a + b, 0) / docs.length;
+  return Math.round((rate * meanDocs) / utilization);
+}
+
+/**
+ * What the story's probe reads on this host: ranking's load-factor at the default rate, on a fresh stack of the
+ * story's shape without a controller. For tests that set a ranking cost relative to this host's.
+ */
+export async function rankingLoadFactorHere(options: { signal?: AbortSignal } = {}): Promise<number> {
+  const records = rankingCorpus(40);
+  const stack = await startStack({ shards: 1, isolate: ['features', 'gateway', 'prediction', 'ranking'], featuresDocsPerSecond: featuresDocsPerSecondFor(DEFAULT_RATE, records, 0.6) });
+  try {
+    return await rankingLoadFactorAt(DEFAULT_RATE, stack.urls.ranking, records, systemClock, options.signal);
+  } finally {
+    await stack.stop();
+  }
+}
+
 /** Run the capacity story once on a fresh stack; everything it started is stopped before it returns. */
 export async function runExampleCapacity(options: ExampleCapacityOptions): Promise<ExampleCapacityResult> {
   const lattice = exampleLattice();
   const records = options.records ?? rankingCorpus(40);
-  const docs = records.map((r) => (JSON.parse(Buffer.from(r.body, 'base64').toString()) as { candidates: unknown[] }).candidates.length);
-  const meanDocs = docs.reduce((a, b) => a + b, 0) / docs.length;
   let baselineRate = options.baselineRate ?? DEFAULT_RATE;
   // The feature store is sized from the rate, so a rate chosen after the probe needs a stack of its own.
-  const featuresDocsPerSecond = (rate: number): number => Math.round((rate * meanDocs) / (options.baselineUtilization ?? 0.6));
+  const featuresDocsPerSecond = (rate: number): number => featuresDocsPerSecondFor(rate, records, options.baselineUtilization ?? 0.6);
   const bucketMs = options.bucketMs ?? 500;
   const decisions: Decision[] = [];
   const loadFactors = new LoadFactors(lattice, systemClock);
