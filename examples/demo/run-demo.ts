@@ -33,7 +33,7 @@ import { demoConfigText, type DemoBackends } from './demo-project.js';
 import { effectOf, runExperimentStep, type ExperimentStepResult } from './experiment-step.js';
 import { affectedForSampleChanges, type SampleChangeResult } from './sample-changes.js';
 import { QUIET_MACHINE_RATE, allowedCpusOf, demoReplayRate, idleCpusBetween, rateForRequestCost } from './replay-rate.js';
-import { measureRequestCost, probeRequestCost, readRanking } from './request-cost.js';
+import { measureRequestCost, probeRequestCost, readRanking, sampleOf } from './request-cost.js';
 
 export interface DemoOptions {
   /** Where the demo's config, local store and reports go. */
@@ -230,12 +230,11 @@ async function recordProduction(
     await recorder.close();
   }
   const cpuSecondsPerRequest = await cost;
-  let corpusRecords = 0;
-  const sample: CorpusRecord[] = [];
-  for await (const record of store.corpus.read('ranking', { sinceMs: Date.now() - 3_600_000 })) {
-    corpusRecords++;
-    if (sample.length < 50) sample.push(record);
-  }
+  // The demo's corpus is a few hundred records: read whole, and 50 of them across it kept for the probe.
+  const corpus: CorpusRecord[] = [];
+  for await (const record of store.corpus.read('ranking', { sinceMs: Date.now() - 3_600_000 })) corpus.push(record);
+  const corpusRecords = corpus.length;
+  const sample = sampleOf(corpus, 50);
   progress(0, 'recorded', `${traffic.sent} production requests (${traffic.failed} failed), ${corpusRecords} recorded for tier ranking`);
   return { corpusRecords, sample, cpuSecondsPerRequest };
 }

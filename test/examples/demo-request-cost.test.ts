@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { systemClock } from '../../core/clock.js';
-import { cpuSecondsPerRequestBetween, measureRequestCost, probeRequestCost, readRanking, type RankingReading } from '../../examples/demo/request-cost.js';
+import { cpuSecondsPerRequestBetween, measureRequestCost, probeRequestCost, readRanking, sampleOf, type RankingReading } from '../../examples/demo/request-cost.js';
 import type { Clock } from '../../core/clock.js';
 import type { CorpusRecord } from '../../core/model.js';
 
@@ -83,14 +83,33 @@ describe('what a ranking request costs, read while the demo records', () => {
     const records = [1, 2, 3].map((n): CorpusRecord => ({ id: `r${n}`, tier: 'ranking', timeMs: n, method: 'POST', path: '/rank', headers: { 'content-type': 'application/json' }, body: Buffer.from(`{"n":${n}}`).toString('base64'), bodyTruncated: false, sampleRate: 1, sampleMode: 'uniform' }));
     try {
       const cost = await probeRequestCost({ rankingUrl: url, pid: process.pid, records, clock: instant });
-      // 5 requests to settle, then 20 counted; the records taken in turn.
-      expect(answered).toBe(25);
+      // 10 requests to settle, then 40 counted; the records taken in turn.
+      expect(answered).toBe(50);
       expect(bodies.slice(0, 4)).toEqual(['{"n":1}', '{"n":2}', '{"n":3}', '{"n":1}']);
       // At least the 3 ms of CPU each answer spent.
       expect(cost).toBeGreaterThanOrEqual(0.003);
+      // From too few answers counted the probe reads nothing: a stand-in whose counter moves by one per reading.
+      let readings = 0;
+      const few = createServer((req, res) => res.end(req.url === '/metrics' ? `requests_total{route="POST /rank"} ${readings++}\n` : '{}'));
+      few.listen(0, '127.0.0.1');
+      await once(few, 'listening');
+      try {
+        expect(await probeRequestCost({ rankingUrl: `http://127.0.0.1:${(few.address() as AddressInfo).port}`, pid: process.pid, records, clock: instant })).toBeUndefined();
+      } finally {
+        few.closeAllConnections();
+        await new Promise<void>((resolve) => few.close(() => resolve()));
+      }
     } finally {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
+  });
+
+  it('samples evenly across the corpus, first to last, and takes a small corpus whole', () => {
+    const corpus = Array.from({ length: 200 }, (_, i) => i);
+    expect(sampleOf(corpus, 4)).toEqual([0, 50, 100, 150]);
+    expect(sampleOf(corpus, 50)).toHaveLength(50);
+    expect(new Set(sampleOf(corpus, 50)).size).toBe(50);
+    expect(sampleOf([1, 2, 3], 50)).toEqual([1, 2, 3]);
   });
 });
