@@ -65,7 +65,7 @@ export interface DemoStep {
 export interface DemoResult {
   readonly dir: string;
   readonly corpusRecords: number;
-  /** The judged steps' rate, whether the machine was quiet, and what a ranking request cost while recording. */
+  /** The judged steps' rate, whether the machine was quiet, and what a ranking request cost: read while recording, or by the probe after it (`probed`). */
   readonly trials: { readonly pairsPerSecond: number; readonly quiet: boolean; readonly rankingCpuMsPerRequest?: number; readonly probed?: boolean };
   readonly steps: readonly DemoStep[];
   readonly ok: boolean;
