@@ -14,6 +14,7 @@ import { runDemo, type DemoResult } from '../../examples/demo/run-demo.js';
 import type { DemoBackends } from '../../examples/demo/demo-project.js';
 import { httpUrl } from '../../executor/index.js';
 import { ExitCode } from '../exit-codes.js';
+import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext, GlobalOptions } from '../cli-context.js';
 
 export interface DemoOptions extends GlobalOptions {
@@ -25,7 +26,11 @@ export interface DemoOptions extends GlobalOptions {
   /** commander's --no-worker */
   readonly worker?: boolean;
   readonly quick?: boolean;
+  readonly rate?: string;
 }
+
+/** Above this the recording, sized for the rate, would take half a minute. */
+const MAX_DEMO_RATE = 100;
 
 function backendsFrom(options: DemoOptions): DemoBackends {
   const store = options.store ?? 'local';
@@ -74,7 +79,9 @@ export function printSummary(result: DemoResult, ctx: CliContext): void {
   ctx.out('');
   ctx.out(`corpus: ${result.corpusRecords} recorded requests of tier ranking`);
   const cost = result.trials.rankingCpuMsPerRequest;
-  ctx.out(`trials: ${result.trials.pairsPerSecond} pairs/s (${result.trials.quiet ? 'quiet machine' : 'busy machine'}; a ranking request cost ${cost === undefined ? 'an unmeasured amount of' : `${cost.toFixed(1)} ms of`} CPU ${result.trials.probed ? 'in a probe after recording' : 'while recording'})`);
+  const { loweredFrom } = result.trials;
+  const lowered = loweredFrom ? `; lowered from ${loweredFrom.pairsPerSecond}, where trials achieved ${loweredFrom.achieved.map((r) => r.toFixed(1)).join(', ')}` : '';
+  ctx.out(`trials: ${result.trials.pairsPerSecond} pairs/s over ${result.trials.measureSeconds} s windows (${result.trials.quiet ? 'quiet machine' : 'busy machine'}; a ranking request cost ${cost === undefined ? 'an unmeasured amount of' : `${cost.toFixed(1)} ms of`} CPU ${result.trials.probed ? 'in a probe after recording' : 'while recording'}${lowered})`);
   ctx.out('reports:');
   for (const s of result.steps) if (s.reportPath) ctx.out(`  ${s.step}. ${s.reportPath}`);
   ctx.out(`config, store and reports: ${result.dir}`);
@@ -84,6 +91,8 @@ export function printSummary(result: DemoResult, ctx: CliContext): void {
 
 export async function run(options: DemoOptions, ctx: CliContext): Promise<number> {
   const backends = backendsFrom(options);
+  const rate = options.rate === undefined ? undefined : parsePositiveInteger(options.rate, '--rate');
+  if (rate !== undefined && rate > MAX_DEMO_RATE) throw new UsageError(`--rate must be at most ${MAX_DEMO_RATE} pairs/s (the recording is sized for it), got ${rate}`);
   const dir = resolve(ctx.cwd, options.dir ?? '.tandem/demo');
   try {
     await mkdir(dir, { recursive: true });
@@ -93,7 +102,7 @@ export async function run(options: DemoOptions, ctx: CliContext): Promise<number
   const printer = progressPrinter(ctx);
   let result: DemoResult;
   try {
-    result = await runDemo({ dir, backends, worker: options.worker ?? true, quick: options.quick ?? false, onProgress: printer.update, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+    result = await runDemo({ dir, backends, worker: options.worker ?? true, quick: options.quick ?? false, ...(rate !== undefined ? { rate } : {}), onProgress: printer.update, ...(ctx.signal ? { signal: ctx.signal } : {}) });
   } finally {
     printer.end();
   }

@@ -75,7 +75,7 @@ describe('tandem CLI', () => {
     }
   });
 
-  it('refuses demo backends it does not know, backend URLs without their backend and a --dir it cannot create, with exit 3', async () => {
+  it('refuses demo backends it does not know, backend URLs without their backend, a --dir it cannot create and a --rate that is not a whole number from 1 to 100, with exit 3', async () => {
     const dir = await tempDir();
     const cases: [string[], RegExp][] = [
       [['demo', '--store', 'mongo'], /--store must be local or clickhouse, got "mongo"/],
@@ -83,6 +83,10 @@ describe('tandem CLI', () => {
       [['demo', '--redis-url', 'redis://127.0.0.1:6379'], /--redis-url needs --queue bullmq/],
       [['demo', '--store', 'clickhouse', '--clickhouse-url', 'ftp://x'], /--clickhouse-url must be an http:\/\/ URL/],
       [['demo', '--dir', 'tandem.config.yaml/demo'], /--dir: cannot create .*tandem\.config\.yaml\/demo: ENOTDIR/],
+      [['demo', '--rate', '7.5'], /--rate must be a whole number >= 1, got "7\.5"/],
+      [['demo', '--rate', '0'], /--rate must be a whole number >= 1, got "0"/],
+      [['demo', '--rate', '1e3'], /--rate must be at most 100 pairs\/s .*got 1000/],
+      [['demo', '--rate', '$(id)'], /--rate must be a whole number >= 1, got "\$\(id\)"/],
     ];
     await writeFile(join(dir, 'tandem.config.yaml'), 'workloads: []\n');
     for (const [args, message] of cases) {

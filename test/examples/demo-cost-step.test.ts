@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { costStep } from '../../examples/demo/run-demo.js';
+import { costStep, loadFailedRates } from '../../examples/demo/cost-step.js';
 import type { ExperimentStepResult } from '../../examples/demo/experiment-step.js';
 
 /** A judged experiment's result as costStep reads it: the metrics' verdicts, the verdict's trials and decision. */
@@ -24,5 +24,27 @@ describe('the demo’s +5% work step', () => {
   it('is not as expected when only errors regressed (more work cannot cause them), or when it was not regressed', () => {
     expect(costStep(2, '+5% ranking CPU work', result('regressed', ['error_share']), 'regressed').asExpected).toBe(false);
     expect(costStep(2, '+5% ranking CPU work', result('inconclusive', []), 'regressed').asExpected).toBe(false);
+  });
+});
+
+describe('a judged step whose trials missed their load', () => {
+  /** A step's result with these attempts (as the report lists them). */
+  const withTrials = (status: string, trials: readonly { status: string; reason?: string; achievedRate?: number }[]): ExperimentStepResult =>
+    ({ id: 'exp-2', status, report: { metrics: [], verdict: { decided: false, trials: 0 }, experiment: {}, trials: trials.map((t, attempt) => ({ index: 0, attempt, targetRate: 14, ...t })) }, reportPath: '/tmp/r.html', seconds: 40 }) as unknown as ExperimentStepResult;
+  const loadFailed = (achievedRate: number) => ({ status: 'replaced', reason: `load failed: achieved ${achievedRate.toFixed(1)} of 14 pairs/s (minAchievedShare 0.8)`, achievedRate });
+
+  it('gives the achieved rates of the attempts that failed their load, once the experiment failed', () => {
+    // The sixteenth host, the probe at 23.6 ms: 14 pairs/s, and every attempt achieved 8.0–10.7 until the replacements ran out.
+    const failed = withTrials('failed', [loadFailed(8.0), loadFailed(10.7), loadFailed(9.1), loadFailed(8.8), loadFailed(10.1)]);
+    expect(loadFailedRates(failed)).toEqual([8.0, 10.7, 9.1, 8.8, 10.1]);
+    // Attempts replaced for another reason (an arm not ready) say nothing about the rate.
+    expect(loadFailedRates(withTrials('failed', [{ status: 'replaced', reason: 'arm control not ready within 30s' }, loadFailed(9.5)]))).toEqual([9.5]);
+  });
+
+  it('gives none when the experiment did not fail, or failed for another reason', () => {
+    // A load failure replaced in time: the experiment went on and decided.
+    expect(loadFailedRates(withTrials('passed', [loadFailed(9.0), { status: 'completed', achievedRate: 13.9 }]))).toEqual([]);
+    expect(loadFailedRates(withTrials('failed', [{ status: 'failed', reason: 'arm control not ready within 30s' }]))).toEqual([]);
+    expect(loadFailedRates(withTrials('cancelled', [loadFailed(9.0)]))).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BUSY_ARMS_CPU_SHARE, BUSY_MACHINE_RATE, MIN_DEMO_RATE, QUIET_ARMS_CPU_SHARE, QUIET_MACHINE_RATE, allowedCpusOf, demoReplayRate, idleCpusBetween, rateForRequestCost } from '../../examples/demo/replay-rate.js';
+import { BUSY_ARMS_CPU_SHARE, BUSY_MACHINE_RATE, MIN_DEMO_RATE, QUIET_ARMS_CPU_SHARE, QUIET_MACHINE_RATE, TRIAL_MEASURE_MS, allowedCpusOf, demoReplayRate, idleCpusBetween, measureMsFor, rateAfterLoadFailure, rateForRequestCost } from '../../examples/demo/replay-rate.js';
 
 /** A /proc/stat with the given (user, idle) jiffies per CPU; the other columns fixed. */
 function procStat(perCpu: readonly (readonly [number, number])[]): string {
@@ -67,4 +67,42 @@ describe('the demo’s replay rate', () => {
     expect(rateForRequestCost(true, 0.001)).toBe(QUIET_MACHINE_RATE);
     for (const cost of [undefined, 0, -0.01, Number.NaN]) expect(rateForRequestCost(true, cost)).toBe(QUIET_MACHINE_RATE);
   });
+
+  it('measures as many requests per window at a lowered rate as the machine’s own rate does over 3 s, never fewer seconds', () => {
+    expect(measureMsFor(true, QUIET_MACHINE_RATE)).toBe(TRIAL_MEASURE_MS);
+    expect(measureMsFor(false, BUSY_MACHINE_RATE)).toBe(TRIAL_MEASURE_MS);
+    // The sixteenth host: 8 pairs/s quiet and 6 busy held 24 and 18 requests per arm over 3 s.
+    expect(measureMsFor(true, 8)).toBe(7_500);
+    expect(measureMsFor(false, 6)).toBe(7_000);
+    for (const quiet of [true, false]) {
+      const machineRate = quiet ? QUIET_MACHINE_RATE : BUSY_MACHINE_RATE;
+      for (let rate = MIN_DEMO_RATE; rate <= machineRate; rate++) {
+        const ms = measureMsFor(quiet, rate);
+        // At least the requests 3 s hold at the machine's rate, and less than a tenth of a second more.
+        expect(rate * ms).toBeGreaterThanOrEqual(machineRate * TRIAL_MEASURE_MS);
+        expect(rate * (ms - 100)).toBeLessThan(machineRate * TRIAL_MEASURE_MS);
+        expect(ms % 100).toBe(0);
+      }
+    }
+    // A rate above the machine's (never chosen) or nonsensical keeps 3 s.
+    for (const rate of [30, 0, -1, Number.NaN]) expect(measureMsFor(true, rate)).toBe(TRIAL_MEASURE_MS);
+  });
+
+  it('lowers a rate whose trials failed their load to its share of what they achieved, below the failed rate, never under the floor', () => {
+    // The sixteenth host in CI: the probe read 23.6 ms, 14 pairs/s quiet, trials achieved 8.0–10.7 (median 9.1).
+    expect(rateAfterLoadFailure(true, 14, [8.0, 10.7, 9.1, 8.8, 10.1])).toBe(Math.floor(9.1 * QUIET_ARMS_CPU_SHARE));
+    expect(rateAfterLoadFailure(false, 14, [8.0, 10.7, 9.1, 8.8, 10.1])).toBe(Math.floor(9.1 * BUSY_ARMS_CPU_SHARE));
+    // Even count: the mean of the middle two (9.0 → 6).
+    expect(rateAfterLoadFailure(true, 14, [8.0, 8.5, 9.5, 10.5])).toBe(6);
+    // Trials that nearly held it (19 of 20, a share just under 0.95): one pair per second less at least.
+    expect(rateAfterLoadFailure(true, 20, [15.5, 15.9])).toBe(10);
+    expect(rateAfterLoadFailure(true, 5, [4.9, 4.8])).toBe(MIN_DEMO_RATE);
+    // 5.3–7.7 of 10 inside the suite: the floor.
+    expect(rateAfterLoadFailure(true, 10, [5.3, 6.1, 7.7, 6.4, 5.9])).toBe(MIN_DEMO_RATE);
+    // Nothing to lower to, or nothing read.
+    expect(rateAfterLoadFailure(true, MIN_DEMO_RATE, [2.1])).toBeUndefined();
+    expect(rateAfterLoadFailure(true, 14, [])).toBeUndefined();
+    expect(rateAfterLoadFailure(true, 14, [Number.NaN, -1])).toBeUndefined();
+  });
 });
+
