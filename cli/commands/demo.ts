@@ -27,6 +27,14 @@ export interface DemoOptions extends GlobalOptions {
   readonly worker?: boolean;
   readonly quick?: boolean;
   readonly rate?: string;
+  readonly only?: string;
+}
+
+/** `--only 1,3,5`: the steps to run, each 1–5, once. */
+export function parseDemoSteps(text: string): ReadonlySet<number> {
+  const steps = text.split(',').map((part) => part.trim());
+  if (!steps.every((step) => /^[1-5]$/.test(step)) || new Set(steps).size !== steps.length) throw new UsageError(`--only must list steps from 1 to 5, each once, separated by commas (e.g. 1,3,5), got ${JSON.stringify(text)}`);
+  return new Set(steps.map(Number));
 }
 
 /** Above this the recording, sized for the rate, would take half a minute. */
@@ -80,7 +88,7 @@ export function printSummary(result: DemoResult, ctx: CliContext): void {
   ctx.out(`corpus: ${result.corpusRecords} recorded requests of tier ranking`);
   const cost = result.trials.rankingCpuMsPerRequest;
   const { loweredFrom } = result.trials;
-  const lowered = loweredFrom ? `; lowered from ${loweredFrom.pairsPerSecond}, where trials achieved ${loweredFrom.achieved.map((r) => r.toFixed(1)).join(', ')}` : '';
+  const lowered = loweredFrom ? `; lowered from ${loweredFrom.pairsPerSecond}, where the trials of ${loweredFrom.experimentId} achieved ${loweredFrom.achieved.map((r) => r.toFixed(1)).join(', ')}` : '';
   ctx.out(`trials: ${result.trials.pairsPerSecond} pairs/s over ${result.trials.measureSeconds} s windows (${result.trials.quiet ? 'quiet machine' : 'busy machine'}; a ranking request cost ${cost === undefined ? 'an unmeasured amount of' : `${cost.toFixed(1)} ms of`} CPU ${result.trials.probed ? 'in a probe after recording' : 'while recording'}${lowered})`);
   ctx.out('reports:');
   for (const s of result.steps) if (s.reportPath) ctx.out(`  ${s.step}. ${s.reportPath}`);
@@ -92,6 +100,7 @@ export function printSummary(result: DemoResult, ctx: CliContext): void {
 export async function run(options: DemoOptions, ctx: CliContext): Promise<number> {
   const backends = backendsFrom(options);
   const rate = options.rate === undefined ? undefined : parsePositiveInteger(options.rate, '--rate');
+  const only = options.only === undefined ? undefined : parseDemoSteps(options.only);
   if (rate !== undefined && rate > MAX_DEMO_RATE) throw new UsageError(`--rate must be at most ${MAX_DEMO_RATE} pairs/s (the recording is sized for it), got ${rate}`);
   const dir = resolve(ctx.cwd, options.dir ?? '.tandem/demo');
   try {
@@ -102,7 +111,7 @@ export async function run(options: DemoOptions, ctx: CliContext): Promise<number
   const printer = progressPrinter(ctx);
   let result: DemoResult;
   try {
-    result = await runDemo({ dir, backends, worker: options.worker ?? true, quick: options.quick ?? false, ...(rate !== undefined ? { rate } : {}), onProgress: printer.update, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+    result = await runDemo({ dir, backends, worker: options.worker ?? true, quick: options.quick ?? false, ...(rate !== undefined ? { rate } : {}), ...(only ? { only } : {}), onProgress: printer.update, ...(ctx.signal ? { signal: ctx.signal } : {}) });
   } finally {
     printer.end();
   }

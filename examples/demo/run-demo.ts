@@ -46,6 +46,8 @@ export interface DemoOptions {
   readonly quick?: boolean;
   /** The judged steps' pairs per second, instead of the rate chosen from the machine and the request's cost. */
   readonly rate?: number;
+  /** The steps to run (1–5); the stack and the recording run whatever is chosen. @default all */
+  readonly only?: ReadonlySet<number>;
   readonly signal?: AbortSignal;
   /** A step starts (`step`) or reports progress within it (`line`). */
   readonly onProgress?: (event: { step: number; title: string; line?: string }) => void;
@@ -71,7 +73,8 @@ export interface DemoResult {
   /**
    * The judged steps' rate and measured window, whether the machine was quiet, and what a ranking request cost: read
    * while recording, or by the probe after it (`probed`). `loweredFrom`: the rate a step's trials could not hold
-   * (they achieved `achieved` pairs/s, the median), after which that step and the ones after it ran at `pairsPerSecond`.
+   * (they achieved `achieved` pairs/s, in experiment `experimentId`, which failed), after which that step and the
+   * ones after it ran at `pairsPerSecond`.
    */
   readonly trials: {
     readonly pairsPerSecond: number;
@@ -79,7 +82,7 @@ export interface DemoResult {
     readonly quiet: boolean;
     readonly rankingCpuMsPerRequest?: number;
     readonly probed?: boolean;
-    readonly loweredFrom?: { readonly pairsPerSecond: number; readonly achieved: readonly number[] };
+    readonly loweredFrom?: { readonly pairsPerSecond: number; readonly achieved: readonly number[]; readonly experimentId: string };
   };
   readonly steps: readonly DemoStep[];
   readonly ok: boolean;
@@ -195,25 +198,28 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       const next = lowered === undefined ? rateAfterLoadFailure(quiet, rate, achieved) : undefined;
       if (next === undefined) return first;
       progress(step, title, `its trials achieved ${achieved.map((r) => r.toFixed(1)).join(', ')} of ${rate} pairs/s; again at ${next} pairs/s (${(measureMsFor(quiet, next) / 1000).toFixed(1)} s windows)`);
-      lowered = { pairsPerSecond: rate, achieved };
+      lowered = { pairsPerSecond: rate, achieved, experimentId: first.id };
       rate = next;
       return experiment(step, title, `${change}-${rate}`, treatmentRevision);
     };
 
-    steps.push(costStep(1, 'clean change', await judged(1, 'clean change: ranking against an identical build', 'clean'), 'passed'));
-    steps.push(costStep(2, '+5% ranking CPU work', await judged(2, 'CPU regression: +5% ranking CPU work', 'latency', 'latency=5'), 'regressed'));
+    const chosen = (step: number): boolean => options.only?.has(step) ?? true;
+    if (chosen(1)) steps.push(costStep(1, 'clean change', await judged(1, 'clean change: ranking against an identical build', 'clean'), 'passed'));
+    if (chosen(2)) steps.push(costStep(2, '+5% ranking CPU work', await judged(2, 'CPU regression: +5% ranking CPU work', 'latency', 'latency=5'), 'regressed'));
 
-    steps.push(await malformedStep(stack.urls.shards, () => experiment(3, 'malformed tensors, prediction pinned to one shard', 'malformed', 'malformed-tensor=rank-video')));
+    if (chosen(3)) steps.push(await malformedStep(stack.urls.shards, () => experiment(3, 'malformed tensors, prediction pinned to one shard', 'malformed', 'malformed-tensor=rank-video')));
 
-    progress(4, 'affected workloads for three sample changes');
-    const changes = await affectedForSampleChanges({ dir: join(options.dir, 'sample-repo'), configReads: store.configReads, nowMs: Date.now() });
-    steps.push(affectedStep(changes));
-    aborted();
+    if (chosen(4)) {
+      progress(4, 'affected workloads for three sample changes');
+      const changes = await affectedForSampleChanges({ dir: join(options.dir, 'sample-repo'), configReads: store.configReads, nowMs: Date.now() });
+      steps.push(affectedStep(changes));
+      aborted();
+    }
 
     // The capacity test runs its own stack (the feature store as the bottleneck, the controller live).
     await closeAll(queueClosers);
     await closeAll(serviceClosers);
-    steps.push(await capacityStep(store, reports, runId, progress, options.signal));
+    if (chosen(5)) steps.push(await capacityStep(store, reports, runId, progress, options.signal));
     aborted();
     return { dir: options.dir, corpusRecords: recorded.corpusRecords, trials: { pairsPerSecond: rate, measureSeconds: measureMsFor(quiet, rate) / 1000, quiet, ...(lowered ? { loweredFrom: lowered } : {}), ...(requestCost !== undefined ? { rankingCpuMsPerRequest: requestCost * 1000, probed } : {}) }, steps, ok: steps.every((step) => step.asExpected) };
   } finally {

@@ -75,7 +75,7 @@ describe('tandem CLI', () => {
     }
   });
 
-  it('refuses demo backends it does not know, backend URLs without their backend, a --dir it cannot create and a --rate that is not a whole number from 1 to 100, with exit 3', async () => {
+  it('refuses demo backends it does not know, backend URLs without their backend, a --dir it cannot create, a --rate that is not a whole number from 1 to 100 and an --only that is not a list of steps, with exit 3', async () => {
     const dir = await tempDir();
     const cases: [string[], RegExp][] = [
       [['demo', '--store', 'mongo'], /--store must be local or clickhouse, got "mongo"/],
@@ -87,6 +87,11 @@ describe('tandem CLI', () => {
       [['demo', '--rate', '0'], /--rate must be a whole number >= 1, got "0"/],
       [['demo', '--rate', '1e3'], /--rate must be at most 100 pairs\/s .*got 1000/],
       [['demo', '--rate', '$(id)'], /--rate must be a whole number >= 1, got "\$\(id\)"/],
+      [['demo', '--only', '0'], /--only must list steps from 1 to 5, each once, separated by commas \(e\.g\. 1,3,5\), got "0"/],
+      [['demo', '--only', '6'], /--only must list steps from 1 to 5.*got "6"/],
+      [['demo', '--only', '1,1'], /--only must list steps from 1 to 5, each once.*got "1,1"/],
+      [['demo', '--only', '1,,3'], /--only must list steps.*got "1,,3"/],
+      [['demo', '--only', '1;id'], /--only must list steps.*got "1;id"/],
     ];
     await writeFile(join(dir, 'tandem.config.yaml'), 'workloads: []\n');
     for (const [args, message] of cases) {
