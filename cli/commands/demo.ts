@@ -89,7 +89,7 @@ export function printSummary(result: DemoResult, ctx: CliContext): void {
   const cost = result.trials.rankingCpuMsPerRequest;
   const { loweredFrom } = result.trials;
   const lowered = loweredFrom ? `; lowered from ${loweredFrom.pairsPerSecond}, where the trials of ${loweredFrom.experimentId} achieved ${loweredFrom.achieved.map((r) => r.toFixed(1)).join(', ')}` : '';
-  ctx.out(`trials: ${result.trials.pairsPerSecond} pairs/s over ${result.trials.measureSeconds} s windows (${result.trials.quiet ? 'quiet machine' : 'busy machine'}; a ranking request cost ${cost === undefined ? 'an unmeasured amount of' : `${cost.toFixed(1)} ms of`} CPU ${result.trials.probed ? 'in a probe after recording' : 'while recording'}${lowered})`);
+  ctx.out(`trials: ${result.trials.pairsPerSecond} pairs/s (${result.trials.quiet ? 'quiet machine' : 'busy machine'}; a ranking request cost ${cost === undefined ? 'an unmeasured amount of' : `${cost.toFixed(1)} ms of`} CPU ${result.trials.probed ? 'in a probe after recording' : 'while recording'}${lowered})`);
   ctx.out('reports:');
   for (const s of result.steps) if (s.reportPath) ctx.out(`  ${s.step}. ${s.reportPath}`);
   ctx.out(`config, store and reports: ${result.dir}`);

@@ -16,8 +16,8 @@ export interface ExperimentStepOptions {
   readonly queue: ExperimentQueue;
   readonly change: string;
   readonly treatmentRevision?: string;
-  /** The trials' rate and measured window where they differ from the config's (the request's overrides). */
-  readonly load?: { readonly rate: number; readonly measureMs: number };
+  /** The trials' pairs per second where it differs from the config's (the request's overrides). */
+  readonly rate?: number;
   readonly reportPath: string;
   readonly progress: (line: string) => void;
   readonly signal?: AbortSignal;
@@ -44,7 +44,7 @@ function describeTrials(record: ExperimentRecord, max: number): string {
 
 export async function runExperimentStep(options: ExperimentStepOptions): Promise<ExperimentStepResult> {
   const workload = options.config.workloads.find((w) => w.name === 'ranking')!;
-  const request = parseRequest({ workload: 'ranking', stage: 'diff', change: options.change, ...(options.treatmentRevision ? { treatmentRevision: options.treatmentRevision } : {}), ...(options.load ? { overrides: options.load } : {}) });
+  const request = parseRequest({ workload: 'ranking', stage: 'diff', change: options.change, ...(options.treatmentRevision ? { treatmentRevision: options.treatmentRevision } : {}), ...(options.rate !== undefined ? { overrides: { rate: options.rate } } : {}) });
   const { id } = await options.queue.submit(request);
   const started = Date.now();
   const deadline = started + options.timeoutMs;

@@ -56,26 +56,8 @@ export function demoReplayRate(idleCpus: number | undefined, cpuCount: number): 
  */
 export const QUIET_ARMS_CPU_SHARE = 2 / 3;
 export const BUSY_ARMS_CPU_SHARE = 1 / 2;
-/** Below this the measured window would have to be longer than 15 s to hold its requests (measureMsFor). */
+/** Below this a 3 s window holds too few requests per arm (12) for its CPU per request to mean much. */
 export const MIN_DEMO_RATE = 4;
-
-/** A trial's measured window at the machine's own rate: 3 s, 60 requests per arm at 20 pairs/s and 42 at 14. */
-export const TRIAL_MEASURE_MS = 3_000;
-
-/**
- * The measured window at `rate`: as long as it takes to send each arm the requests 3 s hold at the machine's own
- * rate (60 quiet, 42 busy), never shorter than 3 s. A rate lowered for a costly request (rateForRequestCost) then
- * measures as many requests as on the hosts the demo was tuned on, over a longer window. Over 3 s, a 40 ms host's
- * windows held 24 requests per arm at 8 pairs/s and 18 at 6, where a window's CPU per request is a few requests'
- * worth plus whatever lump of garbage collection fell inside it: a clean change ended inconclusive after 48 trials
- * in two of four runs there (+1.4% [−0.6%, +3.4%] at 8 pairs/s; +0.5% [−1.8%, +2.9%] at 6, busy), where at 20
- * pairs/s on faster hosts it passed after 6–26.
- */
-export function measureMsFor(quiet: boolean, rate: number): number {
-  const machineRate = quiet ? QUIET_MACHINE_RATE : BUSY_MACHINE_RATE;
-  if (!(rate > 0) || rate >= machineRate) return TRIAL_MEASURE_MS;
-  return Math.ceil((TRIAL_MEASURE_MS * machineRate) / rate / 100) * 100;
-}
 
 /**
  * The rate after a judged step's trials failed their load (the replayer replaced every attempt that achieved less

@@ -33,7 +33,7 @@ import { demoConfigText, type DemoBackends } from './demo-project.js';
 import { runExperimentStep, type ExperimentStepResult } from './experiment-step.js';
 import { costStep, loadFailedRates } from './cost-step.js';
 import { affectedForSampleChanges, type SampleChangeResult } from './sample-changes.js';
-import { QUIET_MACHINE_RATE, TRIAL_MEASURE_MS, allowedCpusOf, demoReplayRate, idleCpusBetween, measureMsFor, rateAfterLoadFailure, rateForRequestCost } from './replay-rate.js';
+import { QUIET_MACHINE_RATE, allowedCpusOf, demoReplayRate, idleCpusBetween, rateAfterLoadFailure, rateForRequestCost } from './replay-rate.js';
 import { measureRequestCost, probeRequestCost, readRanking, sampleOf } from './request-cost.js';
 
 export interface DemoOptions {
@@ -71,14 +71,13 @@ export interface DemoResult {
   readonly dir: string;
   readonly corpusRecords: number;
   /**
-   * The judged steps' rate and measured window, whether the machine was quiet, and what a ranking request cost: read
+   * The judged steps' rate, whether the machine was quiet, and what a ranking request cost: read
    * while recording, or by the probe after it (`probed`). `loweredFrom`: the rate a step's trials could not hold
    * (they achieved `achieved` pairs/s, in experiment `experimentId`, which failed), after which that step and the
    * ones after it ran at `pairsPerSecond`.
    */
   readonly trials: {
     readonly pairsPerSecond: number;
-    readonly measureSeconds: number;
     readonly quiet: boolean;
     readonly rankingCpuMsPerRequest?: number;
     readonly probed?: boolean;
@@ -89,12 +88,13 @@ export interface DemoResult {
 }
 
 const PINNED_SHARD = 2;
-/** A trial's warm-up (the config's trials; the measured window follows the rate, measureMsFor). */
-const TRIAL_WARMUP_MS = 2_000;
+/** A trial's warm-up and measured window: the config's trials, and how many records one replays (the recording's size). */
+const TRIAL_WARMUP_S = 2;
+const TRIAL_MEASURE_S = 3;
 /** The judged steps' last look. */
 const MAX_TRIALS = 48;
-/** A judged step's hang guard: its last look, with 5 s a trial for starting the arms on a loaded host and room. */
-const stepTimeoutMs = (measureMs: number): number => MAX_TRIALS * (TRIAL_WARMUP_MS + measureMs + 5_000);
+/** A judged step's hang guard: its last look at about 8 s a trial on a loaded host, and room. */
+const STEP_TIMEOUT_MS = MAX_TRIALS * 10_000;
 
 export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const quick = options.quick ?? false;
@@ -146,8 +146,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
         // stopped at 32 stayed inconclusive at +0.6% [−1.6%, +2.9%] (docs/demo.md).
         minTrials: 4,
         maxTrials: MAX_TRIALS,
-        warmup: `${TRIAL_WARMUP_MS}ms`,
-        measure: `${measureMsFor(quiet, rate)}ms`,
+        warmup: `${TRIAL_WARMUP_S}s`,
+        measure: `${TRIAL_MEASURE_S}s`,
         rate,
         recorderRate: 0.5,
         ...armCpusOf(procStatus),
@@ -165,7 +165,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const law = simulateLawInBackground(lawOfWorkload(config.workloads[0]!));
     // Awaited below; a recording that fails first must not leave its failure unhandled.
     law.catch(() => undefined);
-    const recorded = await recordProduction({ url: stack.urls.ranking, pid: stack.pidOf.ranking }, store, config, { quick, trialRecords: (plannedRate * (TRIAL_WARMUP_MS + TRIAL_MEASURE_MS)) / 1000 }, progress, options.signal);
+    const recorded = await recordProduction({ url: stack.urls.ranking, pid: stack.pidOf.ranking }, store, config, { quick, trialRecords: plannedRate * (TRIAL_WARMUP_S + TRIAL_MEASURE_S) }, progress, options.signal);
     await law;
     aborted();
     // The recording's reading is an upper bound, trusted when it keeps the rate; else a probe measures (request-cost.ts).
@@ -175,17 +175,14 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     let rate = options.rate ?? rateForRequestCost(quiet, requestCost);
     if (rate !== plannedRate) config = await configAt(rate);
     const cost = requestCost === undefined ? 'not measured' : `${(requestCost * 1000).toFixed(1)} ms of CPU${probed ? ' (probed)' : ''}`;
-    const lowerRate = rate === plannedRate ? '' : `, so ${plannedRate} would ask both arms for more than their CPU; ${(measureMsFor(quiet, rate) / 1000).toFixed(1)} s measured windows hold as many requests`;
-    progress(0, 'trials', `${rate} pairs/s per trial: ${machine}; a ranking request costs ${cost} here${lowerRate}`);
+    progress(0, 'trials', `${rate} pairs/s per trial: ${machine}; a ranking request costs ${cost} here${rate === plannedRate ? '' : `, so ${plannedRate} would ask both arms for more than their CPU`}`);
     const queue = openQueue(config, store, options, queueClosers);
     if (config.queue.kind === 'bullmq' && options.worker === false) progress(0, 'waiting for workers', `start one: npx tandem worker --config ${configPath}`);
 
     let lowered: DemoResult['trials']['loweredFrom'];
     const experiment = async (step: number, title: string, change: string, treatmentRevision?: string) => {
       progress(step, title);
-      const measureMs = measureMsFor(quiet, rate);
-      const load = lowered ? { load: { rate, measureMs } } : {};
-      const result = await runExperimentStep({ config, store, queue, change: `demo-${runId}-${change}`, ...(treatmentRevision ? { treatmentRevision } : {}), ...load, reportPath: join(reports, `${step}-${change}.html`), progress: (line) => progress(step, title, line), timeoutMs: stepTimeoutMs(measureMs), ...(options.signal ? { signal: options.signal } : {}) });
+      const result = await runExperimentStep({ config, store, queue, change: `demo-${runId}-${change}`, ...(treatmentRevision ? { treatmentRevision } : {}), ...(lowered ? { rate } : {}), reportPath: join(reports, `${step}-${change}.html`), progress: (line) => progress(step, title, line), timeoutMs: STEP_TIMEOUT_MS, ...(options.signal ? { signal: options.signal } : {}) });
       aborted();
       return result;
     };
@@ -197,7 +194,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       const achieved = loadFailedRates(first);
       const next = lowered === undefined ? rateAfterLoadFailure(quiet, rate, achieved) : undefined;
       if (next === undefined) return first;
-      progress(step, title, `its trials achieved ${achieved.map((r) => r.toFixed(1)).join(', ')} of ${rate} pairs/s; again at ${next} pairs/s (${(measureMsFor(quiet, next) / 1000).toFixed(1)} s windows)`);
+      progress(step, title, `its trials achieved ${achieved.map((r) => r.toFixed(1)).join(', ')} of ${rate} pairs/s; again at ${next} pairs/s`);
       lowered = { pairsPerSecond: rate, achieved, experimentId: first.id };
       rate = next;
       return experiment(step, title, `${change}-${rate}`, treatmentRevision);
@@ -221,7 +218,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     await closeAll(serviceClosers);
     if (chosen(5)) steps.push(await capacityStep(store, reports, runId, progress, options.signal));
     aborted();
-    return { dir: options.dir, corpusRecords: recorded.corpusRecords, trials: { pairsPerSecond: rate, measureSeconds: measureMsFor(quiet, rate) / 1000, quiet, ...(lowered ? { loweredFrom: lowered } : {}), ...(requestCost !== undefined ? { rankingCpuMsPerRequest: requestCost * 1000, probed } : {}) }, steps, ok: steps.every((step) => step.asExpected) };
+    return { dir: options.dir, corpusRecords: recorded.corpusRecords, trials: { pairsPerSecond: rate, quiet, ...(lowered ? { loweredFrom: lowered } : {}), ...(requestCost !== undefined ? { rankingCpuMsPerRequest: requestCost * 1000, probed } : {}) }, steps, ok: steps.every((step) => step.asExpected) };
   } finally {
     await closeAll(queueClosers);
     await closeAll(serviceClosers);
