@@ -39,9 +39,9 @@ export function idleCpusBetween(before: string, after: string, cpus: readonly nu
 export const QUIET_MACHINE_RATE = 20;
 export const BUSY_MACHINE_RATE = 14;
 
-/** The rate for the CPUs idle before the trials (idleCpusBetween): the quiet one when all but at most half a CPU stood idle, or when unknown. */
-export function demoReplayRate(idleCpus: number | undefined, cpuCount: number): number {
-  return idleCpus === undefined || idleCpus >= cpuCount - 0.5 ? QUIET_MACHINE_RATE : BUSY_MACHINE_RATE;
+/** Whether the machine is quiet by the CPUs idle before the trials (idleCpusBetween): all but at most half a CPU stood idle, or unknown. */
+export function isQuietMachine(idleCpus: number | undefined, cpuCount: number): boolean {
+  return idleCpus === undefined || idleCpus >= cpuCount - 0.5;
 }
 
 /**
@@ -52,7 +52,7 @@ export function demoReplayRate(idleCpus: number | undefined, cpuCount: number): 
  * noisy the demo has had, sd 0.5%), but the probe's reading is not that exact: the same host read 40.1 ms and
  * 25.7 ms in two runs, and at all of its CPU the 25.7 ms run's trials achieved 11–15 of 19 pairs/s and failed.
  * Two thirds leaves room for a reading half the true cost. Busy: half, where with other work on the CPU the paired
- * sd was 1.25–1.8% against 2.4–2.5% at two thirds (demoReplayRate above).
+ * sd was 1.25–1.8% against 2.4–2.5% at two thirds (the rates above).
  */
 export const QUIET_ARMS_CPU_SHARE = 2 / 3;
 export const BUSY_ARMS_CPU_SHARE = 1 / 2;
@@ -77,7 +77,7 @@ export function rateAfterLoadFailure(quiet: boolean, failedRate: number, achieve
 }
 
 /**
- * The rate for a quiet or busy machine (demoReplayRate), lowered where a request costs more than it assumes
+ * The rate for a quiet or busy machine (isQuietMachine), lowered where a request costs more than it assumes
  * (request-cost.ts), so that both arms are asked for at most their share of one CPU: at up to 16 ms a request the
  * quiet rate stands and at up to 17 ms the busy one; at 40 ms they are 8 and 6. Never raised: the recording is
  * sized for the rate chosen before the cost is known. Unknown cost: the rate as chosen.

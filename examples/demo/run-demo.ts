@@ -33,7 +33,7 @@ import { demoConfigText, type DemoBackends } from './demo-project.js';
 import { runExperimentStep, type ExperimentStepResult } from './experiment-step.js';
 import { costStep, loadFailedRates } from './cost-step.js';
 import { affectedForSampleChanges, type SampleChangeResult } from './sample-changes.js';
-import { QUIET_MACHINE_RATE, allowedCpusOf, demoReplayRate, idleCpusBetween, rateAfterLoadFailure, rateForRequestCost } from './replay-rate.js';
+import { allowedCpusOf, idleCpusBetween, isQuietMachine, rateAfterLoadFailure, rateForRequestCost } from './replay-rate.js';
 import { measureRequestCost, probeRequestCost, readRanking, sampleOf } from './request-cost.js';
 
 export interface DemoOptions {
@@ -124,7 +124,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     // ranking request costs here, measured while recording, lowers it where the arms would need more of their CPU.
     const procStatus = await readFile('/proc/self/status', 'utf8').catch(() => '');
     const cpus = allowedCpusOf(procStatus);
-    const quiet = demoReplayRate(await idleCpusNow(cpus, options.signal), cpus.length) === QUIET_MACHINE_RATE;
+    const quiet = isQuietMachine(await idleCpusNow(cpus, options.signal), cpus.length);
     const plannedRate = options.rate ?? rateForRequestCost(quiet, undefined);
     const machine = options.rate !== undefined ? 'the rate asked for' : quiet ? 'the machine is quiet' : 'other work is running, so the arms get more room on their CPU';
     progress(0, 'starting the example stack and recording production traffic', `${plannedRate} pairs/s per trial: ${machine}`);

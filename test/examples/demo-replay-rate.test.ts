@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BUSY_ARMS_CPU_SHARE, BUSY_MACHINE_RATE, MIN_DEMO_RATE, QUIET_ARMS_CPU_SHARE, QUIET_MACHINE_RATE, allowedCpusOf, demoReplayRate, idleCpusBetween, rateAfterLoadFailure, rateForRequestCost } from '../../examples/demo/replay-rate.js';
+import { BUSY_ARMS_CPU_SHARE, BUSY_MACHINE_RATE, MIN_DEMO_RATE, QUIET_ARMS_CPU_SHARE, QUIET_MACHINE_RATE, allowedCpusOf, idleCpusBetween, isQuietMachine, rateAfterLoadFailure, rateForRequestCost } from '../../examples/demo/replay-rate.js';
 
 /** A /proc/stat with the given (user, idle) jiffies per CPU; the other columns fixed. */
 function procStat(perCpu: readonly (readonly [number, number])[]): string {
@@ -29,13 +29,14 @@ describe('the demo’s replay rate', () => {
 
   it('replays at the quiet rate on a quiet machine and at the lower one once other work keeps half a CPU or more busy', () => {
     expect(BUSY_MACHINE_RATE).toBeLessThan(QUIET_MACHINE_RATE);
-    expect(demoReplayRate(1.95, 2)).toBe(QUIET_MACHINE_RATE);
-    expect(demoReplayRate(1.5, 2)).toBe(QUIET_MACHINE_RATE);
-    expect(demoReplayRate(1.4, 2)).toBe(BUSY_MACHINE_RATE);
+    expect(isQuietMachine(1.95, 2)).toBe(true);
+    expect(isQuietMachine(1.5, 2)).toBe(true);
+    expect(isQuietMachine(1.4, 2)).toBe(false);
     // One core kept busy by a spinning process.
-    expect(demoReplayRate(0.97, 2)).toBe(BUSY_MACHINE_RATE);
+    expect(isQuietMachine(0.97, 2)).toBe(false);
     // Off Linux nothing is known: the quiet machine's rate.
-    expect(demoReplayRate(undefined, 2)).toBe(QUIET_MACHINE_RATE);
+    expect(isQuietMachine(undefined, 2)).toBe(true);
+    expect([rateForRequestCost(true, undefined), rateForRequestCost(false, undefined)]).toEqual([QUIET_MACHINE_RATE, BUSY_MACHINE_RATE]);
   });
 
   it('reads the allowed CPUs from /proc/self/status, ranges and lists included', () => {
