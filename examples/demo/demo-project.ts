@@ -40,11 +40,31 @@ export interface DemoProjectOptions {
   readonly measure: string;
   /** Pairs per second. */
   readonly rate: number;
+  /** The rate the trials could not hold before `rate` was chosen, said in a comment above it. */
+  readonly loweredFrom?: RateLowered;
   readonly recorderRate: number;
   /** CPU list both arms are pinned to in every trial (`trials.slotCpus`, the same for both slots); none: unpinned. */
   readonly armCpus?: string;
   /** Where slot A's and slot B's arms start, both at once, before they are moved onto armCpus (`trials.startCpus`). */
   readonly armStartCpus?: readonly [string, string];
+}
+
+/** A rate a judged step's trials could not hold: they achieved `achieved` pairs/s in experiment `experimentId`, which failed. */
+export interface RateLowered {
+  readonly pairsPerSecond: number;
+  readonly achieved: readonly number[];
+  readonly experimentId: string;
+}
+
+/**
+ * The comment above a lowered rate, so a later `tandem run` with this config starts from the rate that held (the
+ * experiments before it keep their own rate in their stored spec). Numbers and the id's own characters only: a
+ * comment line cannot end early or start a key.
+ */
+export function rateLoweredComment(lowered: RateLowered): string {
+  const id = lowered.experimentId.replace(/[^\w.-]/g, '');
+  const achieved = lowered.achieved.map((r) => r.toFixed(1)).join(', ');
+  return `    # replay.rate lowered from ${lowered.pairsPerSecond}: the trials of ${id} achieved ${achieved} pairs/s (tandem demo, docs/demo.md point 4)`;
 }
 
 /** Path of the tandem CLI this process runs from, for deploy commands. */
@@ -85,6 +105,7 @@ export function demoConfigText(options: DemoProjectOptions): string {
     // Ranking calls prediction with the KServe v2 gRPC ModelInfer (INFERENCE_PROTOCOL=grpc), through the router.
     `      control: { deploy: { command: ${quote(command)}, env: { INFERENCE_PROTOCOL: grpc }, readyTimeout: 30s } }`,
     `      treatment: { deploy: { command: ${quote(command)}, env: { INFERENCE_PROTOCOL: grpc }, readyTimeout: 30s } }`,
+    ...(options.loweredFrom ? [rateLoweredComment(options.loweredFrom)] : []),
     `    replay: { rate: ${options.rate}, concurrency: 16, timeout: 5s, minAchievedShare: 0.8 }`,
     // One process per arm (the default, said here because it was measured): three per arm, each sent every record
     // at this rate, would more than fill two cores shared with the stack (docs/demo.md).

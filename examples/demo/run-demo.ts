@@ -29,7 +29,7 @@ import { SharedSource } from '../../guardrails/index.js';
 import { renderCapacityHtml, storeCapacityTest, withinQualityTarget } from '../../lattice/index.js';
 import { lawOfWorkload, simulateLawInBackground } from '../../harness/index.js';
 import { generateTraffic, metricTotal, runExampleCapacity, startService, startStack } from '../stack/index.js';
-import { demoConfigText, type DemoBackends } from './demo-project.js';
+import { demoConfigText, type DemoBackends, type RateLowered } from './demo-project.js';
 import { runExperimentStep, type ExperimentStepResult } from './experiment-step.js';
 import { costStep, loadFailedRates } from './cost-step.js';
 import { affectedForSampleChanges, type SampleChangeResult } from './sample-changes.js';
@@ -81,7 +81,7 @@ export interface DemoResult {
     readonly quiet: boolean;
     readonly rankingCpuMsPerRequest?: number;
     readonly probed?: boolean;
-    readonly loweredFrom?: { readonly pairsPerSecond: number; readonly achieved: readonly number[]; readonly experimentId: string };
+    readonly loweredFrom?: RateLowered;
   };
   readonly steps: readonly DemoStep[];
   readonly ok: boolean;
@@ -130,7 +130,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     progress(0, 'starting the example stack and recording production traffic', `${plannedRate} pairs/s per trial: ${machine}`);
 
     const configPath = join(options.dir, 'tandem.config.yaml');
-    const configAt = async (rate: number): Promise<TandemConfig> => {
+    const configAt = async (rate: number, loweredFrom?: RateLowered): Promise<TandemConfig> => {
       const configText = demoConfigText({
         // A queue prefix of its own: jobs of an earlier, interrupted demo are never picked up.
         backends: { ...options.backends, prefix: `tandem-demo-${runId}` },
@@ -149,6 +149,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
         warmup: `${TRIAL_WARMUP_S}s`,
         measure: `${TRIAL_MEASURE_S}s`,
         rate,
+        ...(loweredFrom ? { loweredFrom } : {}),
         recorderRate: 0.5,
         ...armCpusOf(procStatus),
       });
@@ -179,7 +180,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const queue = openQueue(config, store, options, queueClosers);
     if (config.queue.kind === 'bullmq' && options.worker === false) progress(0, 'waiting for workers', `start one: npx tandem worker --config ${configPath}`);
 
-    let lowered: DemoResult['trials']['loweredFrom'];
+    let lowered: RateLowered | undefined;
     const experiment = async (step: number, title: string, change: string, treatmentRevision?: string) => {
       progress(step, title);
       const result = await runExperimentStep({ config, store, queue, change: `demo-${runId}-${change}`, ...(treatmentRevision ? { treatmentRevision } : {}), ...(lowered ? { rate } : {}), reportPath: join(reports, `${step}-${change}.html`), progress: (line) => progress(step, title, line), timeoutMs: STEP_TIMEOUT_MS, ...(options.signal ? { signal: options.signal } : {}) });
@@ -197,6 +198,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       progress(step, title, `its trials achieved ${achieved.map((r) => r.toFixed(1)).join(', ')} of ${rate} pairs/s; again at ${next} pairs/s`);
       lowered = { pairsPerSecond: rate, achieved, experimentId: first.id };
       rate = next;
+      // The config left behind says the rate that held; the requests' overrides carry it to workers already running.
+      config = await configAt(rate, lowered);
       return experiment(step, title, `${change}-${rate}`, treatmentRevision);
     };
 

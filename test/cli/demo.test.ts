@@ -180,7 +180,11 @@ describe('tandem demo on the real backends', () => {
     expect(loweredFrom!.achieved.length).toBeGreaterThan(0);
     expect(pairsPerSecond).toBe(rateAfterLoadFailure(quiet, 100, loweredFrom!.achieved));
     expect(result.err).toMatch(new RegExp(`again at ${pairsPerSecond} pairs/s`));
-    expect(await readFile(join(dir, '.tandem', 'demo', 'tandem.config.yaml'), 'utf8')).toMatch(/queue: \{ kind: bullmq/);
+    // The config left behind names the rate that held, and why it is not the one asked for.
+    const configText = await readFile(join(dir, '.tandem', 'demo', 'tandem.config.yaml'), 'utf8');
+    expect(configText).toMatch(/queue: \{ kind: bullmq/);
+    expect(configText).toContain(`replay: { rate: ${pairsPerSecond},`);
+    expect(configText).toContain(`# replay.rate lowered from 100: the trials of ${loweredFrom!.experimentId} achieved`);
     const store = createClickHouseStore({ url, database: 'tandem_demo' });
     try {
       for (const step of summary.steps.filter((s) => s.experimentId)) expect((await store.experiments.get(step.experimentId!))?.status, `step ${step.step}`).toBe(step.step === 5 ? 'passed' : step.verdict);
