@@ -61,7 +61,7 @@ export interface RateLowered {
  * experiments before it keep their own rate in their stored spec). Numbers and the id's own characters only: a
  * comment line cannot end early or start a key.
  */
-export function rateLoweredComment(lowered: RateLowered): string {
+function rateLoweredComment(lowered: RateLowered): string {
   const id = lowered.experimentId.replace(/[^\w.-]/g, '');
   const achieved = lowered.achieved.map((r) => r.toFixed(1)).join(', ');
   return `    # replay.rate lowered from ${lowered.pairsPerSecond}: the trials of ${id} achieved ${achieved} pairs/s (tandem demo, docs/demo.md point 4)`;
