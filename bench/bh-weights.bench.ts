@@ -1,0 +1,116 @@
+/**
+ * `npm run bench -- bh-weights --demo DIR [--demo DIR ...]`: would Benjamini–Hochberg weighted towards the
+ * critical metrics decide a regression sooner? Measured on stored experiments, not simulated: every regressed
+ * experiment in each `tandem demo --dir DIR` store is judged again look by look, from its first look to the one
+ * that decided it, with the stored trials, slots and the workload's own policies and α.
+ *
+ * Weighted BH (Genovese, Roeder & Wasserman, "False discovery control with p-value weighting", Biometrika 2006):
+ * metric i's p-value is divided by a weight wᵢ, the weights averaging 1 over the family, and the usual step-up
+ * runs on the quotients; the false-discovery rate stays at α. Here a critical metric weighs r times a
+ * non-critical one; r = ∞ puts all of α on the critical metrics (the others judged with none, which no workload
+ * should want: it is the bound on what any weighting could save).
+ *
+ * Baseline, same run: r = 1, which is the judge's own Benjamini–Hochberg. The re-judging must reproduce the
+ * look each experiment was decided at (`rejudgedMatchesStored`), or none of the other figures mean anything.
+ */
+import { loadConfig } from '../core/config/load.js';
+import { UsageError } from '../core/errors.js';
+import { createLocalStore } from '../store/index.js';
+import { EXACT_TOLERANCE, judge, loadExperimentData, metricPolicies, type MetricVerdict, type TrialMetric } from '../harness/index.js';
+
+/** Critical metrics weigh r times the others; Infinity: all of α on the critical ones. */
+const WEIGHTS = [1, 2, 3, Number.POSITIVE_INFINITY] as const;
+
+/** The family the judge adjusts over: judged metrics with data that moved in some trial (harness/verdict.ts). */
+function testedFamily(metrics: readonly MetricVerdict[]): MetricVerdict[] {
+  return metrics.filter((m) => m.judged && m.verdict !== 'no data' && Number.isFinite(m.pValue) && !(m.noise === 'exact (no variation)' && Math.abs(m.estimate) <= EXACT_TOLERANCE));
+}
+
+/** Step-up on pᵢ/wᵢ; returns each metric's adjusted value. */
+export function weightedBenjaminiHochberg(family: readonly { readonly p: number; readonly critical: boolean }[], ratio: number): number[] {
+  const m = family.length;
+  const critical = family.filter((f) => f.critical).length;
+  const weightOf = (isCritical: boolean): number => {
+    if (critical === 0 || critical === m) return 1;
+    if (ratio === Number.POSITIVE_INFINITY) return isCritical ? m / critical : 0;
+    return ((isCritical ? ratio : 1) * m) / (ratio * critical + (m - critical));
+  };
+  const quotients = family.map((f, index) => ({ index, q: weightOf(f.critical) > 0 ? f.p / weightOf(f.critical) : Number.POSITIVE_INFINITY })).sort((a, b) => a.q - b.q);
+  const adjusted = new Array<number>(m).fill(1);
+  let running = Number.POSITIVE_INFINITY;
+  for (let rank = m; rank >= 1; rank--) {
+    const { index, q } = quotients[rank - 1]!;
+    running = Math.min(running, (q * m) / rank);
+    adjusted[index] = Math.min(1, running);
+  }
+  return adjusted;
+}
+
+/** Whether a look calls a regression with the family adjusted at this weight (the judge's rule otherwise: harness/verdict.ts). */
+function regressedAt(metrics: readonly MetricVerdict[], alpha: number, ratio: number): boolean {
+  const family = testedFamily(metrics);
+  const adjusted = weightedBenjaminiHochberg(family.map((m) => ({ p: m.pValue, critical: m.policy?.critical === true })), ratio);
+  return family.some((m, i) => {
+    if (!(adjusted[i]! < alpha) || !m.policy) return false;
+    const { direction, threshold } = m.policy;
+    return (direction !== 'decrease-is-bad' && m.estimate >= threshold) || (direction !== 'increase-is-bad' && m.estimate <= -threshold);
+  });
+}
+
+interface StepResult {
+  readonly store: string;
+  readonly experiment: string;
+  readonly storedTrials: number;
+  /** The look each weight first calls the regression at, per weight (undefined: not within the stored trials). */
+  readonly decidedAt: Record<string, number | undefined>;
+}
+
+async function stepsOf(dir: string): Promise<StepResult[]> {
+  const { config } = await loadConfig({ path: `${dir}/tandem.config.yaml`, requireFile: true });
+  const workload = config.workloads[0];
+  if (!workload) throw new UsageError(`${dir}/tandem.config.yaml declares no workload`);
+  const store = createLocalStore({ dir: `${dir}/store` });
+  const results: StepResult[] = [];
+  for (const record of await store.experiments.list()) {
+    if (record.status !== 'regressed' || !record.verdict) continue;
+    const data = await loadExperimentData(store, record.id, { resamples: 0 });
+    const byTrial = new Map<number, TrialMetric[]>();
+    for (const metric of data.metrics) byTrial.set(metric.trial, [...(byTrial.get(metric.trial) ?? []), metric]);
+    const trials = [...byTrial.keys()].sort((a, b) => a - b);
+    const design = { minTrials: workload.trials.min, maxTrials: workload.trials.max };
+    const alpha = workload.harness.alpha;
+    const decidedAt: Record<string, number | undefined> = {};
+    for (let n = Math.max(2, design.minTrials); n <= trials.length; n++) {
+      const verdict = judge(trials.slice(0, n).flatMap((t) => byTrial.get(t)!), { policies: metricPolicies(workload.checks), alpha, slotSigns: data.slotSigns, design });
+      for (const ratio of WEIGHTS) if (decidedAt[String(ratio)] === undefined && regressedAt(verdict.metrics, alpha, ratio)) decidedAt[String(ratio)] = n;
+      if (WEIGHTS.every((ratio) => decidedAt[String(ratio)] !== undefined)) break;
+    }
+    results.push({ store: dir, experiment: record.id, storedTrials: trials.length, decidedAt });
+  }
+  return results;
+}
+
+export async function run(args: string[]): Promise<void> {
+  const dirs = args.flatMap((arg, i) => (args[i - 1] === '--demo' ? [arg] : []));
+  if (dirs.length === 0) throw new UsageError('name at least one store: --demo DIR (a `tandem demo --dir DIR` run)');
+  const steps = (await Promise.all(dirs.map(stepsOf))).flat();
+  if (steps.length === 0) throw new UsageError(`no regressed experiment in ${dirs.join(', ')}`);
+  const log = (line: string): void => void process.stderr.write(`${line}\n`);
+  log('store / experiment                       stored  r=1  r=2  r=3  r=∞');
+  for (const s of steps) log(`${`${s.store} ${s.experiment}`.padEnd(40)} ${String(s.storedTrials).padStart(6)} ${WEIGHTS.map((r) => String(s.decidedAt[String(r)] ?? '-').padStart(4)).join(' ')}`);
+  const saved = (ratio: number): number[] => steps.map((s) => (s.decidedAt['1'] ?? s.storedTrials) - (s.decidedAt[String(ratio)] ?? s.storedTrials));
+  const mean = (values: readonly number[]): number => Number((values.reduce((a, b) => a + b, 0) / values.length).toFixed(2));
+  const rejudgedMatchesStored = steps.filter((s) => s.decidedAt['1'] === s.storedTrials).length / steps.length;
+  const figures = {
+    baseline: "r = 1: the judge's own Benjamini–Hochberg on the same stored looks",
+    steps: steps.length,
+    rejudgedMatchesStored,
+    trialsSavedMeanWeight2: mean(saved(2)),
+    trialsSavedMeanWeight3: mean(saved(3)),
+    trialsSavedMeanAllOnCritical: mean(saved(Number.POSITIVE_INFINITY)),
+    trialsSavedMaxAllOnCritical: Math.max(...saved(Number.POSITIVE_INFINITY)),
+    stepsSoonerWeight2: saved(2).filter((v) => v > 0).length,
+    stepsSoonerWeight3: saved(3).filter((v) => v > 0).length,
+  };
+  process.stdout.write(`${JSON.stringify({ bench: 'bh-weights', figures, targets: { rejudgedMatchesStored: { value: rejudgedMatchesStored, min: 1 } } })}\n`);
+}
