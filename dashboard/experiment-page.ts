@@ -10,7 +10,7 @@ import type { ExperimentRecord } from '../core/index.js';
 import { comparedText, escapeHtml as e, lineChartSpec, reportSections, type ExperimentReport } from '../harness/index.js';
 import { changeOf } from '../store/index.js';
 import { chartElement, statusBadge, time } from './page-shell.js';
-import { livePanel } from './live-panel.js';
+import { cancelForm, livePanel } from './live-panel.js';
 import type { DashboardContext } from './context.js';
 
 const TERMINAL = new Set(['passed', 'regressed', 'inconclusive', 'completed', 'cancelled', 'failed', 'deferred']);
@@ -64,13 +64,15 @@ export async function experimentContent(ctx: DashboardContext, record: Experimen
   if (record.spec.kind === 'capacity') return capacityView(ctx, record);
   if (!isFinished(record)) {
     const [events, observations] = await Promise.all([ctx.store.experiments.events(record.id), ctx.store.observations.read(record.id)]);
-    return livePanel({ record, events, observations, detectors: ctx.workload(record.workload)?.detectors ?? [] }, ctx.actions !== undefined);
+    return livePanel({ record, events, observations, detectors: ctx.workload(record.workload)?.detectors ?? [] });
   }
   if (record.status === 'deferred' || record.trials.length === 0) return finishedView(record, new Error('no trial ran'));
   return finishedView(record, await ctx.report(record).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error)))));
 }
 
 export async function experimentBody(ctx: DashboardContext, record: ExperimentRecord): Promise<string> {
-  const live = !isFinished(record) ? ` data-live="/live/experiments/${encodeURIComponent(record.id)}"` : '';
-  return `${header(record)}<section id="live" aria-label="Experiment"${live}>${await experimentContent(ctx, record)}</section>`;
+  const running = !isFinished(record);
+  const live = running ? ` data-live="/live/experiments/${encodeURIComponent(record.id)}"` : '';
+  const actions = running && ctx.actions !== undefined && record.spec.kind !== 'capacity' ? cancelForm(record) : '';
+  return `${header(record)}${actions}<section id="live" aria-label="Experiment"${live}>${await experimentContent(ctx, record)}</section>`;
 }

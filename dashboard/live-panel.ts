@@ -100,8 +100,18 @@ function trialsTable(record: ExperimentRecord): string {
   return `<h2>Trials</h2><table><thead><tr><th scope="col">Trial</th><th scope="col">Attempt</th><th scope="col">Status</th><th scope="col">Pairs/s</th><th scope="col">Other work on the arms' CPUs</th><th scope="col">Started (UTC)</th><th scope="col">Reason</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
-export function livePanel(snapshot: LiveSnapshot, actions: boolean): string {
+export function livePanel(snapshot: LiveSnapshot): string {
   const { record, events } = snapshot;
-  const cancel = actions && (record.status === 'running' || record.status === 'queued') ? `<div class="actions"><label>Reason <input id="cancel-reason" maxlength="200" size="30"></label> <button type="button" class="danger" data-action="/api/experiments/${encodeURIComponent(record.id)}/cancel">Cancel experiment</button></div>` : '';
-  return `<p>${statusBadge(record.status)} <span class="meta">updated ${e(time(record.updatedAtMs))}</span></p>${cancellationBanner(record, events)}${cancel}${progressSection(record, events)}${looksSection(events)}${detectorsSection(snapshot)}${trialsTable(record)}`;
+  return `<p>${statusBadge(record.status)} <span class="meta">updated ${e(time(record.updatedAtMs))}</span></p>${cancellationBanner(record, events)}${progressSection(record, events)}${looksSection(events)}${detectorsSection(snapshot)}${trialsTable(record)}`;
+}
+
+/**
+ * The cancel form of a running or queued experiment, rendered once with the page and outside the live region:
+ * the region is replaced whole on every change (a progress event every two seconds or so while a trial runs, and one at each phase), which wiped a
+ * reason being typed and could swap the button between a click's press and release, so the click never fired.
+ * The page's script removes it when the live stream ends (`data-live-only`).
+ */
+export function cancelForm(record: ExperimentRecord): string {
+  if (record.status !== 'running' && record.status !== 'queued') return '';
+  return `<div class="actions" id="experiment-actions" data-live-only><label>Reason <input id="cancel-reason" maxlength="200" size="30"></label> <button type="button" class="danger" data-action="/api/experiments/${encodeURIComponent(record.id)}/cancel">Cancel experiment</button></div>`;
 }

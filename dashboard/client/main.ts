@@ -54,6 +54,8 @@ function follow(region: HTMLElement): void {
   source.addEventListener('end', () => {
     source.close();
     region.dataset.ended = 'true';
+    // What only a running experiment offers (its cancel form) goes with the run.
+    for (const element of document.querySelectorAll('[data-live-only]')) element.remove();
   });
 }
 

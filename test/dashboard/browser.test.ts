@@ -39,6 +39,8 @@ async function freshStore(): Promise<Store> {
 async function openPage(url: string): Promise<{ page: Page; problems: string[] }> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   onTestFinished(() => context.close());
+  // Below the test's own 30 s, so a step that never happens fails naming the locator it waited for.
+  context.setDefaultTimeout(20_000);
   const page = await context.newPage();
   const problems: string[] = [];
   page.on('console', (m) => {
@@ -137,7 +139,11 @@ describe('dashboard in a browser', () => {
     await page.locator('#token-input').fill(TOKEN);
     await page.getByRole('button', { name: 'Set' }).click();
     await page.getByText('token set for this tab').waitFor();
+    await page.waitForFunction(pagePredicates.liveUpdated);
     await page.locator('#cancel-reason').fill(`flaky ${HOSTILE}`);
+    // The run moves on while the reason is typed: the live region is replaced, the reason and the button stay.
+    await store.experiments.appendEvent({ experimentId: 'exp-cancel', timeMs: Date.now(), type: 'progress', data: { trial: 0, attempt: 1, phase: 'measure', elapsedMs: 1_000, remainingMs: 2_000, sentPairs: 20, droppedPairs: 0, rate: 20 } });
+    await page.locator('#live').getByText('measuring').waitFor();
     await page.getByRole('button', { name: 'Cancel experiment' }).click();
     await page.locator('#action-status', { hasText: 'exp-cancel: cancel sent to its runner' }).waitFor();
     const requested = (await store.experiments.events('exp-cancel')).filter((e) => e.type === 'cancel-requested');
@@ -146,6 +152,8 @@ describe('dashboard in a browser', () => {
     await store.experiments.put({ ...running, status: 'cancelled', updatedAtMs: T0 + 5, reason: `cancelled: flaky ${HOSTILE}` });
     await page.locator('#live .status', { hasText: 'cancelled' }).first().waitFor();
     await page.waitForFunction(pagePredicates.liveEnded);
+    // The cancel form went with the run.
+    expect(await page.locator('#experiment-actions').count()).toBe(0);
     expect(problems).toEqual([]);
   });
 
