@@ -27,7 +27,7 @@ function testedFamily(metrics: readonly MetricVerdict[]): MetricVerdict[] {
 }
 
 /** Step-up on pᵢ/wᵢ; returns each metric's adjusted value. */
-export function weightedBenjaminiHochberg(family: readonly { readonly p: number; readonly critical: boolean }[], ratio: number): number[] {
+function weightedBenjaminiHochberg(family: readonly { readonly p: number; readonly critical: boolean }[], ratio: number): number[] {
   const m = family.length;
   const critical = family.filter((f) => f.critical).length;
   const weightOf = (isCritical: boolean): number => {
