@@ -106,10 +106,10 @@ export function livePanel(snapshot: LiveSnapshot): string {
 }
 
 /**
- * The cancel form of a running or queued experiment, rendered once with the page and outside the live region:
- * the region is replaced whole on every change (a progress event every two seconds or so while a trial runs, and one at each phase), which wiped a
- * reason being typed and could swap the button between a click's press and release, so the click never fired.
- * The page's script removes it when the live stream ends (`data-live-only`).
+ * The cancel form of a running or queued experiment, rendered once with the page and outside the live region.
+ * The region is replaced whole on every change (a progress event every 2 s or so while a trial runs, and one at
+ * each phase), which wiped a reason being typed and could swap the button between a click's press and release,
+ * so that the click never fired. The page's script removes the form when the live stream ends (`data-live-only`).
  */
 export function cancelForm(record: ExperimentRecord): string {
   if (record.status !== 'running' && record.status !== 'queued') return '';
