@@ -16,7 +16,7 @@
 import { loadConfig } from '../core/config/load.js';
 import { UsageError } from '../core/errors.js';
 import { createLocalStore } from '../store/index.js';
-import { EXACT_TOLERANCE, judge, loadExperimentData, metricPolicies, type MetricVerdict, type TrialMetric } from '../harness/index.js';
+import { EXACT_TOLERANCE, designOf, judge, loadExperimentData, metricPolicies, type MetricVerdict, type TrialMetric } from '../harness/index.js';
 
 /** Critical metrics weigh r times the others; Infinity: all of α on the critical ones. */
 const WEIGHTS = [1, 2, 3, Number.POSITIVE_INFINITY] as const;
@@ -67,21 +67,22 @@ interface StepResult {
 
 async function stepsOf(dir: string): Promise<StepResult[]> {
   const { config } = await loadConfig({ path: `${dir}/tandem.config.yaml`, requireFile: true });
-  const workload = config.workloads[0];
-  if (!workload) throw new UsageError(`${dir}/tandem.config.yaml declares no workload`);
   const store = createLocalStore({ dir: `${dir}/store` });
   const results: StepResult[] = [];
   for (const record of await store.experiments.list()) {
     if (record.status !== 'regressed' || !record.verdict) continue;
+    const workload = config.workloads.find((w) => w.name === record.workload);
+    if (!workload) throw new UsageError(`${dir}/tandem.config.yaml has no workload ${JSON.stringify(record.workload)}, which experiment ${record.id} ran`);
     const data = await loadExperimentData(store, record.id, { resamples: 0 });
     const byTrial = new Map<number, TrialMetric[]>();
     for (const metric of data.metrics) byTrial.set(metric.trial, [...(byTrial.get(metric.trial) ?? []), metric]);
     const trials = [...byTrial.keys()].sort((a, b) => a - b);
-    const design = { minTrials: workload.trials.min, maxTrials: workload.trials.max };
+    // As the judge judged it while it ran (harness/evaluate.ts): the design stored in its spec, the workload's α.
+    const design = designOf(record.spec, workload);
     const alpha = workload.harness.alpha;
     const decidedAt: Record<string, number | undefined> = {};
     for (let n = Math.max(2, design.minTrials); n <= trials.length; n++) {
-      const verdict = judge(trials.slice(0, n).flatMap((t) => byTrial.get(t)!), { policies: metricPolicies(workload.checks), alpha, slotSigns: data.slotSigns, design });
+      const verdict = judge(trials.slice(0, n).flatMap((t) => byTrial.get(t)!), { policies: metricPolicies(workload.checks), alpha, minPoints: workload.harness.minPoints, slotSigns: data.slotSigns, design });
       for (const ratio of WEIGHTS) if (decidedAt[String(ratio)] === undefined && regressedAt(verdict.metrics, alpha, ratio)) decidedAt[String(ratio)] = n;
       if (WEIGHTS.every((ratio) => decidedAt[String(ratio)] !== undefined)) break;
     }
@@ -90,8 +91,21 @@ async function stepsOf(dir: string): Promise<StepResult[]> {
   return results;
 }
 
+/** Every `--demo DIR`; anything else, or a `--demo` without its directory, is refused by name. */
+function demoDirs(args: readonly string[]): string[] {
+  const dirs: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const dir = args[i + 1];
+    if (args[i] !== '--demo') throw new UsageError(`unknown argument ${JSON.stringify(args[i]!.slice(0, 100))}: bh-weights takes --demo DIR, repeated`);
+    if (dir === undefined || dir.startsWith('--')) throw new UsageError('--demo needs a directory (a `tandem demo --dir DIR` run)');
+    dirs.push(dir);
+    i++;
+  }
+  return dirs;
+}
+
 export async function run(args: string[]): Promise<void> {
-  const dirs = args.flatMap((arg, i) => (args[i - 1] === '--demo' ? [arg] : []));
+  const dirs = demoDirs(args);
   if (dirs.length === 0) throw new UsageError('name at least one store: --demo DIR (a `tandem demo --dir DIR` run)');
   const steps = (await Promise.all(dirs.map(stepsOf))).flat();
   if (steps.length === 0) throw new UsageError(`no regressed experiment in ${dirs.join(', ')}`);
