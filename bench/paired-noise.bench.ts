@@ -33,7 +33,9 @@
  * a side's fastest process, as Tandem does, and are also given for the geometric mean of its processes,
  * suffixed MeanOfProcesses, and for its first process alone, suffixed OneProcess), --alternate-node-args "…"
  * (every other trial starts both processes with these node flags instead of --node-args; the figures are also given
- * for each half, suffixed OwnArgs and AlternateArgs: a V8 setting measured against the default in the same run).
+ * for each half, suffixed OwnArgs and AlternateArgs: a V8 setting measured against the default in the same run),
+ * --inference grpc (the processes call prediction with the KServe v2 gRPC ModelInfer on one shard, as the demo's arms
+ * do, instead of HTTP through the gateway).
  */
 import { Agent } from 'node:http';
 import { rankingCorpus } from '../examples/stack/ranking-corpus.js';
@@ -43,7 +45,7 @@ import { cpuNs, post, rssBytes, startRankingProcess } from './support/ranking-pr
 import { cpuListFlag, numberFlag } from './support/bench-args.js';
 import { formatFaults, parseFaults } from '../examples/stack/faults.js';
 import { CROSS_ROUNDS, MAX_CROSS_ROUNDS } from '../examples/stack/model.js';
-import { UsageError } from '../core/errors.js';
+import { InternalError, UsageError } from '../core/errors.js';
 
 /** CPU ms per request of each process of both sides ([side][process]) over the window, and over its two halves. */
 type SideValues = readonly [readonly number[], readonly number[]];
@@ -82,6 +84,8 @@ interface Options {
   readonly alternateNodeArgs?: readonly string[];
   /** Fresh processes per side in every trial, each sent every body at `rate` (as `trials.processes` does). */
   readonly processes: number;
+  /** How the ranking processes call prediction: HTTP through the gateway, or the KServe v2 gRPC ModelInfer on shard 0. */
+  readonly inference: 'http' | 'grpc';
 }
 
 
@@ -207,10 +211,27 @@ function rssFiguresOf(trials: readonly TrialCpu[]): Record<string, number> {
 
 const suffixed = (figures: Record<string, number>, suffix: string): Record<string, number> => Object.fromEntries(Object.entries(figures).map(([k, v]) => [`${k}${suffix}`, v]));
 
+/** The shard the processes call over gRPC, as the demo pins its arms' calls to one shard's gRPC port. */
+function grpcShardOf(grpcShards: readonly string[]): string {
+  const shard = grpcShards[0];
+  if (shard === undefined) throw new InternalError('the example stack started no gRPC prediction port');
+  return shard;
+}
+
+/** `--inference http|grpc`: how the processes call prediction (http when absent). */
+function inferenceFlag(args: readonly string[]): 'http' | 'grpc' {
+  const at = args.indexOf('--inference');
+  if (at < 0) return 'http';
+  const value = args[at + 1];
+  if (value !== 'http' && value !== 'grpc') throw new UsageError(`--inference needs http or grpc, not ${JSON.stringify(value ?? '')}`);
+  return value;
+}
+
 async function study(isolate: readonly StackService[], o: Options, label: string): Promise<Record<string, number>> {
   const stack = await startStack({ shards: o.shards, isolate });
   try {
-    const env = { ...process.env, FEATURES_URL: stack.urls.features, INFERENCE_URL: stack.urls.gateway, ...(o.crossRounds !== undefined ? { STACK_CROSS_ROUNDS: String(o.crossRounds) } : {}) };
+    const inference = o.inference === 'grpc' ? { INFERENCE_URL: grpcShardOf(stack.urls.grpcShards), INFERENCE_PROTOCOL: 'grpc' } : { INFERENCE_URL: stack.urls.gateway };
+    const env = { ...process.env, FEATURES_URL: stack.urls.features, ...inference, ...(o.crossRounds !== undefined ? { STACK_CROSS_ROUNDS: String(o.crossRounds) } : {}) };
     const bodies = rankingCorpus(3_000).map((r) => Buffer.from(r.body, 'base64'));
     const trials: TrialCpu[] = [];
     // Alternating trial by trial, not one setting after the other: a drift of the machine then reaches both alike.
@@ -301,6 +322,7 @@ export async function run(args: string[]): Promise<void> {
     ...alternateNiceFlag(args),
     ...alternateNodeArgsFlag(args),
     processes: numberFlag(args, 'processes', 1, { min: 1, max: 8, integer: true }),
+    inference: inferenceFlag(args),
   };
   const inProcess = args.includes('--isolated-only') ? {} : await study([], o, 'dependencies in-process');
   const isolated = await study(['features', 'gateway', 'prediction'], o, 'dependencies isolated');

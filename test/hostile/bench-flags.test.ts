@@ -36,6 +36,8 @@ describe('bench flags', () => {
     [['paired-noise', '--alternate-nice', '-21'], '--alternate-nice needs a whole number from -20 to 19, got "-21"'],
     [['paired-noise', '--alternate-nice', '-5.5'], '--alternate-nice needs a whole number from -20 to 19, got "-5.5"'],
     [['paired-noise', '--processes', '0'], '--processes needs a whole number from 1 to 8, got "0"'],
+    [['paired-noise', '--inference', 'grpc;ls'], '--inference needs http or grpc, not "grpc;ls"'],
+    [['paired-noise', '--inference'], '--inference needs http or grpc, not ""'],
     [['paired-noise', '--node-args', 'evil.js'], '--node-args takes node flags only (--name or --name=value), got "evil.js"'],
     [['paired-noise', '--alternate-node-args', '--max-semi-space-size=16 --require=/tmp/x;ls'], '--alternate-node-args takes node flags only (--name or --name=value), got "--require=/tmp/x;ls"'],
     [['paired-noise', '--alternate-node-args', ' '], '--alternate-node-args needs node flags'],
