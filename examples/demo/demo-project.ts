@@ -77,7 +77,7 @@ export const TANDEM_BIN = join(import.meta.dirname, '..', '..', 'bin', 'tandem.j
  * in 32 arms' lives). A trial's arm lives about 6 s, and a production process amortizes start-up collections over
  * hours, so no trial should hold one (docs/harness.md, "A fresh process's first major collection").
  */
-export const ARM_V8_FLAGS = '--initial-old-space-size=64';
+const ARM_V8_FLAGS = '--initial-old-space-size=64';
 
 /**
  * The arms' deploy command (run by `sh -c`: paths are quoted; {revision} is validated, shell-safe characters only).
