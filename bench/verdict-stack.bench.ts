@@ -12,11 +12,17 @@
  *
  * Options: --runs N (5), --processes K (3 per arm), --rate R (10 pairs/s per process), --arm-cpus LIST (both arms
  * pinned to these CPUs, as the demo pins them), --step FAULTS (latency=2), --unchanged-only.
+ * --arm demo: the arms as the demo deploys them (its compiled service entry with ARM_V8_FLAGS, rankingArmCommand)
+ * instead of through the CLI (`tandem example-stack --service ranking`).
+ * --prestart A:B: every run also with each trial's arms started during the previous trial's warm-up
+ * (`trials.prestart`), slot A's on CPU list A and slot B's on B; each of its experiments right after the same
+ * experiment without it, which is its same-run baseline (the figures without a prefix are the prestarted ones,
+ * `asLanded…` the baseline's).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseConfigText, systemClock, type ExperimentRecord } from '../core/index.js';
+import { parseConfigText, systemClock, type ExperimentRecord, type TandemConfig } from '../core/index.js';
 import { UsageError } from '../core/errors.js';
 import { cpuListArg, cpuListPairArg } from './support/bench-args.js';
 import { createLocalStore } from '../store/index.js';
@@ -25,6 +31,9 @@ import { InlineQueue, parseRequest, runExperiment } from '../executor/index.js';
 import { loadExperimentData } from '../harness/index.js';
 import { rankingCorpus, startStack } from '../examples/stack/index.js';
 import { median } from './support/median.js';
+import { rankingArmCommand } from '../examples/demo/demo-project.js';
+import { compiledBuild } from '../bin/compiled-build.js';
+import { pathToFileURL } from 'node:url';
 
 const here = import.meta.dirname;
 
@@ -36,10 +45,14 @@ interface StackOptions {
   readonly armCpus?: string;
   /** Where slot A's and slot B's arms start, both at once, before they are moved onto armCpus (`trials.startCpus`). */
   readonly startCpus?: readonly [string, string];
+  /** Each trial's arms started during the previous trial's warm-up (`trials.prestart`). */
+  readonly prestart?: boolean;
+  /** The arms' deploy command; default: through the CLI. */
+  readonly armCommand?: string;
 }
 
 function configText(dir: string, featuresUrl: string, gatewayUrl: string, o: StackOptions): string {
-  const command = `'${process.execPath}' '${join(here, '..', 'bin', 'tandem.js')}' example-stack --service ranking --port {port} --faults={revision}`;
+  const command = o.armCommand ?? `'${process.execPath}' '${join(here, '..', 'bin', 'tandem.js')}' example-stack --service ranking --port {port} --faults={revision}`;
   return [
     `store: { kind: local, dir: ${JSON.stringify(join(dir, '.tandem'))} }`,
     'workloads:',
@@ -51,7 +64,7 @@ function configText(dir: string, featuresUrl: string, gatewayUrl: string, o: Sta
     // 10 pairs/s per process (the default) keeps three processes per arm well below where two shared cores
     // saturate (queueing would swamp the effect).
     `    replay: { rate: ${o.rate}, concurrency: 32, timeout: 5s }`,
-    `    trials: { min: 4, max: 12, warmup: 2s, measure: 3s, processes: ${o.processes}${o.armCpus !== undefined ? `, slotCpus: [${JSON.stringify(o.armCpus)}, ${JSON.stringify(o.armCpus)}]` : ''}${o.startCpus !== undefined ? `, startCpus: [${o.startCpus.map((c) => JSON.stringify(c)).join(', ')}]` : ''} }`,
+    `    trials: { min: 4, max: 12, warmup: 2s, measure: 3s, processes: ${o.processes}, prestart: ${o.prestart ?? false}${o.armCpus !== undefined ? `, slotCpus: [${JSON.stringify(o.armCpus)}, ${JSON.stringify(o.armCpus)}]` : ''}${o.startCpus !== undefined ? `, startCpus: [${o.startCpus.map((c) => JSON.stringify(c)).join(', ')}]` : ''} }`,
     // The demo's judgement: CPU per request critical at 1.5%, latency judged at 5%.
     '    checks:',
     '      - { metric: cpu_per_request, direction: increase-is-bad, threshold: 0.015, critical: true, mustHaveData: true }',
@@ -69,66 +82,89 @@ export async function run(args: string[]): Promise<void> {
   // --start-cpus A:B: slot A's arm starts on CPU list A and slot B's on B, both at once, then both move onto --arm-cpus.
   const startCpus = cpuListPairArg(args, 'start-cpus');
   if (startCpus !== undefined && armCpus === undefined) throw new UsageError('--start-cpus needs --arm-cpus: the arms are moved onto them once started');
+  const prestartCpus = cpuListPairArg(args, 'prestart');
+  if (prestartCpus !== undefined && armCpus === undefined) throw new UsageError('--prestart needs --arm-cpus: the arms started early are moved onto them when their trial begins');
+  const armKind = args.includes('--arm') ? args[args.indexOf('--arm') + 1] : 'cli';
+  if (armKind !== 'cli' && armKind !== 'demo') throw new UsageError(`--arm takes cli or demo, got ${JSON.stringify(armKind ?? '')}`);
+  const armCommand = armKind === 'demo' ? rankingArmCommand(pathToFileURL(join(await compiledBuild(join(here, '..')), 'examples', 'demo', 'demo-project.js')).href) : undefined;
   const step = args.includes('--step') ? args[args.indexOf('--step') + 1]! : 'latency=2';
   // --unchanged-only: the A/A half alone, to study the unchanged build's spread run by run.
   const arms = args.includes('--unchanged-only') ? [''] : [step, ''];
   const dir = await mkdtemp(join(tmpdir(), 'tandem-bench-verdict-stack-'));
   const stack = await startStack({ shards: 2, isolate: ['features', 'gateway', 'prediction'] });
-  const config = parseConfigText(configText(dir, stack.urls.features, stack.urls.gateway, { processes, rate, ...(armCpus !== undefined ? { armCpus } : {}), ...(startCpus !== undefined ? { startCpus } : {}) }), join(dir, 'tandem.config.yaml'));
+  const configFor = (prestarted: boolean): TandemConfig => {
+    const options = { processes, rate, ...(armCommand !== undefined ? { armCommand } : {}), ...(armCpus !== undefined ? { armCpus } : {}), ...(prestarted ? { startCpus: prestartCpus!, prestart: true } : startCpus !== undefined ? { startCpus } : {}) };
+    return parseConfigText(configText(dir, stack.urls.features, stack.urls.gateway, options), join(dir, 'tandem.config.yaml'));
+  };
+  const configs = prestartCpus !== undefined ? [configFor(false), configFor(true)] : [configFor(false)];
   const store = createLocalStore({ dir: join(dir, '.tandem') });
   const sharedSource = new SharedSource(systemClock);
-  const queue = new InlineQueue({ store, clock: systemClock, run: (id, signal) => runExperiment(id, { config, store, clock: systemClock, sharedSource, cwd: dir, signal }), concurrency: 1 });
+  // One queue per config (the prestarted one second), one experiment at a time.
+  const queues = configs.map((config) => new InlineQueue({ store, clock: systemClock, run: (id, signal) => runExperiment(id, { config, store, clock: systemClock, sharedSource, cwd: dir, signal }), concurrency: 1 }));
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
-  const results: { faults: string; record: ExperimentRecord; seconds: number }[] = [];
+  const results: { faults: string; prestarted: boolean; record: ExperimentRecord; seconds: number }[] = [];
   try {
     await store.init();
     await store.corpus.append(rankingCorpus(6_000));
     for (let i = 0; i < runs; i++) {
-      for (const faults of arms) {
+      for (const [faults, prestarted] of arms.flatMap((f) => configs.map((_, c) => [f, c === 1] as const))) {
         const started = Date.now();
-        const { id } = await queue.submit(parseRequest({ workload: 'ranking', change: `bench-${i}-${faults || 'clean'}`, seed: 1_000 + i, ...(faults ? { treatmentRevision: faults } : {}) }));
+        const queue = queues[prestarted ? 1 : 0]!;
+        const { id } = await queue.submit(parseRequest({ workload: 'ranking', change: `bench-${i}-${faults || 'clean'}${prestarted ? '-prestart' : ''}`, seed: 1_000 + i, ...(faults ? { treatmentRevision: faults } : {}) }));
         await queue.idle();
         const record = (await store.experiments.get(id))!;
         const seconds = (Date.now() - started) / 1000;
-        results.push({ faults, record, seconds });
+        results.push({ faults, prestarted, record, seconds });
         const metrics = (record.verdict?.metrics as { metric: string; verdict: string; estimate: number; low: number; high: number }[] | undefined) ?? [];
         // The headline metrics, and any other metric that regressed (an unchanged build regressed on rss_bytes or latency_p99 must say so).
         const brief = metrics.filter((m) => ['latency_shift', 'cpu_per_request', 'error_share'].includes(m.metric) || m.verdict === 'regression').map((m) => `${m.metric} ${(m.estimate * 100).toFixed(2)}% [${(m.low * 100).toFixed(2)}, ${(m.high * 100).toFixed(2)}] ${m.verdict}`);
         log(`  per trial: ${await perTrialEffects(store, id)}`);
-        log(`${faults || 'unchanged'} run ${i + 1}: ${record.status} after ${String(record.verdict?.trials ?? '?')} trials, ${seconds.toFixed(0)} s; ${brief.join('; ')}${record.status === 'failed' ? ` (${record.reason ?? ''})` : ''}`);
+        log(`${faults || 'unchanged'}${prestarted ? ' (prestart)' : ''} run ${i + 1}: ${record.status} after ${String(record.verdict?.trials ?? '?')} trials, ${seconds.toFixed(0)} s; ${brief.join('; ')}${record.status === 'failed' ? ` (${record.reason ?? ''})` : ''}`);
       }
     }
   } finally {
-    await queue.close();
+    for (const queue of queues) await queue.close();
     await store.close();
     await stack.stop();
     await rm(dir, { recursive: true, force: true });
   }
-  const fault = results.filter((r) => r.faults !== '');
-  if (fault.length === 0) {
-    process.stdout.write(`${JSON.stringify({ bench: 'verdict-stack', figures: { runs, stackAaRegressed: results.filter((r) => r.record.status === 'regressed').length }, targets: {} })}\n`);
+  const compared = configs.length > 1;
+  // Without --prestart, every result; with it, the prestarted ones (their same-run baseline is asLanded).
+  const figuresOf = (of: typeof results) => {
+    const fault = of.filter((r) => r.faults !== '');
+    const clean = of.filter((r) => r.faults === '');
+    const decidedSeconds = of.filter((r) => r.record.verdict?.decided === true).map((r) => r.seconds).sort((a, b) => a - b);
+    const measuredCpu = fault.map((r) => (r.record.verdict?.metrics as { metric: string; estimate: number }[] | undefined)?.find((m) => m.metric === 'cpu_per_request')?.estimate ?? Number.NaN).filter(Number.isFinite);
+    return {
+      stepCpuEffectMedian: Number((median([...measuredCpu].sort((a, b) => a - b)) * 100).toFixed(2)),
+      stackPower2Cpu: fault.filter((r) => r.record.status === 'regressed').length,
+      stackAaRegressed: clean.filter((r) => r.record.status === 'regressed').length,
+      stackAaPassed: clean.filter((r) => r.record.status === 'passed').length,
+      stackAaInconclusive: clean.filter((r) => r.record.status === 'inconclusive').length,
+      stackSecondsToDecision: Number(median(decidedSeconds).toFixed(1)),
+      meanTrialsFault: Number((fault.reduce((s, r) => s + Number(r.record.verdict?.trials ?? 0), 0) / fault.length).toFixed(1)),
+      meanTrialsUnchanged: Number((clean.reduce((s, r) => s + Number(r.record.verdict?.trials ?? 0), 0) / clean.length).toFixed(1)),
+    };
+  };
+  if (results.every((r) => r.faults === '')) {
+    process.stdout.write(`${JSON.stringify({ bench: 'verdict-stack', figures: { runs, stackAaRegressed: results.filter((r) => r.record.status === 'regressed' && r.prestarted === compared).length }, targets: {} })}\n`);
     return;
   }
-  const clean = results.filter((r) => r.faults === '');
-  const decidedSeconds = results.filter((r) => r.record.verdict?.decided === true).map((r) => r.seconds).sort((a, b) => a - b);
-  const medianSeconds = median(decidedSeconds);
-  const measuredCpu = fault.map((r) => (r.record.verdict?.metrics as { metric: string; estimate: number }[] | undefined)?.find((m) => m.metric === 'cpu_per_request')?.estimate ?? Number.NaN).filter(Number.isFinite);
+  const measured = figuresOf(results.filter((r) => r.prestarted === compared));
+  const asLanded = compared ? figuresOf(results.filter((r) => !r.prestarted)) : undefined;
   const figures = {
-    baseline: `the unchanged build, judged by the same sequential judge in the same run; ${processes} process(es) per arm (run with --processes 1 for the measurement before issue 30)`,
+    baseline: compared
+      ? `the same experiments with each trial's arms started between trials (asLanded…), each run right before its prestarted twin; the unchanged build judged by the same judge in the same run`
+      : `the unchanged build, judged by the same sequential judge in the same run; ${processes} process(es) per arm (run with --processes 1 for the measurement before issue 30)`,
     runs,
     processes,
     ratePerProcess: rate,
     armCpus: armCpus ?? 'free',
-    startCpus: startCpus?.join(':') ?? 'slots, one after the other',
+    arms: armCommand ?? 'through the CLI',
+    startCpus: compared ? `${prestartCpus!.join(':')}, started during the previous trial's warm-up` : (startCpus?.join(':') ?? 'slots, one after the other'),
     step,
-    stepCpuEffectMedian: Number((median([...measuredCpu].sort((a, b) => a - b)) * 100).toFixed(2)),
-    stackPower2Cpu: fault.filter((r) => r.record.status === 'regressed').length,
-    stackAaRegressed: clean.filter((r) => r.record.status === 'regressed').length,
-    stackAaPassed: clean.filter((r) => r.record.status === 'passed').length,
-    stackAaInconclusive: clean.filter((r) => r.record.status === 'inconclusive').length,
-    stackSecondsToDecision: Number(medianSeconds.toFixed(1)),
-    meanTrialsFault: Number((fault.reduce((s, r) => s + Number(r.record.verdict?.trials ?? 0), 0) / fault.length).toFixed(1)),
-    meanTrialsUnchanged: Number((clean.reduce((s, r) => s + Number(r.record.verdict?.trials ?? 0), 0) / clean.length).toFixed(1)),
+    ...measured,
+    ...(asLanded ? { asLandedStartCpus: startCpus?.join(':') ?? 'slots, one after the other', ...Object.fromEntries(Object.entries(asLanded).map(([name, value]) => [`asLanded${name[0]!.toUpperCase()}${name.slice(1)}`, value])) } : {}),
   };
   const targets = {
     stackPower2Cpu: { value: figures.stackPower2Cpu, min: Math.ceil(runs * 0.8) },

@@ -48,7 +48,12 @@ export function stopLeftovers(processes: readonly RecordedProcess[]): number {
   return stopped;
 }
 
-/** The processes recorded on trial attempts that were still running when their runner stopped. */
+/**
+ * The processes recorded on trial attempts that were still running when their runner stopped, and those any
+ * attempt started early for the trial after it (`prestarted`, trials.prestart: the runner may have stopped
+ * before that trial's own record named them). Processes that have ended since are skipped by stopLeftovers.
+ */
 export function leftoversOf(trials: readonly { readonly status: string; readonly details?: Readonly<Record<string, unknown>> }[]): RecordedProcess[] {
-  return trials.filter((t) => t.status === 'running').flatMap((t) => (Array.isArray(t.details?.processes) ? (t.details.processes as RecordedProcess[]) : []));
+  const listed = (value: unknown): RecordedProcess[] => (Array.isArray(value) ? (value as RecordedProcess[]) : []);
+  return trials.flatMap((t) => [...(t.status === 'running' ? listed(t.details?.processes) : []), ...listed(t.details?.prestarted)]);
 }

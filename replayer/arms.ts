@@ -52,7 +52,13 @@ export interface ArmProvider {
   deployControlPrime?(trial: number, signal?: AbortSignal): Promise<ArmDeployment>;
   /** What the experiment compares, said in every report's title. */
   readonly compared?: Readonly<Record<ArmName, ArmIdentity>>;
-  deploy(trial: number, signal?: AbortSignal): Promise<Record<ArmName, ArmDeployment>>;
+  /**
+   * Trial `trial`'s arms, started and ready. `place: false` leaves arms started on their start CPUs there
+   * (`trials.startCpus`), for `place` to move them onto their slots' when their trial begins.
+   */
+  deploy(trial: number, signal?: AbortSignal, options?: { readonly place?: boolean }): Promise<Record<ArmName, ArmDeployment>>;
+  /** Moves arms deployed with `place: false` onto their slots' CPUs; an arm that is gone by then is not ready (ArmNotReadyError). */
+  place?(deployments: Record<ArmName, ArmDeployment>): Promise<Record<ArmName, ArmDeployment>>;
 }
 
 /** The last lines a deployment printed, for the error that says it failed (its own words: "json-server: not found"). */
@@ -177,13 +183,15 @@ export class DeployedArms implements ArmProvider {
     return trial % 2 === 0 ? { control: 'A', treatment: 'B' } : { control: 'B', treatment: 'A' };
   }
 
-  async deploy(trial: number, signal?: AbortSignal): Promise<Record<ArmName, ArmDeployment>> {
+  async deploy(trial: number, signal?: AbortSignal, options: { readonly place?: boolean } = {}): Promise<Record<ArmName, ArmDeployment>> {
     const slots = DeployedArms.slotsFor(trial);
     const order: ArmName[] = slots.control === 'A' ? ['control', 'treatment'] : ['treatment', 'control'];
     const started: ArmDeployment[] = [];
     try {
-      if (this.options.startCpus && this.options.slotCpus) await this.#startTogether(order, slots, this.options.slotCpus, started, signal);
-      else for (const arm of order) started.push(await this.#startArm(arm, slots[arm], signal));
+      if (this.options.startCpus && this.options.slotCpus) {
+        await this.#startTogether(order, slots, started, signal);
+        if (options.place ?? true) await this.#moveOntoSlots(started, this.options.slotCpus);
+      } else for (const arm of order) started.push(await this.#startArm(arm, slots[arm], signal));
     } catch (error) {
       await Promise.all(started.map((d) => d.stop()));
       throw error;
@@ -192,17 +200,27 @@ export class DeployedArms implements ArmProvider {
     return byArm;
   }
 
+  /** Arms deployed with `place: false`, moved onto their slots' CPUs now (nothing to move without startCpus). */
+  async place(deployments: Record<ArmName, ArmDeployment>): Promise<Record<ArmName, ArmDeployment>> {
+    if (this.options.startCpus && this.options.slotCpus) await this.#moveOntoSlots([deployments.control, deployments.treatment], this.options.slotCpus);
+    return deployments;
+  }
+
   /**
-   * Both arms started at once, each on its slot's start CPUs, then every process of each moved onto its slot's
-   * CPUs: where both slots share one CPU, starting one after the other there costs the trial two starts. Nothing
+   * Both arms started at once, each on its slot's start CPUs (then moved onto its slot's CPUs, #moveOntoSlots):
+   * where both slots share one CPU, starting one after the other there costs the trial two starts. Nothing
    * is measured before the trial's warm-up, which follows the move. The started ones go into `started`, for the
    * caller to stop on failure.
    */
-  async #startTogether(order: readonly ArmName[], slots: Record<ArmName, Slot>, slotCpus: readonly [string, string], started: ArmDeployment[], signal?: AbortSignal): Promise<void> {
+  async #startTogether(order: readonly ArmName[], slots: Record<ArmName, Slot>, started: ArmDeployment[], signal?: AbortSignal): Promise<void> {
     const settled = await Promise.allSettled(order.map((arm) => this.#startArm(arm, slots[arm], signal)));
     for (const s of settled) if (s.status === 'fulfilled') started.push(s.value);
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) throw failed.reason;
+  }
+
+  /** Every process of each arm moved onto its slot's CPUs. */
+  async #moveOntoSlots(started: readonly ArmDeployment[], slotCpus: readonly [string, string]): Promise<void> {
     const moves = started.flatMap((deployment) => {
       const cpus = slotCpus[deployment.slot === 'A' ? 0 : 1];
       return instancesOf(deployment).flatMap((instance) => (instance.pid !== undefined ? [{ deployment, group: instance.pid, cpus }] : []));

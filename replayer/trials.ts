@@ -13,7 +13,8 @@ import type { Store } from '../store/index.js';
 import { ArmNotReadyError, instancesOf, type ArmDeployment, type ArmProvider, type ArmIdentity } from './arms.js';
 import { shapeCorpus, wrapped, type ShapedCorpus } from './replay-shaping.js';
 import { resetArm } from './arm-reset.js';
-import { leftoversOf, recordProcess, stopLeftovers } from './arm-processes.js';
+import { leftoversOf, stopLeftovers, type RecordedProcess } from './arm-processes.js';
+import { NextTrialArms, processesOf } from './next-trial-arms.js';
 import { fingerprintDifferences } from './fingerprint.js';
 import { pairedReplay, type PairedReplayResult, type ReplayProgress } from './paired-replay.js';
 import { markProcessCpu, scrapeCounters } from './counters.js';
@@ -108,49 +109,74 @@ export async function runTrials(options: RunTrialsOptions): Promise<TrialsResult
   const cancelled = (): TrialsResult => ({ trials: ledger.trials, completed: ledger.completed, cancelled: true });
   const startedMs = clock.now();
   let stoppedBy: TrialsResult['stoppedBy'] = 'max';
-  for (let index = 0; ledger.completed < workload.trials.max; index++) {
-    if (ledger.hasCompleted(index)) continue;
-    if (workload.trials.budget !== undefined && clock.now() - startedMs >= workload.trials.budget) {
-      stoppedBy = 'budget';
-      break;
-    }
-    for (let attempt = ledger.nextAttempt(index); ; attempt++) {
-      if (options.signal?.aborted) return cancelled();
-      const ended = await runAttempt(options, ledger, index, attempt);
-      if (ended === 'cancelled') return cancelled();
-      if (ended === 'completed') {
-        const settled = ledger.trials.find((t) => t.index === index && t.attempt === attempt && t.status === 'completed');
-        if (settled && options.onTrialCompleted) await options.onTrialCompleted(settled);
+  const next = workload.trials.prestart && options.arms.kind === 'deployed' ? new NextTrialArms(options.arms, options.signal) : undefined;
+  try {
+    for (let index = 0; ledger.completed < workload.trials.max; index++) {
+      if (ledger.hasCompleted(index)) continue;
+      if (workload.trials.budget !== undefined && clock.now() - startedMs >= workload.trials.budget) {
+        stoppedBy = 'budget';
+        break;
+      }
+      for (let attempt = ledger.nextAttempt(index); ; attempt++) {
+        if (options.signal?.aborted) return cancelled();
+        const ended = await runAttempt(options, ledger, index, attempt, next);
+        if (ended === 'cancelled') return cancelled();
+        if (ended === 'completed') {
+          const settled = ledger.trials.find((t) => t.index === index && t.attempt === attempt && t.status === 'completed');
+          if (settled && options.onTrialCompleted) await options.onTrialCompleted(settled);
+          break;
+        }
+      }
+      const { completed } = ledger;
+      if (completed >= workload.trials.min && completed < workload.trials.max && options.afterTrial && (await options.afterTrial(completed))) {
+        stoppedBy = 'decided';
         break;
       }
     }
-    const { completed } = ledger;
-    if (completed >= workload.trials.min && completed < workload.trials.max && options.afterTrial && (await options.afterTrial(completed))) {
-      stoppedBy = 'decided';
-      break;
-    }
+  } finally {
+    // Arms started for a trial that will not run.
+    await next?.stop();
   }
   return { trials: ledger.trials, completed: ledger.completed, cancelled: false, stoppedBy };
+}
+
+/** The trial to start early while trial `index` runs: the next one not completed, unless this one may be the last. */
+function upcomingTrial(ledger: TrialLedger, index: number, max: number): number | undefined {
+  if (ledger.completed + 1 >= max) return undefined;
+  let upcoming = index + 1;
+  while (ledger.hasCompleted(upcoming)) upcoming++;
+  return upcoming;
 }
 
 type AttemptEnd = 'completed' | 'replaced' | 'cancelled';
 
 /** One attempt at trial `index`: deploy, reset, measure, and settle it in the ledger. */
-async function runAttempt(options: RunTrialsOptions, ledger: TrialLedger, index: number, attempt: number): Promise<AttemptEnd> {
+async function runAttempt(options: RunTrialsOptions, ledger: TrialLedger, index: number, attempt: number, next: NextTrialArms | undefined): Promise<AttemptEnd> {
   const { workload, clock } = options;
   const startedAtMs = clock.now();
   await ledger.start(index, attempt, startedAtMs);
-  const arms = await deployAttempt(options, ledger, index, attempt, startedAtMs);
+  const arms = await deployAttempt(options, ledger, index, attempt, startedAtMs, next?.take(index));
   if (typeof arms === 'string') return arms;
   const { deployments, slots } = arms;
   const ended = (status: TrialRecord['status'], details: Record<string, unknown>, reason?: string): TrialRecord => ({ index, attempt, status, startedAtMs, endedAtMs: clock.now(), ...(reason !== undefined ? { reason } : {}), details });
+  // The next trial's arms, started during this one's warm-up (trials.prestart), and their record on this attempt:
+  // written before any other write of the ledger, so two writes never race.
+  let prestarted: Promise<RecordedProcess[]> = Promise.resolve([]);
+  let recorded: Promise<unknown> = Promise.resolve();
   try {
     const differences = fingerprintDifferences(deployments.control.fingerprint, deployments.treatment.fingerprint);
     if (differences.length > 0 && !workload.trials.allowFingerprintMismatch) {
       await ledger.replaceOrFail(ended('excluded', { slots }, `arms ran in different environments (${differences.join('; ')})`));
       return 'replaced';
     }
+    const upcoming = next ? upcomingTrial(ledger, index, workload.trials.max) : undefined;
+    if (next && upcoming !== undefined) {
+      prestarted = next.start(upcoming);
+      recorded = prestarted.then((processes) => (processes.length > 0 ? ledger.annotate(index, attempt, { prestarted: processes }) : undefined));
+    }
     const { result, shaped, otherWorkOnArmCpus } = await measureAttempt(options, index, attempt, arms);
+    await recorded;
+    const early = await prestarted;
     const details = {
       ...summarize(result, workload.replay.minAchievedShare),
       ...(otherWorkOnArmCpus !== undefined ? { otherWorkOnArmCpus: Number(otherWorkOnArmCpus.toFixed(3)) } : {}),
@@ -159,6 +185,8 @@ async function runAttempt(options: RunTrialsOptions, ledger: TrialLedger, index:
       fingerprints: { control: deployments.control.fingerprint ?? null, treatment: deployments.treatment.fingerprint ?? null },
       // Cumulative per (arm, dependency): calls, errors, blocked, refused, fan-out.
       ...(options.router ? { dependencies: options.router.snapshot() } : {}),
+      // Kept with the settled record too: the next trial's ledger entry starts after this one settles.
+      ...(early.length > 0 ? { prestarted: early } : {}),
     };
     if (result.cancelled) {
       await ledger.settle(ended('cancelled', details, 'cancelled'));
@@ -179,6 +207,7 @@ async function runAttempt(options: RunTrialsOptions, ledger: TrialLedger, index:
     await ledger.settle(ended('completed', details));
     return 'completed';
   } finally {
+    await recorded.catch(() => undefined);
     await arms.stop();
   }
 }
@@ -193,8 +222,10 @@ interface AttemptArms {
 /**
  * The attempt's arms deployed (and control′ when it is deployed per trial), their processes recorded with
  * the attempt, and reset. An arm that is not ready replaces the attempt; any other failure ends the run.
+ * `prestarted`: the arms started during the trial before (trials.prestart), taken instead of deploying; they
+ * fail as a deployment would.
  */
-async function deployAttempt(options: RunTrialsOptions, ledger: TrialLedger, index: number, attempt: number, startedAtMs: number): Promise<AttemptArms | 'replaced' | 'cancelled'> {
+async function deployAttempt(options: RunTrialsOptions, ledger: TrialLedger, index: number, attempt: number, startedAtMs: number, prestarted?: Promise<Record<ArmName, ArmDeployment>>): Promise<AttemptArms | 'replaced' | 'cancelled'> {
   const { workload, clock, signal } = options;
   const replaced = async (error: ArmNotReadyError, details: Record<string, unknown> = {}): Promise<'replaced'> => {
     await ledger.replaceOrFail({ index, attempt, status: 'replaced', startedAtMs, endedAtMs: clock.now(), reason: error.message, details: { output: error.output.slice(-2_000), ...details } });
@@ -202,7 +233,7 @@ async function deployAttempt(options: RunTrialsOptions, ledger: TrialLedger, ind
   };
   let deployments: Record<ArmName, ArmDeployment>;
   try {
-    deployments = await options.arms.deploy(index, signal);
+    deployments = await (prestarted ?? options.arms.deploy(index, signal));
   } catch (error) {
     if (signal?.aborted || !(error instanceof ArmNotReadyError)) {
       await ledger.settle({ index, attempt, status: signal?.aborted ? 'cancelled' : 'failed', startedAtMs, endedAtMs: clock.now(), reason: signal?.aborted ? 'cancelled' : (error as Error).message });
@@ -223,7 +254,7 @@ async function deployAttempt(options: RunTrialsOptions, ledger: TrialLedger, ind
     }
   }
   const arms: AttemptArms = { deployments, prime, slots, stop: () => Promise.all([deployments.control.stop(), deployments.treatment.stop(), prime?.stop()]) };
-  const processes = [...(['control', 'treatment'] as const).flatMap((arm) => instancesOf(deployments[arm]).flatMap((i) => (i.pid !== undefined ? [recordProcess(arm, i.pid)] : []))), ...(prime?.pid !== undefined ? [recordProcess('control-prime', prime.pid)] : [])];
+  const processes = processesOf(deployments, prime);
   if (processes.length > 0) await ledger.annotate(index, attempt, { processes });
   try {
     await resetArms(workload, deployments, options.arms.compared, signal);

@@ -318,6 +318,12 @@ const workloadObject = z.strictObject({
           .describe(
             'Fresh processes per arm in every trial of deployed arms (equal for both arms; every record goes to every process, so the arms and their dependencies get this many times replay.rate; each process is measured on its own). The arm\'s CPU per request and latency are those of its fastest process: where one fresh process in five is ~20% slower for its whole life, 3 make the arm slow only when all 3 are (docs/harness.md). `tandem calibrate` says when a workload shows such processes.',
           ),
+        prestart: z
+          .boolean()
+          .default(false)
+          .describe(
+            "Start each trial's deployed arms during the previous trial's warm-up, where nothing is measured, so a trial no longer waits for two fresh processes to start (about a tenth of the demo's trials). They start where startCpus says (needed: keep it off the running arms' CPUs) and wait idle there until their trial; arms that would still be starting when the window opens should not be started early (docs/harness.md).",
+          ),
         maxReplacements: z.number().int().min(0).default(2).describe('Trials failed for infrastructure reasons (an arm not ready, a load not achieved) that may be replaced.'),
         allowFingerprintMismatch: z.boolean().default(false).describe('Keep trials whose arms ran on different machines.'),
         slotCpus: z
@@ -339,6 +345,8 @@ const workloadObject = z.strictObject({
         const max = t.max ?? Math.max(min, DEFAULT_MAX_TRIALS);
         if (t.count === undefined && min > max) ctx.addIssue({ code: 'custom', message: `min (${min}) must be <= max (${max})`, path: ['min'] });
         if (t.startCpus !== undefined && t.slotCpus === undefined) ctx.addIssue({ code: 'custom', message: 'startCpus needs slotCpus: arms are moved onto their slot\'s CPUs once started', path: ['startCpus'] });
+        // Started early on the slots' own CPUs, arms would start, and then wait, on the CPUs the running trial measures.
+        if (t.prestart && t.startCpus === undefined) ctx.addIssue({ code: 'custom', message: 'prestart needs startCpus (and slotCpus): arms started early wait on their start CPUs, off the CPUs the running trial measures', path: ['prestart'] });
       })
       .transform((t) => {
         const min = t.count ?? t.min ?? DEFAULT_MIN_TRIALS;

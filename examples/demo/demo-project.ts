@@ -122,9 +122,10 @@ export function demoConfigText(options: DemoProjectOptions): string {
     // both arms alike. Measured with one core kept busy (npm run bench -- paired-noise --cpus): the paired CPU
     // effect's per-trial sd was 4.0% with the two processes free to move, 3.3% of it between the processes (one of
     // them sharing a core with the busy work for the whole window), and 1.2% with both on one core.
-    // They start at once, one on another CPU (startCpus), and are moved onto it once ready: one after the other on
-    // that one CPU, starting them was a sixth of every trial (docs/demo.md).
-    `    trials: { min: ${options.minTrials}, max: ${options.maxTrials}, warmup: ${options.warmup}, measure: ${options.measure}, maxReplacements: 4, processes: 1${options.armCpus !== undefined ? `, slotCpus: [${quote(options.armCpus)}, ${quote(options.armCpus)}]` : ''}${options.armCpus !== undefined && options.armStartCpus !== undefined ? `, startCpus: [${options.armStartCpus.map(quote).join(', ')}]` : ''} }`,
+    // They start on another CPU (startCpus) and are moved onto it once ready: one after the other on that one CPU,
+    // starting them was a sixth of every trial (docs/demo.md). They start during the previous trial's warm-up
+    // (prestart): even at once on two CPUs, starting them was a tenth of every trial.
+    `    trials: { min: ${options.minTrials}, max: ${options.maxTrials}, warmup: ${options.warmup}, measure: ${options.measure}, maxReplacements: 4, processes: 1, prestart: ${options.armStartCpus !== undefined}${options.armCpus !== undefined ? `, slotCpus: [${quote(options.armCpus)}, ${quote(options.armCpus)}]` : ''}${options.armCpus !== undefined && options.armStartCpus !== undefined ? `, startCpus: [${options.armStartCpus.map(quote).join(', ')}]` : ''} }`,
     '    dependencies:',
     `      - { name: features, env: FEATURES_URL, policy: isolated, target: ${quote(options.featuresReplicaUrl)} }`,
     `      - { name: prediction, env: INFERENCE_URL, policy: pinned, shards: [${options.grpcShardUrls.map(quote).join(', ')}], pinned: [${quote(pinnedGrpc)}], grpc: { readMethods: ['inference.GRPCInferenceService/*'] } }`,

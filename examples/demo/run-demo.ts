@@ -334,14 +334,16 @@ async function closeAll(closers: Closer[]): Promise<void> {
 
 /**
  * Both arms on the last CPU this process may run on (`Cpus_allowed_list` in /proc/self/status, so a container's
- * cpuset is respected): the rest of the stack keeps the others. They start at once, slot A's on the first CPU and
- * slot B's on the arms' own, one CPU each as they will run. Nothing to choose with one CPU, or off Linux.
+ * cpuset is respected): the rest of the stack keeps the others. Both start on the first CPU, one CPU each as they
+ * will run: they start during the previous trial's warm-up (trials.prestart), and on the arms' own CPU they would
+ * take it from that trial's arms. Nothing to choose with one CPU, or off Linux.
  */
 export function armCpusOf(procStatus: string): { armCpus?: string; armStartCpus?: readonly [string, string] } {
   const cpus = allowedCpusOf(procStatus);
   if (cpus.length < 2) return {};
   const armCpus = String(Math.max(...cpus));
-  return { armCpus, armStartCpus: [String(Math.min(...cpus)), armCpus] };
+  const startCpu = String(Math.min(...cpus));
+  return { armCpus, armStartCpus: [startCpu, startCpu] };
 }
 
 /** CPUs idle over one second on the ones this process may use, read from /proc/stat; undefined off Linux. */

@@ -26,7 +26,7 @@ describe('config validation', () => {
     const [w] = config.workloads;
     expect(w?.corpus.lookback).toBe(4 * 3_600_000);
     // Sequential by default: a look after every trial from the 4th, at most 12 (`count` is the most a run takes).
-    expect(w?.trials).toEqual({ min: 4, max: 12, count: 12, warmup: 10_000, measure: 30_000, maxReplacements: 2, allowFingerprintMismatch: false, processes: 1 });
+    expect(w?.trials).toEqual({ min: 4, max: 12, count: 12, warmup: 10_000, measure: 30_000, maxReplacements: 2, allowFingerprintMismatch: false, processes: 1, prestart: false });
     expect(w?.replay.timeout).toBe(5_000);
   });
 
@@ -105,6 +105,13 @@ describe('config validation', () => {
   it('caps a sequential design at 200 trials (its boundary is simulated once, at a cost that grows with max²); a fixed horizon may be longer', () => {
     expect(issuesOf(() => parseConfig({ workloads: [{ name: 'w', tier: 't', arms: { control: { url: 'http://127.0.0.1:1' }, treatment: { url: 'http://127.0.0.1:2' } }, trials: { max: 500 } }] }))).toEqual(['workloads[0].trials.max must be <= 200, got 500']);
     expect(parseConfig({ workloads: [{ name: 'w', tier: 't', arms: { control: { url: 'http://127.0.0.1:1' }, treatment: { url: 'http://127.0.0.1:2' } }, trials: { count: 500 } }] }).workloads[0]?.trials).toMatchObject({ min: 500, max: 500 });
+  });
+
+  it('refuses arms started early without start CPUs: they would start, and wait, on the CPUs the running trial measures', () => {
+    const arms = { control: { deploy: { command: 'serve' } }, treatment: { deploy: { command: 'serve' } } };
+    const issues = issuesOf(() => parseConfig({ workloads: [{ name: 'w', tier: 't', arms, trials: { prestart: true, slotCpus: ['1', '1'] } }] }));
+    expect(issues).toEqual([expect.stringMatching(/^workloads\[0\]\.trials\.prestart prestart needs startCpus \(and slotCpus\): arms started early wait on their start CPUs/)]);
+    expect(parseConfig({ workloads: [{ name: 'w', tier: 't', arms, trials: { prestart: true, slotCpus: ['1', '1'], startCpus: ['0', '0'] } }] }).workloads[0]?.trials.prestart).toBe(true);
   });
 
   it('adds line and column for files and lists problems in file order', () => {

@@ -1,15 +1,15 @@
 import { createServer } from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { freePort, parseConfig, systemClock, type RequestOutcome, type Sample, type WorkloadConfig } from '../../core/index.js';
+import { freePort, parseConfig, systemClock, type RequestOutcome, type Sample, type TrialRecord, type WorkloadConfig } from '../../core/index.js';
 import { createLocalStore, type Store } from '../../store/index.js';
-import { DeployedArms, FINGERPRINT_PATH, ReplayFailedError, UrlArms, cpusOfList, deployCommand, localFingerprint, runTrials } from '../../replayer/index.js';
+import { DeployedArms, FINGERPRINT_PATH, ReplayFailedError, UrlArms, cpusOfList, deployCommand, localFingerprint, runTrials, type RecordedProcess } from '../../replayer/index.js';
 import { simpleCorpus, stream } from '../support/corpus.js';
 
 async function tempStore(): Promise<Store> {
@@ -40,6 +40,13 @@ async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
 }
 
 const ARM_SERVER = join(import.meta.dirname, 'fixtures', 'arm-server.ts');
+
+/** Arms on the last CPU this process may use, started on the first (as the demo places them; one CPU: the same). */
+function pinning(): { slotCpus: [string, string]; startCpus: [string, string] } {
+  const allowed = cpusOfList(/^Cpus_allowed_list:\s*(\S+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]!);
+  const [first, last] = [String(allowed[0]), String(allowed.at(-1))];
+  return { slotCpus: [last, last], startCpus: [first, first] };
+}
 
 describe('trials', () => {
   it('runs deployed arms per trial, swapping their slots (crossover), and records counters and CPU per arm', async () => {
@@ -133,6 +140,110 @@ describe('trials', () => {
     expect(JSON.parse(Buffer.from(prime[0]!.body!, 'base64').toString('utf8'))).toEqual({ arm: 'control-prime', slot: '', revision: 'abc' });
     // While the trial ran, its processes were recorded with it, control′ too (a killed run's next run stops them).
     expect(running).toContainEqual(['control', 'control-prime', 'treatment']);
+  });
+
+  it("starts each trial's arms during the previous trial's warm-up when the workload prestarts, records them there, and stops those no trial took", async () => {
+    const store = await tempStore();
+    const spec = { command: `${process.execPath} --import tsx ${ARM_SERVER} {revision}`, readyPath: '/healthz', readyTimeoutMs: 20_000, cwd: process.cwd() };
+    const cpus = pinning();
+    const arms = new DeployedArms({ specs: { control: spec, treatment: spec }, revisions: { control: 'abc', treatment: 'def' }, ...cpus, clock: systemClock });
+    const controlStarted = new Map<number, number>();
+    const snapshots: TrialRecord[][] = [];
+    // Decided after 2 trials of at most 4: the arms the second trial started for the third are never taken.
+    const result = await runTrials({
+      experimentId: 'exp-early',
+      seed: 5,
+      workload: workload({ count: undefined, min: 2, max: 4, prestart: true, ...cpus }),
+      corpus: () => stream(simpleCorpus(50)),
+      arms,
+      store,
+      clock: systemClock,
+      scrapeIntervalMs: 50,
+      onTrials: (t) => void snapshots.push(t.map((x) => ({ ...x }))),
+      afterMeasure: async (index, controlUrl) => void controlStarted.set(index, ((await (await request(`${controlUrl}/placement`)).body.json()) as { startedAtMs: number }).startedAtMs),
+      afterTrial: async (completed) => completed >= 2,
+    });
+    expect(result.completed).toBe(2);
+    const [first, second] = result.trials;
+    expect([first, second].map((t) => [t?.index, t?.status, t?.details?.slots])).toEqual([
+      [0, 'completed', { control: 'A', treatment: 'B' }],
+      [1, 'completed', { control: 'B', treatment: 'A' }],
+    ]);
+    // Trial 2's control was started while trial 1 ran, before trial 2's own record began.
+    expect(controlStarted.get(1)).toBeGreaterThan(first!.startedAtMs);
+    expect(controlStarted.get(1)).toBeLessThan(second!.startedAtMs);
+    // The processes trial 1 started early are the ones trial 2 ran (its running record names them).
+    const pids = (list: unknown): number[] => (list as RecordedProcess[]).map((p) => p.pid).sort();
+    const secondRunning = snapshots.flat().find((t) => t.index === 1 && t.status === 'running' && t.details?.processes);
+    expect(pids(first!.details?.prestarted)).toEqual(pids(secondRunning?.details?.processes));
+    // Named on trial 1 while it still ran (a run killed then leaves them recorded), and kept once it settled.
+    expect(snapshots.some((list) => list.some((t) => t.index === 0 && t.status === 'running' && Array.isArray(t.details?.prestarted)))).toBe(true);
+    // The arms trial 2 started for trial 3 were stopped when the judge decided.
+    const unused = pids(second!.details?.prestarted);
+    expect(unused).toHaveLength(2);
+    for (const pid of unused) expect(() => process.kill(pid, 0)).toThrow();
+  });
+
+  it('keeps arms started early on their start CPUs while the trial before theirs runs, and moves them onto their slots when theirs begins', async () => {
+    const store = await tempStore();
+    const cpus = pinning();
+    const [startCpu, armCpu] = [cpus.startCpus[0], cpus.slotCpus[0]];
+    const spec = { command: `${process.execPath} --import tsx ${ARM_SERVER}`, readyPath: '/healthz', readyTimeoutMs: 20_000, cwd: process.cwd() };
+    const arms = new DeployedArms({ specs: { control: spec, treatment: spec }, ...cpus, clock: systemClock });
+    const cpusOf = (pid: number): string | undefined => /^Cpus_allowed_list:\s*(\S+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    // Read when trial 1's record first names the arms it started for trial 2: trial 1 is still running.
+    let waiting: (string | undefined)[] | undefined;
+    const during = new Map<number, string[]>();
+    const result = await runTrials({
+      experimentId: 'exp-early-placed',
+      seed: 7,
+      workload: workload({ count: 2, prestart: true, ...cpus }),
+      corpus: () => stream(simpleCorpus(50)),
+      arms,
+      store,
+      clock: systemClock,
+      onTrials: (t) => {
+        const early = t.find((x) => x.index === 0 && x.status === 'running' && Array.isArray(x.details?.prestarted));
+        if (early && waiting === undefined) waiting = (early.details!.prestarted as RecordedProcess[]).map((p) => cpusOf(p.pid));
+      },
+      afterMeasure: async (index, controlUrl) => void during.set(index, ((await (await request(`${controlUrl}/placement`)).body.json()) as { cpus: string[] }).cpus),
+    });
+    expect(result.completed).toBe(2);
+    expect(waiting).toEqual([startCpu, startCpu]);
+    // Every thread of trial 2's control, started early, ran on the arms' CPU in its trial.
+    expect(during.get(1)).toEqual([armCpu]);
+  });
+
+  it('deploys a trial afresh when the arms started early for it did not become ready', async () => {
+    const store = await tempStore();
+    const dir = await mkdtemp(join(tmpdir(), 'tandem-prestart-'));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
+    const broken = join(dir, 'broken');
+    // A build that fails while the marker exists: laid once trial 1's arms are up (before trial 2's start early),
+    // lifted once an attempt at trial 1 has ended. Started after that, as without prestart, trial 2's arms would start.
+    const spec = { command: `test -e ${broken} && exit 3; exec ${process.execPath} --import tsx ${ARM_SERVER}`, readyPath: '/healthz', readyTimeoutMs: 20_000, cwd: process.cwd() };
+    const cpus = pinning();
+    const arms = new DeployedArms({ specs: { control: spec, treatment: spec }, ...cpus, clock: systemClock });
+    const result = await runTrials({
+      experimentId: 'exp-early-failed',
+      seed: 6,
+      workload: workload({ count: 2, prestart: true, ...cpus }),
+      corpus: () => stream(simpleCorpus(50)),
+      arms,
+      store,
+      clock: systemClock,
+      onTrials: (t) => {
+        if (t.some((x) => x.index === 0 && x.status === 'running' && x.details?.processes)) writeFileSync(broken, '');
+        if (t.some((x) => x.index === 0 && x.status !== 'running')) rmSync(broken, { force: true });
+      },
+    });
+    expect(result.completed).toBe(2);
+    // (A loaded machine may replace an attempt for its load as well: only trial 2's own attempts are asserted.)
+    const second = result.trials.filter((t) => t.index === 1);
+    expect(second[0]).toMatchObject({ attempt: 1, status: 'replaced', reason: expect.stringMatching(/exited \(3\) before it was ready/) });
+    expect(second.at(-1)?.status).toBe('completed');
+    // Nothing started early for trial 2 became ready, so trial 1 names nothing.
+    expect(result.trials.find((t) => t.index === 0 && t.status === 'completed')?.details).not.toHaveProperty('prestarted');
   });
 
   it('replaces a trial whose arm is not ready, up to the limit, then fails naming every reason', async () => {
