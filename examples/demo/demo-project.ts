@@ -101,6 +101,8 @@ export function demoConfigText(options: DemoProjectOptions): string {
   const command = rankingArmCommand();
   const pinned = options.shardUrls[options.pinnedShard]!;
   const pinnedGrpc = options.grpcShardUrls[options.pinnedShard]!;
+  // Arms start early (prestart) only where they have start CPUs of their own, as the config requires.
+  const startCpus = options.armCpus !== undefined && options.armStartCpus !== undefined ? options.armStartCpus : undefined;
   return [
     '# Written by `tandem demo` for the example stack it started (ports change every run).',
     backends.store === 'clickhouse' ? `store: { kind: clickhouse, url: ${quote(backends.clickhouseUrl ?? 'http://127.0.0.1:8123')}, database: tandem_demo }` : `store: { kind: local, dir: ${quote(join(options.dir, 'store'))} }`,
@@ -125,7 +127,7 @@ export function demoConfigText(options: DemoProjectOptions): string {
     // They start on another CPU (startCpus) and are moved onto it once ready: one after the other on that one CPU,
     // starting them was a sixth of every trial (docs/demo.md). They start during the previous trial's warm-up
     // (prestart): even at once on two CPUs, starting them was a tenth of every trial.
-    `    trials: { min: ${options.minTrials}, max: ${options.maxTrials}, warmup: ${options.warmup}, measure: ${options.measure}, maxReplacements: 4, processes: 1, prestart: ${options.armStartCpus !== undefined}${options.armCpus !== undefined ? `, slotCpus: [${quote(options.armCpus)}, ${quote(options.armCpus)}]` : ''}${options.armCpus !== undefined && options.armStartCpus !== undefined ? `, startCpus: [${options.armStartCpus.map(quote).join(', ')}]` : ''} }`,
+    `    trials: { min: ${options.minTrials}, max: ${options.maxTrials}, warmup: ${options.warmup}, measure: ${options.measure}, maxReplacements: 4, processes: 1, prestart: ${startCpus !== undefined}${options.armCpus !== undefined ? `, slotCpus: [${quote(options.armCpus)}, ${quote(options.armCpus)}]` : ''}${startCpus !== undefined ? `, startCpus: [${startCpus.map(quote).join(', ')}]` : ''} }`,
     '    dependencies:',
     `      - { name: features, env: FEATURES_URL, policy: isolated, target: ${quote(options.featuresReplicaUrl)} }`,
     `      - { name: prediction, env: INFERENCE_URL, policy: pinned, shards: [${options.grpcShardUrls.map(quote).join(', ')}], pinned: [${quote(pinnedGrpc)}], grpc: { readMethods: ['inference.GRPCInferenceService/*'] } }`,

@@ -22,5 +22,9 @@ describe('the demo puts both arms on one CPU', () => {
     expect(started.workloads[0]?.trials.startCpus).toEqual(['0', '0']);
     expect(started.workloads[0]?.trials.prestart).toBe(true);
     expect(parseConfigText(demoConfigText(options), 'demo.yaml').workloads[0]?.trials.slotCpus).toBeUndefined();
+    // Start CPUs without the arms' CPU are not written, and neither is prestart (the config would refuse it).
+    const unpinned = parseConfigText(demoConfigText({ ...options, armStartCpus: ['0', '0'] }), 'demo.yaml').workloads[0]?.trials;
+    expect(unpinned?.prestart).toBe(false);
+    expect(unpinned?.startCpus).toBeUndefined();
   });
 });
