@@ -12,13 +12,13 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { WorkloadConfig } from '../core/index.js';
-import { hasLaw, keepLaw, type LawKey, type NullLaw } from './sequential.js';
+import { hasLaw, keepSimulatedLaw, lawAtHand, type LawKey, type NullLaw } from './sequential.js';
 
 const WORKER = new URL('./law-worker.js', import.meta.url);
 
-/** Resolves true once the law is kept for this process (or already was), false where no worker can run. */
+/** Resolves true once the law is kept for this process (or already was, or was in the law cache), false where no worker can run. */
 export async function simulateLawInBackground(design: LawKey): Promise<boolean> {
-  if (hasLaw(design)) return true;
+  if (lawAtHand(design)) return true;
   if (!existsSync(fileURLToPath(WORKER))) return false;
   const law = await new Promise<NullLaw>((resolve, reject) => {
     const worker = new Worker(WORKER, { workerData: design });
@@ -28,7 +28,7 @@ export async function simulateLawInBackground(design: LawKey): Promise<boolean> 
     worker.once('error', reject);
     worker.once('exit', (code) => reject(new Error(`the law's worker exited (${code}) before it answered`)));
   });
-  if (!hasLaw(design)) keepLaw(design, law);
+  if (!hasLaw(design)) keepSimulatedLaw(design, law);
   return true;
 }
 

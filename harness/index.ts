@@ -18,9 +18,10 @@ export { trialMetrics, BUILT_IN_METRICS, type TrialMetric, type TrialData, type 
 export { metricPolicies, defaultThreshold, type MetricPolicy, type Direction } from './metric-policy.js';
 export { comparedText } from './reports/compared-text.js';
 export { judge, formatEffect, formatP, joinSentences, type MetricVerdict, type MetricVerdictKind, type MetricLook, type ExperimentVerdict, type ExperimentOutcome, type JudgeOptions, type OnInconclusive } from './verdict.js';
-export { fitLook, lookAccumulator, sequentialBoundary, hasLaw, criticalValue, ar1VarianceFactor, varianceInflation, plannedStandardError, MIN_DF, EXACT_TOLERANCE, type LookFit, type SequentialDesign, type Boundary, type SerialCorrelation, type LookEstimator } from './sequential.js';
+export { fitLook, lookAccumulator, sequentialBoundary, hasLaw, lawAtHand, criticalValue, ar1VarianceFactor, varianceInflation, plannedStandardError, MIN_DF, EXACT_TOLERANCE, type LookFit, type SequentialDesign, type Boundary, type SerialCorrelation, type LookEstimator } from './sequential.js';
 export { judgeSequentially, lookByLook, type SequentialRun } from './sequential-run.js';
 export { simulateLawInBackground, lawOfWorkload } from './background-law.js';
+export { fileLawCache, lawCacheDir, useLawCache, type LawCache } from './law-cache.js';
 export { signFlipP } from './sign-flip.js';
 export { calibrate, wilsonInterval, type Calibration, type MetricCalibration } from './calibration.js';
 export { loadExperimentData, selectTrials, slotSign, missingDataCauses, type ExperimentData, type ExcludedTrial, type SlotSign, type TrialSelection } from './experiment-data.js';

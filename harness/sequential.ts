@@ -27,11 +27,13 @@
  * and planning: the noise floor, the trials a change needs, and a warning when
  * an experiment is noisier than calibrated (docs/harness.md, Inference).
  */
+import { createHash } from 'node:crypto';
 import { seededRandom } from '../core/index.js';
 import { studentTQuantile } from './stats.js';
 import { HuberLooks } from './huber-looks.js';
 import { MeanLooks } from './mean-looks.js';
 import type { LookAccumulator, LookEstimator, LookFit, SerialCorrelation } from './look-fit.js';
+import { chosenLawCache } from './law-cache.js';
 
 export * from './look-fit.js';
 
@@ -106,10 +108,11 @@ export interface NullLaw {
 /** What a law depends on: every design ending at the same last look shares it, whatever its first. */
 export type LawKey = Omit<SequentialDesign, 'minTrials'>;
 
-function simulateLooks(design: LawKey, seed: number): NullLaw {
+/** Each look's raw q over the first `count` simulated sequences of the design's law. */
+function simulatedQs(design: LawKey, seed: number, count: number): Float64Array[] {
   const z = gaussian(seededRandom(seed));
-  const perLook = Array.from({ length: design.maxTrials }, () => new Float64Array(SIMULATIONS).fill(1));
-  for (let s = 0; s < SIMULATIONS; s++) {
+  const perLook = Array.from({ length: design.maxTrials }, () => new Float64Array(count).fill(1));
+  for (let s = 0; s < count; s++) {
     const looks = lookAccumulator(design.estimator, design.serial === 'given' ? { kind: 'given', rho: 0 } : { kind: 'own' });
     for (let n = 1; n <= design.maxTrials; n++) {
       looks.add(z(), design.slotted ? (n % 2 === 1 ? -1 : 1) : 0);
@@ -117,6 +120,11 @@ function simulateLooks(design: LawKey, seed: number): NullLaw {
       if (look) perLook[n - 1]![s] = look.q;
     }
   }
+  return perLook;
+}
+
+function simulateLooks(design: LawKey, seed: number): NullLaw {
+  const perLook = simulatedQs(design, seed, SIMULATIONS);
   const sorted = perLook.map((qs) => qs.slice().sort());
   const calibrated = perLook.map((qs, look) => qs.map((q) => countAtMost(sorted[look]!, q) / SIMULATIONS));
   return { sorted, calibrated };
@@ -124,9 +132,37 @@ function simulateLooks(design: LawKey, seed: number): NullLaw {
 
 const lawKeyOf = (design: LawKey): string => `${design.maxTrials}|${design.slotted}|${design.serial ?? 'own'}|${design.estimator ?? 'huber'}`;
 
+const seedOf = (design: LawKey): number => 0x5eed + design.maxTrials * 7_919 + (design.slotted ? 1 : 0) + (design.serial === 'given' ? 2 : 0);
+
 /** A law as the judge simulates it (seeded by its key: the same law wherever it is simulated). */
 export function simulatedLaw(design: LawKey): NullLaw {
-  return simulateLooks(design, 0x5eed + design.maxTrials * 7_919 + (design.slotted ? 1 : 0) + (design.serial === 'given' ? 2 : 0));
+  return simulateLooks(design, seedOf(design));
+}
+
+/**
+ * What this code simulates for the design's first 64 sequences (the same stream simulatedLaw starts with), as a
+ * digest: a law kept on disk is this code's law only while its fingerprint is this (law-cache.ts).
+ */
+export function lawFingerprint(design: LawKey): string {
+  const hash = createHash('sha256');
+  for (const qs of simulatedQs(design, seedOf(design), 64)) hash.update(new Uint8Array(qs.buffer));
+  return hash.digest('hex');
+}
+
+const shapeOf = (design: LawKey) => ({ simulations: SIMULATIONS, fingerprint: () => lawFingerprint(design) });
+
+/** Whether this process has the law without simulating it: kept already, or read whole from the law cache. */
+export function lawAtHand(design: LawKey): boolean {
+  if (laws.has(lawKeyOf(design))) return true;
+  const cached = chosenLawCache()?.read(design, shapeOf(design));
+  if (cached) keepLaw(design, cached);
+  return cached !== undefined;
+}
+
+/** A law simulated here or in a worker, kept for this process and, where there is a cache, for the next. */
+export function keepSimulatedLaw(design: LawKey, law: NullLaw): void {
+  keepLaw(design, law);
+  chosenLawCache()?.write(design, law, shapeOf(design));
 }
 
 /** A law simulated elsewhere (harness/background-law.ts) kept for the looks of this process. */
@@ -139,10 +175,9 @@ export function keepLaw(design: LawKey, law: NullLaw): void {
 export const hasLaw = (design: LawKey): boolean => laws.has(lawKeyOf(design));
 
 function lawOf(design: LawKey): NullLaw {
-  const kept = laws.get(lawKeyOf(design));
-  if (kept) return kept;
+  if (lawAtHand(design)) return laws.get(lawKeyOf(design))!;
   const law = simulatedLaw(design);
-  keepLaw(design, law);
+  keepSimulatedLaw(design, law);
   return law;
 }
 
