@@ -140,12 +140,15 @@ export function simulatedLaw(design: LawKey): NullLaw {
 }
 
 /**
- * What this code simulates for the design's first 64 sequences (the same stream simulatedLaw starts with), as a
- * digest: a law kept on disk is this code's law only while its fingerprint is this (law-cache.ts).
+ * What this code simulates for the design's first 64 sequences (the same stream simulatedLaw starts with), and the
+ * text of the code that turns sequences into a law, as a digest: a law kept on disk is this code's law only while
+ * its fingerprint is this (law-cache.ts). The sequences catch any change to the looks, the estimator or the seeds;
+ * the text, a change to how their sorted and calibrated arrays are derived, which the sequences would not show.
  */
 export function lawFingerprint(design: LawKey): string {
   const hash = createHash('sha256');
   for (const qs of simulatedQs(design, seedOf(design), 64)) hash.update(new Uint8Array(qs.buffer));
+  hash.update(simulateLooks.toString()).update(countAtMost.toString());
   return hash.digest('hex');
 }
 
