@@ -156,8 +156,14 @@ describe('capacity test on the example stack (HiLO §4)', () => {
   const index = (state: string | undefined): number => (state === undefined ? -1 : states.indexOf(state));
   /** The story's coordinated half: the feature store is the bottleneck, the controller acts on it, and the run ends in L0. */
   const expectFeatureStoreStory = (coordinated: ExampleCapacityResult, context: string): void => {
-    // The feature store reported its load-factor and the controller acted on it.
-    expect(coordinated.decisions.some((d) => (d.perService.features ?? 0) > 0.9), context).toBe(true);
+    // The feature store reported its load-factor and the controller acted on it. Failed once in CI on 2026-12-05's
+    // twenty-second host (the slower-host run below, L2 reached and left, quality within target) and passed in three
+    // runs alone after it; that host's requests cost a third to half more for stretches of half a minute, which
+    // would make ranking the first over a threshold. The message now says which service led and how high each went.
+    const peaks = Object.fromEntries([...new Set(coordinated.decisions.flatMap((d) => Object.keys(d.perService)))].map((service) => [service, Math.max(0, ...coordinated.decisions.map((d) => d.perService[service] ?? 0))]));
+    const firstEscalation = coordinated.decisions.find((d) => d.transition === 'escalate');
+    const story = `${context} peak load-factors ${JSON.stringify(peaks)}; first escalation ${JSON.stringify(firstEscalation?.perService ?? null)} to ${firstEscalation?.state ?? 'none'}`;
+    expect(coordinated.decisions.some((d) => (d.perService.features ?? 0) > 0.9), story).toBe(true);
     expect(index(coordinated.summary.maxState), context).toBeGreaterThanOrEqual(2);
     expect(coordinated.summary.finalState, context).toBe('L0');
     // Recovery goes one state at a time; escalation may jump.
