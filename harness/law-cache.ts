@@ -13,7 +13,7 @@
  * not hold is a miss, never an error: the look simulates, as it always could.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { LawKey, NullLaw } from './sequential.js';
@@ -25,8 +25,10 @@ export interface LawCache {
   write(design: LawKey, law: NullLaw, shape: LawShape): void;
 }
 
-/** What a kept law must match: its sequences per look, and the fingerprint this code simulates for its design. */
+/** What a kept law must match: its design's key, its sequences per look, and the fingerprint this code simulates for it. */
 export interface LawShape {
+  /** The design as sequential.ts keys its laws (lawKeyOf). */
+  readonly key: string;
   readonly simulations: number;
   readonly fingerprint: () => string;
 }
@@ -61,22 +63,28 @@ function fileOf(dir: string, design: LawKey): string {
   return join(dir, `law-${Math.trunc(design.maxTrials)}-${design.slotted ? 'slotted' : 'unslotted'}-${design.serial === 'given' ? 'given' : 'own'}-${design.estimator === 'mean' ? 'mean' : 'huber'}.bin`);
 }
 
-const designText = (design: LawKey): string => `${Math.trunc(design.maxTrials)}|${design.slotted}|${design.serial ?? 'own'}|${design.estimator ?? 'huber'}`;
-
 /** Laws kept as files under `dir` (created private to the user: 0700, files 0600). */
 export function fileLawCache(dir: string): LawCache {
   return {
     read(design, expected) {
       try {
-        const file = fileOf(dir, design);
-        if (!isPrivate(dir, true) || !isPrivate(file, false)) return undefined;
-        const bytes = readFileSync(file);
+        if (!isPrivateDir(dir)) return undefined;
+        // One descriptor for the check and the read: the file checked is the file read.
+        const fd = openSync(fileOf(dir, design), 'r');
+        let bytes: Buffer;
+        try {
+          const stat = fstatSync(fd);
+          if (!stat.isFile() || !ownedAndClosed(stat, 0o022)) return undefined;
+          bytes = readFileSync(fd);
+        } finally {
+          closeSync(fd);
+        }
         const newline = bytes.subarray(0, MAX_HEADER_BYTES).indexOf(0x0a);
         if (newline < 0) return undefined;
         const header = JSON.parse(bytes.subarray(0, newline).toString('utf8')) as Partial<Header>;
         const looks = Math.trunc(design.maxTrials);
         const payload = bytes.subarray(newline + 1);
-        if (header.format !== FORMAT || header.design !== designText(design) || header.simulations !== expected.simulations || header.looks !== looks) return undefined;
+        if (header.format !== FORMAT || header.design !== expected.key || header.simulations !== expected.simulations || header.looks !== looks) return undefined;
         if (payload.length !== 2 * looks * expected.simulations * 8) return undefined;
         if (header.sha256 !== createHash('sha256').update(payload).digest('hex')) return undefined;
         if (header.fingerprint !== expected.fingerprint()) return undefined;
@@ -90,9 +98,9 @@ export function fileLawCache(dir: string): LawCache {
     write(design, law, shape) {
       try {
         mkdirSync(dir, { recursive: true, mode: 0o700 });
-        if (!isPrivate(dir, true)) return;
+        if (!isPrivateDir(dir)) return;
         const payload = Buffer.concat([...law.sorted, ...law.calibrated].map((values) => Buffer.from(values.buffer, values.byteOffset, values.byteLength)));
-        const header: Header = { format: FORMAT, design: designText(design), simulations: shape.simulations, looks: law.sorted.length, fingerprint: shape.fingerprint(), sha256: createHash('sha256').update(payload).digest('hex') };
+        const header: Header = { format: FORMAT, design: shape.key, simulations: shape.simulations, looks: law.sorted.length, fingerprint: shape.fingerprint(), sha256: createHash('sha256').update(payload).digest('hex') };
         // Written whole under another name and renamed: a reader (or a crash) never sees half a law.
         const file = fileOf(dir, design);
         const partial = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.partial`;
@@ -106,18 +114,16 @@ export function fileLawCache(dir: string): LawCache {
   };
 }
 
-/** Owned by this user and writable by nobody else (for the directory: nor enterable). */
-function isPrivate(path: string, directory: boolean): boolean {
-  const fd = openSync(path, 'r');
-  try {
-    const stat = fstatSync(fd);
-    if (directory !== stat.isDirectory() || (!directory && !stat.isFile())) return false;
-    const uid = process.getuid?.();
-    if (uid !== undefined && stat.uid !== uid) return false;
-    return (stat.mode & (directory ? 0o077 : 0o022)) === 0;
-  } finally {
-    closeSync(fd);
-  }
+/** Owned by this user, and none of `others` (mode bits) set for group or others. */
+function ownedAndClosed(stat: Stats, others: number): boolean {
+  const uid = process.getuid?.();
+  return (uid === undefined || stat.uid === uid) && (stat.mode & others) === 0;
+}
+
+/** A directory of this user's that nobody else may enter or write. */
+function isPrivateDir(path: string): boolean {
+  const stat = statSync(path);
+  return stat.isDirectory() && ownedAndClosed(stat, 0o077);
 }
 
 /** The `kept` most recently written laws stay; partial files a killed writer left are removed after ten minutes. */
@@ -132,11 +138,17 @@ function evictBeyond(dir: string, kept: number): void {
 
 /**
  * Where the CLI keeps laws: `TANDEM_CACHE_DIR` (empty: no cache), else `$XDG_CACHE_HOME/tandem`, else
- * `~/.cache/tandem`; always its `laws` directory. Undefined when caching is off or there is no home.
+ * `~/.cache/tandem`; always its `laws` directory. Undefined when caching is off or there is no home (os.homedir
+ * throws where the user has no entry and no HOME: every command would otherwise fail before it starts).
  */
-export function lawCacheDir(env: NodeJS.ProcessEnv): string | undefined {
+export function lawCacheDir(env: NodeJS.ProcessEnv, home: () => string = homedir): string | undefined {
   const chosen = env.TANDEM_CACHE_DIR;
   if (chosen !== undefined) return chosen === '' ? undefined : join(chosen, 'laws');
-  const base = env.XDG_CACHE_HOME || (homedir() ? join(homedir(), '.cache') : undefined);
-  return base ? join(base, 'tandem', 'laws') : undefined;
+  if (env.XDG_CACHE_HOME) return join(env.XDG_CACHE_HOME, 'tandem', 'laws');
+  try {
+    const dir = home();
+    return dir ? join(dir, '.cache', 'tandem', 'laws') : undefined;
+  } catch {
+    return undefined;
+  }
 }

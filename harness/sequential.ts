@@ -152,7 +152,7 @@ export function lawFingerprint(design: LawKey): string {
   return hash.digest('hex');
 }
 
-const shapeOf = (design: LawKey) => ({ simulations: SIMULATIONS, fingerprint: () => lawFingerprint(design) });
+const shapeOf = (design: LawKey) => ({ key: lawKeyOf(design), simulations: SIMULATIONS, fingerprint: () => lawFingerprint(design) });
 
 /** Whether this process has the law without simulating it: kept already, or read whole from the law cache. */
 export function lawAtHand(design: LawKey): boolean {

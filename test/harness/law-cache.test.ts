@@ -5,6 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { fileLawCache, lawCacheDir, useLawCache, type LawShape } from '../../harness/law-cache.js';
 import { lawAtHand, lawFingerprint, simulatedLaw, type LawKey } from '../../harness/sequential.js';
 
+const keyOf = (key: LawKey): string => `${key.maxTrials}|${key.slotted}|${key.serial}|${key.estimator}`;
+
 const dirs: string[] = [];
 const tempDir = (): string => {
   const dir = mkdtempSync(join(tmpdir(), 'tandem-laws-'));
@@ -17,7 +19,7 @@ afterEach(() => {
 });
 
 const design: LawKey = { maxTrials: 8, slotted: true, serial: 'given', estimator: 'huber' };
-const shapeOf = (key: LawKey): LawShape => ({ simulations: 16_000, fingerprint: () => lawFingerprint(key) });
+const shapeOf = (key: LawKey): LawShape => ({ key: keyOf(key), simulations: 16_000, fingerprint: () => lawFingerprint(key) });
 const onlyLaw = (dir: string): string => join(dir, readdirSync(dir).find((name) => name.endsWith('.bin'))!);
 
 describe('laws of the looks kept on disk', () => {
@@ -43,7 +45,7 @@ describe('laws of the looks kept on disk', () => {
   it('is a miss when the code would simulate another law: a fingerprint that is not this code’s, or another sequence count', () => {
     const dir = tempDir();
     const cache = fileLawCache(dir);
-    cache.write(design, law, { simulations: 16_000, fingerprint: () => 'the fingerprint of an older judge' });
+    cache.write(design, law, { ...shapeOf(design), fingerprint: () => 'the fingerprint of an older judge' });
     expect(cache.read(design, shapeOf(design))).toBeUndefined();
     cache.write(design, law, shapeOf(design));
     expect(cache.read(design, { ...shapeOf(design), simulations: 8_000 })).toBeUndefined();
@@ -83,11 +85,11 @@ describe('laws of the looks kept on disk', () => {
     writeFileSync(stale, 'half a law');
     utimesSync(stale, new Date(Date.now() - 3_600_000), new Date(Date.now() - 3_600_000));
     for (let n = 1; n <= 17; n++) {
-      cache.write(small(n), fake, { simulations: 4, fingerprint: () => 'f' });
+      cache.write(small(n), fake, { key: keyOf(small(n)), simulations: 4, fingerprint: () => 'f' });
       // Written a second apart as the file system sees it, so "last" is well defined.
       utimesSync(join(dir, `law-${n}-unslotted-own-mean.bin`), new Date(1_000_000 * n), new Date(1_000_000 * n));
     }
-    cache.write(small(18), fake, { simulations: 4, fingerprint: () => 'f' });
+    cache.write(small(18), fake, { key: keyOf(small(18)), simulations: 4, fingerprint: () => 'f' });
     const names = readdirSync(dir);
     expect(names.filter((name) => name.endsWith('.bin'))).toHaveLength(16);
     expect(names).not.toContain('law-1-unslotted-own-mean.bin');
@@ -113,5 +115,8 @@ describe('laws of the looks kept on disk', () => {
     expect(lawCacheDir({ TANDEM_CACHE_DIR: '' })).toBeUndefined();
     expect(lawCacheDir({ XDG_CACHE_HOME: '/home/u/.xdg' })).toBe('/home/u/.xdg/tandem/laws');
     expect(lawCacheDir({})).toMatch(/\.cache\/tandem\/laws$/);
+    expect(lawCacheDir({}, () => '/home/u')).toBe('/home/u/.cache/tandem/laws');
+    // No home at all (os.homedir throws without a passwd entry or HOME): no cache, and every command still runs.
+    expect(lawCacheDir({}, () => { throw new Error('ENOENT: no such file or directory, uv_os_homedir'); })).toBeUndefined();
   });
 });
