@@ -113,18 +113,25 @@ describe('tandem replay with deployed arms behind the egress router', () => {
   it('starts ranking arms per trial with router URLs: features isolated, prediction pinned to one shard', async () => {
     const stack = await startStack({ shards: 4 });
     onTestFinished(() => stack.stop());
-    const dir = await routedProject(stack, { trials: '{ count: 2, warmup: 100ms, measure: 600ms }', prediction: 'pin: 1' });
+    // 1.5 s measured: in a 600 ms window one stall of the runner on a loaded two-core host cut the load below its share.
+    const dir = await routedProject(stack, { trials: '{ count: 2, warmup: 100ms, measure: 1500ms }', prediction: 'pin: 1' });
     await createLocalStore({ dir: join(dir, '.tandem') }).corpus.append(rankingCorpus(60));
     const result = await runCli(['replay', '--workload', 'ranking', '--seed', '11', '--json'], { cwd: dir });
     expect(result.code, result.err).toBe(0);
-    const summary = JSON.parse(result.out) as { trials: { status: string; details: { slots: Record<string, string>; dependencies: { arm: string; dependency: string; calls: number; errors: number; fanOut: number; targets: string[] }[] } }[]; arms: Record<string, { requests: number; errors: number }> };
-    expect(summary.trials.map((t) => [t.status, t.details.slots.control])).toEqual([
-      ['completed', 'A'],
-      ['completed', 'B'],
-    ]);
+    const summary = JSON.parse(result.out) as { trials: { status: string; reason?: string; details: { slots: Record<string, string>; dependencies: { arm: string; dependency: string; calls: number; errors: number; fanOut: number; targets: string[] }[] } }[]; arms: Record<string, { requests: number; errors: number }> };
+    const completed = summary.trials.filter((t) => t.status === 'completed');
+    const told = JSON.stringify(summary.trials.map((t) => [t.status, t.reason]));
+    expect(completed.map((t) => t.details.slots.control), told).toEqual(['A', 'B']);
+    // A busy CI host may miss a trial's load (it failed once so, as `replaced` in slot B): the runner replaces
+    // such a trial, naming why, and that is the product working. Anything else is not.
+    for (const other of summary.trials.filter((t) => t.status !== 'completed')) {
+      expect(other.status, told).toBe('replaced');
+      expect(other.reason, told).toMatch(/^load failed: achieved|refused or reset more than/);
+    }
     // On a loaded machine a request may miss ranking's own 2 s deadline; the routing is what is checked here.
     expect(summary.arms.treatment!.errors).toBeLessThan(summary.arms.treatment!.requests * 0.1);
-    const dependencies = summary.trials[1]!.details.dependencies;
+    // Cumulative per (arm, dependency): the last completed trial's counts cover the run.
+    const dependencies = completed.at(-1)!.details.dependencies;
     for (const arm of ['control', 'treatment']) {
       const prediction = dependencies.find((d) => d.arm === arm && d.dependency === 'prediction')!;
       expect(prediction.fanOut).toBe(1);
