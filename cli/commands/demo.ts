@@ -25,7 +25,6 @@ export interface DemoOptions extends GlobalOptions {
   readonly redisUrl?: string;
   /** commander's --no-worker */
   readonly worker?: boolean;
-  readonly quick?: boolean;
   readonly rate?: string;
   readonly only?: string;
 }
@@ -111,7 +110,7 @@ export async function run(options: DemoOptions, ctx: CliContext): Promise<number
   const printer = progressPrinter(ctx);
   let result: DemoResult;
   try {
-    result = await runDemo({ dir, backends, worker: options.worker ?? true, quick: options.quick ?? false, ...(rate !== undefined ? { rate } : {}), ...(only ? { only } : {}), onProgress: printer.update, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+    result = await runDemo({ dir, backends, worker: options.worker ?? true, ...(rate !== undefined ? { rate } : {}), ...(only ? { only } : {}), onProgress: printer.update, ...(ctx.signal ? { signal: ctx.signal } : {}) });
   } finally {
     printer.end();
   }

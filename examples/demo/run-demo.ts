@@ -42,8 +42,6 @@ export interface DemoOptions {
   readonly backends: DemoBackends;
   /** Run a BullMQ worker in this process (with the bullmq queue). @default true */
   readonly worker?: boolean;
-  /** Shorter recording and trials, for tests. */
-  readonly quick?: boolean;
   /** The judged steps' pairs per second, instead of the rate chosen from the machine and the request's cost. */
   readonly rate?: number;
   /** The steps to run (1–5); the stack and the recording run whatever is chosen. @default all */
@@ -70,6 +68,8 @@ export interface DemoStep {
 export interface DemoResult {
   readonly dir: string;
   readonly corpusRecords: number;
+  /** How long production traffic was recorded: sized to what the judged steps' trials replay. */
+  readonly recordingMs: number;
   /**
    * The judged steps' rate, whether the machine was quiet, and what a ranking request cost: read
    * while recording, or by the probe after it (`probed`). `loweredFrom`: the rate a step's trials could not hold
@@ -97,7 +97,6 @@ const MAX_TRIALS = 48;
 const STEP_TIMEOUT_MS = MAX_TRIALS * 10_000;
 
 export async function runDemo(options: DemoOptions): Promise<DemoResult> {
-  const quick = options.quick ?? false;
   // Every in-flight request of the traffic generator and the replayer listens on this one signal.
   if (options.signal) setMaxListeners(10_000, options.signal);
   const runId = Date.now().toString(36);
@@ -139,8 +138,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
         shardUrls: stack.urls.shards,
         grpcShardUrls: stack.urls.grpcShards,
         pinnedShard: PINNED_SHARD,
-        // The same trials in --quick (only the recording is shorter): a fresh process needs about two seconds of
-        // traffic before its CPU per request settles, and shorter windows double the per-trial noise.
+        // A fresh process needs about two seconds of traffic before its CPU per request settles, and shorter
+        // windows double the per-trial noise.
         // At most 48: the judge stops as soon as it decides (6–12 trials on a quiet host), but where A/A trials
         // differ by 3% (paired sd, a noisy host) a clean change needs about 50 to be shown within ±2%, and one
         // stopped at 32 stayed inconclusive at +0.6% [−1.6%, +2.9%] (docs/demo.md).
@@ -171,7 +170,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       // Awaited below; a recording that fails first must not leave its failure unhandled.
       law.catch(() => undefined);
     };
-    const recorded = await recordProduction({ url: stack.urls.ranking, pid: stack.pidOf.ranking }, store, config, { quick, trialRecords: plannedRate * (TRIAL_WARMUP_S + TRIAL_MEASURE_S) }, progress, options.signal, simulateLaw);
+    const recorded = await recordProduction({ url: stack.urls.ranking, pid: stack.pidOf.ranking }, store, config, plannedRate * (TRIAL_WARMUP_S + TRIAL_MEASURE_S), progress, options.signal, simulateLaw);
     await law;
     aborted();
     // The recording's reading is an upper bound, trusted when it keeps the rate; else a probe measures (request-cost.ts).
@@ -226,7 +225,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     await closeAll(serviceClosers);
     if (chosen(5)) steps.push(await capacityStep(store, reports, runId, progress, options.signal));
     aborted();
-    return { dir: options.dir, corpusRecords: recorded.corpusRecords, trials: { pairsPerSecond: rate, quiet, ...(lowered ? { loweredFrom: lowered } : {}), ...(requestCost !== undefined ? { rankingCpuMsPerRequest: requestCost * 1000, probed } : {}) }, steps, ok: steps.every((step) => step.asExpected) };
+    return { dir: options.dir, corpusRecords: recorded.corpusRecords, recordingMs: recorded.recordingMs, trials: { pairsPerSecond: rate, quiet, ...(lowered ? { loweredFrom: lowered } : {}), ...(requestCost !== undefined ? { rankingCpuMsPerRequest: requestCost * 1000, probed } : {}) }, steps, ok: steps.every((step) => step.asExpected) };
   } finally {
     await closeAll(queueClosers);
     await closeAll(serviceClosers);
@@ -244,19 +243,20 @@ async function recordProduction(
   ranking: { url: string; pid: number | undefined },
   store: Store,
   config: TandemConfig,
-  size: { quick: boolean; trialRecords: number },
+  trialRecords: number,
   progress: Progress,
   signal: AbortSignal | undefined,
   afterReading: () => void,
-): Promise<{ corpusRecords: number; sample: CorpusRecord[]; cpuSecondsPerRequest: number | undefined }> {
+): Promise<{ corpusRecords: number; recordingMs: number; sample: CorpusRecord[]; cpuSecondsPerRequest: number | undefined }> {
   const recorder = new Recorder({ tier: 'ranking', store: store.corpus, clock: systemClock, rate: config.recorder.rate, redact: config.recorder.redact, log: () => undefined });
   const sidecar = await startSidecar({ recorder, upstream: ranking.url });
   const query = await startService('query', { rankingUrl: sidecar.url });
   // A trial replays rate × its seconds of records and the corpus does not wrap: a third more than that is sampled on average
-  // (150 ± 9 in 6 s for the 100 a trial at 20 pairs/s replays, 100 ± 7 in 4 s for 70 at 14); without --quick, 2 s more.
+  // (150 ± 9 in 6 s for the 100 a trial at 20 pairs/s replays, 100 ± 7 in 4 s for 70 at 14), and no more: every second
+  // recorded is a second of every run (it recorded 2 s more unless --quick, for no record a trial replayed, until 2026-12-06).
   const trafficRate = 50;
   const sampledPerSecond = trafficRate * config.recorder.rate;
-  const recordMs = Math.ceil((size.trialRecords * 4) / 3 / sampledPerSecond) * 1_000 + (size.quick ? 0 : 2_000);
+  const recordMs = Math.ceil((trialRecords * 4) / 3 / sampledPerSecond) * 1_000;
   const recording = setInterval(() => progress(0, 'recording', `production traffic ${trafficRate} req/s through query → ranking; sampling ${config.recorder.rate * 100}% into the corpus`), 1_000);
   // Read over the recording's seconds 1–3 (it lasts at least 4): after the fresh process's first second, before the end.
   const pid = ranking.pid;
@@ -279,7 +279,7 @@ async function recordProduction(
   const corpusRecords = corpus.length;
   const sample = sampleOf(corpus, 50);
   progress(0, 'recorded', `${traffic.sent} production requests (${traffic.failed} failed), ${corpusRecords} recorded for tier ranking`);
-  return { corpusRecords, sample, cpuSecondsPerRequest };
+  return { corpusRecords, recordingMs: recordMs, sample, cpuSecondsPerRequest };
 }
 
 /** Step 3: malformed tensors with prediction pinned to one shard; only that shard restarts or sees experiment traffic. */
@@ -304,13 +304,23 @@ async function malformedStep(shardUrls: readonly string[], run: () => Promise<Ex
   };
 }
 
+/**
+ * The demo's capacity load: 1 s at the baseline, 2× reached in 2 s and held 3 s, 5 s back at the baseline. It shows
+ * what the story's default (2 s, 4 s, 4 s, 6 s: `runExampleCapacity`) shows, L2 under the overload and L0 again
+ * with quality recovered, 5 s sooner (on 2026-12-06, four runs, two with one core kept busy: up to L2, back to L0
+ * with 2.5 s of L0 to spare, quality recovered in 2.5 s, as with the default). It is not shorter still because the
+ * cooldown holds the steps back down (L2 to L1 to L0, a second each at recoveryDamping 4) and the 3 s of stable
+ * buckets the quality recovery is measured over.
+ */
+const DEMO_CAPACITY_PROFILE = { leadMs: 1_000, rampMs: 2_000, holdMs: 3_000, cooldownMs: 5_000 } as const;
+
 /** Step 5: a capacity test of the example lattice at 2× (its own stack, the controller live), stored with its report. */
 async function capacityStep(store: Store, reports: string, runId: string, progress: Progress, signal: AbortSignal | undefined): Promise<DemoStep> {
   progress(5, 'capacity test of the example lattice at 2x');
   const ticker = setInterval(() => progress(5, 'capacity test', 'ramping to 2x the baseline peak with the lattice controller live'), 1_000);
   let capacity;
   try {
-    capacity = await runExampleCapacity({ coordinated: true, ...(signal ? { signal } : {}) });
+    capacity = await runExampleCapacity({ coordinated: true, profile: DEMO_CAPACITY_PROFILE, ...(signal ? { signal } : {}) });
   } finally {
     clearInterval(ticker);
   }
@@ -329,7 +339,7 @@ async function capacityStep(store: Store, reports: string, runId: string, progre
     asExpected: ok && states.indexOf(s.maxState ?? '') >= 2 && s.finalState === 'L0',
     experimentId: capacityId,
     reportPath: capacityReport,
-    details: { summary: s },
+    details: { summary: s, profile: capacity.profile },
   };
 }
 

@@ -75,7 +75,7 @@ describe('tandem demo', () => {
   it('tells the whole story on the embedded default, writes reports that open cleanly in Chromium, and leaves no process behind', { timeout: DEMO_TIMEOUT_MS }, async () => {
     const dir = await tempDir('tandem-demo-');
     const marker = randomUUID();
-    const result = await demo(['--quick', '--json'], dir, marker);
+    const result = await demo(['--json'], dir, marker);
     expect(result.code, `${result.err.slice(-2000)}\n${result.out}`).toBe(0);
     const summary = JSON.parse(result.out) as DemoResult;
     const step = (n: number) => summary.steps.find((s) => s.step === n)!;
@@ -88,6 +88,8 @@ describe('tandem demo', () => {
     const chosen = rateForRequestCost(quiet, rankingCpuMsPerRequest! / 1000);
     if (loweredFrom) expect([loweredFrom.pairsPerSecond, pairsPerSecond < chosen]).toEqual([chosen, true]);
     else expect(pairsPerSecond).toBe(chosen);
+    // The recording is sized to what a trial replays (rate × 5 s of records, the corpus does not wrap), and no longer.
+    expect(summary.corpusRecords).toBeGreaterThanOrEqual(chosen * 5);
     // 1. identical builds: passed by equivalence (CPU per request decided below its 2.5% threshold), stopped by the sequential judge.
     expect(step(1)).toMatchObject({ verdict: 'passed', asExpected: true });
     expect(step(1).details).toMatchObject({ decided: true, cpuPerRequest: { verdict: 'no change' } });
@@ -150,7 +152,7 @@ describe('tandem demo', () => {
   it('stops everything it started on Ctrl-C', { timeout: 120_000 }, async () => {
     const dir = await tempDir('tandem-demo-int-');
     const marker = randomUUID();
-    const result = await demo(['--quick'], dir, marker, /\[1\/5\].*trial 1 running/);
+    const result = await demo([], dir, marker, /\[1\/5\].*trial 1 running/);
     expect(result.code).not.toBe(0);
     expect(result.err).toMatch(/interrupted|cancel/i);
     expect(await processesWith(marker)).toEqual([]);
@@ -166,7 +168,7 @@ describe('tandem demo on the real backends', () => {
     // 11–50 ms: the clean change's trials fail their load, and the demo lowers the rate to what they achieved, by the
     // requests' overrides through the BullMQ worker (on the sixteenth host a low cost reading's rate failed this way
     // in CI). Without step 2: the embedded test above shows the judged story, this one the backends and the load's fallback.
-    const result = await demo(['--quick', '--json', '--rate', '100', '--only', '1,3,4,5', '--store', 'clickhouse', '--clickhouse-url', url, '--queue', 'bullmq', '--redis-url', inject('redisUrl')], dir, marker);
+    const result = await demo(['--json', '--rate', '100', '--only', '1,3,4,5', '--store', 'clickhouse', '--clickhouse-url', url, '--queue', 'bullmq', '--redis-url', inject('redisUrl')], dir, marker);
     expect(result.code, `${result.err.slice(-2000)}\n${result.out}`).toBe(0);
     const summary = JSON.parse(result.out) as DemoResult;
     expect(summary.steps.map((s) => [s.step, s.verdict, s.asExpected])).toEqual([
