@@ -63,8 +63,8 @@ export async function moveProcessGroups(moves: readonly GroupMove[]): Promise<nu
     if (cpusOfList(cpus).length === 0 || !Number.isInteger(group) || group <= 1) throw new Error(`cannot move process group ${group} to CPUs ${JSON.stringify(cpus)}`);
   }
   const members = processGroupMembers(moves.map((m) => m.group));
-  // Every member at once: each taskset is a process start, and the fork of a large Node process is dear where page
-  // faults are (2026-12-06, a PVM guest: a demo trial's two arms took 128 ms to move one after the other, 104 ms at once).
+  // Every member at once: each taskset is a process started from this one, and between two trials a demo's two arms
+  // took 128 ms to move one after the other, 104 ms at once (2026-12-06, a PVM guest).
   const moveMember = async (group: number, pid: number, cpus: string): Promise<number> => {
     try {
       await run('taskset', ['-a', '-p', '-c', cpus, String(pid)]);
@@ -79,5 +79,9 @@ export async function moveProcessGroups(moves: readonly GroupMove[]): Promise<nu
       return 0;
     }
   };
-  return Promise.all(moves.map(async ({ group, cpus }) => (await Promise.all((members.get(group) ?? []).map((pid) => moveMember(group, pid, cpus)))).reduce((sum, n) => sum + n, 0)));
+  const moveGroup = async ({ group, cpus }: GroupMove): Promise<number> => {
+    const moved = await Promise.all((members.get(group) ?? []).map((pid) => moveMember(group, pid, cpus)));
+    return moved.reduce((sum, n) => sum + n, 0);
+  };
+  return Promise.all(moves.map(moveGroup));
 }

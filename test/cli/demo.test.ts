@@ -88,8 +88,12 @@ describe('tandem demo', () => {
     const chosen = rateForRequestCost(quiet, rankingCpuMsPerRequest! / 1000);
     if (loweredFrom) expect([loweredFrom.pairsPerSecond, pairsPerSecond < chosen]).toEqual([chosen, true]);
     else expect(pairsPerSecond).toBe(chosen);
-    // The recording is sized to what a trial replays (rate × 5 s of records, the corpus does not wrap), and no longer.
+    // The recording is sized to what a trial replays (rate × 5 s of records, the corpus does not wrap), and no longer:
+    // at 50 requests a second, half of them sampled, it samples under twice what a trial at the planned rate replays
+    // (it sampled 200 for 100 at 20 pairs/s, 150 for 70 at 14, while it recorded 2 s more than that).
     expect(summary.corpusRecords).toBeGreaterThanOrEqual(chosen * 5);
+    const planned = rateForRequestCost(quiet, undefined);
+    expect((summary.recordingMs / 1000) * 50 * 0.5).toBeLessThan(planned * 5 * 2);
     // 1. identical builds: passed by equivalence (CPU per request decided below its 2.5% threshold), stopped by the sequential judge.
     expect(step(1)).toMatchObject({ verdict: 'passed', asExpected: true });
     expect(step(1).details).toMatchObject({ decided: true, cpuPerRequest: { verdict: 'no change' } });
