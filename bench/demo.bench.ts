@@ -36,7 +36,8 @@ export async function run(): Promise<void> {
     const trialSeconds = (trials.warmup + trials.measure) / 1000;
     const judgedTrials = [1, 2].reduce((sum, n) => sum + Number(result.steps.find((s) => s.step === n)!.details!.trials ?? 0), 0);
     const capacitySeconds = (capacity.leadMs + capacity.rampMs + capacity.holdMs + capacity.cooldownMs) / 1000;
-    const scheduledSeconds = recordingSeconds + (judgedTrials + 1) * trialSeconds + capacitySeconds;
+    // The recording ends when the corpus holds a trial's records: its length is measured, so the sum is rounded.
+    const scheduledSeconds = Number((recordingSeconds + (judgedTrials + 1) * trialSeconds + capacitySeconds).toFixed(1));
     const figures = {
       baseline: 'the time the story itself schedules in the same run (recording, the trial windows the sequential judge took, capacity profile)',
       judgedTrials,

@@ -92,10 +92,17 @@ export interface CapacityTestOptions {
   /** @default 5000 */
   readonly timeoutMs?: number;
   readonly headers?: Readonly<Record<string, string>>;
+  /**
+   * Every distinct request's ranked ids at L0, taken before the test with its headers and nothing else loading the
+   * service (a probe at the baseline rate can: examples/stack/capacity-scenario.ts). Given, the test does not take
+   * its own reference pass; a request it has none for is not scored for quality.
+   */
+  readonly reference?: ReadonlyMap<string, readonly string[]>;
   readonly signal?: AbortSignal;
 }
 
-function rankedIds(body: string, ranking: CapacityTestOptions['ranking']): string[] | undefined {
+/** The ranked ids of an answer's body at `ranking.path` (each entry's `ranking.id`), or undefined when it has none. */
+export function rankedIds(body: string, ranking: CapacityTestOptions['ranking']): string[] | undefined {
   try {
     let value: unknown = JSON.parse(body);
     for (const key of ranking.path.split('.')) value = (value as Record<string, unknown> | null)?.[key];
@@ -148,7 +155,7 @@ export async function runCapacityTest(options: CapacityTestOptions): Promise<{ b
     }
   };
   try {
-    const reference = await referencePass(records, send, options);
+    const reference = options.reference ?? (await referencePass(records, send, options));
 
     const total = profile.leadMs + profile.rampMs + profile.holdMs + profile.cooldownMs;
     const bucketCount = Math.ceil(total / bucketMs);
@@ -269,7 +276,7 @@ function tallyAnswer(
   bucket: number,
   recordId: string,
   answer: Answer,
-  context: { reference: ReadonlyMap<string, string[]>; lastAnswer: Map<string, { hash: string; bucket: number }>; ranking: CapacityTestOptions['ranking']; stabilityBuckets: number },
+  context: { reference: ReadonlyMap<string, readonly string[]>; lastAnswer: Map<string, { hash: string; bucket: number }>; ranking: CapacityTestOptions['ranking']; stabilityBuckets: number },
 ): void {
   if (!answer || answer.status >= 500) {
     a.errors++;

@@ -42,7 +42,7 @@ export async function readRanking(rankingUrl: string, pid: number): Promise<Rank
 export interface RequestCostOptions {
   readonly read: () => Promise<RankingReading | undefined>;
   readonly clock: Clock;
-  /** Skipped first: a fresh process compiles its hot code in its first second of traffic. */
+  /** Skipped first: in a fresh process's first seconds of traffic a request costs more than it will (compiling its hot code). */
   readonly warmUpMs: number;
   readonly windowMs: number;
   readonly signal?: AbortSignal;

@@ -23,7 +23,6 @@ import { join } from 'node:path';
 import { parseConfigText, systemClock, type CorpusRecord, type TandemConfig } from '../../core/index.js';
 import { createStore, writeFileAtomic, type Store } from '../../store/index.js';
 import { InlineQueue, runExperiment, type ExperimentQueue } from '../../executor/index.js';
-import { BullMqQueue, BullMqWorker } from '../../executor/bullmq-queue.js';
 import { Recorder, startSidecar } from '../../recorder/index.js';
 import { SharedSource } from '../../guardrails/index.js';
 import { renderCapacityHtml, storeCapacityTest, withinQualityTarget } from '../../lattice/index.js';
@@ -181,7 +180,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     if (rate !== plannedRate) config = await configAt(rate);
     const cost = requestCost === undefined ? 'not measured' : `${(requestCost * 1000).toFixed(1)} ms of CPU${probed ? ' (probed)' : ''}`;
     progress(0, 'trials', `${rate} pairs/s per trial: ${machine}; a ranking request costs ${cost} here${rate === plannedRate ? '' : `, so ${plannedRate} would ask both arms for more than their CPU`}`);
-    const queue = openQueue(config, store, options, queueClosers);
+    const queue = await openQueue(config, store, options, queueClosers);
     if (config.queue.kind === 'bullmq' && options.worker === false) progress(0, 'waiting for workers', `start one: npx tandem worker --config ${configPath}`);
 
     let lowered: RateLowered | undefined;
@@ -251,21 +250,32 @@ async function recordProduction(
   const recorder = new Recorder({ tier: 'ranking', store: store.corpus, clock: systemClock, rate: config.recorder.rate, redact: config.recorder.redact, log: () => undefined });
   const sidecar = await startSidecar({ recorder, upstream: ranking.url });
   const query = await startService('query', { rankingUrl: sidecar.url });
-  // A trial replays rate × its seconds of records and the corpus does not wrap: a third more than that is sampled on average
-  // (150 ± 9 in 6 s for the 100 a trial at 20 pairs/s replays, 100 ± 7 in 4 s for 70 at 14), and no more: every second
-  // recorded is a second of every run (it recorded 2 s more unless --quick, for no record a trial replayed, until 2026-12-06).
+  // A trial replays rate × its seconds of records and the corpus does not wrap: the recording ends once the corpus
+  // holds that many and the cost reading is taken, and no later. Every second recorded is a second of every run: it
+  // recorded for a fixed time sized for a third more on average (6 s for the 100 a trial at 20 pairs/s replays) until
+  // 2026-12-06, and 2 s more than that unless --quick before then. Bounded at twice the expected time.
   const trafficRate = 50;
   const sampledPerSecond = trafficRate * config.recorder.rate;
-  const recordMs = Math.ceil((trialRecords * 4) / 3 / sampledPerSecond) * 1_000;
+  const maxRecordMs = Math.ceil((trialRecords * 2) / sampledPerSecond) * 1_000;
   const recording = setInterval(() => progress(0, 'recording', `production traffic ${trafficRate} req/s through query → ranking; sampling ${config.recorder.rate * 100}% into the corpus`), 1_000);
-  // Read over the recording's seconds 1–3 (it lasts at least 4): after the fresh process's first second, before the end.
+  // Read over the recording's seconds 2–4: the stack's ranking process is fresh, and in its first seconds of traffic
+  // a request costs more than it will (over seconds 1–3 four runs read 16.4–22.3 ms, three of them above what keeps
+  // the rate, and a probe followed, 2.5 s; over seconds 2–4 the four after them read 12.7–14.0 ms; 2026-12-06).
   const pid = ranking.pid;
-  const cost = pid === undefined ? Promise.resolve(undefined) : measureRequestCost({ read: () => readRanking(ranking.url, pid), clock: systemClock, warmUpMs: 1_000, windowMs: 2_000, ...(signal ? { signal } : {}) });
+  const cost = pid === undefined ? Promise.resolve(undefined) : measureRequestCost({ read: () => readRanking(ranking.url, pid), clock: systemClock, warmUpMs: 2_000, windowMs: 2_000, ...(signal ? { signal } : {}) });
   // What may run beside the recording but not beside its reading (the judge's law), once the reading is taken.
-  const reading = cost.catch(() => undefined).finally(afterReading);
+  let read = false;
+  const reading = cost.catch(() => undefined).finally(() => {
+    read = true;
+    afterReading();
+  });
+  const held = (): boolean => {
+    const { written, buffered } = recorder.accounting;
+    return written + buffered >= trialRecords;
+  };
   let traffic;
   try {
-    traffic = await generateTraffic({ url: query.urls[0]!, rate: trafficRate, maxRequests: Math.ceil((trafficRate * recordMs) / 1000), maxDurationMs: recordMs, ...(signal ? { signal } : {}) });
+    traffic = await generateTraffic({ url: query.urls[0]!, rate: trafficRate, maxRequests: Math.ceil((trafficRate * maxRecordMs) / 1000), maxDurationMs: maxRecordMs, enough: () => read && held(), ...(signal ? { signal } : {}) });
   } finally {
     clearInterval(recording);
     await query.close();
@@ -279,7 +289,7 @@ async function recordProduction(
   const corpusRecords = corpus.length;
   const sample = sampleOf(corpus, 50);
   progress(0, 'recorded', `${traffic.sent} production requests (${traffic.failed} failed), ${corpusRecords} recorded for tier ranking`);
-  return { corpusRecords, recordingMs: recordMs, sample, cpuSecondsPerRequest };
+  return { corpusRecords, recordingMs: Math.round(traffic.durationMs), sample, cpuSecondsPerRequest };
 }
 
 /** Step 3: malformed tensors with prediction pinned to one shard; only that shard restarts or sees experiment traffic. */
@@ -371,8 +381,11 @@ async function idleCpusNow(cpus: readonly number[], signal: AbortSignal | undefi
   return idleCpusBetween(before, after, cpus);
 }
 
-/** Queue of the config; with bullmq, a worker in this process unless told otherwise. */
-function openQueue(config: TandemConfig, store: Store, options: DemoOptions, closers: Closer[]): ExperimentQueue {
+/**
+ * Queue of the config; with bullmq, a worker in this process unless told otherwise. BullMQ and its Redis client
+ * are loaded only then: on the embedded default they were 0.2 s of every demo's start.
+ */
+async function openQueue(config: TandemConfig, store: Store, options: DemoOptions, closers: Closer[]): Promise<ExperimentQueue> {
   const sharedSource = new SharedSource(systemClock);
   const run = (id: string, signal: AbortSignal) => runExperiment(id, { config, store, clock: systemClock, sharedSource, cwd: options.dir, signal });
   if (config.queue.kind === 'inline') {
@@ -381,6 +394,7 @@ function openQueue(config: TandemConfig, store: Store, options: DemoOptions, clo
     return queue;
   }
   const { redisUrl, prefix } = config.queue;
+  const { BullMqQueue, BullMqWorker } = await import('../../executor/bullmq-queue.js');
   const queue = new BullMqQueue({ redisUrl, prefix, store, clock: systemClock });
   closers.push(() => queue.close());
   if (options.worker ?? true) {

@@ -15,7 +15,7 @@
 import type { CorpusRecord } from '../../core/model.js';
 import type { Clock } from '../../core/clock.js';
 import { metricTotal } from './metric-total.js';
-import { pacedRecords } from './paced-records.js';
+import { pacedRecords, type PacedOptions } from './paced-records.js';
 import { DEFAULT_TARGET_UTILIZATION } from './load-factor.js';
 
 /** Ranking's load-factor at 1× that the rate is chosen for: 0.6 when the feature store reaches L1's 0.8 at 1.33×, well under L1's recoverBelow (0.7) at 1×. */
@@ -30,10 +30,10 @@ const MEASURED_SECONDS = 2;
  * as the capacity test sends), after a warm-up: 3 s and 3 × rate requests.
  * It is the mean over the measured seconds (compute seconds over wall
  * seconds, over the target utilization), not a reading of the gauge, which
- * covers one second only.
+ * covers one second only. `sending`: headers for its requests and what to do with their answers.
  */
-export async function rankingLoadFactorAt(rate: number, rankingUrl: string, records: readonly CorpusRecord[], clock: Clock, signal?: AbortSignal): Promise<number> {
-  const sender = pacedRecords(rankingUrl, records, clock, signal);
+export async function rankingLoadFactorAt(rate: number, rankingUrl: string, records: readonly CorpusRecord[], clock: Clock, signal?: AbortSignal, sending?: PacedOptions): Promise<number> {
+  const sender = pacedRecords(rankingUrl, records, clock, signal, sending);
   await sender.send(rate, WARM_UP_SECONDS);
   const before = await metricTotal(rankingUrl, 'compute_seconds_total');
   const started = clock.monotonic();

@@ -15,7 +15,7 @@ import type { CorpusRecord } from '../../core/model.js';
 import type { LatticeConfig } from '../../core/config/lattice-schema.js';
 import { parseConfigText } from '../../core/config/load.js';
 import { systemClock } from '../../core/clock.js';
-import { LatticeController, LoadFactors, runCapacityTest, startControllerServer, type CapacityBucket, type CapacityProfile, type CapacitySummary, type Decision } from '../../lattice/index.js';
+import { LatticeController, LoadFactors, rankedIds, runCapacityTest, startControllerServer, type CapacityBucket, type CapacityProfile, type CapacitySummary, type Decision } from '../../lattice/index.js';
 import { rankingCorpus } from './ranking-corpus.js';
 import { startStack, type Stack } from './start-stack.js';
 import { capacityRateFor, rankingLoadFactorAt } from './capacity-rate.js';
@@ -44,6 +44,8 @@ export const EXAMPLE_LATTICE_YAML = `lattices:
 `;
 
 const DEFAULT_RATE = 20;
+/** Where ranking's answer holds its ranked list. */
+const RANKED = { path: 'items', id: 'id', k: 10 };
 
 export function exampleLattice(): LatticeConfig {
   return parseConfigText(EXAMPLE_LATTICE_YAML, 'examples/stack/capacity-scenario.ts').lattices[0]!;
@@ -130,13 +132,23 @@ export async function runExampleCapacity(options: ExampleCapacityOptions): Promi
       ...(options.faults ? { faults: options.faults } : {}),
       ...(server ? { lattice: { url: server.url, pollMs: 100 } } : {}),
     });
+  const headers = { 'x-deadline-ms': String(options.deadlineMs ?? 400) };
   let stack: Stack | undefined;
   try {
     stack = await start(baselineRate);
     let rankingLoadFactor: number | undefined;
+    // The probe's answers are the test's L0 reference when it keeps its stack: the same requests with the same
+    // headers, at the baseline rate, before the controller decides anything. It saves the test its own pass (2 s).
+    let reference: Map<string, string[]> | undefined;
     if (options.baselineRate === undefined) {
-      rankingLoadFactor = await rankingLoadFactorAt(DEFAULT_RATE, stack.urls.ranking, records, systemClock, options.signal);
+      const answers = new Map<string, string[]>();
+      const onAnswer = (record: CorpusRecord, status: number, body: string): void => {
+        const ids = status < 400 ? rankedIds(body, RANKED) : undefined;
+        if (ids && !answers.has(record.id)) answers.set(record.id, ids);
+      };
+      rankingLoadFactor = await rankingLoadFactorAt(DEFAULT_RATE, stack.urls.ranking, records, systemClock, options.signal, { headers, onAnswer });
       const chosen = capacityRateFor(rankingLoadFactor, DEFAULT_RATE);
+      if (chosen === baselineRate && records.every((r) => answers.has(r.id))) reference = answers;
       if (chosen !== baselineRate) {
         const probed = stack;
         stack = undefined;
@@ -151,12 +163,13 @@ export async function runExampleCapacity(options: ExampleCapacityOptions): Promi
       url: stack.urls.ranking,
       records,
       profile,
-      ranking: { path: 'items', id: 'id', k: 10 },
+      ranking: RANKED,
       clock: systemClock,
       bucketMs,
       stabilityBuckets: 6,
       rollingBuckets: 3,
-      headers: { 'x-deadline-ms': String(options.deadlineMs ?? 400) },
+      headers,
+      ...(reference ? { reference } : {}),
       ...(server ? { controllerUrl: server.url, states: lattice.states.map((s) => s.name) } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
     });

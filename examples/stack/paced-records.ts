@@ -12,21 +12,28 @@ export interface PacedRecords {
   send(rate: number, seconds: number): Promise<void>;
 }
 
+/** What a sender also does: headers on every request, and each answer seen (its status and body). */
+export interface PacedOptions {
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly onAnswer?: (record: CorpusRecord, status: number, body: string) => void;
+}
+
 /** A sender that takes the records in turn, from where its last `send` stopped, wrapping around. */
-export function pacedRecords(rankingUrl: string, records: readonly CorpusRecord[], clock: Clock, signal?: AbortSignal): PacedRecords {
+export function pacedRecords(rankingUrl: string, records: readonly CorpusRecord[], clock: Clock, signal?: AbortSignal, options: PacedOptions = {}): PacedRecords {
   if (records.length === 0) throw new RangeError('pacedRecords needs at least one record');
   let next = 0;
   const sendOne = async (): Promise<void> => {
     const record = records[next++ % records.length]!;
     const response = await request(`${rankingUrl}${record.path}`, {
       method: record.method as 'POST',
-      headers: { 'content-type': record.headers['content-type'] ?? 'application/json' },
+      headers: { 'content-type': record.headers['content-type'] ?? 'application/json', ...options.headers },
       body: record.body === '' ? null : Buffer.from(record.body, 'base64'),
       headersTimeout: 5_000,
       bodyTimeout: 5_000,
       ...(signal ? { signal } : {}),
     });
-    await response.body.dump();
+    if (options.onAnswer) options.onAnswer(record, response.statusCode, await response.body.text());
+    else await response.body.dump();
   };
   return {
     async send(rate, seconds) {

@@ -40,6 +40,8 @@ export interface TrafficOptions {
   readonly maxRequests: number;
   /** Stop after this long, whatever was sent. */
   readonly maxDurationMs: number;
+  /** Stop sending once this says enough (asked before every send; answers in flight are still awaited). */
+  readonly enough?: () => boolean;
   /** @default 1 */
   readonly seed?: number;
   /** In-flight cap; a send that would exceed it is dropped and counted. @default 64 */
@@ -75,12 +77,12 @@ export async function generateTraffic(options: TrafficOptions): Promise<TrafficR
   };
   try {
     for (let i = 0; i < options.maxRequests; i++) {
-      if (options.signal?.aborted) break;
+      if (options.signal?.aborted || options.enough?.()) break;
       const due = start + (i * 1000) / options.rate;
       if (due - start >= options.maxDurationMs) break;
       const wait = due - clock.now();
       if (wait > 0) await clock.sleep(wait, options.signal).catch(() => undefined);
-      if (options.signal?.aborted) break;
+      if (options.signal?.aborted || options.enough?.()) break;
       if (inflight.size >= (options.concurrency ?? 64)) {
         dropped++;
         continue;

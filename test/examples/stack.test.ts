@@ -251,4 +251,15 @@ describe('production traffic generator', () => {
     controller.abort();
     expect((await generateTraffic({ url: stack.urls.query, rate: 100, maxRequests: 100, maxDurationMs: 10_000, signal: controller.signal })).sent).toBe(0);
   });
+
+  it('stops sending once told it has sent enough, and waits for every answer', async () => {
+    const stack = await stackFor();
+    expect((await generateTraffic({ url: stack.urls.query, rate: 500, maxRequests: 100, maxDurationMs: 10_000, enough: () => true })).sent).toBe(0);
+    // Asked before every send (and again after waiting for one): "enough" from the 21st question on.
+    let asked = 0;
+    const stopped = await generateTraffic({ url: stack.urls.query, rate: 500, maxRequests: 1_000, maxDurationMs: 60_000, enough: () => ++asked > 20 });
+    expect(stopped.sent).toBeGreaterThanOrEqual(10);
+    expect(stopped.sent).toBeLessThanOrEqual(20);
+    expect(stopped).toMatchObject({ ok: stopped.sent, failed: 0 });
+  });
 });

@@ -88,6 +88,40 @@ describe('capacity test', () => {
 });
 
 describe('tandem capacity', () => {
+  it('scores quality against a reference taken before it when given one, and sends no reference pass of its own', { timeout: 30_000 }, async () => {
+    const seen: number[] = [];
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const { q } = JSON.parse(Buffer.concat(chunks).toString()) as { q: number };
+        seen.push(q);
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ items: Array.from({ length: 10 }, (_, i) => ({ id: `${q}-${i}` })) }));
+      });
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const records = Array.from({ length: 4 }, (_, i) => record(i));
+    const profile = { baselineRate: 20, peak: 1, leadMs: 500, rampMs: 0, holdMs: 0, cooldownMs: 500 };
+    const options = { url, records, profile, ranking: { path: 'items', id: 'id', k: 10 }, clock: systemClock, bucketMs: 250 };
+    const loadSent = (buckets: readonly { sent: number }[]): number => buckets.reduce((sum, b) => sum + b.sent, 0);
+    // Its own pass first sends each distinct request once, before the load.
+    const own = await runCapacityTest(options);
+    expect(seen.slice(0, 4)).toEqual([0, 1, 2, 3]);
+    expect(seen).toHaveLength(loadSent(own.buckets) + 4);
+    seen.length = 0;
+    // Given one whose lists are the answers reversed for r0 and r1 (no reference for r2 and r3): only the load is sent,
+    // and the quality is against it.
+    const reversed = (q: number): string[] => Array.from({ length: 10 }, (_, i) => `${q}-${9 - i}`);
+    const { summary, buckets } = await runCapacityTest({ ...options, reference: new Map([['r0', reversed(0)], ['r1', reversed(1)]]) });
+    expect(seen).toHaveLength(loadSent(buckets));
+    expect(summary.baselineQuality).toBeGreaterThan(0);
+    expect(summary.baselineQuality).toBeLessThan(1);
+  });
+
   it('runs from the config, stores the timeline, writes the HTML report and exits by the quality target', { timeout: 30_000 }, async () => {
     const { mkdtemp, readFile, rm, writeFile } = await import('node:fs/promises');
     const { tmpdir } = await import('node:os');
