@@ -137,8 +137,9 @@ export async function runExampleCapacity(options: ExampleCapacityOptions): Promi
   try {
     stack = await start(baselineRate);
     let rankingLoadFactor: number | undefined;
-    // The probe's answers are the test's L0 reference when it keeps its stack: the same requests with the same
-    // headers, at the baseline rate, before the controller decides anything. It saves the test its own pass (2 s).
+    // The probe's answers are the test's L0 reference when it keeps its stack: the same requests with the test's
+    // deadline (ranking reads no other header of theirs), at the baseline rate, before the controller decides
+    // anything. It saves the test its own pass (about 2 s).
     let reference: Map<string, string[]> | undefined;
     if (options.baselineRate === undefined) {
       const answers = new Map<string, string[]>();
