@@ -19,6 +19,8 @@
  *   beyond5Percent…  share of trials whose paired effect is beyond ±5%
  *   unpairedSd…      baseline: the sd of one process's own log CPU per request from trial to trial (what a
  *                    design that measured the arms in different windows would see)
+ *   minorFaultsPerRequest  median over the processes of minor page faults per answered request in the window
+ *                    (what a page's first touch costs depends on the host: about 10 µs under a PVM hypervisor)
  *   rss…             the same for the resident set as the judge takes rss_bytes (log of the sides' mean RSS over the
  *                    window): rssMeanEffect, rssPairedSd, rssBeyond5Percent, and rssMb (median of the processes)
  *
@@ -34,14 +36,17 @@
  * suffixed MeanOfProcesses, and for its first process alone, suffixed OneProcess), --alternate-node-args "…"
  * (every other trial starts both processes with these node flags instead of --node-args; the figures are also given
  * for each half, suffixed OwnArgs and AlternateArgs: a V8 setting measured against the default in the same run),
- * --inference grpc (the processes call prediction with the KServe v2 gRPC ModelInfer on one shard, as the demo's arms
+ * --alternate-env "NAME=VALUE …" (every other trial adds this environment, alone or with --alternate-node-args:
+ * an allocator's setting such as GLIBC_TUNABLES measured the same way),
+ * --prewarm N (every process is sent N bodies one at a time once it is ready, before the paced warm-up: what a
+ * runner warming started arms ahead of their trial would do), --inference grpc (the processes call prediction with the KServe v2 gRPC ModelInfer on one shard, as the demo's arms
  * do, instead of HTTP through the gateway).
  */
 import { Agent } from 'node:http';
 import { rankingCorpus } from '../examples/stack/ranking-corpus.js';
 import { startStack, type StackService } from '../examples/stack/index.js';
 import { median } from './support/median.js';
-import { cpuNs, post, rssBytes, startRankingProcess } from './support/ranking-process.js';
+import { cpuNs, minorFaults, post, rssBytes, startRankingProcess } from './support/ranking-process.js';
 import { cpuListFlag, numberFlag } from './support/bench-args.js';
 import { formatFaults, parseFaults } from '../examples/stack/faults.js';
 import { CROSS_ROUNDS, MAX_CROSS_ROUNDS } from '../examples/stack/model.js';
@@ -56,12 +61,15 @@ interface TrialCpu {
   readonly rss: SideValues;
   /** Requests of the trial that failed (not counted as answered: CPU per request is per answered request). */
   readonly failed: number;
+  /** Each process's minor page faults per answered request over the window ([side][process]). */
+  readonly minorFaults: SideValues;
 }
 
 /** What a trial runs differently when the study alternates (its 2nd, 4th, … trials): nothing, or one of these. */
 interface TrialVariant {
   readonly nice?: number;
   readonly nodeArgs?: readonly string[];
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 interface Options {
@@ -82,8 +90,12 @@ interface Options {
   readonly alternateNice?: number;
   /** Every other trial (the 2nd, 4th, …) starts both processes with these node flags instead of nodeArgs. */
   readonly alternateNodeArgs?: readonly string[];
+  /** Every other trial (the 2nd, 4th, …) starts both processes with these environment variables added. */
+  readonly alternateEnv?: Readonly<Record<string, string>>;
   /** Fresh processes per side in every trial, each sent every body at `rate` (as `trials.processes` does). */
   readonly processes: number;
+  /** Bodies sent to every process one at a time once it is ready, before the paced warm-up (0: none). */
+  readonly prewarm: number;
   /** How the ranking processes call prediction: HTTP through the gateway, or the KServe v2 gRPC ModelInfer on shard 0. */
   readonly inference: 'http' | 'grpc';
 }
@@ -91,25 +103,32 @@ interface Options {
 
 
 /** One trial: k fresh processes per side, every body to each, CPU per answered request over the measurement window. */
-async function pairedTrial(env: NodeJS.ProcessEnv, bodies: readonly Buffer[], offset: number, o: Options, variant: TrialVariant): Promise<TrialCpu> {
+async function pairedTrial(baseEnv: NodeJS.ProcessEnv, bodies: readonly Buffer[], offset: number, o: Options, variant: TrialVariant): Promise<TrialCpu> {
   const seed = String(1 + Math.floor(Math.random() * 2 ** 30));
   const args = (variant.nodeArgs ?? o.nodeArgs).map((a) => a.replace('SEED', seed));
   const nice = variant.nice;
   const layout = { fixedLayout: o.fixedLayout, ...(o.cpus !== undefined ? { cpus: o.cpus } : {}), ...(nice !== undefined ? { nice } : {}) };
+  const env = variant.env !== undefined ? { ...baseEnv, ...variant.env } : baseEnv;
   const treatmentEnv = o.treatmentFaults !== undefined ? { ...env, STACK_FAULTS: o.treatmentFaults } : env;
   const k = o.processes;
   // Side a's processes first, then side b's: process i of the list is side ⌊i / k⌋.
   const processes = await Promise.all(Array.from({ length: 2 * k }, (_, i) => startRankingProcess(i < k ? env : treatmentEnv, args, layout)));
   const agents = processes.map(() => new Agent({ keepAlive: true, maxSockets: 32 }));
   try {
+    // Every process sent the same bodies one at a time, all processes at once, as a runner warming started arms would.
+    await Promise.all(
+      processes.map(async (p, i) => {
+        for (let n = 0; n < o.prewarm; n++) await post(p.url, bodies[(offset + n) % bodies.length]!, agents[i]);
+      }),
+    );
     const answered = processes.map(() => 0);
     let failed = 0;
     // RSS sampled at every pair of the measurement window (the replayer samples it on an interval; a pair is finer).
     const rssSum = processes.map(() => 0);
     let rssSamples = 0;
     const inFlight = new Set<Promise<void>>();
-    type Mark = { cpu: number[]; answered: number[] };
-    const mark = (): Mark => ({ cpu: processes.map((p) => cpuNs(p.pid).all), answered: [...answered] });
+    type Mark = { cpu: number[]; faults: number[]; answered: number[] };
+    const mark = (): Mark => ({ cpu: processes.map((p) => cpuNs(p.pid).all), faults: processes.map((p) => minorFaults(p.pid)), answered: [...answered] });
     let start: Mark | undefined;
     let middle: Mark | undefined;
     const warmupPairs = Math.round(o.warmupS * o.rate);
@@ -148,7 +167,9 @@ async function pairedTrial(env: NodeJS.ProcessEnv, bodies: readonly Buffer[], of
     const pair = (from: Mark, to: Mark): SideValues => [processes.slice(0, k).map((_, i) => perRequest(from, to, i)), processes.slice(k).map((_, i) => perRequest(from, to, k + i))];
     const rssMb = (i: number): number => rssSum[i]! / Math.max(1, rssSamples) / 2 ** 20;
     const rss: SideValues = [processes.slice(0, k).map((_, i) => rssMb(i)), processes.slice(k).map((_, i) => rssMb(k + i))];
-    return { whole: pair(start!, end), halves: [pair(start!, middle!), pair(middle!, end)], rss, failed };
+    const faultsPerRequest = (i: number): number => (end.faults[i]! - start!.faults[i]!) / Math.max(1, end.answered[i]! - start!.answered[i]!);
+    const faults: SideValues = [processes.slice(0, k).map((_, i) => faultsPerRequest(i)), processes.slice(k).map((_, i) => faultsPerRequest(k + i))];
+    return { whole: pair(start!, end), halves: [pair(start!, middle!), pair(middle!, end)], rss, failed, minorFaults: faults };
   } finally {
     agents.forEach((a) => a.destroy());
     await Promise.all(processes.map((p) => p.stop()));
@@ -190,6 +211,7 @@ function figuresOf(trials: readonly TrialCpu[], summary: Summary = fastest): Rec
     unpairedSd: percent(sdOf(trials.map((t) => Math.log(summary(t.whole[0]))))),
     cpuPerRequestMs: Number(median(trials.flatMap((t) => t.whole.flat()).sort((a, b) => a - b)).toFixed(2)),
     failedRequests: trials.reduce((sum, t) => sum + t.failed, 0),
+    minorFaultsPerRequest: Number(median(trials.flatMap((t) => t.minorFaults.flat()).sort((a, b) => a - b)).toFixed(1)),
     ...rssFiguresOf(trials),
   };
 }
@@ -235,9 +257,11 @@ async function study(isolate: readonly StackService[], o: Options, label: string
     const bodies = rankingCorpus(3_000).map((r) => Buffer.from(r.body, 'base64'));
     const trials: TrialCpu[] = [];
     // Alternating trial by trial, not one setting after the other: a drift of the machine then reaches both alike.
-    const alternates = o.alternateNice !== undefined || o.alternateNodeArgs !== undefined;
+    const alternates = o.alternateNice !== undefined || o.alternateNodeArgs !== undefined || o.alternateEnv !== undefined;
     const variantOf = (t: number): TrialVariant =>
-      alternates && t % 2 === 1 ? { ...(o.alternateNice !== undefined ? { nice: o.alternateNice } : {}), ...(o.alternateNodeArgs !== undefined ? { nodeArgs: o.alternateNodeArgs } : {}) } : {};
+      alternates && t % 2 === 1
+        ? { ...(o.alternateNice !== undefined ? { nice: o.alternateNice } : {}), ...(o.alternateNodeArgs !== undefined ? { nodeArgs: o.alternateNodeArgs } : {}), ...(o.alternateEnv !== undefined ? { env: o.alternateEnv } : {}) }
+        : {};
     for (let t = 0; t < o.trials; t++) {
       const variant = variantOf(t);
       const trial = await pairedTrial(env, bodies, t * Math.round((o.warmupS + o.measureS) * o.rate), o, variant);
@@ -245,8 +269,10 @@ async function study(isolate: readonly StackService[], o: Options, label: string
       const perSide = trial.whole.map((side) => side.map((v) => v.toFixed(2)).join(' ')).join(' / ');
       const rss = trial.rss.map((side) => side.map((v) => v.toFixed(1)).join(' ')).join(' / ');
       const means = o.processes > 1 ? `, of the means ${(100 * effect(trial.whole, logMean)).toFixed(2)}%` : '';
-      const shown = [variant.nice !== undefined ? `nice ${variant.nice}` : '', variant.nodeArgs !== undefined ? variant.nodeArgs.join(' ') : ''].filter(Boolean).join(', ');
-      process.stderr.write(`paired-noise ${label}: trial ${t}${shown ? ` (${shown})` : ''}: ${perSide} ms/request, effect ${(100 * effect(trial.whole)).toFixed(2)}%${means} (halves ${trial.halves.map((h) => (100 * effect(h)).toFixed(2)).join(', ')}%); RSS ${rss} MB${trial.failed > 0 ? `, ${trial.failed} request(s) failed` : ''}\n`);
+      const shown = [variant.nice !== undefined ? `nice ${variant.nice}` : '', variant.nodeArgs !== undefined ? variant.nodeArgs.join(' ') : '', variant.env !== undefined ? Object.entries(variant.env).map(([k, v]) => `${k}=${v}`).join(' ') : '']
+        .filter(Boolean)
+        .join(', ');
+      process.stderr.write(`paired-noise ${label}: trial ${t}${shown ? ` (${shown})` : ''}: ${perSide} ms/request, effect ${(100 * effect(trial.whole)).toFixed(2)}%${means} (halves ${trial.halves.map((h) => (100 * effect(h)).toFixed(2)).join(', ')}%); RSS ${rss} MB; minor faults ${trial.minorFaults.map((side) => side.map((v) => v.toFixed(0)).join(' ')).join(' / ')} per request${trial.failed > 0 ? `, ${trial.failed} request(s) failed` : ''}\n`);
     }
     const perProcess = o.processes > 1 ? { ...suffixed(figuresOf(trials, logMean), 'MeanOfProcesses'), ...suffixed(figuresOf(trials, firstOnly), 'OneProcess') } : {};
     if (!alternates) return { ...figuresOf(trials), ...perProcess };
@@ -299,6 +325,21 @@ function alternateNodeArgsFlag(args: readonly string[]): { alternateNodeArgs?: r
   return { alternateNodeArgs: words };
 }
 
+/**
+ * --alternate-env "NAME=VALUE …": every other trial's added environment (e.g. GLIBC_TUNABLES=glibc.malloc.hugetlb=1).
+ * Names are upper-case identifiers and values plain words (letters, digits and . , : = + -); not with --alternate-nice.
+ */
+function alternateEnvFlag(args: readonly string[]): { alternateEnv?: Readonly<Record<string, string>> } {
+  const at = args.indexOf('--alternate-env');
+  if (at < 0) return {};
+  const words = (args[at + 1] ?? '').split(' ').filter(Boolean);
+  if (words.length === 0) throw new UsageError('--alternate-env needs NAME=VALUE words, e.g. "GLIBC_TUNABLES=glibc.malloc.hugetlb=1"');
+  const bad = words.find((word) => !/^[A-Z_][A-Z0-9_]*=[\w.,:=+-]*$/.test(word));
+  if (bad !== undefined) throw new UsageError(`--alternate-env takes NAME=VALUE words (an upper-case name, a value of letters, digits and . , : = + -), got ${JSON.stringify(bad)}`);
+  if (args.includes('--alternate-nice')) throw new UsageError('--alternate-env and --alternate-nice cannot be combined: alternate one thing at a time');
+  return { alternateEnv: Object.fromEntries(words.map((word) => [word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)])) };
+}
+
 /** --alternate-nice N: a niceness from -20 to 19 other than 0 (0 would compare the bench's own priority with itself). */
 function alternateNiceFlag(args: readonly string[]): { alternateNice?: number } {
   if (!args.includes('--alternate-nice')) return {};
@@ -321,7 +362,9 @@ export async function run(args: string[]): Promise<void> {
     ...(args.includes('--cross-rounds') ? { crossRounds: numberFlag(args, 'cross-rounds', CROSS_ROUNDS, { min: 1, max: MAX_CROSS_ROUNDS, integer: true }) } : {}),
     ...alternateNiceFlag(args),
     ...alternateNodeArgsFlag(args),
+    ...alternateEnvFlag(args),
     processes: numberFlag(args, 'processes', 1, { min: 1, max: 8, integer: true }),
+    prewarm: numberFlag(args, 'prewarm', 0, { min: 0, max: 1_000, integer: true }),
     inference: inferenceFlag(args),
   };
   const inProcess = args.includes('--isolated-only') ? {} : await study([], o, 'dependencies in-process');
@@ -340,7 +383,9 @@ export async function run(args: string[]): Promise<void> {
     crossRounds: o.crossRounds ?? CROSS_ROUNDS,
     alternateNice: o.alternateNice ?? 'none',
     alternateNodeArgs: o.alternateNodeArgs?.join(' ') ?? 'none',
+    alternateEnv: o.alternateEnv !== undefined ? Object.entries(o.alternateEnv).map(([k, v]) => `${k}=${v}`).join(' ') : 'none',
     processes: o.processes,
+    prewarm: o.prewarm,
     ...Object.fromEntries(Object.entries(inProcess).map(([k, v]) => [`${k}InProcess`, v])),
     ...Object.fromEntries(Object.entries(isolated).map(([k, v]) => [`${k}Isolated`, v])),
   };

@@ -29,10 +29,13 @@ export class NextTrialArms {
   #next: { index: number; deployed: Promise<Deployed> } | undefined;
   readonly #arms: ArmProvider;
   readonly #signal: AbortSignal | undefined;
+  readonly #warm: ((deployments: Deployed, index: number) => Promise<unknown>) | undefined;
 
-  constructor(arms: ArmProvider, signal?: AbortSignal) {
+  /** `warm`: what is done with the arms once ready, before their trial takes them (`trials.prewarm`). */
+  constructor(arms: ArmProvider, signal?: AbortSignal, warm?: (deployments: Deployed, index: number) => Promise<unknown>) {
     this.#arms = arms;
     this.#signal = signal;
+    this.#warm = warm;
   }
 
   /**
@@ -43,7 +46,18 @@ export class NextTrialArms {
   start(index: number): Promise<RecordedProcess[]> {
     if (this.#next?.index !== index) {
       void this.stop();
-      const deployed = this.#arms.deploy(index, this.#signal, { place: false });
+      const warm = this.#warm;
+      const started = this.#arms.deploy(index, this.#signal, { place: false });
+      // Warmed where they started, while the trial before runs; a failed warm-up stops them and fails their trial.
+      const deployed = warm === undefined ? started : started.then(async (deployments) => {
+        try {
+          await warm(deployments, index);
+        } catch (error) {
+          await Promise.all([deployments.control.stop(), deployments.treatment.stop()]);
+          throw error;
+        }
+        return deployments;
+      });
       // Not awaited until the trial takes them: a failure is that trial's, never an unhandled rejection.
       deployed.catch(() => undefined);
       this.#next = { index, deployed };

@@ -115,7 +115,7 @@ const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmedi
  * Each arm's headers for a record, as flat [name, value, …] arrays (undici takes them without the per-key
  * work of objects): the recorded headers that are replayed, the trial's identity, the arm's own extras.
  */
-function headerBuilder(identity: TrialIdentity, armHeaders: PairedReplayOptions['armHeaders']): (record: CorpusRecord) => Record<SendArm, string[]> {
+export function headerBuilder(identity: TrialIdentity, armHeaders: PairedReplayOptions['armHeaders']): (record: CorpusRecord) => Record<SendArm, string[]> {
   const prefix = identity.headerPrefix;
   const [experimentHeader, trialHeader, recordHeader, armHeader, jobHeader] = ['experiment', 'trial', 'record', 'arm', 'job'].map((h) => `${prefix}${h}`) as [string, string, string, string, string];
   const trialValue = String(identity.trial);

@@ -27,6 +27,13 @@ export function cpuNs(pid: number): { main: number; all: number } {
   return { main: of(`/proc/${pid}/task/${pid}/schedstat`), all };
 }
 
+/** Minor page faults of the process so far, all its threads (/proc/<pid>/stat, field 10). */
+export function minorFaults(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name, which may hold spaces and parentheses: state is the first, minflt the eighth.
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[7]);
+}
+
 /** Resident set of the process in bytes (/proc/<pid>/statm, second field, in pages of 4 KiB as on x86_64 and arm64). */
 export function rssBytes(pid: number): number {
   return Number(readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]) * 4096;

@@ -324,6 +324,15 @@ const workloadObject = z.strictObject({
           .describe(
             "Start each trial's deployed arms during the previous trial's warm-up, where nothing is measured, so a trial no longer waits for two fresh processes to start (about a tenth of the demo's trials). They start where startCpus says (needed: keep it off the running arms' CPUs) and wait idle there until their trial; arms that would still be starting when the window opens should not be started early (docs/harness.md).",
           ),
+        prewarm: z
+          .number()
+          .int()
+          .min(0)
+          .max(10_000)
+          .default(0)
+          .describe(
+            "Requests each fresh arm of deployed arms is sent one at a time, both arms at once, before its trial's warm-up (the trial's first records; nothing measured or stored). With prestart they are sent while the trial before runs, so a trial can warm up for less of its own time: a fresh runtime's first requests are where it compiles and sizes its heap (docs/harness.md). 0: none.",
+          ),
         maxReplacements: z.number().int().min(0).default(2).describe('Trials failed for infrastructure reasons (an arm not ready, a load not achieved) that may be replaced.'),
         allowFingerprintMismatch: z.boolean().default(false).describe('Keep trials whose arms ran on different machines.'),
         slotCpus: z

@@ -38,6 +38,8 @@ export interface DemoProjectOptions {
   readonly maxTrials: number;
   readonly warmup: string;
   readonly measure: string;
+  /** Requests each arm is sent one at a time once started, before its trial's warm-up (trials.prewarm). */
+  readonly prewarm?: number;
   /** Pairs per second. */
   readonly rate: number;
   /** The rate the trials could not hold before `rate` was chosen, said in a comment above it. */
@@ -127,7 +129,7 @@ export function demoConfigText(options: DemoProjectOptions): string {
     // They start on another CPU (startCpus) and are moved onto it once ready: one after the other on that one CPU,
     // starting them was a sixth of every trial (docs/demo.md). They start during the previous trial's warm-up
     // (prestart): even at once on two CPUs, starting them was a tenth of every trial.
-    `    trials: { min: ${options.minTrials}, max: ${options.maxTrials}, warmup: ${options.warmup}, measure: ${options.measure}, maxReplacements: 4, processes: 1, prestart: ${startCpus !== undefined}${options.armCpus !== undefined ? `, slotCpus: [${quote(options.armCpus)}, ${quote(options.armCpus)}]` : ''}${startCpus !== undefined ? `, startCpus: [${startCpus.map(quote).join(', ')}]` : ''} }`,
+    `    trials: { min: ${options.minTrials}, max: ${options.maxTrials}, warmup: ${options.warmup}, measure: ${options.measure},${options.prewarm ? ` prewarm: ${options.prewarm},` : ''} maxReplacements: 4, processes: 1, prestart: ${startCpus !== undefined}${options.armCpus !== undefined ? `, slotCpus: [${quote(options.armCpus)}, ${quote(options.armCpus)}]` : ''}${startCpus !== undefined ? `, startCpus: [${startCpus.map(quote).join(', ')}]` : ''} }`,
     '    dependencies:',
     `      - { name: features, env: FEATURES_URL, policy: isolated, target: ${quote(options.featuresReplicaUrl)} }`,
     `      - { name: prediction, env: INFERENCE_URL, policy: pinned, shards: [${options.grpcShardUrls.map(quote).join(', ')}], pinned: [${quote(pinnedGrpc)}], grpc: { readMethods: ['inference.GRPCInferenceService/*'] } }`,

@@ -26,7 +26,7 @@ describe('config validation', () => {
     const [w] = config.workloads;
     expect(w?.corpus.lookback).toBe(4 * 3_600_000);
     // Sequential by default: a look after every trial from the 4th, at most 12 (`count` is the most a run takes).
-    expect(w?.trials).toEqual({ min: 4, max: 12, count: 12, warmup: 10_000, measure: 30_000, maxReplacements: 2, allowFingerprintMismatch: false, processes: 1, prestart: false });
+    expect(w?.trials).toEqual({ min: 4, max: 12, count: 12, warmup: 10_000, measure: 30_000, maxReplacements: 2, allowFingerprintMismatch: false, processes: 1, prestart: false, prewarm: 0 });
     expect(w?.replay.timeout).toBe(5_000);
   });
 
@@ -112,6 +112,15 @@ describe('config validation', () => {
     const issues = issuesOf(() => parseConfig({ workloads: [{ name: 'w', tier: 't', arms, trials: { prestart: true, slotCpus: ['1', '1'] } }] }));
     expect(issues).toEqual([expect.stringMatching(/^workloads\[0\]\.trials\.prestart prestart needs startCpus \(and slotCpus\): arms started early wait on their start CPUs/)]);
     expect(parseConfig({ workloads: [{ name: 'w', tier: 't', arms, trials: { prestart: true, slotCpus: ['1', '1'], startCpus: ['0', '0'] } }] }).workloads[0]?.trials.prestart).toBe(true);
+  });
+
+  it('takes a whole number of requests, at most 10,000, to warm each fresh arm with before its trial', () => {
+    const arms = { control: { deploy: { command: 'serve' } }, treatment: { deploy: { command: 'serve' } } };
+    const trials = (prewarm: unknown) => ({ workloads: [{ name: 'w', tier: 't', arms, trials: { prewarm } }] });
+    expect(issuesOf(() => parseConfig(trials(-1)))).toEqual(['workloads[0].trials.prewarm must be >= 0, got -1']);
+    expect(issuesOf(() => parseConfig(trials(2.5)))).toEqual(['workloads[0].trials.prewarm must be an int, got 2.5']);
+    expect(issuesOf(() => parseConfig(trials(20_000)))).toEqual(['workloads[0].trials.prewarm must be <= 10000, got 20000']);
+    expect(parseConfig(trials(20)).workloads[0]?.trials.prewarm).toBe(20);
   });
 
   it('adds line and column for files and lists problems in file order', () => {

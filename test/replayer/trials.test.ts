@@ -153,7 +153,8 @@ describe('trials', () => {
     const result = await runTrials({
       experimentId: 'exp-early',
       seed: 5,
-      workload: workload({ count: undefined, min: 2, max: 4, prestart: true, ...cpus }),
+      // Windows long enough that a busy machine cannot make a trial miss its load (150 ms ones did, beside the bench-flags tests).
+      workload: workload({ count: undefined, min: 2, max: 4, prestart: true, warmup: '100ms', measure: '1s', ...cpus }),
       corpus: () => stream(simpleCorpus(50)),
       arms,
       store,
@@ -182,6 +183,32 @@ describe('trials', () => {
     const unused = pids(second!.details?.prestarted);
     expect(unused).toHaveLength(2);
     for (const pid of unused) expect(() => process.kill(pid, 0)).toThrow();
+  });
+
+  it("sends every trial's arms trials.prewarm requests before its warm-up, arms started early as well as those deployed for it", async () => {
+    const spec = { command: `${process.execPath} --import tsx ${ARM_SERVER}`, readyPath: '/healthz', readyTimeoutMs: 20_000, cwd: process.cwd() };
+    const cpus = pinning();
+    for (const prestart of [false, true]) {
+      const store = await tempStore();
+      const arms = new DeployedArms({ specs: { control: spec, treatment: spec }, ...cpus, clock: systemClock });
+      // What control had been sent by the end of each trial (the fixture counts every request but its own endpoints).
+      const served = new Map<number, number>();
+      const result = await runTrials({
+        experimentId: `exp-warm-${prestart}`,
+        seed: 4,
+        // Windows long enough that a busy machine cannot leave one empty: what is counted here is what each arm was sent.
+        workload: workload({ count: 3, prewarm: 7, prestart, warmup: '100ms', measure: '1s', ...cpus }, { minAchievedShare: 0.01 }),
+        corpus: () => stream(simpleCorpus(50)),
+        arms,
+        store,
+        clock: systemClock,
+        scrapeIntervalMs: 50,
+        afterMeasure: async (index, controlUrl) => void served.set(index, Number(/arm_requests_total\{[^}]*\} (\d+)/.exec(await (await request(`${controlUrl}/metrics`)).body.text())![1])),
+      });
+      expect(result.completed).toBe(3);
+      // Trial 0's arms are deployed for it; with prestart, trials 1 and 2 take arms started (and warmed) during the trial before.
+      for (const t of result.trials) expect(served.get(t.index)).toBe(7 + (t.details!.sentPairs as number));
+    }
   });
 
   it('keeps arms started early on their start CPUs while the trial before theirs runs, and moves them onto their slots when theirs begins', async () => {
