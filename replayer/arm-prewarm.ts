@@ -3,10 +3,10 @@
  * at a time, both arms at once, before the trial's paced warm-up begins. With `trials.prestart` this happens while
  * the trial before runs, on the start CPUs, so the trial itself needs a shorter warm-up.
  *
- * Beside a running trial (prestart) the records are spread over about three quarters of that trial's length rather
- * than sent back to back: two arms answering as fast as they can took the start CPUs whole, and the running
- * trial's dependencies, which share them, answered its window's first second in 50–240 ms instead of about 40
- * (and some trials missed their load). Spread out they take about a fifth of a CPU.
+ * Beside a running trial (prestart) the records are spread over half of that trial's length rather than sent back to
+ * back: two arms answering as fast as they can took the start CPUs whole, which the running trial's dependencies
+ * share, and some trials missed their load. Spread out they take about a third of a CPU. The window's first second
+ * still answers slower while the next arms start and warm (docs/harness.md, "Arms warmed before their trial").
  *
  * Why: a fresh runtime spends its first requests compiling and sizing its heap, and a trial's warm-up exists to let
  * it. Paced at the replay rate that takes seconds of every trial (the demo's arms: 2 s at 20 pairs/s, which is 40%
