@@ -14,6 +14,10 @@ import type { Progress } from './run-demo.js';
 /** What a ranking request costs is read over the recording's seconds 2–4 (recordProduction says why). */
 const READING_WARM_UP_MS = 2_000;
 const READING_WINDOW_MS = 2_000;
+/** The recording lasts at least its reading. */
+export const READING_MS = READING_WARM_UP_MS + READING_WINDOW_MS;
+/** Production requests a second through query → ranking while the demo records. */
+export const PRODUCTION_TRAFFIC_RATE = 50;
 
 /**
  * Production traffic through the query service while the sidecar in front of ranking records a sample: the corpus
@@ -36,9 +40,9 @@ export async function recordProduction(
   // recorded for a fixed time sized for a third more on average (6 s for the 100 a trial at 20 pairs/s replays) until
   // 2026-12-06, and 2 s more than that unless --quick before then. Bounded at twice the expected time, and at
   // twice the reading's at a rate low enough that the records come sooner.
-  const trafficRate = 50;
+  const trafficRate = PRODUCTION_TRAFFIC_RATE;
   const sampledPerSecond = trafficRate * config.recorder.rate;
-  const maxRecordMs = Math.max(Math.ceil((trialRecords * 2) / sampledPerSecond) * 1_000, 2 * (READING_WARM_UP_MS + READING_WINDOW_MS));
+  const maxRecordMs = Math.max(Math.ceil((trialRecords * 2) / sampledPerSecond) * 1_000, 2 * READING_MS);
   const recording = setInterval(() => progress(0, 'recording', `production traffic ${trafficRate} req/s through query → ranking; sampling ${config.recorder.rate * 100}% into the corpus`), 1_000);
   // Read over the recording's seconds 2–4: the stack's ranking process is fresh, and in its first seconds of traffic
   // a request costs more than it will (over seconds 1–3 four runs read 16.4–22.3 ms, three of them above what keeps

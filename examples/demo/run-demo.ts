@@ -93,9 +93,11 @@ const PINNED_SHARD = 2;
  * warm-up is 1 s where it was 2: alternated on the twenty-sixth host, quiet, steps 1 and 2 took 123.7–162.3 s this way
  * and 206.5–339.9 s with 2 s and no prewarm, trials spreading alike (docs/harness.md, "Arms warmed before their trial").
  */
-const TRIAL_WARMUP_S = 1;
+export const TRIAL_WARMUP_S = 1;
 const TRIAL_PREWARM = 20;
-const TRIAL_MEASURE_S = 3;
+export const TRIAL_MEASURE_S = 3;
+/** The share of production requests the demo's recorder samples into the corpus. */
+export const RECORDER_SAMPLE_RATE = 0.5;
 /** The judged steps' last look. */
 const MAX_TRIALS = 48;
 /** A judged step's hang guard: its last look at about 8 s a trial on a loaded host, and room. */
@@ -155,7 +157,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
         measure: `${TRIAL_MEASURE_S}s`,
         rate,
         ...(loweredFrom ? { loweredFrom } : {}),
-        recorderRate: 0.5,
+        recorderRate: RECORDER_SAMPLE_RATE,
         ...armCpusOf(procStatus),
       });
       await writeFile(configPath, configText);
@@ -203,7 +205,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const judged = async (step: number, title: string, change: string, treatmentRevision?: string): Promise<ExperimentStepResult> => {
       const first = await experiment(step, title, change, treatmentRevision);
       const achieved = loadFailedRates(first);
-      const next = lowered === undefined ? rateAfterLoadFailure(quiet, rate, achieved) : undefined;
+      const next = lowered === undefined ? rateAfterLoadFailure(quiet, rate, achieved, rateForRequestCost(quiet, requestCost)) : undefined;
       if (next === undefined) return first;
       progress(step, title, `its trials achieved ${achieved.map((r) => r.toFixed(1)).join(', ')} of ${rate} pairs/s; again at ${next} pairs/s`);
       lowered = { pairsPerSecond: rate, achieved, experimentId: first.id };

@@ -71,20 +71,30 @@ describe('the demo’s replay rate', () => {
 
   it('lowers a rate whose trials failed their load to its share of what they achieved, below the failed rate, never under the floor', () => {
     // The sixteenth host in CI: the probe read 23.6 ms, 14 pairs/s quiet, trials achieved 8.0–10.7 (median 9.1).
-    expect(rateAfterLoadFailure(true, 14, [8.0, 10.7, 9.1, 8.8, 10.1])).toBe(Math.floor(9.1 * QUIET_ARMS_CPU_SHARE));
-    expect(rateAfterLoadFailure(false, 14, [8.0, 10.7, 9.1, 8.8, 10.1])).toBe(Math.floor(9.1 * BUSY_ARMS_CPU_SHARE));
+    expect(rateAfterLoadFailure(true, 14, [8.0, 10.7, 9.1, 8.8, 10.1], QUIET_MACHINE_RATE)).toBe(Math.floor(9.1 * QUIET_ARMS_CPU_SHARE));
+    expect(rateAfterLoadFailure(false, 14, [8.0, 10.7, 9.1, 8.8, 10.1], QUIET_MACHINE_RATE)).toBe(Math.floor(9.1 * BUSY_ARMS_CPU_SHARE));
     // Even count: the mean of the middle two (9.0 → 6).
-    expect(rateAfterLoadFailure(true, 14, [8.0, 8.5, 9.5, 10.5])).toBe(6);
+    expect(rateAfterLoadFailure(true, 14, [8.0, 8.5, 9.5, 10.5], QUIET_MACHINE_RATE)).toBe(6);
     // Trials that nearly held it (15.7 of 20, just under the 0.8 they must reach): two thirds of what they achieved.
-    expect(rateAfterLoadFailure(true, 20, [15.5, 15.9])).toBe(10);
+    expect(rateAfterLoadFailure(true, 20, [15.5, 15.9], QUIET_MACHINE_RATE)).toBe(10);
     // Never the failed rate again, whatever the attempts say they achieved; never under the floor.
-    expect(rateAfterLoadFailure(true, 10, [30, 31])).toBe(9);
-    expect(rateAfterLoadFailure(true, 5, [4.9, 4.8])).toBe(MIN_DEMO_RATE);
+    expect(rateAfterLoadFailure(true, 10, [30, 31], QUIET_MACHINE_RATE)).toBe(9);
+    expect(rateAfterLoadFailure(true, 5, [4.9, 4.8], QUIET_MACHINE_RATE)).toBe(MIN_DEMO_RATE);
     // 5.3–7.7 of 10 inside the suite: the floor.
-    expect(rateAfterLoadFailure(true, 10, [5.3, 6.1, 7.7, 6.4, 5.9])).toBe(MIN_DEMO_RATE);
+    expect(rateAfterLoadFailure(true, 10, [5.3, 6.1, 7.7, 6.4, 5.9], QUIET_MACHINE_RATE)).toBe(MIN_DEMO_RATE);
     // Nothing to lower to, or nothing read.
-    expect(rateAfterLoadFailure(true, MIN_DEMO_RATE, [2.1])).toBeUndefined();
-    expect(rateAfterLoadFailure(true, 14, [])).toBeUndefined();
-    expect(rateAfterLoadFailure(true, 14, [Number.NaN, -1])).toBeUndefined();
+    expect(rateAfterLoadFailure(true, MIN_DEMO_RATE, [2.1], QUIET_MACHINE_RATE)).toBeUndefined();
+    expect(rateAfterLoadFailure(true, 14, [], QUIET_MACHINE_RATE)).toBeUndefined();
+    expect(rateAfterLoadFailure(true, 14, [Number.NaN, -1], QUIET_MACHINE_RATE)).toBeUndefined();
+  });
+
+  it('never lowers a rate asked for with --rate to more than the demo would choose here by itself', () => {
+    // CI, 2026-12-06: 100 asked for, the trials achieved a median of 39, and two thirds of it (26) failed as well.
+    const achieved = [31, 42, 40, 37.67, 39];
+    expect(rateAfterLoadFailure(true, 100, achieved, 100)).toBe(26);
+    expect(rateAfterLoadFailure(true, 100, achieved, rateForRequestCost(true, 0.01158))).toBe(QUIET_MACHINE_RATE);
+    expect(rateAfterLoadFailure(false, 100, achieved, rateForRequestCost(false, 0.01158))).toBe(BUSY_MACHINE_RATE);
+    // Below the machine's rate, the share of what was achieved stands.
+    expect(rateAfterLoadFailure(true, 100, [12, 13, 14], QUIET_MACHINE_RATE)).toBe(8);
   });
 });
