@@ -43,7 +43,7 @@ export interface ExperimentReport {
   /** Per-trial effects of the judged metrics, with each arm's processes' own values when the arms ran several. */
   readonly perTrial: readonly Pick<TrialMetric, 'metric' | 'trial' | 'control' | 'treatment' | 'effect' | 'low' | 'high' | 'processes'>[];
   /** Every attempt; `otherWorkOnArmCpus`: the share of the pinned arms' CPUs other work took in its window (replayer/arm-cpu-contention.ts). */
-  readonly trials: readonly { readonly index: number; readonly attempt: number; readonly status: string; readonly reason?: string; readonly slots?: unknown; readonly achievedRate?: number; readonly targetRate?: number; readonly otherWorkOnArmCpus?: number }[];
+  readonly trials: readonly { readonly index: number; readonly attempt: number; readonly status: string; readonly reason?: string; readonly slots?: unknown; readonly achievedRate?: number; readonly targetRate?: number; readonly otherWorkOnArmCpus?: number; readonly prewarmSent?: number; readonly prewarmErrors?: number }[];
   readonly excludedTrials: readonly ExcludedTrial[];
   readonly arms: Readonly<Record<'control' | 'treatment', ArmSummary>>;
   /** Latency quantiles per arm, [ms, quantile], at most 101 points each. */
@@ -253,6 +253,7 @@ export async function evaluateExperiment(store: Pick<Store, 'experiments' | 'out
       ...(typeof t.details?.achievedRate === 'number' ? { achievedRate: t.details.achievedRate } : {}),
       ...(typeof t.details?.targetRate === 'number' ? { targetRate: t.details.targetRate } : {}),
       ...(typeof t.details?.otherWorkOnArmCpus === 'number' ? { otherWorkOnArmCpus: t.details.otherWorkOnArmCpus } : {}),
+      ...prewarmOf(t.details?.prewarm),
     })),
     excludedTrials: data.excluded,
     arms: distributions.arms,
@@ -271,4 +272,11 @@ export async function evaluateExperiment(store: Pick<Store, 'experiments' | 'out
       : {}),
     notes,
   };
+}
+
+/** What a trial's arms were sent before it (`trials.prewarm`), when its stored record says so in whole numbers. */
+function prewarmOf(prewarm: unknown): { prewarmSent?: number; prewarmErrors?: number } {
+  if (typeof prewarm !== 'object' || prewarm === null) return {};
+  const { sent, errors } = prewarm as { sent?: unknown; errors?: unknown };
+  return Number.isSafeInteger(sent) && Number.isSafeInteger(errors) ? { prewarmSent: sent as number, prewarmErrors: errors as number } : {};
 }

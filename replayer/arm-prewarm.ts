@@ -40,7 +40,10 @@ export interface PrewarmOptions {
   readonly spacingMs?: number;
   readonly identity: TrialIdentity;
   readonly clock: Clock;
+  /** Cancels: what is in flight is abandoned. */
   readonly signal?: AbortSignal;
+  /** Ends the prewarm early: no further record is sent, and the one in flight is answered (so `sent` is what the arms were sent). */
+  readonly until?: AbortSignal;
   readonly http2?: H2SessionsOptions;
   readonly armHeaders?: Readonly<Partial<Record<ArmName, Readonly<Record<string, string>>>>>;
 }
@@ -78,7 +81,7 @@ export async function prewarmArms(deployments: Readonly<Record<ArmName, ArmDeplo
   let sent = 0;
   try {
     for await (const record of options.records) {
-      if (sent >= options.count || senders.signal.aborted || clock.monotonic() - startMono >= options.budgetMs) break;
+      if (sent >= options.count || senders.signal.aborted || options.until?.aborted || clock.monotonic() - startMono >= options.budgetMs) break;
       if (record.bodyTruncated) continue;
       const headers = headersFor(record);
       const body = record.body === '' ? null : Buffer.from(record.body, 'base64');
@@ -86,11 +89,12 @@ export async function prewarmArms(deployments: Readonly<Record<ArmName, ArmDeplo
       const due = startMono + sent * (options.spacingMs ?? 0);
       if (due > now) {
         try {
-          await clock.sleep(due - now, senders.signal);
+          await clock.sleep(due - now, options.until ? AbortSignal.any([senders.signal, options.until]) : senders.signal);
         } catch {
           break;
         }
         now = clock.monotonic();
+        if (options.until?.aborted) break;
       }
       for (const arm of ARMS) for (let process = 0; process < senders.processes[arm]; process++) senders.send(arm, record, headers[arm], body, now, arm === 'control', process);
       sent++;

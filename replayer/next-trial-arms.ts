@@ -18,6 +18,8 @@ import { recordProcess, type RecordedProcess } from './arm-processes.js';
 import type { ArmName } from './schedule.js';
 
 type Deployed = Record<ArmName, ArmDeployment>;
+/** Warms arms started early; `trialEnded` aborts when the trial they were started beside ends its window (endWarming). */
+type Warm = (deployments: Deployed, index: number, trialEnded: AbortSignal) => Promise<unknown>;
 
 /** Every process of the deployed arms, recorded for leftoversOf (control′ with its own name). */
 export function processesOf(deployments: Deployed, prime?: ArmDeployment): RecordedProcess[] {
@@ -26,13 +28,13 @@ export function processesOf(deployments: Deployed, prime?: ArmDeployment): Recor
 }
 
 export class NextTrialArms {
-  #next: { index: number; deployed: Promise<Deployed> } | undefined;
+  #next: { index: number; deployed: Promise<Deployed>; warming: AbortController } | undefined;
   readonly #arms: ArmProvider;
   readonly #signal: AbortSignal | undefined;
-  readonly #warm: ((deployments: Deployed, index: number) => Promise<unknown>) | undefined;
+  readonly #warm: Warm | undefined;
 
   /** `warm`: what is done with the arms once ready, before their trial takes them (`trials.prewarm`). */
-  constructor(arms: ArmProvider, signal?: AbortSignal, warm?: (deployments: Deployed, index: number) => Promise<unknown>) {
+  constructor(arms: ArmProvider, signal?: AbortSignal, warm?: Warm) {
     this.#arms = arms;
     this.#signal = signal;
     this.#warm = warm;
@@ -47,11 +49,12 @@ export class NextTrialArms {
     if (this.#next?.index !== index) {
       void this.stop();
       const warm = this.#warm;
+      const warming = new AbortController();
       const started = this.#arms.deploy(index, this.#signal, { place: false });
       // Warmed where they started, while the trial before runs; a failed warm-up stops them and fails their trial.
       const deployed = warm === undefined ? started : started.then(async (deployments) => {
         try {
-          await warm(deployments, index);
+          await warm(deployments, index, warming.signal);
         } catch (error) {
           await Promise.all([deployments.control.stop(), deployments.treatment.stop()]);
           throw error;
@@ -60,12 +63,17 @@ export class NextTrialArms {
       });
       // Not awaited until the trial takes them: a failure is that trial's, never an unhandled rejection.
       deployed.catch(() => undefined);
-      this.#next = { index, deployed };
+      this.#next = { index, deployed, warming };
     }
     return this.#next.deployed.then(
       (deployments) => processesOf(deployments),
       () => [],
     );
+  }
+
+  /** The trial the arms were started beside has ended its window: their warm-up ends too, sent or not. */
+  endWarming(): void {
+    this.#next?.warming.abort();
   }
 
   /**
@@ -74,8 +82,9 @@ export class NextTrialArms {
    */
   take(index: number): Promise<Deployed> | undefined {
     if (this.#next?.index !== index) return undefined;
-    const { deployed } = this.#next;
+    const { deployed, warming } = this.#next;
     this.#next = undefined;
+    warming.abort();
     return deployed.then(async (deployments) => {
       try {
         return (await this.#arms.place?.(deployments)) ?? deployments;
@@ -91,6 +100,8 @@ export class NextTrialArms {
     const pending = this.#next;
     this.#next = undefined;
     if (pending === undefined) return;
+    // Arms no trial will take are not warmed any further.
+    pending.warming.abort();
     const deployments = await pending.deployed.catch(() => undefined);
     if (deployments) await Promise.all([deployments.control.stop(), deployments.treatment.stop()]);
   }

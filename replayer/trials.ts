@@ -15,7 +15,7 @@ import { shapeCorpus, wrapped, type ShapedCorpus } from './replay-shaping.js';
 import { resetArm } from './arm-reset.js';
 import { leftoversOf, stopLeftovers, type RecordedProcess } from './arm-processes.js';
 import { NextTrialArms, processesOf } from './next-trial-arms.js';
-import { prewarmArms } from './arm-prewarm.js';
+import { trialPrewarmsOf, type TrialPrewarms } from './trial-prewarm.js';
 import { fingerprintDifferences } from './fingerprint.js';
 import { pairedReplay, type PairedReplayResult, type ReplayProgress } from './paired-replay.js';
 import { markProcessCpu, scrapeCounters } from './counters.js';
@@ -110,8 +110,8 @@ export async function runTrials(options: RunTrialsOptions): Promise<TrialsResult
   const cancelled = (): TrialsResult => ({ trials: ledger.trials, completed: ledger.completed, cancelled: true });
   const startedMs = clock.now();
   let stoppedBy: TrialsResult['stoppedBy'] = 'max';
-  const warm = prewarmOf(options, ledger);
-  const next = workload.trials.prestart && options.arms.kind === 'deployed' ? new NextTrialArms(options.arms, options.signal, warm && ((deployments, index) => warm(deployments, index, true))) : undefined;
+  const prewarms = trialPrewarmsOf(options, options.arms.kind === 'deployed', (index) => ledger.nextAttempt(index));
+  const next = workload.trials.prestart && options.arms.kind === 'deployed' ? new NextTrialArms(options.arms, options.signal, prewarms && ((deployments, index, trialEnded) => prewarms.warm(deployments, index, trialEnded))) : undefined;
   try {
     for (let index = 0; ledger.completed < workload.trials.max; index++) {
       if (ledger.hasCompleted(index)) continue;
@@ -121,7 +121,7 @@ export async function runTrials(options: RunTrialsOptions): Promise<TrialsResult
       }
       for (let attempt = ledger.nextAttempt(index); ; attempt++) {
         if (options.signal?.aborted) return cancelled();
-        const ended = await runAttempt(options, ledger, index, attempt, next, warm);
+        const ended = await runAttempt(options, ledger, index, attempt, next, prewarms);
         if (ended === 'cancelled') return cancelled();
         if (ended === 'completed') {
           const settled = ledger.trials.find((t) => t.index === index && t.attempt === attempt && t.status === 'completed');
@@ -142,37 +142,6 @@ export async function runTrials(options: RunTrialsOptions): Promise<TrialsResult
   return { trials: ledger.trials, completed: ledger.completed, cancelled: false, stoppedBy };
 }
 
-/** Warms deployed arms before trial `index` (`trials.prewarm`), or undefined when the workload does not. */
-type Prewarm = (deployments: Readonly<Record<ArmName, ArmDeployment>>, index: number, besideTrial: boolean) => Promise<unknown>;
-
-function prewarmOf(options: RunTrialsOptions, ledger: TrialLedger): Prewarm | undefined {
-  const { workload, clock } = options;
-  if (workload.trials.prewarm === 0 || options.arms.kind !== 'deployed') return undefined;
-  return (deployments, index, besideTrial) => {
-    const trialMs = workload.trials.warmup + workload.trials.measure;
-    const shaped = shapeCorpus(workload.replay.wrap ? wrapped(options.corpus) : options.corpus(), workload.replay);
-    return prewarmArms(deployments, {
-      records: shaped.records,
-      count: workload.trials.prewarm,
-      timeoutMs: workload.replay.timeout,
-      // No longer than the trial it may run beside, and spread over half of it there (arm-prewarm.ts).
-      budgetMs: trialMs,
-      spacingMs: besideTrial ? (0.5 * trialMs) / workload.trials.prewarm : 0,
-      identity: {
-        experimentId: options.experimentId,
-        trial: index,
-        attempt: ledger.nextAttempt(index),
-        headerPrefix: workload.replay.identityHeaderPrefix,
-        jobs: { control: `${options.experimentId}.control`, treatment: `${options.experimentId}.treatment` },
-      },
-      clock,
-      ...(options.signal ? { signal: options.signal } : {}),
-      ...(workload.replay.http2 ? { http2: workload.replay.http2 } : {}),
-      ...(options.armHeaders ? { armHeaders: options.armHeaders } : {}),
-    });
-  };
-}
-
 /** The trial to start early while trial `index` runs: the next one not completed, unless this one may be the last. */
 function upcomingTrial(ledger: TrialLedger, index: number, max: number): number | undefined {
   if (ledger.completed + 1 >= max) return undefined;
@@ -184,13 +153,13 @@ function upcomingTrial(ledger: TrialLedger, index: number, max: number): number 
 type AttemptEnd = 'completed' | 'replaced' | 'cancelled';
 
 /** One attempt at trial `index`: deploy, reset, measure, and settle it in the ledger. */
-async function runAttempt(options: RunTrialsOptions, ledger: TrialLedger, index: number, attempt: number, next: NextTrialArms | undefined, warm: Prewarm | undefined): Promise<AttemptEnd> {
+async function runAttempt(options: RunTrialsOptions, ledger: TrialLedger, index: number, attempt: number, next: NextTrialArms | undefined, prewarms: TrialPrewarms | undefined): Promise<AttemptEnd> {
   const { workload, clock } = options;
   const startedAtMs = clock.now();
   await ledger.start(index, attempt, startedAtMs);
   const early = next?.take(index);
   // Arms started early were warmed then (NextTrialArms); arms deployed now are warmed now.
-  const arms = await deployAttempt(options, ledger, index, attempt, startedAtMs, early, early === undefined ? warm : undefined);
+  const arms = await deployAttempt(options, ledger, index, attempt, startedAtMs, early, early === undefined ? prewarms : undefined);
   if (typeof arms === 'string') return arms;
   const { deployments, slots } = arms;
   const ended = (status: TrialRecord['status'], details: Record<string, unknown>, reason?: string): TrialRecord => ({ index, attempt, status, startedAtMs, endedAtMs: clock.now(), ...(reason !== undefined ? { reason } : {}), details });
@@ -210,8 +179,11 @@ async function runAttempt(options: RunTrialsOptions, ledger: TrialLedger, index:
       recorded = prestarted.then((processes) => (processes.length > 0 ? ledger.annotate(index, attempt, { prestarted: processes }) : undefined));
     }
     const { result, shaped, otherWorkOnArmCpus } = await measureAttempt(options, index, attempt, arms);
+    // The next trial's prewarm runs beside this one and no longer (trial-prewarm.ts).
+    next?.endWarming();
     await recorded;
     const early = await prestarted;
+    const prewarm = prewarms?.resultOf(index);
     const details = {
       ...summarize(result, workload.replay.minAchievedShare),
       ...(otherWorkOnArmCpus !== undefined ? { otherWorkOnArmCpus: Number(otherWorkOnArmCpus.toFixed(3)) } : {}),
@@ -222,6 +194,7 @@ async function runAttempt(options: RunTrialsOptions, ledger: TrialLedger, index:
       ...(options.router ? { dependencies: options.router.snapshot() } : {}),
       // Kept with the settled record too: the next trial's ledger entry starts after this one settles.
       ...(early.length > 0 ? { prestarted: early } : {}),
+      ...(prewarm ? { prewarm } : {}),
     };
     if (result.cancelled) {
       await ledger.settle(ended('cancelled', details, 'cancelled'));
@@ -260,7 +233,7 @@ interface AttemptArms {
  * `prestarted`: the arms started during the trial before (trials.prestart), taken instead of deploying; they
  * fail as a deployment would.
  */
-async function deployAttempt(options: RunTrialsOptions, ledger: TrialLedger, index: number, attempt: number, startedAtMs: number, prestarted?: Promise<Record<ArmName, ArmDeployment>>, warm?: Prewarm): Promise<AttemptArms | 'replaced' | 'cancelled'> {
+async function deployAttempt(options: RunTrialsOptions, ledger: TrialLedger, index: number, attempt: number, startedAtMs: number, prestarted?: Promise<Record<ArmName, ArmDeployment>>, prewarms?: TrialPrewarms): Promise<AttemptArms | 'replaced' | 'cancelled'> {
   const { workload, clock, signal } = options;
   const replaced = async (error: ArmNotReadyError, details: Record<string, unknown> = {}): Promise<'replaced'> => {
     await ledger.replaceOrFail({ index, attempt, status: 'replaced', startedAtMs, endedAtMs: clock.now(), reason: error.message, details: { output: error.output.slice(-2_000), ...details } });
@@ -293,7 +266,7 @@ async function deployAttempt(options: RunTrialsOptions, ledger: TrialLedger, ind
   if (processes.length > 0) await ledger.annotate(index, attempt, { processes });
   try {
     await resetArms(workload, deployments, options.arms.compared, signal);
-    await warm?.(deployments, index, false);
+    await prewarms?.warm(deployments, index);
   } catch (error) {
     await arms.stop();
     if (signal?.aborted || !(error instanceof ArmNotReadyError)) throw error;

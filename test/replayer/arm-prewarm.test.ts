@@ -8,7 +8,7 @@ import { prewarmArms } from '../../replayer/arm-prewarm.js';
 import { simpleCorpus, stream } from '../support/corpus.js';
 
 /** An arm on port 0 that records what it was sent and how many requests it held at once. */
-async function countingArm(arm: 'control' | 'treatment'): Promise<{ deployment: ArmDeployment; seen: { path: string; headers: IncomingHttpHeaders }[]; maxInFlight: () => number }> {
+async function countingArm(arm: 'control' | 'treatment', onRequest?: (seen: number) => void): Promise<{ deployment: ArmDeployment; seen: { path: string; headers: IncomingHttpHeaders }[]; maxInFlight: () => number }> {
   const seen: { path: string; headers: IncomingHttpHeaders }[] = [];
   let inFlight = 0;
   let maxInFlight = 0;
@@ -16,6 +16,7 @@ async function countingArm(arm: 'control' | 'treatment'): Promise<{ deployment: 
     inFlight++;
     maxInFlight = Math.max(maxInFlight, inFlight);
     seen.push({ path: req.url ?? '', headers: req.headers });
+    onRequest?.(seen.length);
     req.resume();
     // Answered on the next turn, so a second request sent meanwhile would be held at once with this one.
     setImmediate(() => {
@@ -59,6 +60,16 @@ describe('prewarmArms', () => {
     expect(result.sent).toBe(2);
     expect(control.seen).toHaveLength(2);
     expect(treatment.seen).toHaveLength(2);
+  });
+
+  it('ends early when told the trial beside it has ended: nothing more is sent, and what was sent is answered and counted', async () => {
+    const trialEnded = new AbortController();
+    // The trial beside ends while control holds the third record (its answer is still to come).
+    const [control, treatment] = await Promise.all([countingArm('control', (seen) => seen === 3 && trialEnded.abort()), countingArm('treatment')]);
+    const result = await prewarmArms({ control: control.deployment, treatment: treatment.deployment }, { records: stream(simpleCorpus(50)), count: 40, timeoutMs: 2_000, budgetMs: 60_000, spacingMs: 1, until: trialEnded.signal, identity, clock: systemClock });
+    expect(result).toEqual({ sent: 3, errors: 0 });
+    expect(control.seen).toHaveLength(3);
+    expect(treatment.seen).toHaveLength(3);
   });
 
   it('counts the requests an arm failed, and still sends its count', async () => {
