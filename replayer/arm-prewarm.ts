@@ -14,7 +14,8 @@
  * take none of the trial's time. Measured on the demo's ranking arms (docs/harness.md, "Arms warmed before their
  * trial"): after 20 requests sent so and a 1 s paced warm-up, A/A trials spread as little as after a 2 s one.
  *
- * Nothing sent here is measured or stored: only how many were sent and how many failed. The requests carry the
+ * Nothing sent here is measured or stored but how many were sent and how many failed (the trial's `prewarm`).
+ * Beside a running trial it also ends when that trial's window does (`until`, trial-prewarm.ts). The requests carry the
  * trial's identity, as its own do, so the router attributes their dependency calls to the experiment.
  */
 import type { Clock, CorpusRecord } from '../core/index.js';
@@ -78,6 +79,8 @@ export async function prewarmArms(deployments: Readonly<Record<ArmName, ArmDeplo
   if (signal?.aborted) onCancel();
   else signal?.addEventListener('abort', onCancel, { once: true });
   const headersFor = headerBuilder(options.identity, options.armHeaders);
+  // What wakes a wait for the next record's time: cancelled, or ended early.
+  const wake = options.until ? AbortSignal.any([senders.signal, options.until]) : senders.signal;
   let sent = 0;
   try {
     for await (const record of options.records) {
@@ -89,7 +92,7 @@ export async function prewarmArms(deployments: Readonly<Record<ArmName, ArmDeplo
       const due = startMono + sent * (options.spacingMs ?? 0);
       if (due > now) {
         try {
-          await clock.sleep(due - now, options.until ? AbortSignal.any([senders.signal, options.until]) : senders.signal);
+          await clock.sleep(due - now, wake);
         } catch {
           break;
         }

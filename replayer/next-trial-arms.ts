@@ -9,6 +9,9 @@
  * moved onto their slots' CPUs when their trial begins: whatever a fresh runtime still does after it is ready
  * (V8 compiles and collects on threads of its own) stays off the CPUs the running trial measures.
  *
+ * With `trials.prewarm` they are warmed once ready, until the trial they were started beside ends its window
+ * (endWarming), their own trial takes them, or no trial will: a trial never waits for the next one's warm-up.
+ *
  * The processes are recorded with the trial that started them (`prestarted` in its details, stopped on resume
  * by leftoversOf), so a killed runner leaves none behind for good.
  */

@@ -23,6 +23,11 @@ export interface TrialIdentity {
   readonly jobs: Readonly<Record<ArmName, string>>;
 }
 
+/** Attempt `attempt` of trial `trial`, as its requests say it: each arm's job is `<experiment>.<arm>`. */
+export function trialIdentity(experimentId: string, headerPrefix: string, trial: number, attempt: number): TrialIdentity {
+  return { experimentId, trial, attempt, headerPrefix, jobs: { control: `${experimentId}.control`, treatment: `${experimentId}.treatment` } };
+}
+
 export interface ReplayProgress {
   readonly phase: 'warmup' | 'measure';
   readonly elapsedMs: number;

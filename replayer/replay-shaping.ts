@@ -62,6 +62,11 @@ export function shapeCorpus(records: AsyncIterable<CorpusRecord>, shaping: Repla
   };
 }
 
+/** A trial's records: the corpus from its first record, read again each time it ends with `replay.wrap`, shaped. */
+export function trialCorpus(corpus: () => AsyncIterable<CorpusRecord>, replay: ReplayShaping & { readonly wrap: boolean }): ShapedCorpus {
+  return shapeCorpus(replay.wrap ? wrapped(corpus) : corpus(), replay);
+}
+
 /**
  * The corpus read again from its first record each time it ends (`replay.wrap`); the replay's window
  * bounds it. A pass that yields nothing ends it: an empty corpus does not spin.

@@ -9,7 +9,8 @@
 import type { Clock, CorpusRecord, WorkloadConfig } from '../core/index.js';
 import { prewarmArms, type PrewarmResult } from './arm-prewarm.js';
 import type { ArmDeployment } from './arms.js';
-import { shapeCorpus, wrapped } from './replay-shaping.js';
+import { trialIdentity } from './paired-replay.js';
+import { trialCorpus } from './replay-shaping.js';
 import type { ArmName } from './schedule.js';
 
 /** What a run of trials gives the prewarm (RunTrialsOptions has all of it). */
@@ -42,7 +43,7 @@ export class TrialPrewarms {
     // An earlier attempt's, until this one's is known.
     this.#results.delete(index);
     const trialMs = workload.trials.warmup + workload.trials.measure;
-    const shaped = shapeCorpus(workload.replay.wrap ? wrapped(this.#source.corpus) : this.#source.corpus(), workload.replay);
+    const shaped = trialCorpus(this.#source.corpus, workload.replay);
     const result = await prewarmArms(deployments, {
       records: shaped.records,
       count: workload.trials.prewarm,
@@ -50,13 +51,7 @@ export class TrialPrewarms {
       // No longer than the trial it may run beside, and spread over half of it there (arm-prewarm.ts).
       budgetMs: trialMs,
       spacingMs: besideTrialEnded ? (0.5 * trialMs) / workload.trials.prewarm : 0,
-      identity: {
-        experimentId: this.#source.experimentId,
-        trial: index,
-        attempt: this.#attemptOf(index),
-        headerPrefix: workload.replay.identityHeaderPrefix,
-        jobs: { control: `${this.#source.experimentId}.control`, treatment: `${this.#source.experimentId}.treatment` },
-      },
+      identity: trialIdentity(this.#source.experimentId, workload.replay.identityHeaderPrefix, index, this.#attemptOf(index)),
       clock,
       ...(this.#source.signal ? { signal: this.#source.signal } : {}),
       ...(besideTrialEnded ? { until: besideTrialEnded } : {}),

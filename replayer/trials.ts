@@ -11,13 +11,13 @@
 import { type Clock, type CorpusRecord, type RequestOutcome, type TrialRecord, type WorkloadConfig } from '../core/index.js';
 import type { Store } from '../store/index.js';
 import { ArmNotReadyError, instancesOf, type ArmDeployment, type ArmProvider, type ArmIdentity } from './arms.js';
-import { shapeCorpus, wrapped, type ShapedCorpus } from './replay-shaping.js';
+import { trialCorpus, type ShapedCorpus } from './replay-shaping.js';
 import { resetArm } from './arm-reset.js';
 import { leftoversOf, stopLeftovers, type RecordedProcess } from './arm-processes.js';
 import { NextTrialArms, processesOf } from './next-trial-arms.js';
 import { trialPrewarmsOf, type TrialPrewarms } from './trial-prewarm.js';
 import { fingerprintDifferences } from './fingerprint.js';
-import { pairedReplay, type PairedReplayResult, type ReplayProgress } from './paired-replay.js';
+import { pairedReplay, trialIdentity, type PairedReplayResult, type ReplayProgress } from './paired-replay.js';
 import { markProcessCpu, scrapeCounters } from './counters.js';
 import { cpusOfList, otherWorkShare, readArmCpus, type ArmCpuReading } from './arm-cpu-contention.js';
 import type { ArmName } from './schedule.js';
@@ -314,7 +314,7 @@ async function measureAttempt(options: RunTrialsOptions, index: number, attempt:
   const contended = armCpus.length > 0 && armPids.length > 0;
   let windowStart: Promise<ArmCpuReading | undefined> | undefined;
   try {
-    const shaped = shapeCorpus(workload.replay.wrap ? wrapped(options.corpus) : options.corpus(), workload.replay);
+    const shaped = trialCorpus(options.corpus, workload.replay);
     const controlPrime = prime?.url ?? options.controlPrime;
     const grpcServices = new Set<string>();
     const result = await pairedReplay({
@@ -329,13 +329,7 @@ async function measureAttempt(options: RunTrialsOptions, index: number, attempt:
       warmupMs: workload.trials.warmup,
       measureMs: workload.trials.measure,
       seed: (options.seed + index * 7_919 + attempt * 104_729) >>> 0,
-      identity: {
-        experimentId: options.experimentId,
-        trial: index,
-        attempt,
-        headerPrefix: workload.replay.identityHeaderPrefix,
-        jobs: { control: `${options.experimentId}.control`, treatment: `${options.experimentId}.treatment` },
-      },
+      identity: trialIdentity(options.experimentId, workload.replay.identityHeaderPrefix, index, attempt),
       clock,
       ...(options.signal ? { signal: options.signal } : {}),
       keepBodyBytes: workload.replay.compareResponses || workload.harness.responses !== undefined ? 65_536 : 0,

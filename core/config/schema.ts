@@ -331,7 +331,7 @@ const workloadObject = z.strictObject({
           .max(10_000)
           .default(0)
           .describe(
-            "Requests each fresh arm of deployed arms is sent one at a time, both arms at once, before its trial's warm-up (the trial's first records; nothing measured or stored). With prestart they are sent while the trial before runs, so a trial can warm up for less of its own time: a fresh runtime's first requests are where it compiles and sizes its heap (docs/harness.md). 0: none.",
+            "Requests each fresh arm of deployed arms is sent one at a time, both arms at once, before its trial's warm-up (the trial's first records; nothing measured, only their count kept with the trial). With prestart they are sent while the trial before runs, until its window ends, so a trial can warm up for less of its own time: a fresh runtime's first requests are where it compiles and sizes its heap (docs/harness.md). 0: none.",
           ),
         maxReplacements: z.number().int().min(0).default(2).describe('Trials failed for infrastructure reasons (an arm not ready, a load not achieved) that may be replaced.'),
         allowFingerprintMismatch: z.boolean().default(false).describe('Keep trials whose arms ran on different machines.'),

@@ -94,7 +94,7 @@ const PINNED_SHARD = 2;
  * and 206.5–339.9 s with 2 s and no prewarm, trials spreading alike (docs/harness.md, "Arms warmed before their trial").
  */
 export const TRIAL_WARMUP_S = 1;
-const TRIAL_PREWARM = 20;
+export const TRIAL_PREWARM = 20;
 export const TRIAL_MEASURE_S = 3;
 /** The share of production requests the demo's recorder samples into the corpus. */
 export const RECORDER_SAMPLE_RATE = 0.5;

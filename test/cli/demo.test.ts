@@ -4,9 +4,9 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { rateAfterLoadFailure, rateForRequestCost } from '../../examples/demo/replay-rate.js';
-import { RECORDER_SAMPLE_RATE, TRIAL_MEASURE_S, TRIAL_WARMUP_S, type DemoResult } from '../../examples/demo/run-demo.js';
+import { RECORDER_SAMPLE_RATE, TRIAL_MEASURE_S, TRIAL_PREWARM, TRIAL_WARMUP_S, type DemoResult } from '../../examples/demo/run-demo.js';
 import { PRODUCTION_TRAFFIC_RATE, READING_MS } from '../../examples/demo/record-production.js';
-import { createClickHouseStore } from '../../store/index.js';
+import { createClickHouseStore, createLocalStore } from '../../store/index.js';
 import { REPO_ROOT } from '../support/cli.js';
 import { tempDir } from '../support/temp-dir.js';
 import { launchChromium, pageErrors } from '../support/browser.js';
@@ -112,6 +112,19 @@ describe('tandem demo', () => {
     expect(regressedOn, step(2).keyFigure).not.toContain('error_share');
     expect(workPerCandidate!.estimate).toBeCloseTo(0.05, 3);
     expect(step(2).keyFigure).toMatch(/^decided after \d+ trials, \d+ s: .*work counter \+5\.0% \[\+5\.0%, \+5\.0%\] \(reported\)$/);
+    // Every judged trial's arms were warmed first (trials.prewarm): a step's first trial, deployed for it, was sent all
+    // of it back to back; one beside a running trial ends with that trial's window, so it may be cut short, never exceeded.
+    const local = createLocalStore({ dir: join(summary.dir, 'store') });
+    try {
+      for (const judged of [step(1), step(2)]) {
+        const record = await local.experiments.get(judged.experimentId!);
+        const sent = record!.trials.filter((t) => t.status === 'completed').map((t) => (t.details?.prewarm as { sent?: number } | undefined)?.sent);
+        expect(sent[0], `step ${judged.step}`).toBe(TRIAL_PREWARM);
+        expect(sent.every((n) => n !== undefined && n >= 0 && n <= TRIAL_PREWARM), `step ${judged.step}: ${sent.join(', ')}`).toBe(true);
+      }
+    } finally {
+      await local.close();
+    }
     // 3. malformed tensors: cancelled by the attributed detector; only the pinned shard restarted or saw experiment traffic.
     expect(step(3)).toMatchObject({ verdict: 'cancelled', asExpected: true });
     const { restartsPerShard, experimentRequestsPerShard, pinnedShard, grpcModelInferPerShard } = step(3).details as { restartsPerShard: number[]; experimentRequestsPerShard: number[]; pinnedShard: number; grpcModelInferPerShard: number[] };
