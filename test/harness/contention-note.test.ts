@@ -25,4 +25,14 @@ describe("the report's note on other work on the arms' CPUs", () => {
     expect(slowedTrialsNote([cpu(0, 0.011, 0.011)])).toBeUndefined();
     expect(slowedTrialsNote([cpu(0, Number.NaN, 0.011), cpu(1, 0, 0.02), cpu(2, 0.011, 0.011)])).toBeUndefined();
   });
+
+  it('gives how far the paired effect spread in the slowed trials and in the others, with three or more of each', () => {
+    const cpu = (trial: number, control: number, logEffect: number) => ({ metric: 'cpu_per_request', trial, control, treatment: control * Math.exp(logEffect) });
+    // Log effects −1%, 0, +1% (sd 1.0%) at 11 ms, and −3%, 0, +3% (sd 3.0%) at 18 ms: a stretch that widened the trials.
+    const quick = [cpu(0, 0.011, -0.01), cpu(1, 0.011, 0), cpu(2, 0.011, 0.01)];
+    const slowed = [cpu(3, 0.018, -0.03), cpu(4, 0.018, 0), cpu(5, 0.018, 0.03)];
+    expect(slowedTrialsNote([...quick, ...slowed])).toMatch(/in 3 of 6 judged trial\(s\) .*; the paired effect on CPU per request had an sd of 3\.0% across them and of 1\.0% across the other 3$/);
+    // Two slowed trials: their sd would say little, and the note does not give it.
+    expect(slowedTrialsNote([...quick, ...slowed.slice(0, 2)])).toMatch(/measures smaller in them$/);
+  });
 });
