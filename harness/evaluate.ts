@@ -274,9 +274,10 @@ export async function evaluateExperiment(store: Pick<Store, 'experiments' | 'out
   };
 }
 
-/** What a trial's arms were sent before it (`trials.prewarm`), when its stored record says so in whole numbers. */
+/** What a trial's arms were sent before it (`trials.prewarm`), when its stored record says so in counts (whole, not negative). */
 function prewarmOf(prewarm: unknown): { prewarmSent?: number; prewarmErrors?: number } {
   if (typeof prewarm !== 'object' || prewarm === null) return {};
   const { sent, errors } = prewarm as { sent?: unknown; errors?: unknown };
-  return Number.isSafeInteger(sent) && Number.isSafeInteger(errors) ? { prewarmSent: sent as number, prewarmErrors: errors as number } : {};
+  const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
+  return isCount(sent) && isCount(errors) ? { prewarmSent: sent, prewarmErrors: errors } : {};
 }
