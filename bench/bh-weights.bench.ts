@@ -16,18 +16,19 @@
 import { loadConfig } from '../core/config/load.js';
 import { UsageError } from '../core/errors.js';
 import { createLocalStore } from '../store/index.js';
-import { EXACT_TOLERANCE, designOf, judge, loadExperimentData, metricPolicies, type MetricVerdict, type TrialMetric } from '../harness/index.js';
+import { designOf, judge, loadExperimentData, metricPolicies, type ExperimentVerdict, type MetricVerdict, type TrialMetric } from '../harness/index.js';
 
 /** Critical metrics weigh r times the others; Infinity: all of α on the critical ones. */
 const WEIGHTS = [1, 2, 3, Number.POSITIVE_INFINITY] as const;
 
-/** The family the judge adjusts over: judged metrics with data that moved in some trial (harness/verdict.ts). */
-function testedFamily(metrics: readonly MetricVerdict[]): MetricVerdict[] {
-  return metrics.filter((m) => m.judged && m.verdict !== 'no data' && Number.isFinite(m.pValue) && !(m.noise === 'exact (no variation)' && Math.abs(m.estimate) <= EXACT_TOLERANCE));
+/** The family the judge adjusts over, as it counted it (harness/tested-family.ts), and Tarone's K. */
+function testedFamily(verdict: ExperimentVerdict): { family: MetricVerdict[]; size: number } {
+  const family = verdict.metrics.filter((m) => m.counted === true);
+  return { family, size: verdict.familySize ?? family.length };
 }
 
-/** Step-up on pᵢ/wᵢ; returns each metric's adjusted value. */
-function weightedBenjaminiHochberg(family: readonly { readonly p: number; readonly critical: boolean }[], ratio: number): number[] {
+/** Step-up on pᵢ/wᵢ over K hypotheses (the weights averaging 1 over those counted); returns each metric's adjusted value. */
+function weightedBenjaminiHochberg(family: readonly { readonly p: number; readonly critical: boolean }[], ratio: number, size: number): number[] {
   const m = family.length;
   const critical = family.filter((f) => f.critical).length;
   const weightOf = (isCritical: boolean): number => {
@@ -40,16 +41,16 @@ function weightedBenjaminiHochberg(family: readonly { readonly p: number; readon
   let running = Number.POSITIVE_INFINITY;
   for (let rank = m; rank >= 1; rank--) {
     const { index, q } = quotients[rank - 1]!;
-    running = Math.min(running, (q * m) / rank);
+    running = Math.min(running, (q * Math.max(m, size)) / rank);
     adjusted[index] = Math.min(1, running);
   }
   return adjusted;
 }
 
 /** Whether a look calls a regression with the family adjusted at this weight (the judge's rule otherwise: harness/verdict.ts). */
-function regressedAt(metrics: readonly MetricVerdict[], alpha: number, ratio: number): boolean {
-  const family = testedFamily(metrics);
-  const adjusted = weightedBenjaminiHochberg(family.map((m) => ({ p: m.pValue, critical: m.policy?.critical === true })), ratio);
+function regressedAt(verdict: ExperimentVerdict, alpha: number, ratio: number): boolean {
+  const { family, size } = testedFamily(verdict);
+  const adjusted = weightedBenjaminiHochberg(family.map((m) => ({ p: m.pValue, critical: m.policy?.critical === true })), ratio, size);
   return family.some((m, i) => {
     if (!(adjusted[i]! < alpha) || !m.policy) return false;
     const { direction, threshold } = m.policy;
@@ -83,7 +84,7 @@ async function stepsOf(dir: string): Promise<StepResult[]> {
     const decidedAt: Record<string, number | undefined> = {};
     for (let n = Math.max(2, design.minTrials); n <= trials.length; n++) {
       const verdict = judge(trials.slice(0, n).flatMap((t) => byTrial.get(t)!), { policies: metricPolicies(workload.checks), alpha, minPoints: workload.harness.minPoints, slotSigns: data.slotSigns, design });
-      for (const ratio of WEIGHTS) if (decidedAt[String(ratio)] === undefined && regressedAt(verdict.metrics, alpha, ratio)) decidedAt[String(ratio)] = n;
+      for (const ratio of WEIGHTS) if (decidedAt[String(ratio)] === undefined && regressedAt(verdict, alpha, ratio)) decidedAt[String(ratio)] = n;
       if (WEIGHTS.every((ratio) => decidedAt[String(ratio)] !== undefined)) break;
     }
     results.push({ store: dir, experiment: record.id, storedTrials: trials.length, decidedAt });

@@ -45,16 +45,9 @@ const medianOf = (values: readonly number[]): number => quantileOf(values, 0.5);
  * slots): P(|Σ wᵢ aᵢ| ≥ |Σ sign(xᵢ) aᵢ|) over independent fair signs wᵢ, aᵢ being |ψ(xᵢ/s)| on the grid. Never 0.
  */
 export function signFlipP(effects: readonly number[], signs: readonly number[]): number {
-  const slotted = signs.some((s) => s === 1) && signs.some((s) => s === -1);
-  const slotBias = slotted ? (medianOf(effects.filter((_, i) => signs[i] === 1)) - medianOf(effects.filter((_, i) => signs[i] === -1))) / 2 : 0;
-  const noise = effects.map((e, i) => e - (signs[i] ?? 0) * slotBias).filter(Number.isFinite);
-  const sizes = noise.map(Math.abs);
-  // The scale from the sizes alone, so every sign pattern has the same one; a majority of exact zeros falls back
-  // to the mean size (still the same under flips).
-  const median = medianOf(sizes);
-  const scale = median > 0 ? 1.4826 * median : sizes.reduce((a, b) => a + b, 0) / Math.max(1, sizes.length);
-  if (!(scale > 0)) return 1;
-  const steps = sizes.map((size) => Math.round((Math.min(HUBER_K, size / scale) / HUBER_K) * GRID));
+  const flips = flipSteps(effects, signs);
+  if (!flips) return 1;
+  const { steps, noise } = flips;
   const observed = Math.abs(noise.reduce((sum, x, i) => sum + Math.sign(x) * steps[i]!, 0));
   const total = steps.reduce((a, b) => a + b, 0);
   if (observed === 0) return 1;
@@ -78,6 +71,32 @@ export function signFlipP(effects: readonly number[], signs: readonly number[]):
   for (let j = 0; j <= total - observed; j++) tail += law[j]!;
   for (let j = total + observed; j < law.length; j++) tail += law[j]!;
   return Math.min(1, tail);
+}
+
+/**
+ * The smallest p-value signFlipP could give these trials' sizes, whatever their signs: 2/2ᵏ, k counting the trials
+ * whose |ψ| is not zero on the grid (a trial of no effect flips to itself). Given the sizes, no sign pattern goes
+ * below it, so a metric whose smallest exceeds the level it would need cannot be significant (verdict.ts, Tarone).
+ */
+export function smallestSignFlipP(effects: readonly number[], signs: readonly number[]): number {
+  const flips = flipSteps(effects, signs);
+  if (!flips) return 1;
+  const moving = flips.steps.filter((step) => step > 0).length;
+  return Math.min(1, 2 / 2 ** moving);
+}
+
+/** Each trial's noise about the slot bias under no change, and its |ψ| on the grid; none when there is no spread. */
+function flipSteps(effects: readonly number[], signs: readonly number[]): { steps: number[]; noise: number[] } | undefined {
+  const slotted = signs.some((s) => s === 1) && signs.some((s) => s === -1);
+  const slotBias = slotted ? (medianOf(effects.filter((_, i) => signs[i] === 1)) - medianOf(effects.filter((_, i) => signs[i] === -1))) / 2 : 0;
+  const noise = effects.map((e, i) => e - (signs[i] ?? 0) * slotBias).filter(Number.isFinite);
+  const sizes = noise.map(Math.abs);
+  // The scale from the sizes alone, so every sign pattern has the same one; a majority of exact zeros falls back
+  // to the mean size (still the same under flips).
+  const median = medianOf(sizes);
+  const scale = median > 0 ? 1.4826 * median : sizes.reduce((a, b) => a + b, 0) / Math.max(1, sizes.length);
+  if (!(scale > 0)) return undefined;
+  return { noise, steps: sizes.map((size) => Math.round((Math.min(HUBER_K, size / scale) / HUBER_K) * GRID)) };
 }
 
 /** The fewest trials whose flips can give a p-value below `level` (their smallest is 2/2ⁿ): planning's floor. */

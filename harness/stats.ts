@@ -127,15 +127,16 @@ export function varianceConsistent(sd: number, n: number, priorSd: number, prior
 
 /**
  * Benjamini–Hochberg adjusted p-values (step-up, made monotone), in the input
- * order. NaN entries (metrics without data) are left NaN and not counted.
+ * order. NaN entries (metrics without data) are left NaN and not counted. A `familySize` larger than the p-values
+ * given counts hypotheses that were left out of the family but still spend their share (Tarone's K: tested-family.ts).
  */
-export function benjaminiHochberg(pValues: readonly number[]): number[] {
+export function benjaminiHochberg(pValues: readonly number[], familySize?: number): number[] {
   const present = pValues.map((p, index) => ({ p, index })).filter(({ p }) => !Number.isNaN(p));
-  const m = present.length;
+  const m = Math.max(present.length, familySize ?? 0);
   const adjusted = pValues.map(() => Number.NaN);
   present.sort((a, b) => a.p - b.p);
   let running = 1;
-  for (let rank = m; rank >= 1; rank--) {
+  for (let rank = present.length; rank >= 1; rank--) {
     const { p, index } = present[rank - 1]!;
     running = Math.min(running, (p * m) / rank);
     adjusted[index] = running;

@@ -4,8 +4,9 @@
  * Per metric, the looks of the sequential design (harness/sequential.ts) give
  * an estimate with the slot bias removed, a confidence-sequence interval valid
  * at every look, and an anytime p-value; Benjamini–Hochberg adjusts the
- * p-values across the judged metrics that moved (one that did not move in any
- * trial cannot be significant and spends no α). The practical threshold then decides:
+ * p-values across the judged metrics that could be significant (one that moved in
+ * too few trials for its sign flips to reach its share of α spends none: Tarone,
+ * harness/tested-family.ts). The practical threshold then decides:
  *   - regression: significant and the estimate beyond the threshold, in the bad direction;
  *   - no change: the interval excludes a regression beyond the threshold (an equivalence test);
  *   - improvement: significant and beyond the threshold in the good direction;
@@ -15,14 +16,15 @@
  * it `inconclusive` unless the workload says otherwise (`onInconclusive`).
  * Every verdict carries its reason in words.
  */
-import { benjaminiHochberg, studentTQuantile, varianceConsistent } from './stats.js';
+import { studentTQuantile, varianceConsistent } from './stats.js';
 import { defaultThreshold, type MetricPolicy } from './metric-policy.js';
 import { EXACT_TOLERANCE, MIN_DF, criticalValue, lookAccumulator, nominalP, plannedStandardError, sequentialBoundary, type Boundary, type LookEstimator, type LookFit, type NoiseSource, type SequentialDesign, type SerialCorrelation } from './sequential.js';
 import type { EffectScale, TrialMetric } from './trial-metrics.js';
 import { isMaterialAutocorrelation, type Calibration, type MetricCalibration } from './calibration-result.js';
 import { fromInference, toInference } from './effect-scale.js';
 import { equivalenceChecked, flipCheckedDesign, looksBelowResolution, resolvedPValue, significanceChecked } from './flip-checked-look.js';
-import { fewestTrialsForFlips, signFlipP } from './sign-flip.js';
+import { fewestTrialsForFlips, signFlipP, smallestSignFlipP } from './sign-flip.js';
+import { testedFamily } from './tested-family.js';
 
 /** A p-value as a reader takes it: "= 0.034", or "< 0.001" (never "= 0.0", which reads as impossible). */
 export function formatP(p: number): string {
@@ -66,8 +68,10 @@ export interface MetricVerdict {
   readonly high: number;
   /** Anytime-valid p-value of "no change" (holds however many looks were taken). */
   readonly pValue: number;
-  /** Benjamini–Hochberg adjusted across the judged metrics of the experiment. */
+  /** Benjamini–Hochberg adjusted across the judged metrics of the experiment that could be significant (tested-family.ts). */
   readonly adjustedP: number;
+  /** Whether the correction counted it: judged, with data, and able to reach its share of α on its trials. */
+  readonly counted?: boolean;
   /** Between-trial standard deviation of the per-trial effects after the slot term. */
   readonly sd: number;
   /** The smallest regression this rule calls with 80% probability at this trial count (threshold and multiplicity included). */
@@ -102,6 +106,8 @@ export interface ExperimentVerdict {
   readonly undecided: readonly string[];
   /** Passed or failed only because the workload's onInconclusive said so. */
   readonly inconclusivePolicy?: OnInconclusive;
+  /** How many hypotheses Benjamini–Hochberg counted (Tarone's K: tested-family.ts). */
+  readonly familySize?: number;
   readonly metrics: readonly MetricVerdict[];
 }
 
@@ -153,6 +159,8 @@ interface Draft {
   readonly fit?: LookFit;
   readonly boundary?: Boundary;
   readonly pValue: number;
+  /** The smallest p-value its trials could give, whatever their signs (0 where the flips do not check it). */
+  readonly smallestP: number;
   readonly looks: readonly MetricLook[];
 }
 
@@ -161,7 +169,7 @@ function draftMetric(metric: string, rows: readonly TrialMetric[], options: Judg
   const scale: EffectScale = rows[0]?.scale ?? 'relative';
   const usable = rows.filter((r) => Number.isFinite(toInference(r.effect, r.scale)));
   const points = rows.reduce((s, r) => s + r.points, 0);
-  const base = { metric, ...(policy ? { policy } : {}), rows, points, pValue: Number.NaN, looks: [] };
+  const base = { metric, ...(policy ? { policy } : {}), rows, points, pValue: Number.NaN, smallestP: 0, looks: [] };
   const minPoints = options.minPoints ?? 50;
   const causes = options.noDataCauses?.length ? ` (${options.noDataCauses.join('; ')})` : '';
   if (rows.length === 0) return { ...base, noData: `no data points were collected${causes}` };
@@ -225,7 +233,7 @@ function draftMetric(metric: string, rows: readonly TrialMetric[], options: Judg
   const anytime = Math.max(boundary.anytimeP(fit.q, fit.n), fit.signFlipP ?? 0);
   const checkable = options.signFlips !== false && fit.noise === 'own trials';
   const pValue = checkable ? resolvedPValue(anytime, () => fit.signFlipP ?? signFlipP(effects, signs), looksBelowResolution(requestedFrom, upTo)) : anytime;
-  return { ...base, fit, boundary, pValue, looks };
+  return { ...base, fit, boundary, pValue, smallestP: checkable ? smallestSignFlipP(effects, signs) : 0, looks };
 }
 
 /** Said wherever a look's interval is given, when the trials' sign flips widened it (flip-checked-look.ts). */
@@ -282,16 +290,18 @@ export function judge(trialMetrics: readonly TrialMetric[], options: JudgeOption
   const trialCount = new Set(trialMetrics.map((m) => m.trial)).size;
   const drafts = names.map((metric) => draftMetric(metric, (byMetric.get(metric) ?? []).slice().sort((a, b) => a.trial - b.trial), options, alpha));
 
-  // The family Benjamini–Hochberg adjusts over: the judged metrics that could be significant at all. One that did
-  // not move in any trial (no request failed in either arm) has p = 1 whatever happens, so it spends no α
-  // (Tarone 1990; Gilbert 2005 for Benjamini–Hochberg): its p-value stays its own.
-  const tested = drafts.filter((d) => d.policy && !d.noData && !unmoved(d));
-  const adjusted = benjaminiHochberg(tested.map((d) => d.pValue));
-  const adjustedOf = new Map(tested.map((d, i) => [d.metric, adjusted[i]!]));
-  // Multiplicity for planning: a lone regression among m tested metrics must reach p ≤ α/m under BH.
-  const planningLevel = alpha / Math.max(1, tested.length);
-  const metrics = drafts.map((d) => metricVerdict(d, { alpha, planningLevel, adjustedP: adjustedOf.get(d.metric) ?? (d.policy && !d.noData ? d.pValue : Number.NaN), calibration: options.calibration }));
-  return experimentVerdict(metrics, { alpha, tested: tested.length, trials: trialCount, design: options.design ?? { minTrials: trialCount, maxTrials: trialCount }, onInconclusive: options.onInconclusive ?? 'inconclusive' });
+  // The family Benjamini–Hochberg adjusts over: the judged metrics that could be significant at all (tested-family.ts,
+  // Tarone 1990). One that did not move in any trial, or in too few for its sign flips to reach its share of α,
+  // spends none; its adjusted p-value is its own times the family's size, never significant.
+  const candidates = drafts.filter((d) => d.policy && !d.noData);
+  const family = testedFamily(candidates.map((d) => ({ metric: d.metric, pValue: d.pValue, smallestP: unmoved(d) ? 1 : d.smallestP })), alpha);
+  const adjustedOf = new Map(candidates.map((d, i) => [d.metric, family.adjusted[i]!]));
+  const counted = new Set(family.tested.map((c) => c.metric));
+  // Multiplicity for planning: a lone regression among m metrics that move must reach p ≤ α/m under BH (the trials
+  // to come may let a metric that cannot reach its share yet do so).
+  const planningLevel = alpha / Math.max(1, family.size, candidates.filter((d) => !unmoved(d)).length);
+  const metrics = drafts.map((d) => metricVerdict(d, { alpha, planningLevel, adjustedP: adjustedOf.get(d.metric) ?? Number.NaN, counted: counted.has(d.metric), calibration: options.calibration }));
+  return experimentVerdict(metrics, { alpha, tested: family.size, trials: trialCount, design: options.design ?? { minTrials: trialCount, maxTrials: trialCount }, onInconclusive: options.onInconclusive ?? 'inconclusive' });
 }
 
 /** A draft whose every trial had exactly no effect: its p-value is 1 by construction (look-fit.ts, nominalP). */
@@ -301,6 +311,7 @@ interface VerdictContext {
   readonly alpha: number;
   readonly planningLevel: number;
   readonly adjustedP: number;
+  readonly counted: boolean;
   readonly calibration: Calibration | undefined;
 }
 
@@ -341,6 +352,7 @@ function metricVerdict(d: Draft, ctx: VerdictContext): MetricVerdict {
     high,
     pValue: d.pValue,
     adjustedP: ctx.adjustedP,
+    counted: ctx.counted,
     sd: fit?.sd ?? Number.NaN,
     minimumDetectableEffect: mde,
     ...(noiseFloor !== undefined ? { noiseFloor } : {}),
@@ -416,7 +428,7 @@ function experimentVerdict(metrics: readonly MetricVerdict[], ctx: { alpha: numb
     ...undecidedCritical.map((m) => (m.verdict === 'no data' ? `${m.metric}: ${m.reason}` : `${m.metric}: ${m.cannotExclude ?? 'a regression'} cannot be excluded`)),
     ...visible.map((m) => `${m.metric}: ${formatEffect(m.estimate, m.scale)} [${formatEffect(m.low, m.scale)}, ${formatEffect(m.high, m.scale)}] lies beyond its ${formatEffect(m.policy!.direction === 'decrease-is-bad' ? -m.policy!.threshold : m.policy!.threshold, m.scale)} threshold but is not significant once ${ctx.tested} judged metrics are accounted for (adjusted p ${formatP(m.adjustedP)}); a regression cannot be excluded`),
   ];
-  const common = { alpha: ctx.alpha, trials: ctx.trials, design: ctx.design, undecided, metrics };
+  const common = { alpha: ctx.alpha, trials: ctx.trials, design: ctx.design, undecided, familySize: ctx.tested, metrics };
   for (const m of regressions) reasons.push(`${m.policy?.critical ? 'critical metric' : 'judged metric'} ${m.metric} regressed: ${m.reason}`);
   if (regressions.length > 0) return { ...common, outcome: 'regressed', reasons, decided: true };
   for (const m of missing) reasons.push(`${m.metric} must have data: ${m.reason}`);

@@ -29,7 +29,7 @@ export function renderMarkdown(report: ExperimentReport): string {
     lines.push(`> **Inconclusive (${how}).** ${verdict.undecided.map(cell).join('; ')}`, '');
   }
   if (!report.stopped) for (const reason of verdict.reasons) lines.push(`- ${cell(reason)}`);
-  lines.push('', `${verdict.trials} trial(s) judged (${sequentialText(report)}), seed ${experiment.seed}, α = ${verdict.alpha} (Benjamini–Hochberg across the judged metrics that moved).`, '');
+  lines.push('', `${verdict.trials} trial(s) judged (${sequentialText(report)}), seed ${experiment.seed}, α = ${verdict.alpha} (Benjamini–Hochberg across the judged metrics whose trials could make them significant${verdict.familySize !== undefined ? `, counting ${verdict.familySize}` : ''}).`, '');
   const judged = report.metrics.filter((m) => m.judged);
   if (judged.length > 0) {
     lines.push(`| Metric | Control | Treatment | Effect | ${intervalHeading(verdict.alpha)} | Verdict | Why |`, '| --- | ---: | ---: | ---: | --- | --- | --- |');

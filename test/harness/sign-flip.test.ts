@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../core/index.js';
 import { fitLook, judge, metricPolicies, signFlipP, type TrialMetric } from '../../harness/index.js';
-import { GRID } from '../../harness/sign-flip.js';
+import { GRID, smallestSignFlipP } from '../../harness/sign-flip.js';
 import { HUBER_K } from '../../harness/huber-looks.js';
 
 const alternating = (n: number): number[] => Array.from({ length: n }, (_, i) => (i % 2 === 0 ? -1 : 1));
@@ -78,6 +78,23 @@ describe('sign-flip p-value', () => {
     const random = seededRandom(7);
     const effects = Array.from({ length: 24 }, () => 0.04 + 0.03 * (random() - 0.5));
     expect(signFlipP(effects, alternating(24))).toBeLessThan(1e-4);
+  });
+
+  it('knows the smallest p-value the trials could give whatever their signs: 2/2ᵏ over the k that moved', () => {
+    // An error share with failures in four trials of ten: however those fall, no pattern goes below 2/2⁴.
+    const errors = [0, 0.005, 0, 0, -0.005, 0, 0.01, 0, 0, 0.005];
+    expect(smallestSignFlipP(errors, noSlots(10))).toBe(2 / 16);
+    expect(signFlipP(errors.map(Math.abs), noSlots(10))).toBe(2 / 16);
+    const random = seededRandom(7);
+    for (let run = 0; run < 20; run++) {
+      const noise = Array.from({ length: 9 }, () => (random() < 0.5 ? 0 : (random() - 0.5) * 0.1));
+      const smallest = smallestSignFlipP(noise, noSlots(9));
+      expect(smallest).toBe(Math.min(1, 2 / 2 ** noise.filter((x) => x !== 0).length));
+      // The trials all one way reach it; as they fell, never below it.
+      if (smallest < 1) expect(signFlipP(noise.map(Math.abs), noSlots(9))).toBeCloseTo(smallest, 12);
+      expect(signFlipP(noise, noSlots(9))).toBeGreaterThanOrEqual(smallest - 1e-12);
+    }
+    expect(smallestSignFlipP([0, 0, 0, 0], noSlots(4))).toBe(1);
   });
 
   it('finds nothing in trials that are all zero, or noise about zero', () => {

@@ -105,7 +105,8 @@ describe('per-metric verdicts', () => {
   });
 
   it('adjusts p-values across judged metrics (Benjamini–Hochberg), not across reported-only ones like fan-out', () => {
-    const metrics = [...rows('latency_shift', [0.03, 0.01, 0.05, 0.02, 0.04]), ...rows('some_counter_total', [0.5, 0.4, 0.6, 0.5, 0.45]), ...rows('fanout:features', [0.5, 0.4, 0.6, 0.5, 0.45]), ...rows('latency_p99', [0, 0.001, -0.001, 0, 0.0005])];
+    // Eight trials: both latency metrics' sign flips could reach α/2, so both are in the family.
+    const metrics = [...rows('latency_shift', [0.03, 0.01, 0.05, 0.02, 0.04, 0.03, 0.02, 0.04]), ...rows('some_counter_total', [0.5, 0.4, 0.6, 0.5, 0.45, 0.5, 0.4, 0.6]), ...rows('fanout:features', [0.5, 0.4, 0.6, 0.5, 0.45, 0.5, 0.4, 0.6]), ...rows('latency_p99', [0, 0.001, -0.001, 0.0002, 0.0005, -0.0005, 0.001, -0.001])];
     const verdict = judge(metrics, { policies });
     const shift = verdict.metrics.find((m) => m.metric === 'latency_shift')!;
     for (const name of ['some_counter_total', 'fanout:features']) {
@@ -128,8 +129,17 @@ describe('per-metric verdicts', () => {
     expect(beside.metrics.find((m) => m.metric === 'cpu_per_request')!).toMatchObject({ verdict: 'regression', adjustedP: alone.pValue });
     expect(beside.metrics.find((m) => m.metric === 'error_share')!).toMatchObject({ verdict: 'no change', adjustedP: 1 });
     expect(beside.outcome).toBe('regressed');
-    // One failure in one trial makes it a test that could have been significant: two in the family, p doubled.
-    const moved = judge([...cpu, ...rows('error_share', [0, 0, 0.005, 0, 0, 0, 0, 0, 0, 0], { scale: 'absolute' })], { policies });
+    // Failures in four trials of ten: the error share's sign flips cannot go below 2/2⁴ = 0.125, above α, so it is
+    // still no test of the family (Tarone's K is 1): CPU per request is a regression at its own p, and the error
+    // share, adjusted as if tested (p·K, at least 0.125), is never significant.
+    const fourTrials = rows('error_share', [0.005, 0, 0.005, 0, 0, -0.005, 0, 0, 0, 0.005], { scale: 'absolute' });
+    const rare = judge([...cpu, ...fourTrials], { policies });
+    expect(rare.metrics.find((m) => m.metric === 'cpu_per_request')!).toMatchObject({ verdict: 'regression', adjustedP: alone.pValue });
+    expect(rare.metrics.find((m) => m.metric === 'error_share')!.adjustedP).toBeGreaterThanOrEqual(0.125);
+    expect(rare.outcome).toBe('regressed');
+    // In seven trials its flips could reach 2/2⁷ = 0.016: two in the family, CPU's p doubled, no regression.
+    const sevenTrials = rows('error_share', [0.005, 0, 0.005, -0.005, 0, 0.005, 0, 0.005, 0.005, 0.005], { scale: 'absolute' });
+    const moved = judge([...cpu, ...sevenTrials], { policies });
     expect(moved.metrics.find((m) => m.metric === 'cpu_per_request')!.adjustedP).toBeCloseTo(2 * alone.pValue, 12);
     expect(moved.outcome).not.toBe('regressed');
   });
@@ -276,20 +286,21 @@ describe('never passed beside a regression in its own numbers', () => {
     const metrics = [
       ...rows('cpu_per_request', [0.001, -0.002, 0.0, 0.002, -0.001, 0.001, 0, -0.001]),
       ...rows('latency_shift', [0.084, 0.016, 0.106, 0.005, 0.095, 0.006, 0.073, -0.017]),
-      // A request failed now and then in either arm: the error share is a test that could be significant.
+      // A request failed now and then, in three trials of eight: the error share's flips cannot go below 2/2³, so it
+      // could reject nothing and is not counted (tested-family.ts); the correction is over CPU and latency.
       ...rows('error_share', [0, 0.001, 0, -0.001, 0, 0, 0.001, 0], { scale: 'absolute' }),
     ];
     const verdict = judge(metrics, { policies: custom });
     const latency = verdict.metrics.find((m) => m.metric === 'latency_shift')!;
     // The situation: the interval excludes no change and the estimate is beyond the threshold, yet after
-    // Benjamini–Hochberg over the three judged metrics it is not significant, so the metric stays undecided.
+    // Benjamini–Hochberg over the two judged metrics that could be significant it is not, so it stays undecided.
     expect(latency.verdict).toBe('inconclusive');
     expect(latency.low).toBeGreaterThan(0);
     expect(latency.estimate).toBeGreaterThanOrEqual(0.03);
     expect(latency.adjustedP).toBeGreaterThanOrEqual(0.05);
     expect(verdict.metrics.find((m) => m.metric === 'cpu_per_request')!.verdict).toBe('no change');
     expect(verdict.outcome).toBe('inconclusive');
-    expect(verdict.undecided.join('\n')).toMatch(/^latency_shift: \+4\.\d\d% \[\+0\.\d\d%, \+8\.\d\d%\] lies beyond its \+3\.00% threshold but is not significant once 3 judged metrics are accounted for \(adjusted p = 0\.\d+\); a regression cannot be excluded$/);
+    expect(verdict.undecided.join('\n')).toMatch(/^latency_shift: \+4\.\d\d% \[\+0\.\d\d%, \+8\.\d\d%\] lies beyond its \+3\.00% threshold but is not significant once 2 judged metrics are accounted for \(adjusted p = 0\.\d+\); a regression cannot be excluded$/);
     // The same numbers with an interval that reaches no change do not block the pass (a non-critical metric need not be decided).
     const wide = judge([...metrics.filter((m) => m.metric !== 'latency_shift'), ...rows('latency_shift', [0.108, -0.046, 0.136, -0.032, 0.122, -0.018, 0.094, -0.004])], { policies: custom });
     expect(wide.metrics.find((m) => m.metric === 'latency_shift')!.low).toBeLessThan(0);
