@@ -34,8 +34,9 @@ export interface TestedFamily<T> {
 }
 
 export function testedFamily<T extends FamilyCandidate>(candidates: readonly T[], alpha: number): TestedFamily<T> {
-  let size = candidates.length;
-  let tested = candidates.filter((c) => c.smallestP < 1);
+  // At k = the number of candidates at most k can reach α/k, so the loop always settles (none: an empty family).
+  let size = 0;
+  let tested: readonly T[] = [];
   for (let k = 1; k <= candidates.length; k++) {
     const reachable = candidates.filter((c) => c.smallestP <= alpha / k);
     if (reachable.length <= k) {

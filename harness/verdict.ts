@@ -232,8 +232,14 @@ function draftMetric(metric: string, rows: readonly TrialMetric[], options: Judg
   // trials' flips hold it (resolvedPValue), since the boundary's simulated sequences cannot vouch for less.
   const anytime = Math.max(boundary.anytimeP(fit.q, fit.n), fit.signFlipP ?? 0);
   const checkable = options.signFlips !== false && fit.noise === 'own trials';
-  const pValue = checkable ? resolvedPValue(anytime, () => fit.signFlipP ?? signFlipP(effects, signs), looksBelowResolution(requestedFrom, upTo)) : anytime;
-  return { ...base, fit, boundary, pValue, smallestP: checkable ? smallestSignFlipP(effects, signs) : 0, looks };
+  // Never below what the trials' flips could give whatever their signs (2/2ᵏ over the k trials that moved): the bound
+  // the family's choice rests on (tested-family.ts). A look below α is above it already (its flips were checked, and
+  // the anytime p-value is above the look's q); this holds it for the looks that could not decide, and for any
+  // boundary draw whose anytime p-value fell below q.
+  const smallestP = checkable ? smallestSignFlipP(effects, signs) : 0;
+  const resolved = checkable ? resolvedPValue(anytime, () => fit.signFlipP ?? signFlipP(effects, signs), looksBelowResolution(requestedFrom, upTo)) : anytime;
+  const pValue = Math.max(resolved, smallestP);
+  return { ...base, fit, boundary, pValue, smallestP, looks };
 }
 
 /** Said wherever a look's interval is given, when the trials' sign flips widened it (flip-checked-look.ts). */

@@ -144,6 +144,17 @@ describe('per-metric verdicts', () => {
     expect(moved.outcome).not.toBe('regressed');
   });
 
+  it("never reports a p-value below the smallest its trials' sign flips could give (the bound Tarone's family rests on)", () => {
+    // Failures in two trials of ten, both in the treatment: whatever their signs, the flips give at least 2/2² = 0.5.
+    const errors = rows('error_share', [0, 0, 0.005, 0, 0, 0, 0, 0.005, 0, 0], { scale: 'absolute' });
+    const verdict = judge([...errors, ...rows('latency_shift', [0.001, -0.002, 0.0, 0.002, -0.001, 0.001, 0.0, -0.001, 0.002, -0.002])], { policies });
+    const share = verdict.metrics.find((m) => m.metric === 'error_share')!;
+    expect(share.pValue).toBeGreaterThanOrEqual(0.5);
+    expect(share.counted).toBe(false);
+    expect(verdict.metrics.find((m) => m.metric === 'latency_shift')!.counted).toBe(true);
+    expect(verdict.familySize).toBe(1);
+  });
+
   it('reports no p-value below 0.001 that the boundary cannot vouch for: there Bonferroni over the looks on the trials\' sign flips holds it', () => {
     // Sixteen trials one way, far beyond their spread, in the demo's design (looks 4..48, α = 0.01). The boundary
     // maps a q below every one of its simulated draws at the look to 1/(S + 1) (its law is read off S sequences),
