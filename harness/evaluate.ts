@@ -241,6 +241,7 @@ export async function evaluateExperiment(store: Pick<Store, 'experiments' | 'out
       decided: stopped ? false : verdict.decided,
       undecided: stopped ? [] : verdict.undecided,
       ...(verdict.inconclusivePolicy && !stopped ? { inconclusivePolicy: verdict.inconclusivePolicy } : {}),
+      ...(verdict.familySize !== undefined && !stopped ? { familySize: verdict.familySize } : {}),
     },
     metrics: stopped ? verdict.metrics.map((m) => (m.judged ? { ...m, decided: false, verdict: 'no data' as const, reason: `not judged: the experiment ${stopped.status} after ${stopped.trialsMeasured} trial(s)` } : m)) : verdict.metrics,
     perTrial: metrics.filter((m) => judgedNames.has(m.metric)).map(({ metric, trial, control: c, treatment: t, effect, low, high, processes }) => ({ metric, trial, control: c, treatment: t, effect, low, high, ...(processes ? { processes } : {}) })),

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createLocalStore } from '../../store/index.js';
-import { evaluateExperiment, renderJson } from '../../harness/index.js';
+import { evaluateExperiment, renderJson, renderMarkdown } from '../../harness/index.js';
 import { completedTrials, experiment, seedOutcomes, workloads } from '../support/dashboard-fixtures.js';
 
 const T0 = Date.UTC(2026, 11, 6, 10);
@@ -27,5 +27,22 @@ describe("the report's trials", () => {
       [undefined, undefined],
       [undefined, undefined],
     ]);
+  });
+
+  it('says how many judged metrics Benjamini–Hochberg counted, and which (Tarone: harness/tested-family.ts)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tandem-report-family-'));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
+    const store = createLocalStore({ dir: join(dir, '.tandem') });
+    await store.init();
+    await store.experiments.put(experiment({ id: 'exp-family', status: 'completed', trials: completedTrials(8, T0) }));
+    await seedOutcomes(store, 'exp-family', 8, { slowdown: 1.1 });
+    const report = await evaluateExperiment(store, 'exp-family', { workload: workloads()[0]! });
+    const counted = report.metrics.filter((m) => m.counted === true).map((m) => m.metric);
+    expect(counted.length).toBeGreaterThan(0);
+    expect(report.verdict.familySize).toBeGreaterThanOrEqual(counted.length);
+    const json = JSON.parse(renderJson(report)) as { verdict: { familySize?: number }; metrics: { metric: string; counted?: boolean }[] };
+    expect(json.verdict.familySize).toBe(report.verdict.familySize);
+    expect(json.metrics.filter((m) => m.counted).map((m) => m.metric)).toEqual(counted);
+    expect(renderMarkdown(report)).toContain(`could make them significant, counting ${report.verdict.familySize})`);
   });
 });
