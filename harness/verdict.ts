@@ -159,7 +159,7 @@ interface Draft {
   readonly fit?: LookFit;
   readonly boundary?: Boundary;
   readonly pValue: number;
-  /** The smallest p-value its trials could give, whatever their signs (0 where the flips do not check it). */
+  /** The smallest p-value its trials could give, whatever their signs (1 when no trial moved; 0 where the flips do not check it). */
   readonly smallestP: number;
   readonly looks: readonly MetricLook[];
 }
@@ -236,7 +236,7 @@ function draftMetric(metric: string, rows: readonly TrialMetric[], options: Judg
   // the family's choice rests on (tested-family.ts). A look below α is above it already (its flips were checked, and
   // the anytime p-value is above the look's q); this holds it for the looks that could not decide, and for any
   // boundary draw whose anytime p-value fell below q.
-  const smallestP = checkable ? smallestSignFlipP(effects, signs) : 0;
+  const smallestP = checkable ? smallestSignFlipP(effects, signs) : isUnmoved(fit) ? 1 : 0;
   const resolved = checkable ? resolvedPValue(anytime, () => fit.signFlipP ?? signFlipP(effects, signs), looksBelowResolution(requestedFrom, upTo)) : anytime;
   const pValue = Math.max(resolved, smallestP);
   return { ...base, fit, boundary, pValue, smallestP, looks };
@@ -300,18 +300,18 @@ export function judge(trialMetrics: readonly TrialMetric[], options: JudgeOption
   // Tarone 1990). One that did not move in any trial, or in too few for its sign flips to reach its share of α,
   // spends none; its adjusted p-value is its own times the family's size, never significant.
   const candidates = drafts.filter((d) => d.policy && !d.noData);
-  const family = testedFamily(candidates.map((d) => ({ metric: d.metric, pValue: d.pValue, smallestP: unmoved(d) ? 1 : d.smallestP })), alpha);
+  const family = testedFamily(candidates, alpha);
   const adjustedOf = new Map(candidates.map((d, i) => [d.metric, family.adjusted[i]!]));
   const counted = new Set(family.tested.map((c) => c.metric));
   // Multiplicity for planning: a lone regression among m metrics that move must reach p ≤ α/m under BH (the trials
   // to come may let a metric that cannot reach its share yet do so).
-  const planningLevel = alpha / Math.max(1, family.size, candidates.filter((d) => !unmoved(d)).length);
+  const planningLevel = alpha / Math.max(1, candidates.filter((d) => !(d.fit && isUnmoved(d.fit))).length);
   const metrics = drafts.map((d) => metricVerdict(d, { alpha, planningLevel, adjustedP: adjustedOf.get(d.metric) ?? Number.NaN, counted: counted.has(d.metric), calibration: options.calibration }));
   return experimentVerdict(metrics, { alpha, tested: family.size, trials: trialCount, design: options.design ?? { minTrials: trialCount, maxTrials: trialCount }, onInconclusive: options.onInconclusive ?? 'inconclusive' });
 }
 
-/** A draft whose every trial had exactly no effect: its p-value is 1 by construction (look-fit.ts, nominalP). */
-const unmoved = (d: Draft): boolean => d.fit?.noise === 'exact (no variation)' && Math.abs(d.fit.estimate) <= EXACT_TOLERANCE;
+/** A look whose every trial had exactly no effect: its p-value is 1 by construction (look-fit.ts, nominalP). */
+const isUnmoved = (fit: LookFit): boolean => fit.noise === 'exact (no variation)' && Math.abs(fit.estimate) <= EXACT_TOLERANCE;
 
 interface VerdictContext {
   readonly alpha: number;
