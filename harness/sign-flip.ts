@@ -32,10 +32,15 @@
  * Its smallest p-value is 2/2ⁿ (all trials one way), so with few trials nothing can be significant at a small α:
  * that is the honest answer, not a defect.
  */
-import { HUBER_K } from './huber-looks.js';
+import { SCALE_K } from './huber-looks.js';
 import { quantileOf } from './stats.js';
 
-/** |ψ| is counted in steps of HUBER_K / GRID (a trial's weight to about 0.4%). */
+/**
+ * A trial's weight |ψ| is clipped at this many scales: the looks' scale constant (huber-looks.ts), so a trial far
+ * out weighs at most 1.345 scales against a clean trial's typical 0.67, as before the looks' own k moved to 2.
+ */
+const FLIP_K = SCALE_K;
+/** |ψ| is counted in steps of FLIP_K / GRID (a trial's weight to about 0.4%). */
 export const GRID = 256;
 
 const medianOf = (values: readonly number[]): number => quantileOf(values, 0.5);
@@ -96,7 +101,7 @@ function flipSteps(effects: readonly number[], signs: readonly number[]): { step
   const median = medianOf(sizes);
   const scale = median > 0 ? 1.4826 * median : sizes.reduce((a, b) => a + b, 0) / Math.max(1, sizes.length);
   if (!(scale > 0)) return undefined;
-  return { noise, steps: sizes.map((size) => Math.round((Math.min(HUBER_K, size / scale) / HUBER_K) * GRID)) };
+  return { noise, steps: sizes.map((size) => Math.round((Math.min(FLIP_K, size / scale) / FLIP_K) * GRID)) };
 }
 
 /** The fewest trials whose flips can give a p-value below `level` (their smallest is 2/2ⁿ): planning's floor. */
