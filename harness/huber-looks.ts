@@ -11,10 +11,10 @@
  *   1. the scale s: 1.4826 × the median absolute residual about each slot's median (one scale for both slots),
  *      as the start of three rounds, each solving Huber's proposal 2 at SCALE_K = 1.345 for the locations of
  *      step 2 at the previous scale;
- *   2. each slot's location μ: the root of Σ ψ((x − μ)/s) = 0 with Huber's ψ(u) = max(−k, min(k, u)), k = HUBER_K
- *      = 2 (99% of the mean's efficiency on Gaussian trials; Huber 1964; the two constants say why they differ),
- *      found by Newton steps kept inside a bracket; δ and the slot bias β are then the average and half-difference of the two slot locations,
- *      which is Huber regression on the crossover's two-group design;
+ *   2. each slot's location μ: the root of Σ ψ((x − μ)/s) = 0 with Huber's ψ(u) = max(−k, min(k, u)),
+ *      k = HUBER_K = 2 (99% of the mean's efficiency on Gaussian trials; Huber 1964; the two constants say why
+ *      they differ), found by Newton steps kept inside a bracket; δ and the slot bias β are then the average and
+ *      half-difference of the two slot locations, which is Huber regression on the crossover's two-group design;
  *   3. the standard error: Huber's sandwich, Var = K² s² [Σψ²/(n − p)] / m² · (XᵀX)⁻¹ with m the share of
  *      trials inside ±k·s and K = 1 + p(1 − m)/(n·m) his small-sample factor (Huber 1981, §7.6), widened for
  *      serial correlation from the lag-1 autocorrelation of the ψ residuals as the mean's looks are.
