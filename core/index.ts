@@ -50,6 +50,7 @@ export type {
 export { LATEST_RECORD_MS } from './model.js';
 export { configReferenceMarkdown } from './config/reference.js';
 export { fnv1a, seededRandom } from './random.js';
+export { treatmentSlotSign } from './slot-order.js';
 export { parsePrometheusText, type PrometheusSample, type ParsedExposition } from './prometheus-text.js';
 export { freePort } from './free-port.js';
 export { withoutHopByHop } from './hop-by-hop.js';

@@ -59,6 +59,7 @@ export function applyOverrides(workload: WorkloadConfig, overrides: ExperimentRe
 
 /** The sequential look of a running experiment: judge its completed trials, store and show what was found. */
 function sequentialLook(ctx: RunContext, options: { workload: WorkloadConfig; calibration: Calibration | undefined; onInconclusive: OnInconclusive }): (id: string, completed: number) => Promise<boolean> {
+  const startedMs = ctx.clock.now();
   return async (id, completed) => {
     const verdict = await lookAtExperiment(ctx.store, id, { workload: options.workload, onInconclusive: options.onInconclusive, ...(options.calibration ? { calibration: options.calibration } : {}), now: () => ctx.clock.now() });
     const summary: LookSummary = {
@@ -68,7 +69,8 @@ function sequentialLook(ctx: RunContext, options: { workload: WorkloadConfig; ca
       outcome: verdict.outcome,
       metrics: verdict.metrics
         .filter((m) => m.judged && m.verdict !== 'no data')
-        .map((m) => ({ metric: m.metric, critical: m.policy?.critical ?? false, verdict: m.verdict, estimate: m.estimate, low: m.low, high: m.high, scale: m.scale })),
+        .map((m) => ({ metric: m.metric, critical: m.policy?.critical ?? false, verdict: m.verdict, estimate: m.estimate, low: m.low, high: m.high, scale: m.scale, ...(m.policy ? { threshold: m.policy.threshold } : {}), ...(m.forecast ? { forecast: m.forecast } : {}) })),
+      ...(completed > 0 ? { secondsPerTrial: Number(((ctx.clock.now() - startedMs) / 1000 / completed).toFixed(2)) } : {}),
     };
     await ctx.store.experiments.appendEvent({ experimentId: id, timeMs: ctx.clock.now(), type: 'look', message: `after ${completed} trial(s): ${verdict.decided ? `decided (${verdict.outcome})` : 'undecided'}`, data: { ...summary } });
     ctx.onLook?.(summary);

@@ -7,7 +7,7 @@ import type { ExperimentRecord, WorkloadConfig } from '../core/index.js';
 import type { Store } from '../store/index.js';
 import { calibrate } from './calibration.js';
 import type { Calibration } from './calibration-result.js';
-import { loadExperimentData } from './experiment-data.js';
+import { deployedArmsOf, loadExperimentData } from './experiment-data.js';
 import { metricPolicies } from './metric-policy.js';
 
 export async function calibrateStored(
@@ -21,7 +21,7 @@ export async function calibrateStored(
     experimentId,
     workload: workload.name,
     createdAtMs: options.createdAtMs,
-    policies: metricPolicies(workload.checks),
+    policies: metricPolicies(workload.checks, { deployedArms: deployedArmsOf(data.slotSigns) }),
     slotSigns: data.slotSigns,
     design: { minTrials: workload.trials.min, maxTrials: workload.trials.max },
     seed: data.record.seed,

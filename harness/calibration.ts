@@ -85,7 +85,8 @@ function varianceSplit(rows: readonly TrialMetric[], total: number, processes: n
  */
 function plan(sd: number, rho: number, slotted: boolean, options: CalibrateOptions): TrialsPlan[] {
   const alpha = options.alpha ?? 0.05;
-  const { boundary, firstDecidable } = judgedBoundary(options, slotted);
+  // A correlation the calibration measured is given; none measured, the judge estimates its own (verdict.ts).
+  const { boundary, firstDecidable } = judgedBoundary(options, slotted, rho > 0 ? 'given' : 'own');
   const parameters = slotted ? 2 : 1;
   return [0.01, 0.02, 0.05].map((change) => {
     const margin = Math.log1p(change);
@@ -101,12 +102,12 @@ function plan(sd: number, rho: number, slotted: boolean, options: CalibrateOptio
 
 /**
  * The boundary a workload judged with this calibration is decided on (verdict.ts, draftMetric): the calibration gives
- * the serial correlation (`given`), and a sequential design starts at the first look its flips can decide
+ * the serial correlation (`given`) when it measured a material one, else the look estimates its own (`own`), and a sequential design starts at the first look its flips can decide
  * (flipCheckedDesign), so plans and noise floors use the critical values the verdict will.
  */
-function judgedBoundary(options: CalibrateOptions, slotted: boolean): { readonly boundary: Boundary; readonly firstDecidable: number } {
+function judgedBoundary(options: CalibrateOptions, slotted: boolean, serial: 'given' | 'own'): { readonly boundary: Boundary; readonly firstDecidable: number } {
   const { minTrials, maxTrials } = options.design;
-  const { first, boundary } = flipCheckedDesign({ minTrials, maxTrials, slotted, serial: 'given' }, options.alpha ?? 0.05);
+  const { first, boundary } = flipCheckedDesign({ minTrials, maxTrials, slotted, serial }, options.alpha ?? 0.05);
   return { boundary, firstDecidable: first };
 }
 
@@ -144,7 +145,7 @@ function metricCalibration(rows: readonly TrialMetric[], options: CalibrateOptio
   // The correlation the judge will allow for (verdict.ts, serialCorrelationOf): the measured one when material.
   const rho = isMaterialAutocorrelation(autocorrelation, 1 / Math.sqrt(n)) ? Math.min(0.9, autocorrelation) : 0;
   const se = plannedStandardError(fit.sd, rho, max, slotted);
-  const { boundary } = judgedBoundary(options, slotted);
+  const { boundary } = judgedBoundary(options, slotted, rho > 0 ? 'given' : 'own');
   const df = Math.max(1, max - (slotted ? 2 : 1));
   const noiseFloor = fromInference(Math.max(toInference(threshold, scale), criticalValue(boundary, options.alpha ?? 0.05, { n: max, df }) * se) + studentTQuantile(0.8, df) * se, scale);
   const material = isMaterialAutocorrelation(autocorrelation, autocorrelationSe);

@@ -35,8 +35,7 @@ export const MIN_SPREAD_TRIALS = 3;
 /**
  * The note for the judged trials' CPU per request, or undefined when no trial was slowed. A trial's level is the
  * geometric mean of its two arms' CPU per request, so it does not depend on which arm is the treatment; the
- * reference is the fastest trial's, because nothing makes a machine run a build faster than it can (the reason
- * Tandem takes an arm's fastest process). With at least MIN_SPREAD_TRIALS on each side it also gives the sd of the
+ * reference is the fastest trial's, because nothing makes a machine run a build faster than it can. With at least MIN_SPREAD_TRIALS on each side it also gives the sd of the
  * paired effect (log ratio) in the slowed trials and in the others: on the twenty-eighth host such stretches spread
  * a trial's effect by 1.9–2.0% against 1.1–1.3% at the same rate, and the reader of a wide interval should see
  * which trials widened it.

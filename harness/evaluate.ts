@@ -15,7 +15,7 @@ import type { Calibration } from './calibration-result.js';
 import { configuredFinalChecks, runFinalChecks, type CheckSet, type FinalCheckResult } from './checks.js';
 import { compareResponseStream, type ResponseComparison } from './compare-responses.js';
 import { armDistributions, type ArmSummary } from './arm-summary.js';
-import { loadExperimentData, missingDataCauses, type ExcludedTrial, type ExperimentData } from './experiment-data.js';
+import { deployedArmsOf, loadExperimentData, missingDataCauses, type ExcludedTrial, type ExperimentData } from './experiment-data.js';
 import { metricPolicies } from './metric-policy.js';
 import type { TrialMetric } from './trial-metrics.js';
 import { judge, type ExperimentVerdict, type JudgeOptions, type MetricVerdict, type OnInconclusive } from './verdict.js';
@@ -109,7 +109,7 @@ function onInconclusiveOf(spec: Readonly<Record<string, unknown>>): OnInconclusi
 function judgeOptionsFor(data: ExperimentData, options: EvaluateOptions): JudgeOptions {
   const { record } = data;
   return {
-    policies: metricPolicies(options.workload.checks),
+    policies: metricPolicies(options.workload.checks, { deployedArms: deployedArmsOf(data.slotSigns) }),
     alpha: options.workload.harness.alpha,
     minPoints: options.workload.harness.minPoints,
     slotSigns: data.slotSigns,

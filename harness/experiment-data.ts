@@ -45,6 +45,9 @@ export function slotSign(details: TrialRecord['details']): SlotSign {
   return slots?.treatment === 'A' ? 1 : slots?.treatment === 'B' ? -1 : 0;
 }
 
+/** Whether the arms were deployed by Tandem (their trials have slots): their processes' CPU must then be measured. */
+export const deployedArmsOf = (slotSigns: ReadonlyMap<number, number>): boolean => [...slotSigns.values()].some((s) => s !== 0);
+
 /** Why trials are missing from the data, in words, for "no data" reasons. */
 export function missingDataCauses(data: Pick<TrialSelection, 'excluded' | 'used'>): string[] {
   const causes: string[] = [];

@@ -10,7 +10,8 @@
  * little spread within a level) was passed 5.2% of the time in the verdict bench (1,000 experiments), the slot term fitting a lopsided
  * draw as slot bias plus a small effect with a tiny standard error. Under a change exactly at the threshold,
  * the trials less the threshold are symmetric about zero, so the flips of those give an exact test of "no
- * regression beyond it" (the two one-sided tests of equivalence, Schuirmann 1987, each by randomization).
+ * regression beyond it" (the two one-sided tests of equivalence, Schuirmann 1987, each by randomization): one-sided,
+ * since only trials on the near side of the limit speak for equivalence; a two-sided p-value asked twice the evidence.
  */
 import { signFlipP } from './sign-flip.js';
 import { studentTQuantile } from './stats.js';
@@ -59,7 +60,8 @@ export function equivalenceChecked(fit: LookFit, context: FlipContext, policy: M
     const half = context.critical * fit.standardError;
     const excluded = limit > fit.estimate ? fit.estimate + half < limit : fit.estimate - half > limit;
     if (!excluded || !Number.isFinite(limit)) continue;
-    const p = signFlipP(context.effects.map((e) => e - limit), context.signs);
+    // One-sided, as each of the two one-sided tests is: the trials must lie on the near side of this limit.
+    const p = signFlipP(context.effects.map((e) => e - limit), context.signs, limit > fit.estimate ? 'below' : 'above');
     if (context.significant(p)) continue;
     // Just past the threshold, so that "lies below it" cannot hold by float dust.
     const reaching = (Math.abs(limit - fit.estimate) / context.critical) * (1 + 1e-9);

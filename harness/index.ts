@@ -24,7 +24,7 @@ export { simulateLawInBackground, lawOfWorkload } from './background-law.js';
 export { fileLawCache, lawCacheDir, useLawCache, type LawCache } from './law-cache.js';
 export { signFlipP } from './sign-flip.js';
 export { calibrate, wilsonInterval, type Calibration, type MetricCalibration } from './calibration.js';
-export { loadExperimentData, selectTrials, slotSign, missingDataCauses, type ExperimentData, type ExcludedTrial, type SlotSign, type TrialSelection } from './experiment-data.js';
+export { deployedArmsOf, loadExperimentData, selectTrials, slotSign, missingDataCauses, type ExperimentData, type ExcludedTrial, type SlotSign, type TrialSelection } from './experiment-data.js';
 export { calibrateStored } from './calibrate-stored.js';
 export { measureCompletedTrial, trialDataOf, TRIAL_METRICS_EVENT } from './stored-trial-metrics.js';
 export { armDistributions, SUMMARY_QUANTILE_ERROR, type ArmDistributions } from './arm-summary.js';

@@ -33,6 +33,11 @@ export interface LookFit {
    * exclude it: the standard error was widened until the interval reaches the threshold.
    */
   readonly equivalenceFlipP?: number;
+  /**
+   * The trials' mean and its interval (inference scale) when they did not exclude a threshold the look's interval
+   * excluded: the standard error was widened until the interval reaches it (mean-checked-look.ts).
+   */
+  readonly meanBound?: { readonly estimate: number; readonly low: number; readonly high: number };
 }
 
 /** Effects that differ by less than this are the same number (float dust, not noise). */

@@ -31,7 +31,7 @@ const DEFAULTS: readonly MetricPolicy[] = [
   { metric: 'latency_p99', direction: 'increase-is-bad', threshold: 0.02, critical: false, mustHaveData: false },
   { metric: 'error_share', direction: 'increase-is-bad', threshold: 0.005, critical: true, mustHaveData: true },
   // Resources are first-class: CPU per request is critical. Only deployed arms have a process to measure, so
-  // its absence (URL arms) is not a failure.
+  // its absence is a failure there (metricPolicies' deployedArms) and not with URL arms.
   { metric: 'cpu_per_request', direction: 'increase-is-bad', threshold: 0.01, critical: true, mustHaveData: false },
   { metric: 'rss_bytes', direction: 'increase-is-bad', threshold: 0.02, critical: false, mustHaveData: false },
 ];
@@ -48,8 +48,9 @@ export function defaultThreshold(metric: string, scale: EffectScale): number {
  * scraped counters are reported with their intervals and judged only when a check names them: auto-judging one
  * metric per dependency would dilute the multiple-comparison correction of the metrics that decide.
  */
-export function metricPolicies(checks: readonly CheckConfig[]): Map<string, MetricPolicy> {
-  const policies = new Map<string, MetricPolicy>(DEFAULTS.map((p) => [p.metric, p]));
+export function metricPolicies(checks: readonly CheckConfig[], options: { readonly deployedArms?: boolean } = {}): Map<string, MetricPolicy> {
+  // Deployed arms have processes whose CPU Tandem reads: without it they would pass on latency alone.
+  const policies = new Map<string, MetricPolicy>(DEFAULTS.map((p) => [p.metric, p.metric === 'cpu_per_request' && options.deployedArms ? { ...p, mustHaveData: true } : p]));
   for (const check of checks) {
     const base = policies.get(check.metric);
     const scale: EffectScale = check.metric.startsWith('error_share') ? 'absolute' : 'relative';

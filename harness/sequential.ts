@@ -28,7 +28,7 @@
  * an experiment is noisier than calibrated (docs/harness.md, Inference).
  */
 import { createHash } from 'node:crypto';
-import { seededRandom } from '../core/index.js';
+import { seededRandom, treatmentSlotSign } from '../core/index.js';
 import { studentTQuantile } from './stats.js';
 import { HuberLooks } from './huber-looks.js';
 import { MeanLooks } from './mean-looks.js';
@@ -115,7 +115,7 @@ function simulatedQs(design: LawKey, seed: number, count: number): Float64Array[
   for (let s = 0; s < count; s++) {
     const looks = lookAccumulator(design.estimator, design.serial === 'given' ? { kind: 'given', rho: 0 } : { kind: 'own' });
     for (let n = 1; n <= design.maxTrials; n++) {
-      looks.add(z(), design.slotted ? (n % 2 === 1 ? -1 : 1) : 0);
+      looks.add(z(), design.slotted ? treatmentSlotSign(n - 1) : 0);
       const look = looks.fit();
       if (look) perLook[n - 1]![s] = look.q;
     }

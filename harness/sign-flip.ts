@@ -45,17 +45,23 @@ export const GRID = 256;
 
 const medianOf = (values: readonly number[]): number => quantileOf(values, 0.5);
 
+/** Which tail a sign-flip p-value counts: both, or only sign patterns at most (`below`) or at least (`above`) the observed. */
+export type FlipTail = 'two-sided' | 'below' | 'above';
+
 /**
- * The two-sided sign-flip p-value of no effect for per-trial `effects` with their slot signs (+1/−1, or 0 without
- * slots): P(|Σ wᵢ aᵢ| ≥ |Σ sign(xᵢ) aᵢ|) over independent fair signs wᵢ, aᵢ being |ψ(xᵢ/s)| on the grid. Never 0.
+ * The sign-flip p-value of no effect for per-trial `effects` with their slot signs (+1/−1, or 0 without slots):
+ * two-sided, P(|Σ wᵢ aᵢ| ≥ |Σ sign(xᵢ) aᵢ|) over independent fair signs wᵢ, aᵢ being |ψ(xᵢ/s)| on the grid; one-sided
+ * (`below`/`above`), the share of patterns on the observed side of it, as a one-sided test of an equivalence bound
+ * takes it (Schuirmann 1987). Never 0.
  */
-export function signFlipP(effects: readonly number[], signs: readonly number[]): number {
+export function signFlipP(effects: readonly number[], signs: readonly number[], tail: FlipTail = 'two-sided'): number {
   const flips = flipSteps(effects, signs);
   if (!flips) return 1;
   const { steps, noise } = flips;
-  const observed = Math.abs(noise.reduce((sum, x, i) => sum + Math.sign(x) * steps[i]!, 0));
+  const signed = noise.reduce((sum, x, i) => sum + Math.sign(x) * steps[i]!, 0);
+  const observed = Math.abs(signed);
   const total = steps.reduce((a, b) => a + b, 0);
-  if (observed === 0) return 1;
+  if (tail === 'two-sided' && observed === 0) return 1;
   // law[j] = P(Σ wᵢ aᵢ = j − total) after each trial's coin, convolved in.
   let law = new Float64Array(2 * total + 1);
   law[total] = 1;
@@ -72,10 +78,10 @@ export function signFlipP(effects: readonly number[], signs: readonly number[]):
     law = next;
     reach += step;
   }
-  let tail = 0;
-  for (let j = 0; j <= total - observed; j++) tail += law[j]!;
-  for (let j = total + observed; j < law.length; j++) tail += law[j]!;
-  return Math.min(1, tail);
+  let tailMass = 0;
+  if (tail !== 'above') for (let j = 0; j <= total - (tail === 'below' ? -signed : observed); j++) tailMass += law[j]!;
+  if (tail !== 'below') for (let j = total + (tail === 'above' ? signed : observed); j < law.length; j++) tailMass += law[j]!;
+  return Math.min(1, tailMass);
 }
 
 /**

@@ -25,6 +25,7 @@ import { fromInference, toInference } from './effect-scale.js';
 import { equivalenceChecked, flipCheckedDesign, looksBelowResolution, resolvedPValue, significanceChecked } from './flip-checked-look.js';
 import { fewestTrialsForFlips, signFlipP, smallestSignFlipP } from './sign-flip.js';
 import { testedFamily } from './tested-family.js';
+import { meanChecked } from './mean-checked-look.js';
 
 /** A p-value as a reader takes it: "= 0.034", or "< 0.001" (never "= 0.0", which reads as impossible). */
 export function formatP(p: number): string {
@@ -84,6 +85,12 @@ export interface MetricVerdict {
   readonly df: number;
   readonly noise: NoiseSource;
   readonly suggestedTrials?: number;
+  /**
+   * What this metric's noise allows, from the look in hand: about how many trials decide "no change" on an
+   * unchanged build (80% of the time), and the smallest regression the design's last trial calls with 80%
+   * probability. Said early so that `inconclusive` is never a surprise at the end.
+   */
+  readonly forecast?: { readonly trialsForThreshold: number; readonly resolvableAtMax: number; readonly maxTrials: number };
   /** For an undecided metric, what its interval still allows ("a regression up to +3.7%"). */
   readonly cannotExclude?: string;
   /** Regression, improvement or no change: more trials are not needed for this metric. */
@@ -133,6 +140,12 @@ export interface JudgeOptions {
    * sequential boundary starts where they can. @default true (false: the verdict bench's baseline)
    */
   readonly signFlips?: boolean;
+  /**
+   * The serial correlation every look allows for, overriding the choice from the calibration (serialCorrelationOf):
+   * the verdict bench's baseline judges with `{ kind: 'given', rho: 0 }`, as deployed arms were judged until
+   * 2026-12-07. @default the calibration's when material, else the look's own
+   */
+  readonly serialCorrelation?: SerialCorrelation;
 }
 
 /** "+3.1%" on a relative scale, "+0.40 pp" on an absolute one (shares). */
@@ -183,20 +196,22 @@ function draftMetric(metric: string, rows: readonly TrialMetric[], options: Judg
   const signs = usable.map((r) => options.slotSigns?.get(r.trial) ?? 0);
   const n = effects.length;
   const design = options.design ?? { minTrials: n, maxTrials: n };
-  // Serial correlation: the A/A calibration's when there is one (measured over many more trials than a look has),
-  // else none for arms deployed per trial and the experiment's own for arms that persist (serialCorrelationOf).
-  // A calibration also puts a floor under the standard error (withNoiseFloor).
+  // Serial correlation: the A/A calibration's when it measured a material one (over many more trials than a look
+  // has), else the look's own (serialCorrelationOf). A calibration also puts a floor under the standard error
+  // (withNoiseFloor).
   const calibrated = options.calibration?.metrics[metric];
-  const deployedPerTrial = signs.includes(1) && signs.includes(-1) && !signs.includes(0);
-  const serial = serialCorrelationOf(calibrated, deployedPerTrial);
+  const serial = options.serialCorrelation ?? serialCorrelationOf(calibrated);
   // A fixed horizon is one look at the trials there are; a sequential design looks from its minimum to its maximum.
   const fixed = design.minTrials >= design.maxTrials;
   const firstLook = fixed ? n : Math.max(2, Math.min(design.minTrials, n));
   // One pass: every look from the first, the last one being the verdict's fit.
   const fits: LookFit[] = [];
   const accumulator = lookAccumulator(options.estimator, serial);
+  // The trials' mean beside the M-estimate: a pass must bound what the fleet pays (mean-checked-look.ts).
+  const meanLooks = options.estimator === 'mean' ? undefined : lookAccumulator('mean', serial);
   for (let k = 1; k <= n; k++) {
     accumulator.add(effects[k - 1]!, signs[k - 1]!);
+    meanLooks?.add(effects[k - 1]!, signs[k - 1]!);
     const look = k < firstLook ? undefined : accumulator.fit();
     if (look) fits.push(calibrated ? withNoiseFloor(look, calibrated) : look);
   }
@@ -220,7 +235,8 @@ function draftMetric(metric: string, rows: readonly TrialMetric[], options: Judg
   // The flips' p-value is exact at one look, so it is never mapped below itself (the boundary's anytime p-value
   // is for the look's t statistic, whose nominal q can be conservative: an estimated serial correlation).
   const flips = { effects, signs, critical: criticalValue(boundary, alpha, last), significant: (p: number): boolean => Math.max(p, boundary.anytimeP(p, n)) < alpha };
-  const fit = options.signFlips === false ? last : equivalenceChecked(significanceChecked(last, flips, boundary.anytimeP(last.q, n) < alpha), flips, policy, scale);
+  const flipped = options.signFlips === false ? last : equivalenceChecked(significanceChecked(last, flips, boundary.anytimeP(last.q, n) < alpha), flips, policy, scale);
+  const fit = meanChecked(flipped, meanLooks?.fit(), flips.critical, policy, scale);
   fits[fits.length - 1] = fit;
   const looks = fits.map((look): MetricLook => {
     const half = criticalValue(boundary, alpha, look) * look.standardError;
@@ -243,29 +259,32 @@ function draftMetric(metric: string, rows: readonly TrialMetric[], options: Judg
 }
 
 /** Said wherever a look's interval is given, when the trials' sign flips widened it (flip-checked-look.ts). */
-function flipNote(fit: LookFit): string {
+function flipNote(fit: LookFit, scale: EffectScale): string {
   if (fit.signFlipWidened && fit.signFlipP !== undefined) return ` (widened to match the trials' sign-flip p ${formatP(fit.signFlipP)}, larger than their spread implies)`;
   if (fit.equivalenceFlipP !== undefined) return ` (widened to the threshold: the trials' sign flips about it give p ${formatP(fit.equivalenceFlipP)}, not enough to exclude it)`;
+  if (fit.meanBound) {
+    const f = (v: number): string => formatEffect(fromInference(v, scale), scale);
+    return ` (widened to the threshold: the trials' mean is ${f(fit.meanBound.estimate)}, and a pass needs it within the threshold by the interval's margin too; some trials moved more than the typical one)`;
+  }
   return '';
 }
 
 /**
- * The serial correlation a metric is judged with. With a calibration that measured it, the calibration's — but
- * only when material (beyond twice its standard error and above 0.1): a 40-trial A/A run's estimate has a
- * standard error of 0.16, and allowing for noise in it cost a tenth of the power at +3% for nothing.
+ * The serial correlation a metric is judged with: the A/A calibration's when it measured one that is material
+ * (beyond twice its standard error and above 0.1: a 40-trial run's estimate has a standard error of 0.16), and
+ * otherwise the look's own estimate (bias-corrected, clamped to [0, 0.9]; the boundary is simulated with that
+ * estimate inside, so it keeps its level on independent trials).
  *
- * Without a calibration, arms deployed afresh in every trial with alternating slots (`deployedPerTrial`) are judged
- * with none: they keep no state from one trial to the next, whatever both share is paired away, and slot drift
- * alternates in sign and averages out. Their looks estimated their own ρ until 2026-12-03; from a dozen trials
- * that estimate is noise: it made a busy demo's +5% step, ten trials at 3.1 2.8 5.6 4.5 4.5 3.4 3.7 1.5 2.2
- * −2.5%, an interval of [−10.2%, +18.4%] (4.4× the [−0.1%, +6.4%] of ρ = 0), cost trials on independent ones, and did not hold the level
- * under AR(1) drift anyway (docs/harness.md, Inference point 5). Arms that persist across trials (URLs) still
- * estimate their own (the boundary is simulated with that estimate inside).
+ * Never an assumed zero. Arms deployed afresh in every trial were judged with ρ = 0 without a calibration until
+ * 2026-12-07, on the argument that they keep no state from one trial to the next; under per-arm drift that
+ * persists across trials (AR(1), ρ = 0.5) an identical build was then called regressed in 8% of simulated
+ * experiments (`aaFprNoCalibrationDrift` in the verdict bench, against 0.06 with the look's own estimate). What
+ * the own estimate costs on independent trials is small there (power at +3% 0.94 against 0.95, half a trial more).
  */
-function serialCorrelationOf(calibrated: MetricCalibration | undefined, deployedPerTrial = false): SerialCorrelation {
+function serialCorrelationOf(calibrated: MetricCalibration | undefined): SerialCorrelation {
   const rho = calibrated?.autocorrelation;
-  if (rho === undefined || !Number.isFinite(rho)) return deployedPerTrial ? { kind: 'given', rho: 0 } : { kind: 'own' };
-  return { kind: 'given', rho: isMaterialAutocorrelation(rho, calibrated!.autocorrelationSe ?? 1) ? Math.min(0.9, rho) : 0 };
+  if (rho === undefined || !Number.isFinite(rho)) return { kind: 'own' };
+  return isMaterialAutocorrelation(rho, calibrated!.autocorrelationSe ?? 1) ? { kind: 'given', rho: Math.min(0.9, rho) } : { kind: 'own' };
 }
 
 /**
@@ -306,7 +325,8 @@ export function judge(trialMetrics: readonly TrialMetric[], options: JudgeOption
   // Multiplicity for planning: a lone regression among m metrics that move must reach p ≤ α/m under BH (the trials
   // to come may let a metric that cannot reach its share yet do so).
   const planningLevel = alpha / Math.max(1, candidates.filter((d) => !(d.fit && isUnmoved(d.fit))).length);
-  const metrics = drafts.map((d) => metricVerdict(d, { alpha, planningLevel, adjustedP: adjustedOf.get(d.metric) ?? Number.NaN, counted: counted.has(d.metric), calibration: options.calibration }));
+  const maxTrials = options.design?.maxTrials ?? trialCount;
+  const metrics = drafts.map((d) => metricVerdict(d, { maxTrials, alpha, planningLevel, adjustedP: adjustedOf.get(d.metric) ?? Number.NaN, counted: counted.has(d.metric), calibration: options.calibration }));
   return experimentVerdict(metrics, { alpha, tested: family.size, trials: trialCount, design: options.design ?? { minTrials: trialCount, maxTrials: trialCount }, onInconclusive: options.onInconclusive ?? 'inconclusive' });
 }
 
@@ -314,6 +334,7 @@ export function judge(trialMetrics: readonly TrialMetric[], options: JudgeOption
 const isUnmoved = (fit: LookFit): boolean => fit.noise === 'exact (no variation)' && Math.abs(fit.estimate) <= EXACT_TOLERANCE;
 
 interface VerdictContext {
+  readonly maxTrials: number;
   readonly alpha: number;
   readonly planningLevel: number;
   readonly adjustedP: number;
@@ -341,6 +362,7 @@ function metricVerdict(d: Draft, ctx: VerdictContext): MetricVerdict {
   // On the inference scale (log for ratios), then back: the rule needs the estimate beyond the threshold.
   const logThreshold = toInference(threshold, scale);
   const mde = fit ? fromInference(Math.max(logThreshold, planningCritical * fit.standardError) + powerQuantile * fit.standardError, scale) : Number.NaN;
+  const forecast = fit && fit.noise === 'own trials' && d.policy && fit.standardError > 0 ? forecastOf(fit, { critical: planningCritical + powerQuantile, threshold: logThreshold, scale, maxTrials: Math.max(ctx.maxTrials, n), fewest: d.boundary ? fewestTrialsForFlips(d.boundary.nominalLevel(ctx.planningLevel, n)) : 0 }) : undefined;
   const calibratedSe = calibrated && n >= 2 ? plannedStandardError(calibrated.sd, ((s) => (s.kind === 'given' ? s.rho : 0))(serialCorrelationOf(calibrated)), n, fit?.slotBias !== undefined) : undefined;
   const noiseFloor = calibratedSe !== undefined ? fromInference(Math.max(logThreshold, planningCritical * calibratedSe) + powerQuantile * calibratedSe, scale) : undefined;
   const base = {
@@ -362,6 +384,7 @@ function metricVerdict(d: Draft, ctx: VerdictContext): MetricVerdict {
     sd: fit?.sd ?? Number.NaN,
     minimumDetectableEffect: mde,
     ...(noiseFloor !== undefined ? { noiseFloor } : {}),
+    ...(forecast ? { forecast } : {}),
     ...(fit?.slotBias !== undefined ? { slotBias: fit.slotBias } : {}),
     df: fit?.df ?? 0,
     noise: fit?.noise ?? ('own trials' as const),
@@ -373,7 +396,7 @@ function metricVerdict(d: Draft, ctx: VerdictContext): MetricVerdict {
   const pText = `${d.policy ? 'adjusted ' : ''}p ${formatP(p)}`;
   const noiseText = fit.noise === 'exact (no variation)' ? ', the same in every trial' : '';
   const noisier = calibrated && calibrated.df >= 1 && fit.noise === 'own trials' && !varianceConsistent(fit.sd, fit.df + 1, calibrated.sd, calibrated.df) ? ` Noisier than the A/A calibration (sd ${fmt(fit.sd).replace(/^[+−±]/, '')} vs ${fmt(calibrated.sd).replace(/^[+−±]/, '')}): the calibration may be stale.` : '';
-  const flipped = flipNote(fit);
+  const flipped = flipNote(fit, scale);
   const interval = `${fmt(estimate)} [${fmt(low)}, ${fmt(high)}] over ${n} trials${noiseText}${flipped}`;
   const significant = p < ctx.alpha;
   const badUp = direction !== 'decrease-is-bad';
@@ -406,6 +429,18 @@ function metricVerdict(d: Draft, ctx: VerdictContext): MetricVerdict {
     verdict: 'inconclusive',
     reason: `${prefix}inconclusive: ${interval} (${pText}); ${worst} cannot be excluded${smaller}.${suggestion}${floor}${noisier}`,
   };
+}
+
+/**
+ * A look's noise carried forward: the trials at which the interval of an unchanged build (estimate 0) would lie
+ * within the threshold, (z·σ₁/threshold)² with σ₁ the standard error of one trial as this look sees it (slot term and
+ * serial correlation included) and z the planning critical value plus the 80% quantile, never fewer than the trials
+ * the sign flips need; and the effect the last trial resolves, z·σ₁/√max.
+ */
+function forecastOf(fit: LookFit, plan: { critical: number; threshold: number; scale: EffectScale; maxTrials: number; fewest: number }): NonNullable<MetricVerdict['forecast']> {
+  const perTrialSe = fit.standardError * Math.sqrt(fit.n);
+  const trialsForThreshold = Math.max(plan.fewest, Math.ceil(((plan.critical * perTrialSe) / plan.threshold) ** 2));
+  return { trialsForThreshold, resolvableAtMax: fromInference((plan.critical * perTrialSe) / Math.sqrt(plan.maxTrials), plan.scale), maxTrials: plan.maxTrials };
 }
 
 /** An undecided judged metric whose interval excludes no change on the bad side with the estimate beyond its threshold. */

@@ -7,7 +7,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'undici';
-import { freePort, grpcHealth, type Clock } from '../core/index.js';
+import { freePort, grpcHealth, treatmentSlotSign, type Clock } from '../core/index.js';
 import { checkRevision, deployCommand } from './deploy-command.js';
 import { armFingerprint, localFingerprint, type Fingerprint } from './fingerprint.js';
 import { GroupMoveError, moveProcessGroups } from './arm-placement.js';
@@ -178,9 +178,9 @@ export class DeployedArms implements ArmProvider {
     return { control: revisions.control !== undefined ? { revision: revisions.control } : {}, treatment: revisions.treatment !== undefined ? { revision: revisions.treatment } : {} };
   }
 
-  /** Trial k: even k puts control in slot A, odd k puts treatment there. */
+  /** Trial k's slots in ABBA order (core/slot-order.ts): trials 0 and 3 of each four put control in slot A. */
   static slotsFor(trial: number): Record<ArmName, Slot> {
-    return trial % 2 === 0 ? { control: 'A', treatment: 'B' } : { control: 'B', treatment: 'A' };
+    return treatmentSlotSign(trial) === -1 ? { control: 'A', treatment: 'B' } : { control: 'B', treatment: 'A' };
   }
 
   async deploy(trial: number, signal?: AbortSignal, options: { readonly place?: boolean } = {}): Promise<Record<ArmName, ArmDeployment>> {

@@ -47,7 +47,8 @@ export interface PairedReplayOptions {
    * of both arms, so each process is measured on the same requests as every other: splitting the records
    * between them left each process a different third of the corpus, and the mix alone moved a process's CPU
    * per request by 5–10% (docs/harness.md), more than the effects the processes are there to resolve. The rate
-   * is per process; in-flight caps are per process too.
+   * is per process (the trial runner divides the workload's rate among an arm's processes, so the arm and its
+   * dependencies get `replay.rate` whatever their count); in-flight caps are per process too.
    */
   readonly arms: Readonly<Record<ArmName, string | readonly string[]>>;
   /**

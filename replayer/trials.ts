@@ -322,7 +322,8 @@ async function measureAttempt(options: RunTrialsOptions, index: number, attempt:
       arms: { control: instancesOf(deployments.control).map((i) => i.url), treatment: instancesOf(deployments.treatment).map((i) => i.url) },
       ...(controlPrime !== undefined ? { controlPrime } : {}),
       ...(options.armHeaders ? { armHeaders: options.armHeaders } : {}),
-      ratePerSecond: workload.replay.rate,
+      // replay.rate is what each arm (and so its dependencies) receives in all: each of its processes gets its share.
+      ratePerSecond: workload.replay.rate / Math.max(1, instancesOf(deployments.control).length),
       concurrency: workload.replay.concurrency,
       http2: workload.replay.http2,
       timeoutMs: workload.replay.timeout,

@@ -6,11 +6,11 @@
  * trial the unit of inference), per-request lognormal noise, a 0.1% error
  * rate on both arms, an optional slot bias (the arm started in slot A runs
  * slower, as a crossover's first-started process can), and an optional
- * multiplicative shift of the treatment. Slots alternate as DeployedArms
- * assigns them: even trials put control in slot A.
+ * multiplicative shift of the treatment. Slots follow DeployedArms' ABBA
+ * order (core/slot-order.ts).
  */
-import type { RequestOutcome } from '../../core/index.js';
-import { seededRandom } from '../../core/index.js';
+import type { RequestOutcome, Sample } from '../../core/index.js';
+import { seededRandom, treatmentSlotSign } from '../../core/index.js';
 import type { TrialData } from '../../harness/index.js';
 
 export interface SyntheticOptions {
@@ -40,10 +40,22 @@ export interface SyntheticOptions {
   readonly armDriftRho?: number;
   /** Draw each arm's per-trial drift from Student's t with 3 df (scaled to the same sd) instead of a normal. */
   readonly heavyTails?: boolean;
+  /** The treatment's share of slow processes, when a change makes them more or less common. @default slowShare */
+  readonly treatmentSlowShare?: number;
+  /** A change that hurts some trials only: in this share of trials (drawn at random) every treatment process is slower by `factor`. */
+  readonly shock?: { readonly share: number; readonly factor: number };
+  /**
+   * Each process's CPU seconds over the measurement window, as the replayer samples them (`measure-start` and
+   * `measure-end` marks): CPU per request is the request cost's level × the arm's and the process's factors, with
+   * lognormal noise of this sd per process and trial. Absent: no CPU samples (CPU per request not measured).
+   */
+  readonly cpuSigma?: number;
+  /** Told each trial `shock` hit, as it is drawn (what the judge cannot know, for the bench's accounting). */
+  readonly onShock?: (trial: number) => void;
 }
 
 /** +1 when the treatment ran in slot A of trial t, −1 in slot B (the DeployedArms crossover). */
-export const syntheticSlotSign = (trial: number): 1 | -1 => (trial % 2 === 0 ? -1 : 1);
+export const syntheticSlotSign = treatmentSlotSign;
 
 /** Standard normal by Box–Muller from a seeded stream. */
 export function normal(random: () => number): () => number {
@@ -52,6 +64,18 @@ export function normal(random: () => number): () => number {
 
 /** Student's t with 3 df, scaled to unit variance (its variance is 3). */
 export const studentT3 = (z: () => number): (() => number) => () => z() / Math.sqrt((z() ** 2 + z() ** 2 + z() ** 2) / 3) / Math.sqrt(3);
+
+/** Each process's CPU seconds at the window's start and end: 1 ms a request at level 1, `records` requests each. */
+function cpuSamples(trial: number, records: number, processes: number, level: (arm: 'control' | 'treatment', process: number) => number): Sample[] {
+  return (['control', 'treatment'] as const).flatMap((arm) =>
+    Array.from({ length: processes }, (_, process) => {
+      const labels = (mark: string): Record<string, string> => ({ mark, ...(processes > 1 ? { tandem_process: String(process) } : {}) });
+      const at = 1_000_000 + trial * 60_000;
+      const start = { experimentId: 'synthetic', trial, arm, metric: 'process_cpu_seconds', timeMs: at, value: 1, labels: labels('measure-start') };
+      return [start, { ...start, timeMs: at + records * 20, value: 1 + 0.001 * records * level(arm, process), labels: labels('measure-end') }];
+    }).flat(),
+  );
+}
 
 export function syntheticExperiment(options: SyntheticOptions): TrialData[] {
   const random = seededRandom(options.seed);
@@ -73,9 +97,12 @@ export function syntheticExperiment(options: SyntheticOptions): TrialData[] {
       control: Math.max(0.05, 1 + (options.armDrift ?? 0.005) * driftState.control) * (treatmentInA ? 1 : slotA),
       treatment: Math.max(0.05, 1 + (options.armDrift ?? 0.005) * driftState.treatment) * (1 + options.shift) * (treatmentInA ? slotA : 1),
     };
+    const slow = (share: number): number => (random() < share ? 1 + (options.slowdown ?? 0.2) : 1);
+    const shocked = options.shock !== undefined && random() < options.shock.share ? options.shock.factor : 1;
+    if (shocked !== 1) options.onShock?.(t);
     const processFactor = {
-      control: Array.from({ length: processes }, () => (random() < (options.slowShare ?? 0) ? 1 + (options.slowdown ?? 0.2) : 1)),
-      treatment: Array.from({ length: processes }, () => (random() < (options.slowShare ?? 0) ? 1 + (options.slowdown ?? 0.2) : 1)),
+      control: Array.from({ length: processes }, () => slow(options.slowShare ?? 0)),
+      treatment: Array.from({ length: processes }, () => slow(options.treatmentSlowShare ?? options.slowShare ?? 0) * shocked),
     };
     const outcomes: RequestOutcome[] = [];
     for (let r = 0; r < options.records; r++) {
@@ -101,7 +128,7 @@ export function syntheticExperiment(options: SyntheticOptions): TrialData[] {
         });
       }
     }
-    trials.push({ index: t, outcomes, samples: [] });
+    trials.push({ index: t, outcomes, samples: options.cpuSigma === undefined ? [] : cpuSamples(t, options.records, processes, (arm, process) => drift * armFactor[arm] * processFactor[arm][process]! * Math.exp(options.cpuSigma! * z())) });
   }
   return trials;
 }

@@ -34,10 +34,18 @@ export interface Scenario {
   readonly armDriftScale?: number;
   /** Per-arm trial drift from Student's t with 3 df. */
   readonly heavyTails?: boolean;
+  /** The treatment's share of slow processes (a change that makes them more common). @default slowShare */
+  readonly treatmentSlowShare?: number;
+  /** Every treatment process slower by `factor` in this share of trials (a change that hurts some trials only). */
+  readonly shock?: { readonly share: number; readonly factor: number };
+  /** CPU per request measured (and so judged, critical at 1%), with this per-process noise. */
+  readonly cpuSigma?: number;
 }
 
 export interface Experiment {
   readonly trials: readonly (readonly TrialMetric[])[];
+  /** The trials a `shock` scenario hit. */
+  readonly shocked: readonly number[];
   readonly latencies: readonly { readonly control: readonly number[]; readonly treatment: readonly number[] }[];
 }
 
@@ -59,12 +67,17 @@ export function syntheticOptionsOf(seed: number, scenario: Scenario, trials: num
     ...(scenario.slowdown !== undefined ? { slowdown: scenario.slowdown } : {}),
     ...(scenario.armDriftRho !== undefined ? { armDriftRho: scenario.armDriftRho } : {}),
     ...(scenario.heavyTails ? { heavyTails: true } : {}),
+    ...(scenario.treatmentSlowShare !== undefined ? { treatmentSlowShare: scenario.treatmentSlowShare } : {}),
+    ...(scenario.shock !== undefined ? { shock: scenario.shock } : {}),
+    ...(scenario.cpuSigma !== undefined ? { cpuSigma: scenario.cpuSigma } : {}),
   };
 }
 
 export function makeExperiment(seed: number, scenario: Scenario, trials: number): Experiment {
-  const data = syntheticExperiment(syntheticOptionsOf(seed, scenario, trials));
+  const shocked: number[] = [];
+  const data = syntheticExperiment({ ...syntheticOptionsOf(seed, scenario, trials), onShock: (t) => shocked.push(t) });
   return {
+    shocked,
     trials: data.map((t) => trialMetrics(t, { seed, resamples: 0 })),
     latencies: data.map((t) => ({ control: t.outcomes.filter((o) => o.arm === 'control').map((o) => o.latencyMs), treatment: t.outcomes.filter((o) => o.arm === 'treatment').map((o) => o.latencyMs) })),
   };

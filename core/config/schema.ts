@@ -316,7 +316,7 @@ const workloadObject = z.strictObject({
           .max(16)
           .default(1)
           .describe(
-            'Fresh processes per arm in every trial of deployed arms (equal for both arms; every record goes to every process, so the arms and their dependencies get this many times replay.rate; each process is measured on its own). The arm\'s CPU per request and latency are those of its fastest process: where one fresh process in five is ~20% slower for its whole life, 3 make the arm slow only when all 3 are (docs/harness.md). `tandem calibrate` says when a workload shows such processes.',
+            'Fresh processes per arm in every trial of deployed arms (equal for both arms; every record goes to every process at replay.rate divided by their count, so the arm and its dependencies get replay.rate in all; each process is measured on its own). The arm\'s CPU per request and latency are its processes\' mean, what a fleet of them pays: more processes average the lottery of fresh processes that are slow for their whole life instead of hiding it (docs/harness.md). `tandem calibrate` says when a workload shows such processes.',
           ),
         prestart: z
           .boolean()

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { seededRandom } from '../../core/index.js';
-import { calibrate, judge, metricPolicies, wilsonInterval, type TrialMetric } from '../../harness/index.js';
+import { seededRandom, treatmentSlotSign } from '../../core/index.js';
+import { calibrate, deployedArmsOf, judge, metricPolicies, wilsonInterval, type TrialMetric } from '../../harness/index.js';
 
 /** Per-trial rows of one metric with the given effects. */
 function rows(metric: string, effects: readonly number[], options: { points?: number; scale?: 'relative' | 'absolute'; firstTrial?: number } = {}): TrialMetric[] {
@@ -21,6 +21,7 @@ function rows(metric: string, effects: readonly number[], options: { points?: nu
 const policies = metricPolicies([]);
 
 const verdictOf = (metrics: TrialMetric[], metric: string, extra: Partial<Parameters<typeof judge>[1]> = {}) => judge(metrics, { policies, ...extra }).metrics.find((m) => m.metric === metric)!;
+const abbaSigns = (n: number) => new Map(Array.from({ length: n }, (_, i) => [i, treatmentSlotSign(i)] as const));
 const alternatingSigns = (n: number) => new Map(Array.from({ length: n }, (_, i) => [i, i % 2 === 0 ? -1 : 1] as const));
 const errorsClean = (n: number) => rows('error_share', new Array<number>(n).fill(0), { scale: 'absolute' });
 
@@ -53,12 +54,15 @@ describe('per-metric verdicts', () => {
     const v = verdictOf(rows('latency_shift', [0.001, -0.002, 0.0, 0.002, -0.001, 0.001, 0.0, -0.001]), 'latency_shift');
     expect(v).toMatchObject({ verdict: 'no change', decided: true });
     expect(v.reason).toMatch(/lies below \+2\.00%/);
-    // Five such trials are not enough: below the threshold by 2% each, their flips about it give p = 2/2⁵, so the
-    // interval is widened to reach the threshold and the metric is not decided.
+  });
+
+  it('checks equivalence with one-sided flips, as each of the two one-sided tests is (the finding: two-sided asked twice the evidence)', () => {
+    // Five trials 2% below the threshold: one-sided, 1/2⁵ = 0.031 of the sign patterns lie as far below it, under
+    // α = 0.05 at this one look; two-sided it was 2/2⁵ = 0.063 and the metric was left undecided.
     const five = verdictOf(rows('latency_shift', [0.001, -0.002, 0.0, 0.002, -0.001]), 'latency_shift');
-    expect(five.verdict).toBe('inconclusive');
-    expect(five.high).toBeGreaterThanOrEqual(0.02);
-    expect(five.reason).toMatch(/widened to the threshold: the trials' sign flips about it give p = 0\.063, not enough to exclude it/);
+    expect(five.reason).not.toMatch(/sign flips about it give p = 0\.063/);
+    expect(five.verdict).toBe('no change');
+    expect(five.high).toBeLessThan(0.02);
   });
 
   it('reports a significant change smaller than the threshold as such, never hides it', () => {
@@ -180,12 +184,14 @@ describe('per-metric verdicts', () => {
     // the looks' k moved to 2, 2026-12-06, their statistic has thinner tails and this design starts at 11.)
     const effects = Array.from({ length: 12 }, (_, i) => (i % 3 === 0 ? 0.004 : i % 3 === 1 ? -0.003 : 0.001) * (i % 2 === 0 ? 1 : -1));
     const design = { minTrials: 4, maxTrials: 48 };
-    const twelve = verdictOf(rows('latency_shift', effects), 'latency_shift', { slotSigns: alternatingSigns(12), design, alpha: 0.01 });
+    // The design as the demo judged it then, with independent trials (a calibration that measured no correlation).
+    const serialCorrelation = { kind: 'given', rho: 0 } as const;
+    const twelve = verdictOf(rows('latency_shift', effects), 'latency_shift', { slotSigns: alternatingSigns(12), design, alpha: 0.01, serialCorrelation });
     expect(twelve.verdict).toBe('no change');
-    const eleven = verdictOf(rows('latency_shift', effects.slice(0, 11)), 'latency_shift', { slotSigns: alternatingSigns(11), design, alpha: 0.01 });
+    const eleven = verdictOf(rows('latency_shift', effects.slice(0, 11)), 'latency_shift', { slotSigns: alternatingSigns(11), design, alpha: 0.01, serialCorrelation });
     expect(eleven.verdict).toBe('no change');
     // Ten trials cannot be decided on any design from 10 (its flips reach only 2/2¹⁰, above its level there).
-    const ten = verdictOf(rows('latency_shift', effects.slice(0, 10)), 'latency_shift', { slotSigns: alternatingSigns(10), design, alpha: 0.01 });
+    const ten = verdictOf(rows('latency_shift', effects.slice(0, 10)), 'latency_shift', { slotSigns: alternatingSigns(10), design, alpha: 0.01, serialCorrelation });
     expect(ten.verdict).toBe('inconclusive');
   });
 
@@ -211,6 +217,18 @@ describe('experiment outcome', () => {
     const verdict = judge(base.flatMap(clean), { policies });
     expect(verdict).toMatchObject({ outcome: 'passed', decided: true, undecided: [] });
     expect(verdict.reasons[0]).toMatch(/every critical metric \(3\) is decided not to regress/);
+  });
+
+  it('never passes deployed arms whose CPU could not be read: CPU per request must have data where arms are deployed (the finding)', () => {
+    const slotSigns = abbaSigns(8);
+    expect(deployedArmsOf(slotSigns)).toBe(true);
+    expect(deployedArmsOf(new Map(Array.from({ length: 8 }, (_, i) => [i, 0])))).toBe(false);
+    // Latency and errors decided clean; no CPU row at all. URL arms pass on them; deployed arms did too (the finding).
+    const trials = base.filter((m) => m !== 'cpu_per_request').flatMap(clean);
+    expect(judge(trials, { policies, slotSigns }).outcome).toBe('passed');
+    const deployed = judge(trials, { policies: metricPolicies([], { deployedArms: true }), slotSigns });
+    expect(deployed.outcome).toBe('no data');
+    expect(deployed.reasons.join('\n')).toMatch(/cpu_per_request must have data: no data/);
   });
 
   it('never passes a significant CPU regression beyond its threshold (the finding: +2.9% [+1.8%, +4.1%] passed)', () => {
