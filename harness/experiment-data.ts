@@ -45,8 +45,14 @@ export function slotSign(details: TrialRecord['details']): SlotSign {
   return slots?.treatment === 'A' ? 1 : slots?.treatment === 'B' ? -1 : 0;
 }
 
-/** Whether the arms were deployed by Tandem (their trials have slots): their processes' CPU must then be measured. */
-export const deployedArmsOf = (slotSigns: ReadonlyMap<number, number>): boolean => [...slotSigns.values()].some((s) => s !== 0);
+/**
+ * Whether the arms were deployed by Tandem, their processes' CPU then to be measured: deployed arms swap slots from
+ * trial to trial, where URL arms keep control in slot A in every trial.
+ */
+export function deployedArmsOf(slotSigns: ReadonlyMap<number, number>): boolean {
+  const signs = [...slotSigns.values()];
+  return signs.includes(1) && signs.includes(-1);
+}
 
 /** Why trials are missing from the data, in words, for "no data" reasons. */
 export function missingDataCauses(data: Pick<TrialSelection, 'excluded' | 'used'>): string[] {

@@ -23,6 +23,7 @@ export { judgeSequentially, lookByLook, type SequentialRun } from './sequential-
 export { simulateLawInBackground, lawOfWorkload } from './background-law.js';
 export { fileLawCache, lawCacheDir, useLawCache, type LawCache } from './law-cache.js';
 export { signFlipP } from './sign-flip.js';
+export { designWarnings, fewestDecidingTrials, type DesignToCheck } from './design-check.js';
 export { calibrate, wilsonInterval, type Calibration, type MetricCalibration } from './calibration.js';
 export { deployedArmsOf, loadExperimentData, selectTrials, slotSign, missingDataCauses, type ExperimentData, type ExcludedTrial, type SlotSign, type TrialSelection } from './experiment-data.js';
 export { calibrateStored } from './calibrate-stored.js';

@@ -4,7 +4,7 @@
  * beat. Each experiment's trials are generated once and reduced to per-trial
  * metrics once; every judge then reads the same trials.
  */
-import { judge, judgeSequentially, lookByLook, metricPolicies, tInterval, trialMetrics, type Calibration, type LookEstimator, type TrialMetric } from '../../harness/index.js';
+import { judge, judgeSequentially, lookByLook, metricPolicies, tInterval, trialMetrics, type Calibration, type LookEstimator, type SerialCorrelation, type TrialMetric } from '../../harness/index.js';
 import { kayentaJudge } from './kayenta-judge.js';
 import { judge as previousJudge } from './previous-judge/verdict.js';
 import { syntheticExperiment, syntheticSlotSign, type SyntheticOptions } from './synthetic-experiment.js';
@@ -100,8 +100,8 @@ const judgedRun = (run: { verdict: { outcome: string; metrics: readonly { judged
 });
 
 /** Tandem's judge as an experiment meets it: looks from min to max, stop when decided. */
-export function sequentialJudge(e: Experiment, calibration?: Calibration, estimator: LookEstimator = 'huber', signFlips = true): JudgedRun {
-  return judgedRun(judgeSequentially(e.trials.slice(0, DESIGN.maxTrials), { policies, slotSigns, design: DESIGN, estimator, signFlips, ...(calibration ? { calibration } : {}) }));
+export function sequentialJudge(e: Experiment, calibration?: Calibration, estimator: LookEstimator = 'huber', signFlips = true, serialCorrelation?: SerialCorrelation): JudgedRun {
+  return judgedRun(judgeSequentially(e.trials.slice(0, DESIGN.maxTrials), { policies, slotSigns, design: DESIGN, estimator, signFlips, ...(calibration ? { calibration } : {}), ...(serialCorrelation ? { serialCorrelation } : {}) }));
 }
 
 /** The judge before issue 30 (bench/support/previous-judge), the same way, on the same trials. */

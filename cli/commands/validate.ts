@@ -2,6 +2,7 @@
 import { ConfigError, loadGrpcSchema } from '../../core/index.js';
 import { loadDependencySchemas } from '../../guardrails/index.js';
 import { assertTargetsExist } from '../../triggers/index.js';
+import { designWarnings } from '../../harness/index.js';
 import { ExitCode } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
 
@@ -16,8 +17,15 @@ export async function run(options: GlobalOptions & { readonly repo?: string }, c
       if (grpc !== undefined) await loadGrpcSchema(grpc, ctx.cwd, `workloads[${index}].harness.responses.grpc`);
       await loadDependencySchemas(workload.dependencies, ctx.cwd);
     }
-    if (options.json) ctx.out(JSON.stringify({ valid: true, path, config }, null, 2));
-    else ctx.out(`${path}: valid (${config.workloads.length} workload${config.workloads.length === 1 ? '' : 's'}, store ${config.store.kind}, queue ${config.queue.kind})`);
+    // Valid but unable to decide: said, not refused (a smoke workload may want a trial or two on purpose).
+    const warnings = config.workloads.flatMap((w, index) =>
+      designWarnings({ minTrials: w.trials.min, maxTrials: w.trials.max, slotted: w.arms?.control.deploy !== undefined, alpha: w.harness.alpha }).map((text) => `workloads[${index}].trials: ${text}`),
+    );
+    if (options.json) ctx.out(JSON.stringify({ valid: true, path, warnings, config }, null, 2));
+    else {
+      ctx.out(`${path}: valid (${config.workloads.length} workload${config.workloads.length === 1 ? '' : 's'}, store ${config.store.kind}, queue ${config.queue.kind})`);
+      for (const warning of warnings) ctx.err(`warning: ${warning}`);
+    }
     return ExitCode.ok;
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;

@@ -190,7 +190,7 @@ const detector = z.strictObject({
 const check = z.strictObject({
   metric: z.string().min(1).describe('Metric judged, e.g. latency_shift, latency_p99, error_share, cpu_per_request, or a scraped counter.'),
   direction: z.enum(['increase-is-bad', 'decrease-is-bad', 'either']).default('increase-is-bad'),
-  threshold: z.number().min(0).max(10).optional().describe('Practical threshold as a relative change (0.02 = 2%); defaults to 2% for latency, 1% for CPU.'),
+  threshold: z.number().min(0).max(10).optional().describe('Practical threshold as a relative change (0.02 = 2%); defaults to 2% for latency and CPU, 0.5 points for error shares.'),
   critical: z.boolean().default(false).describe('A regression of this metric fails the experiment on its own.'),
   mustHaveData: z.boolean().default(true).describe('Too few data points is a failure, never a pass.'),
 });
@@ -236,9 +236,13 @@ const harness = z.strictObject({
     .describe('Compare responses (requires replay.compareResponses).'),
 });
 
-/** The sequential judge's default design: first look after 4 trials, at most 12 (docs/harness.md). */
+/**
+ * The sequential judge's default design: first look after 4 trials, at most 30 (docs/verdicts.md). The sign flips
+ * cannot decide before about the 8th trial at α = 0.05 (2/2ⁿ against the look's level), and a typical service's
+ * per-trial CPU effect has an sd of 1–2%: 12 trials left an unchanged build undecided on the user's own service.
+ */
 export const DEFAULT_MIN_TRIALS = 4;
-export const DEFAULT_MAX_TRIALS = 12;
+export const DEFAULT_MAX_TRIALS = 30;
 
 const workloadObject = z.strictObject({
     name,
@@ -304,11 +308,11 @@ const workloadObject = z.strictObject({
         // At most 200: each look takes an M-estimate over every trial so far, so the boundary's one-off simulation
         // grows with max² (about 25 s at 200 on two cores; harness/huber-looks.ts). A fixed horizon has one look.
         min: z.number().int().min(2).max(200).optional().describe('First look of the sequential judge: the verdict is looked at after every completed trial from this one on. @default 4'),
-        max: z.number().int().min(2).max(200).optional().describe('Last trial: a critical metric still undecided then makes the experiment inconclusive (at most 200; a longer experiment is a fixed horizon, `count`). @default 12'),
+        max: z.number().int().min(2).max(200).optional().describe('Last trial: a critical metric still undecided then makes the experiment inconclusive (at most 200; a longer experiment is a fixed horizon, `count`). @default 30'),
         count: z.number().int().min(1).max(1000).optional().describe('Fixed horizon: exactly this many trials and one look at the end (min = max = count); not with min or max.'),
-        budget: positiveDuration.optional().describe('Wall time after which no further trial starts; still undecided then is inconclusive.'),
-        warmup: duration.prefault('10s').describe('Start of each trial whose outcomes are discarded.'),
-        measure: positiveDuration.prefault('30s').describe('Measurement window of each trial.'),
+        budget: positiveDuration.prefault('15m').describe('Wall time after which no further trial starts; still undecided then is inconclusive. The first look says how many trials, and how long, the workload\'s noise needs.'),
+        warmup: duration.prefault('3s').describe('Start of each trial whose outcomes are discarded (after prewarm).'),
+        measure: positiveDuration.prefault('10s').describe('Measurement window of each trial.'),
         processes: z
           .number()
           .int()
@@ -329,7 +333,7 @@ const workloadObject = z.strictObject({
           .int()
           .min(0)
           .max(10_000)
-          .default(0)
+          .default(20)
           .describe(
             "Requests each fresh arm of deployed arms is sent one at a time, both arms at once, before its trial's warm-up (the trial's first records; nothing measured, only their count kept with the trial). With prestart they are sent while the trial before runs, until its window ends, so a trial can warm up for less of its own time: a fresh runtime's first requests are where it compiles and sizes its heap (docs/harness.md). 0: none.",
           ),

@@ -33,6 +33,18 @@ describe('tandem validate', () => {
     expect(JSON.parse(result.out)).toMatchObject({ valid: false, issues: [expect.stringContaining('workloads[0].replay.rate must be > 0, got -1')] });
   });
 
+  it('warns of a design that can never decide (the finding: count 3 with deployed arms validated, ran and ended "no verdict")', async () => {
+    const dir = await tempDir();
+    const arm = '{ deploy: { command: "node server.js --port {port}" } }';
+    await writeFile(join(dir, 'tandem.config.yaml'), `workloads:\n  - name: w\n    tier: t\n    arms: { control: ${arm}, treatment: ${arm} }\n    trials: { count: 3 }\n  - name: ok\n    tier: t\n`);
+    const result = await runCli(['validate'], { cwd: dir });
+    expect(result.code).toBe(0);
+    expect(result.err).toContain('warning: workloads[0].trials: at most 3 trial(s) can never decide: with deployed arms the slot bias is fitted, and no look of fewer than 6 trials can at α = 0.05');
+    expect(result.err).not.toContain('workloads[1]');
+    const json = JSON.parse((await runCli(['validate', '--json'], { cwd: dir })).out) as { warnings: string[] };
+    expect(json.warnings).toHaveLength(1);
+  });
+
   it('says where it looked when there is no config file', async () => {
     const dir = await tempDir();
     const result = await runCli(['validate'], { cwd: dir });

@@ -222,7 +222,8 @@ describe('experiment outcome', () => {
   it('never passes deployed arms whose CPU could not be read: CPU per request must have data where arms are deployed (the finding)', () => {
     const slotSigns = abbaSigns(8);
     expect(deployedArmsOf(slotSigns)).toBe(true);
-    expect(deployedArmsOf(new Map(Array.from({ length: 8 }, (_, i) => [i, 0])))).toBe(false);
+    // URL arms record control in slot A in every trial.
+    expect(deployedArmsOf(new Map(Array.from({ length: 8 }, (_, i) => [i, -1])))).toBe(false);
     // Latency and errors decided clean; no CPU row at all. URL arms pass on them; deployed arms did too (the finding).
     const trials = base.filter((m) => m !== 'cpu_per_request').flatMap(clean);
     expect(judge(trials, { policies, slotSigns }).outcome).toBe('passed');
