@@ -20,6 +20,7 @@ const INTEGRATION = [
   'test/dashboard/server-clickhouse.test.ts',
   'test/examples/stack.test.ts',
   'test/examples/prediction-grpc.test.ts',
+  'test/examples/scorer.test.ts',
   'test/executor/bullmq.test.ts',
   'test/executor/run-experiment.test.ts',
   'test/guardrails/detectors.test.ts',

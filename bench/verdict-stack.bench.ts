@@ -14,6 +14,10 @@
  * pinned to these CPUs, as the demo pins them), --step FAULTS (latency=2), --unchanged-only.
  * --arm demo: the arms as the demo deploys them (its compiled service entry with ARM_V8_FLAGS, rankingArmCommand)
  * instead of through the CLI (`tandem example-stack --service ranking`).
+ * --arm plain: the plain scoring service (examples/scorer: no runtime flags, no pinning, one downstream call) with
+ * a workload that names only its arms and corpus, every trial and check setting Tandem's default; the step is
+ * `work=1.06` (about +5% CPU per request; the run prints what it measured). Figures plain…: its unchanged build
+ * must pass and its step regress, as on a service Tandem was not tuned on (issue 68).
  * --prestart A:B: every run also with each trial's arms started during the previous trial's warm-up
  * (`trials.prestart`), slot A's on CPU list A and slot B's on B; each of its experiments right after the same
  * experiment without it, which is its same-run baseline (the figures without a prefix are the prestarted ones,
@@ -27,9 +31,10 @@ import { UsageError } from '../core/errors.js';
 import { cpuListArg, cpuListPairArg } from './support/bench-args.js';
 import { createLocalStore } from '../store/index.js';
 import { SharedSource } from '../guardrails/index.js';
-import { InlineQueue, parseRequest, runExperiment } from '../executor/index.js';
+import { InlineQueue, formatLook, parseRequest, runExperiment } from '../executor/index.js';
 import { loadExperimentData } from '../harness/index.js';
 import { rankingCorpus, startStack } from '../examples/stack/index.js';
+import { scorerCorpus, startFeatureStore } from '../examples/scorer/index.js';
 import { median } from './support/median.js';
 import { rankingArmCommand } from '../examples/demo/demo-project.js';
 import { compiledBuild } from '../bin/compiled-build.js';
@@ -73,7 +78,15 @@ function configText(dir: string, featuresUrl: string, gatewayUrl: string, o: Sta
   ].join('\n');
 }
 
+/** The plain service's workload as a new user writes it: arms and their environment, nothing else. */
+function plainConfigText(dir: string, featuresUrl: string): string {
+  const command = `'${process.execPath}' '${join(here, '..', 'examples', 'scorer', 'run.mjs')}' --port {port} --work {revision}`;
+  const arm = `{ deploy: { command: ${JSON.stringify(command)}, env: { FEATURES_URL: ${JSON.stringify(featuresUrl)} } } }`;
+  return [`store: { kind: local, dir: ${JSON.stringify(join(dir, '.tandem'))} }`, 'workloads:', '  - name: scorer', '    tier: scorer', '    arms:', `      control: ${arm}`, `      treatment: ${arm}`, ''].join('\n');
+}
+
 export async function run(args: string[]): Promise<void> {
+  if (args.includes('--arm') && args[args.indexOf('--arm') + 1] === 'plain') return runPlain(args);
   const runs = Math.max(1, Number(args[args.indexOf('--runs') + 1]) || 5);
   const processes = Math.max(1, Number(args[args.indexOf('--processes') + 1]) || 3);
   const rate = Math.max(1, Number(args[args.indexOf('--rate') + 1]) || 10);
@@ -85,7 +98,7 @@ export async function run(args: string[]): Promise<void> {
   const prestartCpus = cpuListPairArg(args, 'prestart');
   if (prestartCpus !== undefined && armCpus === undefined) throw new UsageError('--prestart needs --arm-cpus: the arms started early are moved onto them when their trial begins');
   const armKind = args.includes('--arm') ? args[args.indexOf('--arm') + 1] : 'cli';
-  if (armKind !== 'cli' && armKind !== 'demo') throw new UsageError(`--arm takes cli or demo, got ${JSON.stringify(armKind ?? '')}`);
+  if (armKind !== 'cli' && armKind !== 'demo') throw new UsageError(`--arm takes cli, demo or plain, got ${JSON.stringify(armKind ?? '')}`);
   const armCommand = armKind === 'demo' ? rankingArmCommand(pathToFileURL(join(await compiledBuild(join(here, '..')), 'examples', 'demo', 'demo-project.js')).href) : undefined;
   const step = args.includes('--step') ? args[args.indexOf('--step') + 1]! : 'latency=2';
   // --unchanged-only: the A/A half alone, to study the unchanged build's spread run by run.
@@ -174,6 +187,77 @@ export async function run(args: string[]): Promise<void> {
   process.stdout.write(`${JSON.stringify({ bench: 'verdict-stack', figures, targets })}\n`);
 }
 
+
+/**
+ * `--arm plain`: N runs of the step and N of an unchanged build on the plain scoring service with Tandem's defaults.
+ * Its same-run baseline is the unchanged build judged by the same judge (it must pass where the step regresses).
+ */
+async function runPlain(args: string[]): Promise<void> {
+  const runs = Math.max(1, Number(args[args.indexOf('--runs') + 1]) || 5);
+  const step = args.includes('--step') ? args[args.indexOf('--step') + 1]! : 'work=1.06';
+  const dir = await mkdtemp(join(tmpdir(), 'tandem-bench-verdict-plain-'));
+  const features = await startFeatureStore();
+  const config = parseConfigText(plainConfigText(dir, features.url), join(dir, 'tandem.config.yaml'));
+  const store = createLocalStore({ dir: join(dir, '.tandem') });
+  const sharedSource = new SharedSource(systemClock);
+  const queue = new InlineQueue({ store, clock: systemClock, run: (id, signal) => runExperiment(id, { config, store, clock: systemClock, sharedSource, cwd: dir, signal, onLook: (look) => log(`    ${formatLook(look)}`) }), concurrency: 1 });
+  const log = (line: string): void => void process.stderr.write(`${line}\n`);
+  const results: { step: boolean; record: ExperimentRecord; seconds: number }[] = [];
+  try {
+    await store.init();
+    await store.corpus.append(scorerCorpus(4_000));
+    for (let i = 0; i < runs; i++) {
+      for (const stepped of [true, false]) {
+        const started = Date.now();
+        const { id } = await queue.submit(parseRequest({ workload: 'scorer', change: `plain-${i}-${stepped ? 'step' : 'clean'}`, seed: 2_000 + i, ...(stepped ? { treatmentRevision: step } : {}) }));
+        await queue.idle();
+        const record = (await store.experiments.get(id))!;
+        const seconds = (Date.now() - started) / 1000;
+        results.push({ step: stepped, record, seconds });
+        log(`${stepped ? step : 'unchanged'} run ${i + 1}: ${record.status} after ${String(record.verdict?.trials ?? '?')} trials, ${seconds.toFixed(0)} s; ${verdictBrief(record)}`);
+      }
+    }
+  } finally {
+    await queue.close();
+    await store.close();
+    await features.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+  const stepped = results.filter((r) => r.step);
+  const clean = results.filter((r) => !r.step);
+  const cpuEffects = stepped.map((r) => metricsOf(r.record).find((m) => m.metric === 'cpu_per_request')?.estimate ?? Number.NaN).filter(Number.isFinite).sort((a, b) => a - b);
+  const figures = {
+    baseline: 'the unchanged build judged by the same judge in the same run, on the same service and corpus',
+    runs,
+    step,
+    settings: 'Tandem defaults: no trials or checks keys, no runtime flags or CPU pinning in the arms\' command',
+    plainStepCpuEffectMedian: Number((median(cpuEffects) * 100).toFixed(2)),
+    plainPower5Cpu: stepped.filter((r) => r.record.status === 'regressed').length,
+    plainAaRegressed: clean.filter((r) => r.record.status === 'regressed').length,
+    plainAaPassed: clean.filter((r) => r.record.status === 'passed').length,
+    plainAaInconclusive: clean.filter((r) => r.record.status === 'inconclusive').length,
+    plainSecondsToDecision: Number(median(results.filter((r) => r.record.verdict?.decided === true).map((r) => r.seconds).sort((a, b) => a - b)).toFixed(1)),
+    meanTrialsStep: Number((stepped.reduce((s, r) => s + Number(r.record.verdict?.trials ?? 0), 0) / stepped.length).toFixed(1)),
+    meanTrialsUnchanged: Number((clean.reduce((s, r) => s + Number(r.record.verdict?.trials ?? 0), 0) / clean.length).toFixed(1)),
+  };
+  const targets = {
+    plainAaPassed: { value: figures.plainAaPassed, min: Math.ceil(runs * 0.8) },
+    plainAaRegressed: { value: figures.plainAaRegressed, max: 0 },
+    plainPower5Cpu: { value: figures.plainPower5Cpu, min: Math.ceil(runs * 0.8) },
+    plainSecondsToDecision: { value: figures.plainSecondsToDecision, max: 300 },
+  };
+  process.stdout.write(`${JSON.stringify({ bench: 'verdict-stack', figures, targets })}\n`);
+}
+
+const metricsOf = (record: ExperimentRecord): { metric: string; verdict: string; estimate: number; low: number; high: number }[] => (record.verdict?.metrics as { metric: string; verdict: string; estimate: number; low: number; high: number }[] | undefined) ?? [];
+
+/** The headline metrics of a finished run, and any other metric that regressed. */
+function verdictBrief(record: ExperimentRecord): string {
+  return metricsOf(record)
+    .filter((m) => ['latency_shift', 'cpu_per_request', 'error_share'].includes(m.metric) || m.verdict === 'regression')
+    .map((m) => `${m.metric} ${(m.estimate * 100).toFixed(2)}% [${(m.low * 100).toFixed(2)}, ${(m.high * 100).toFixed(2)}] ${m.verdict}`)
+    .join('; ');
+}
 
 /** Each trial's paired latency and CPU effects with the trial's slot order, so a run-long arm asymmetry shows. */
 async function perTrialEffects(store: ReturnType<typeof createLocalStore>, id: string): Promise<string> {

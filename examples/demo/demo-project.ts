@@ -139,11 +139,11 @@ export function demoConfigText(options: DemoProjectOptions): string {
     `      - { name: pinned-shard-restarts, kind: dependency-health, source: ${quote(`${pinned}/metrics`)}, rule: { metric: worker_restarts_total, compare: increase, above: 0 }, warmup: 0s, interval: 1s, consecutive: 3 }`,
     // Judged on CPU per request (critical, 2.5%) and latency (judged at 5%: a significant regression beyond it fails
     // the experiment) and errors; the service's own work counter is reported beside them, not judged. Each look
-    // takes a Huber M-estimate across trials (docs/harness.md, Inference): on this stack, after the example's
+    // takes a Huber M-estimate across trials (docs/design/judge.md §3): on this stack, after the example's
     // hot-loop fix, 26 of 32 clean trials were within ±1.8% and 6 had one process 11–34% slow, which the mean
     // could not discount (sd 7.4%, undecided at 2.5% after 32 trials) and the M-estimate does (sd 1.1%). The
     // +5% work step costs about +2.5–4.5% CPU per request from host to host and run to run (since its rows go
-    // through the same loop; the low end with one core busy, docs/demo-hosts.md "The fifth host"), mostly beyond 2.5%.
+    // through the same loop; the low end with one core busy), mostly beyond 2.5%.
     // 2.5%, not 2%: with one core kept busy during the whole suite the A/A trials differed by about 3.3% (sd), and a
     // clean change was still inconclusive after 48 trials at +0.7% [−0.8%, +2.1%]; ±2% is not decidable within 48
     // trials at that noise, ±2.5% is (the issue's bar). Latency moves less than its per-trial noise

@@ -1,0 +1,3 @@
+export { startScorer, scoreItems, type ScorerOptions } from './scorer-service.js';
+export { startFeatureStore, userVector } from './feature-store.js';
+export { scorerCorpus } from './scorer-corpus.js';
