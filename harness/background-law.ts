@@ -33,11 +33,11 @@ export async function simulateLawInBackground(design: LawKey): Promise<boolean> 
 }
 
 /**
- * The law a workload's looks are judged on (verdict.ts): arms deployed per trial have slots and a given serial
- * correlation (none, or their calibration's); arms given by URL estimate their own unless calibrated, which this
- * cannot know, so it names the uncalibrated one. The judge's estimator is Huber's.
+ * The law a workload's looks are judged on (verdict.ts): arms deployed per trial have slots; every look estimates
+ * its own serial correlation unless a calibration measured a material one, which this cannot know, so it names the
+ * uncalibrated law. The judge's estimator is Huber's.
  */
 export function lawOfWorkload(workload: WorkloadConfig): LawKey {
   const deployed = workload.arms?.control.deploy !== undefined && workload.arms.treatment.deploy !== undefined;
-  return { maxTrials: workload.trials.max, slotted: deployed, serial: deployed ? 'given' : 'own', estimator: 'huber' };
+  return { maxTrials: workload.trials.max, slotted: deployed, serial: 'own', estimator: 'huber' };
 }

@@ -97,8 +97,9 @@ async function routedProject(stack: Stack, options: { trials: string; prediction
       `      control: { deploy: { command: "${command}", readyTimeout: 30s } }`,
       `      treatment: { deploy: { command: "${command}", readyTimeout: 30s${options.treatmentEnv ? `, env: { ${options.treatmentEnv} }` : ''} } }`,
       '    replay: { rate: 30, concurrency: 16, timeout: 5s, minAchievedShare: 0.2 }',
-      // One process per arm: these tests are about routing and monitors, not about measuring processes.
-      `    trials: ${options.trials.replace(/ }$/, ', processes: 1 }')}`,
+      // One process per arm and no prewarm requests: these tests are about routing and monitors, not about
+      // measuring processes (a prewarm's malformed tensors would have the monitor cancel before the first trial).
+      `    trials: ${options.trials.replace(/ }$/, ', processes: 1, prewarm: 0 }')}`,
       '    dependencies:',
       `      - { name: features, env: FEATURES_URL, policy: isolated, target: "${stack.urls.features}" }`,
       `      - { name: prediction, env: INFERENCE_URL, policy: pinned, shards: [${stack.urls.shards.map((u) => `"${u}"`).join(', ')}], ${options.prediction} }`,

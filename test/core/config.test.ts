@@ -26,7 +26,7 @@ describe('config validation', () => {
     const [w] = config.workloads;
     expect(w?.corpus.lookback).toBe(4 * 3_600_000);
     // Sequential by default: a look after every trial from the 4th, at most 12 (`count` is the most a run takes).
-    expect(w?.trials).toEqual({ min: 4, max: 12, count: 12, warmup: 10_000, measure: 30_000, maxReplacements: 2, allowFingerprintMismatch: false, processes: 1, prestart: false, prewarm: 0 });
+    expect(w?.trials).toEqual({ min: 4, max: 30, count: 30, budget: 900_000, warmup: 3_000, measure: 10_000, maxReplacements: 2, allowFingerprintMismatch: false, processes: 1, prestart: false, prewarm: 20 });
     expect(w?.replay.timeout).toBe(5_000);
   });
 

@@ -29,7 +29,7 @@ describe('a law of the looks simulated in a worker thread', () => {
     expect(await simulateLawInBackground({ maxTrials: 7, slotted: false, serial: 'own', estimator: 'huber' })).toBe(false);
   });
 
-  it("names the law a workload is judged on: deployed arms' slots and given correlation, URL arms' own", () => {
+  it("names the law a workload is judged on: deployed arms' slots, and the looks' own correlation for both kinds of arms", () => {
     const deploy = { command: 'serve {port}' };
     const [deployed, urls] = parseConfig({
       workloads: [
@@ -37,7 +37,7 @@ describe('a law of the looks simulated in a worker thread', () => {
         { name: 'u', tier: 't', arms: { control: { url: 'http://127.0.0.1:1' }, treatment: { url: 'http://127.0.0.1:2' } } },
       ],
     }).workloads;
-    expect(lawOfWorkload(deployed!)).toEqual({ maxTrials: 20, slotted: true, serial: 'given', estimator: 'huber' });
-    expect(lawOfWorkload(urls!)).toEqual({ maxTrials: 12, slotted: false, serial: 'own', estimator: 'huber' });
+    expect(lawOfWorkload(deployed!)).toEqual({ maxTrials: 20, slotted: true, serial: 'own', estimator: 'huber' });
+    expect(lawOfWorkload(urls!)).toEqual({ maxTrials: 30, slotted: false, serial: 'own', estimator: 'huber' });
   });
 });
