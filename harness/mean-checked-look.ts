@@ -2,13 +2,12 @@
  * A look that would pass a metric ("no change": its interval excludes a regression beyond the threshold) must
  * pass it about the trials' mean too. The look's M-estimate (huber-looks.ts) is robust: a trial far out weighs at
  * most k scales. That is right for a symmetric lottery (a fresh process of either arm slow for its whole life) and
- * the wrong claim about an asymmetric one: a change that slows every process in some trials only (15% of trials
- * ×1.22, +3% on average) left the M-estimate near zero, and was passed in 15–21% of simulated experiments. What
- * the fleet pays is the mean over trials. Its own interval cannot be had in tens of trials where processes are a
- * lottery (the example's clean change, 6 trials in 32 with one process 11–34% slow on either arm, has a mean
- * within ±4%, against a 2.5% threshold), so the pass is judged on the M-estimate's interval moved to the mean
- * where the mean is worse: trials that lean to the bad side count in full, and a symmetric lottery, whose
- * outliers cancel in the mean, costs little. This only ever withholds passes; it never makes one.
+ * the wrong claim about an asymmetric one: a change that slows every process in some trials only leaves the
+ * M-estimate near zero. What the fleet pays is the mean over trials, but the mean's own interval cannot be had in
+ * tens of trials where processes are a lottery. So the pass is judged on the M-estimate's interval moved to the
+ * mean where the mean is worse: trials that lean to the bad side count in full, and a symmetric lottery, whose
+ * outliers cancel in the mean, costs little. This only ever withholds passes; it never makes one
+ * (docs/design/judge.md §7).
  */
 import { toInference } from './effect-scale.js';
 import type { EffectScale } from './trial-metrics.js';

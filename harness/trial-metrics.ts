@@ -170,13 +170,11 @@ const processOfOutcome = (o: RequestOutcome): number => o.process ?? 0;
 
 /**
  * The arm's value from its processes' values: their mean, what a fleet of such processes pays per request. Fresh
- * processes of one build are not alike (about one in five of the example's runs ~20% slower for its whole life:
- * address layout; Mytkowicz et al. 2009, Curtsinger & Berger 2013), and a change that makes slow processes more
- * common, or their spread wider, costs the fleet although its fastest process is unchanged. The fastest process
- * (until 2026-12-07) hid exactly that: a share of slow processes going from 0.10 to 0.25 at +20% each (+3% for
- * the fleet) moved the fastest of three by about +0.5%, and was passed. The spread a process lottery adds to the
- * trials is what the judge's robust looks and their sign flips are for; each process's own value stays in the
- * report, so a slow one is still seen as one.
+ * processes of one build are not alike (some slow for their whole life: address layout; Mytkowicz et al. 2009,
+ * Curtsinger & Berger 2013), and a change that makes slow processes more common, or their spread wider, costs the
+ * fleet although its fastest process is unchanged: the fastest process, judged until 2026-12-07, hid exactly that
+ * (docs/design/judge.md §1). The spread a process lottery adds to the trials is what the judge's robust looks and
+ * their sign flips are for; each process's own value stays in the report, so a slow one is still seen as one.
  */
 export function fleetMeanOf(values: readonly number[]): number {
   return average(values.filter(Number.isFinite));

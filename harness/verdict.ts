@@ -275,12 +275,9 @@ function flipNote(fit: LookFit, scale: EffectScale): string {
  * otherwise the look's own estimate (bias-corrected, clamped to [0, 0.9]; the boundary is simulated with that
  * estimate inside, so it keeps its level on independent trials).
  *
- * Never an assumed zero. Arms deployed afresh in every trial were judged with ρ = 0 without a calibration until
- * 2026-12-07, on the argument that they keep no state from one trial to the next; under per-arm drift that
- * persists across trials (AR(1), ρ = 0.5) an identical build was then called regressed in 8.9% of 2,000 simulated
- * experiments (`aaFprNoCalibrationDrift` in the verdict bench), 5.7% with the look's own estimate. What the own
- * estimate costs on independent trials is small (on 300 Gaussian experiments: power at +3% 0.94 against 0.95,
- * half a trial more).
+ * Never an assumed zero: arms deployed afresh in every trial were judged with ρ = 0 without a calibration until
+ * 2026-12-07, on the argument that they keep no state from one trial to the next, and drifting identical builds
+ * were then called regressed (`aaFprNoCalibrationDrift` in the verdict bench; docs/design/judge.md §6).
  */
 function serialCorrelationOf(calibrated: MetricCalibration | undefined): SerialCorrelation {
   const rho = calibrated?.autocorrelation;
