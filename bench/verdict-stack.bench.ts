@@ -194,7 +194,8 @@ export async function run(args: string[]): Promise<void> {
  */
 async function runPlain(args: string[]): Promise<void> {
   const runs = Math.max(1, Number(args[args.indexOf('--runs') + 1]) || 5);
-  const step = args.includes('--step') ? args[args.indexOf('--step') + 1]! : 'work=1.06';
+  const step = args.includes('--step') ? (args[args.indexOf('--step') + 1] ?? '') : 'work=1.06';
+  if (!/^work=\d+(\.\d+)?$/.test(step)) throw new UsageError(`--step with --arm plain takes work=F (the scorer's work, e.g. work=1.06), got ${JSON.stringify(step)}`);
   const dir = await mkdtemp(join(tmpdir(), 'tandem-bench-verdict-plain-'));
   const features = await startFeatureStore();
   const config = parseConfigText(plainConfigText(dir, features.url), join(dir, 'tandem.config.yaml'));

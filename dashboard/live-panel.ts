@@ -8,6 +8,7 @@
  */
 import type { DetectorConfig, DetectorObservation, ExperimentEvent, ExperimentRecord } from '../core/index.js';
 import { escapeHtml as e, formatEffect, intervalChartSpec } from '../harness/index.js';
+import type { LookMetric } from '../executor/index.js';
 import { chartElement, statusBadge, time } from './page-shell.js';
 
 export interface LiveSnapshot {
@@ -16,16 +17,6 @@ export interface LiveSnapshot {
   readonly observations: readonly DetectorObservation[];
   /** The workload's detectors from the config, for thresholds, warm-up and consecutive counts. */
   readonly detectors: readonly DetectorConfig[];
-}
-
-interface LookMetric {
-  readonly metric: string;
-  readonly critical: boolean;
-  readonly verdict: string;
-  readonly estimate: number;
-  readonly low: number;
-  readonly high: number;
-  readonly scale: 'relative' | 'absolute';
 }
 
 const num = (value: unknown): number => (typeof value === 'number' ? value : Number.NaN);

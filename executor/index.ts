@@ -4,7 +4,7 @@ export { armsFor, httpUrl, controlAgainstControl, type ArmChoice } from './exper
 export { STAGES, STAGE_PRIORITY, parseRequest, dedupeKey, experimentIdFor, type Stage, type ExperimentRequest, type ExperimentRequestInput } from './experiment-request.js';
 export { attemptIdFor, createQueued, transition, isTerminal, requestOf, endedWithoutVerdict, TERMINAL_STATUSES } from './lifecycle.js';
 export { runExperiment, latestCalibration, applyOverrides, type RunContext } from './run-experiment.js';
-export { formatLook, type LookSummary } from './look-summary.js';
+export { formatLook, type LookMetric, type LookSummary } from './look-summary.js';
 export { requestCancel, watchCancellation, CANCEL_EVENT } from './cancellation-watch.js';
 export { type ExperimentQueue, type ExperimentRunner, type SubmitOptions as QueueSubmitOptions, type SubmitResult, type CancelResult } from './queue.js';
 export { InlineQueue, type InlineQueueOptions } from './inline-queue.js';

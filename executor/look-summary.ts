@@ -4,23 +4,26 @@
  */
 import { formatEffect } from '../harness/index.js';
 
+/** One judged metric at a look, as the `look` event stores it (the dashboard's live panel reads the same). */
+export interface LookMetric {
+  readonly metric: string;
+  readonly critical: boolean;
+  readonly verdict: string;
+  readonly estimate: number;
+  readonly low: number;
+  readonly high: number;
+  readonly scale: 'relative' | 'absolute';
+  readonly threshold?: number;
+  /** What the metric's noise allows (MetricVerdict.forecast). */
+  readonly forecast?: { readonly trialsForThreshold: number; readonly resolvableAtMax: number; readonly maxTrials: number };
+}
+
 export interface LookSummary {
   readonly experimentId: string;
   readonly trials: number;
   readonly decided: boolean;
   readonly outcome: string;
-  readonly metrics: readonly {
-    readonly metric: string;
-    readonly critical: boolean;
-    readonly verdict: string;
-    readonly estimate: number;
-    readonly low: number;
-    readonly high: number;
-    readonly scale: 'relative' | 'absolute';
-    readonly threshold?: number;
-    /** What the metric's noise allows (MetricVerdict.forecast). */
-    readonly forecast?: { readonly trialsForThreshold: number; readonly resolvableAtMax: number; readonly maxTrials: number };
-  }[];
+  readonly metrics: readonly LookMetric[];
   /** Wall time per completed trial so far, starts included. */
   readonly secondsPerTrial?: number;
 }

@@ -84,15 +84,18 @@ describe('per-trial metrics', () => {
 describe('several processes per arm', () => {
   const outcome = (arm: 'control' | 'treatment', process: number, record: number, latencyMs: number): RequestOutcome => ({ experimentId: 'e', trial: 0, attempt: 1, arm, recordId: `r${record}`, intendedMs: 1_000 + record, latencyMs, status: 200, bytes: 10, errorClass: '', bodyHash: 'x', first: arm === 'control', process });
   const cpu = (arm: 'control' | 'treatment', process: number, mark: 'measure-start' | 'measure-end', value: number): Sample => ({ experimentId: 'e', trial: 0, arm, metric: 'process_cpu_seconds', timeMs: mark === 'measure-start' ? 1_000 : 1_100, value, labels: { mark, tandem_process: String(process) } });
+  /** One trial of three processes per arm, each `slow` times its arm's base: record r costs r + 1 ms, a request 1 ms of CPU. */
+  const trialOf = (slow: Record<'control' | 'treatment', readonly number[]>) => {
+    const outcomes: RequestOutcome[] = [];
+    for (let r = 0; r < 60; r++) for (const arm of ['control', 'treatment'] as const) for (let p = 0; p < 3; p++) outcomes.push(outcome(arm, p, r, (r + 1) * slow[arm][p]!));
+    // 60 answered requests per process, each 1 ms of CPU times its factor.
+    const samples = (['control', 'treatment'] as const).flatMap((arm) => [0, 1, 2].flatMap((p) => [cpu(arm, p, 'measure-start', 1), cpu(arm, p, 'measure-end', 1 + 0.06 * slow[arm][p]!)]));
+    return trialMetrics({ index: 0, outcomes, samples }, { seed: 1, resamples: 0 });
+  };
 
   it("judges each arm by its processes' mean, on CPU and latency, and keeps every process's value for the report", () => {
-    const outcomes: RequestOutcome[] = [];
-    // Record r costs r + 1 ms; control process 1 and treatment process 0 are 20% slow (a bad layout), the treatment 3% slower.
-    const slow = { control: [1, 1.2, 1], treatment: [1.2, 1.03, 1.03] };
-    for (let r = 0; r < 60; r++) for (const arm of ['control', 'treatment'] as const) for (let p = 0; p < 3; p++) outcomes.push(outcome(arm, p, r, (r + 1) * slow[arm][p]!));
-    // 60 answered requests per process; control processes spent 60, 72 and 60 ms of CPU, treatment 72, 61.8 and 61.8.
-    const samples = (['control', 'treatment'] as const).flatMap((arm) => [0, 1, 2].flatMap((p) => [cpu(arm, p, 'measure-start', 1), cpu(arm, p, 'measure-end', 1 + 0.06 * slow[arm][p]!)]));
-    const metrics = trialMetrics({ index: 0, outcomes, samples }, { seed: 1, resamples: 0 });
+    // Control process 1 and treatment process 0 are 20% slow (a bad layout), the treatment 3% slower.
+    const metrics = trialOf({ control: [1, 1.2, 1], treatment: [1.2, 1.03, 1.03] });
     // What the fleet pays: 1.0867 ms a request against 1.0667 (the fastest processes alone, 1.03 against 1, said +3%).
     const fleet = 1.0867 / 1.0667 - 1;
     const cpuMetric = metrics.find((m) => m.metric === 'cpu_per_request')!;
@@ -105,12 +108,8 @@ describe('several processes per arm', () => {
   });
 
   it('counts a change that makes a slow process more common, which the fastest process never showed (the finding)', () => {
-    const outcomes: RequestOutcome[] = [];
     // The same build except that one of the treatment's three processes is now slow (+20%): +6.7% for the fleet.
-    const slow = { control: [1, 1, 1], treatment: [1, 1.2, 1] };
-    for (let r = 0; r < 60; r++) for (const arm of ['control', 'treatment'] as const) for (let p = 0; p < 3; p++) outcomes.push(outcome(arm, p, r, (r + 1) * slow[arm][p]!));
-    const samples = (['control', 'treatment'] as const).flatMap((arm) => [0, 1, 2].flatMap((p) => [cpu(arm, p, 'measure-start', 1), cpu(arm, p, 'measure-end', 1 + 0.06 * slow[arm][p]!)]));
-    const metrics = trialMetrics({ index: 0, outcomes, samples }, { seed: 1, resamples: 0 });
+    const metrics = trialOf({ control: [1, 1, 1], treatment: [1, 1.2, 1] });
     for (const name of ['cpu_per_request', 'latency_shift']) expect(metrics.find((m) => m.metric === name)!.effect).toBeCloseTo(1.2 / 3 + 2 / 3 - 1, 3);
   });
 
