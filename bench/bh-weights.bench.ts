@@ -21,7 +21,7 @@ import { designOf, judge, loadExperimentData, metricPolicies, type ExperimentVer
 /** Critical metrics weigh r times the others; Infinity: all of α on the critical ones. */
 const WEIGHTS = [1, 2, 3, Number.POSITIVE_INFINITY] as const;
 
-/** The family the judge adjusts over, as it counted it (harness/tested-family.ts), and Tarone's K. */
+/** The family the judge adjusts over, as it counted it (harness/judge/tested-family.ts), and Tarone's K. */
 function testedFamily(verdict: ExperimentVerdict): { family: MetricVerdict[]; size: number } {
   const family = verdict.metrics.filter((m) => m.counted === true);
   return { family, size: verdict.familySize ?? family.length };
@@ -47,7 +47,7 @@ function weightedBenjaminiHochberg(family: readonly { readonly p: number; readon
   return adjusted;
 }
 
-/** Whether a look calls a regression with the family adjusted at this weight (the judge's rule otherwise: harness/verdict.ts). */
+/** Whether a look calls a regression with the family adjusted at this weight (the judge's rule otherwise: harness/judge/verdict.ts). */
 function regressedAt(verdict: ExperimentVerdict, alpha: number, ratio: number): boolean {
   const { family, size } = testedFamily(verdict);
   const adjusted = weightedBenjaminiHochberg(family.map((m) => ({ p: m.pValue, critical: m.policy?.critical === true })), ratio, size);
@@ -78,7 +78,7 @@ async function stepsOf(dir: string): Promise<StepResult[]> {
     const byTrial = new Map<number, TrialMetric[]>();
     for (const metric of data.metrics) byTrial.set(metric.trial, [...(byTrial.get(metric.trial) ?? []), metric]);
     const trials = [...byTrial.keys()].sort((a, b) => a - b);
-    // As the judge judged it while it ran (harness/evaluate.ts): the design stored in its spec, the workload's α.
+    // As the judge judged it while it ran (harness/checks/evaluate.ts): the design stored in its spec, the workload's α.
     const design = designOf(record.spec, workload);
     const alpha = workload.harness.alpha;
     const decidedAt: Record<string, number | undefined> = {};

@@ -1,9 +1,9 @@
 /**
  * `npm run bench -- boundary [--sequences N]`: does the judge's reported p-value hold far below α? The sequential
- * boundary is simulated once per last look from 16,000 Gaussian sequences (harness/sequential.ts), and
+ * boundary is simulated once per last look from 16,000 Gaussian sequences (harness/judge/sequential.ts), and
  * Benjamini–Hochberg reads p-values down to α/m. Here fresh null sequences (other seeds; Gaussian, Student-t with
  * 3 df, and clustered trials: each arm's process at a second level with probability 0.3, a twentieth of the gap
- * within a level) run through the same looks, flips and p-value as `harness/verdict.ts`, and for each x the bench
+ * within a level) run through the same looks, flips and p-value as `harness/judge/verdict.ts`, and for each x the bench
  * counts how often the smallest p-value over the looks fell below x. A valid p-value does so at most x of the time.
  *
  * Designs: the demo's (α = 0.01, looks 4..48; the boundary from the flips' first look, 12) and the default
@@ -13,7 +13,7 @@
  */
 import { seededRandom } from '../core/index.js';
 import { lookAccumulator, sequentialBoundary, signFlipP, type SequentialDesign } from '../harness/index.js';
-import { flipCheckedDesign, looksBelowResolution, resolvedPValue } from '../harness/flip-checked-look.js';
+import { flipCheckedDesign, looksBelowResolution, resolvedPValue } from '../harness/judge/flip-checked-look.js';
 import { numberFlag } from './support/bench-args.js';
 import { normal, studentT3, syntheticSlotSign } from './support/synthetic-experiment.js';
 

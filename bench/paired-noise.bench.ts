@@ -183,7 +183,7 @@ const sdOf = (values: readonly number[]): number => {
 
 /** A side's value from its processes' values. */
 type Summary = (values: readonly number[]) => number;
-/** Tandem's: the fastest process (harness/trial-metrics.ts). */
+/** Tandem's: the fastest process (harness/metrics/trial-metrics.ts). */
 const fastest: Summary = (values) => Math.min(...values);
 /** The geometric mean: the mean on the log scale the judge works on. */
 const logMean: Summary = (values) => Math.exp(values.reduce((sum, v) => sum + Math.log(v), 0) / values.length);
@@ -218,7 +218,7 @@ function figuresOf(trials: readonly TrialCpu[], summary: Summary = fastest): Rec
 
 /**
  * The resident set's paired effect, as the judge takes rss_bytes: log(b/a) of the sides' mean RSS over the window
- * (the mean of a side's processes, as harness/trial-metrics.ts summarises them).
+ * (the mean of a side's processes, as harness/metrics/trial-metrics.ts summarises them).
  */
 function rssFiguresOf(trials: readonly TrialCpu[]): Record<string, number> {
   const effects = trials.map((t) => Math.log(logMean(t.rss[1]) / logMean(t.rss[0])));

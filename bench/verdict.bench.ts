@@ -53,7 +53,7 @@ interface ScenarioResult {
   readonly previousJudge: { readonly regressed: number; readonly passed: number; readonly meanTrials: number };
   /** The same judge with least-squares looks (the mean across trials) instead of the Huber M-estimate. */
   readonly leastSquares: { readonly regressed: number; readonly passed: number; readonly meanTrials: number };
-  /** The same judge without its sign-flip check (harness/sign-flip.ts): the judge as landed before it. */
+  /** The same judge without its sign-flip check (harness/judge/sign-flip.ts): the judge as landed before it. */
   readonly withoutSignFlips: { readonly regressed: number; readonly passed: number; readonly meanTrials: number };
   readonly baselines: BaselineRates;
 }

@@ -16,6 +16,16 @@ interface JudgedMetric {
   readonly verdict: string;
 }
 
+/**
+ * A bisection log holds one line per step: the first undecided cause, its first line, and how many more there were.
+ * The experiment's own record keeps every cause in full.
+ */
+export function oneLineReason(causes: readonly string[]): string {
+  const first = (causes.find((cause) => cause.trim() !== '') ?? 'no verdict').trim().split('\n')[0]!;
+  const more = causes.filter((cause) => cause.trim() !== '').length - 1;
+  return more > 0 ? `${first} (and ${more} more)` : first;
+}
+
 export function bisectWorkload(config: TandemConfig, name: string): WorkloadConfig {
   const workload = config.workloads.find((w) => w.name === name);
   if (!workload) throw new UsageError(`no workload named ${JSON.stringify(name)} in the config (known: ${config.workloads.map((w) => w.name).join(', ') || 'none'})`);
@@ -53,13 +63,13 @@ export async function judgeRevision(options: { config: TandemConfig; store: Stor
       const focus = options.metric === undefined ? undefined : metrics.find((m) => m.metric === options.metric);
       if (options.metric !== undefined && !noVerdict && focus === undefined) return { verdict: 'skip', reason: `metric ${options.metric} is not judged in this workload (add a check for it)`, experimentId: id };
       let inconclusive: string | undefined;
-      if (noVerdict) inconclusive = record.reason ?? 'no verdict';
+      if (noVerdict) inconclusive = oneLineReason([record.reason ?? 'no verdict']);
       else if (focus !== undefined) {
         if (focus.verdict === 'regression') return { verdict: 'bad', reason: `${focus.metric} regressed`, experimentId: id };
         if (focus.verdict === 'inconclusive' || focus.verdict === 'no data') inconclusive = `${focus.metric} ${focus.verdict}`;
         else return { verdict: 'good', reason: `${focus.metric}: ${focus.verdict}`, experimentId: id };
       } else if (record.status === 'inconclusive') {
-        inconclusive = `inconclusive: ${((record.verdict?.undecided as string[] | undefined) ?? []).join('; ') || 'a critical metric undecided'}`;
+        inconclusive = `inconclusive: ${oneLineReason((record.verdict?.undecided as string[] | undefined) ?? ['a critical metric undecided'])}`;
       } else {
         // Without a metric to chase, the experiment's verdict decides.
         const regressed = metrics.filter((m) => m.verdict === 'regression').map((m) => m.metric);

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { ConfigError, TandemError, errorMessage } from '../core/errors.js';
 import { escapeControls } from '../core/control-characters.js';
-import { fileLawCache, lawCacheDir, useLawCache } from '../harness/law-cache.js';
+import { fileLawCache, lawCacheDir, useLawCache } from '../harness/judge/law-cache.js';
 import { ExitCode, exitCodeFor } from './exit-codes.js';
 import { processContext, type CliContext, type GlobalOptions } from './cli-context.js';
 import type { Registration } from './program/registration.js';
@@ -86,7 +86,7 @@ export async function main(argv: readonly string[], context: CliContext = proces
   // Everything printed passes here: names from repositories, recordings and stores may carry terminal escapes.
   const ctx: CliContext = { ...context, out: (text) => context.out(escapeControls(text, 'keep')), err: (text) => context.err(escapeControls(text, 'keep')) };
   let exitCode: number = ExitCode.ok;
-  // Laws of the sequential looks kept between runs (harness/law-cache.ts): 3–4 s of simulation per process otherwise.
+  // Laws of the sequential looks kept between runs (harness/judge/law-cache.ts): 3–4 s of simulation per process otherwise.
   const lawDir = lawCacheDir(ctx.env);
   useLawCache(lawDir === undefined ? undefined : fileLawCache(lawDir));
   const program = buildProgram(ctx, (code) => (exitCode = code));

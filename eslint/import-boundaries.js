@@ -17,6 +17,34 @@ const BACKEND_NAMES = new Set(['createStore', 'createLocalStore', 'createClickHo
 /** The only cli/ files that run the examples: `tandem demo` and `tandem example-stack`. */
 const CLI_EXAMPLE_RUNNERS = new Set(['cli/commands/demo.ts', 'cli/commands/example-stack.ts']);
 
+/**
+ * harness/'s rooms and what each may import besides the shared files at harness/'s root (stats, wording): the judge
+ * reads metrics, calibration feeds the judge, checks compose the judge with the comparisons, and only reports present.
+ */
+const HARNESS_ROOMS = {
+  metrics: [],
+  judge: ['metrics'],
+  calibration: ['judge', 'metrics'],
+  compare: [],
+  checks: ['judge', 'compare', 'metrics'],
+  reports: ['judge', 'metrics', 'calibration', 'compare', 'checks'],
+};
+
+function harnessRoomOf(path) {
+  const [top, room, rest] = path.split('/');
+  return top === 'harness' && rest !== undefined && room in HARNESS_ROOMS ? room : undefined;
+}
+
+/** Why one harness file may not import another, or undefined when it may. */
+function harnessRoomViolation(from, to) {
+  const source = harnessRoomOf(from);
+  if (source === undefined) return undefined;
+  if (to === 'harness/index.ts') return `harness/${source}/ imports the files it needs, not harness/index.ts (${to})`;
+  const target = harnessRoomOf(to);
+  if (target === undefined || target === source || HARNESS_ROOMS[source].includes(target)) return undefined;
+  return `harness/${source}/ may import ${HARNESS_ROOMS[source].map((room) => `${room}/`).join(', ') || 'no other room'} and harness/'s shared files, not harness/${target}/ (${to})`;
+}
+
 function folderOf(path) {
   return path.split('/')[0];
 }
@@ -25,6 +53,7 @@ function folderOf(path) {
 export function boundaryViolation(from, to, importedNames) {
   const source = folderOf(from);
   const target = folderOf(to);
+  if (source === 'harness' && target === 'harness') return harnessRoomViolation(from, to);
   if (source === target) return undefined;
   if (source === 'core') return `core/ imports nothing of ours (${to})`;
   if (source === 'store' && target !== 'core') return `store/ knows no feature: it imports only core/ (${to})`;

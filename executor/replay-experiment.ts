@@ -3,7 +3,7 @@
  * monitors and during-checks on the monitor loop, paired trials, and the
  * experiment record kept up to date in the store (status, trials, events,
  * observations). Cleanup runs on every exit path. The verdict is the
- * harness's (harness/evaluate.ts), run by the caller on the stored data.
+ * harness's (harness/checks/evaluate.ts), run by the caller on the stored data.
  */
 import { randomBytes } from 'node:crypto';
 import { InputError, reflectDescriptorSet, type Clock, type ExperimentRecord, type RequestOutcome, type TrialRecord, type WorkloadConfig } from '../core/index.js';

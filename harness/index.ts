@@ -1,5 +1,5 @@
 /** Judging experiments: statistics, verdicts, calibration, response and ranking comparison, checks, fuzzing, reports. */
-export { ndcgAtK, ndcgAtKWithLabels, kendallTau, overlapAtK } from './ranking-metrics.js';
+export { ndcgAtK, ndcgAtKWithLabels, kendallTau, overlapAtK } from './compare/ranking-metrics.js';
 export {
   studentTCdf,
   studentTQuantile,
@@ -14,23 +14,24 @@ export {
   quantileInPlace,
   type TInterval,
 } from './stats.js';
-export { trialMetrics, BUILT_IN_METRICS, type TrialMetric, type TrialData, type EffectScale } from './trial-metrics.js';
-export { metricPolicies, defaultThreshold, type MetricPolicy, type Direction } from './metric-policy.js';
+export { trialMetrics, BUILT_IN_METRICS, type TrialMetric, type TrialData, type EffectScale } from './metrics/trial-metrics.js';
+export { metricPolicies, defaultThreshold, type MetricPolicy, type Direction } from './metrics/metric-policy.js';
 export { comparedText } from './reports/compared-text.js';
-export { judge, formatEffect, formatP, joinSentences, type MetricVerdict, type MetricVerdictKind, type MetricLook, type ExperimentVerdict, type ExperimentOutcome, type JudgeOptions, type OnInconclusive } from './verdict.js';
-export { fitLook, lookAccumulator, sequentialBoundary, hasLaw, lawAtHand, criticalValue, ar1VarianceFactor, varianceInflation, plannedStandardError, MIN_DF, EXACT_TOLERANCE, type LookFit, type SequentialDesign, type Boundary, type SerialCorrelation, type LookEstimator } from './sequential.js';
-export { judgeSequentially, lookByLook, type SequentialRun } from './sequential-run.js';
-export { simulateLawInBackground, lawOfWorkload } from './background-law.js';
-export { fileLawCache, lawCacheDir, useLawCache, type LawCache } from './law-cache.js';
-export { signFlipP } from './sign-flip.js';
-export { designWarnings, fewestDecidingTrials, type DesignToCheck } from './design-check.js';
-export { calibrate, wilsonInterval, type Calibration, type MetricCalibration } from './calibration.js';
-export { deployedArmsOf, loadExperimentData, selectTrials, slotSign, missingDataCauses, type ExperimentData, type ExcludedTrial, type SlotSign, type TrialSelection } from './experiment-data.js';
-export { calibrateStored } from './calibrate-stored.js';
-export { measureCompletedTrial, trialDataOf, TRIAL_METRICS_EVENT } from './stored-trial-metrics.js';
-export { armDistributions, SUMMARY_QUANTILE_ERROR, type ArmDistributions } from './arm-summary.js';
+export { formatEffect, formatP, joinSentences } from './wording.js';
+export { judge, type MetricVerdict, type MetricVerdictKind, type MetricLook, type ExperimentVerdict, type ExperimentOutcome, type JudgeOptions, type OnInconclusive } from './judge/verdict.js';
+export { fitLook, lookAccumulator, sequentialBoundary, hasLaw, lawAtHand, criticalValue, ar1VarianceFactor, varianceInflation, plannedStandardError, MIN_DF, EXACT_TOLERANCE, type LookFit, type SequentialDesign, type Boundary, type SerialCorrelation, type LookEstimator } from './judge/sequential.js';
+export { judgeSequentially, lookByLook, type SequentialRun } from './judge/sequential-run.js';
+export { simulateLawInBackground, lawOfWorkload } from './judge/background-law.js';
+export { fileLawCache, lawCacheDir, useLawCache, type LawCache } from './judge/law-cache.js';
+export { signFlipP } from './judge/sign-flip.js';
+export { designWarnings, fewestDecidingTrials, type DesignToCheck } from './judge/design-check.js';
+export { calibrate, wilsonInterval, type Calibration, type MetricCalibration } from './calibration/calibration.js';
+export { deployedArmsOf, loadExperimentData, selectTrials, slotSign, missingDataCauses, type ExperimentData, type ExcludedTrial, type SlotSign, type TrialSelection } from './metrics/experiment-data.js';
+export { calibrateStored } from './calibration/calibrate-stored.js';
+export { measureCompletedTrial, trialDataOf, TRIAL_METRICS_EVENT } from './metrics/stored-trial-metrics.js';
+export { armDistributions, SUMMARY_QUANTILE_ERROR, type ArmDistributions } from './metrics/arm-summary.js';
 export { loadGrpcSchema, type GrpcSchema } from '../core/index.js';
-export { compareResponses, compareResponseStream, type ResponseComparison, type FieldDifference, type RankingComparison } from './compare-responses.js';
+export { compareResponses, compareResponseStream, type ResponseComparison, type FieldDifference, type RankingComparison } from './compare/compare-responses.js';
 export {
   defineChecks,
   LiveOutcomes,
@@ -43,9 +44,9 @@ export {
   type FinalCheck,
   type FinalCheckResult,
   type CheckOutcome,
-} from './checks.js';
-export { fuzz, mutateRequest, MUTATIONS, JSON_CONTRACT, type FuzzOptions, type FuzzReport, type FuzzFinding, type ResponseProperty, type Mutation } from './fuzz.js';
-export { evaluateExperiment, lookAtExperiment, designOf, REPORT_SCHEMA, type ExperimentReport, type ArmSummary } from './evaluate.js';
+} from './checks/checks.js';
+export { fuzz, mutateRequest, MUTATIONS, JSON_CONTRACT, type FuzzOptions, type FuzzReport, type FuzzFinding, type ResponseProperty, type Mutation } from './compare/fuzz.js';
+export { evaluateExperiment, lookAtExperiment, designOf, REPORT_SCHEMA, type ExperimentReport, type ArmSummary } from './checks/evaluate.js';
 export { renderJson } from './reports/json-report.js';
 export { renderMarkdown } from './reports/markdown-report.js';
 export { renderSummaryMarkdown } from './reports/summary-markdown.js';

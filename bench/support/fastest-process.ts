@@ -1,6 +1,6 @@
 /**
  * The judge's per-trial rows as Tandem took them until 2026-12-07: an arm's CPU per request and latency were its
- * fastest process's (harness/trial-metrics.ts now takes their mean). Recomputed from the per-process values each
+ * fastest process's (harness/metrics/trial-metrics.ts now takes their mean). Recomputed from the per-process values each
  * row keeps, so the verdict bench can judge the same experiments both ways.
  */
 import type { TrialMetric } from '../../harness/index.js';

@@ -306,7 +306,7 @@ const workloadObject = z.strictObject({
     trials: z
       .strictObject({
         // At most 200: each look takes an M-estimate over every trial so far, so the boundary's one-off simulation
-        // grows with max² (about 25 s at 200 on two cores; harness/huber-looks.ts). A fixed horizon has one look.
+        // grows with max² (about 25 s at 200 on two cores; harness/judge/huber-looks.ts). A fixed horizon has one look.
         min: z.number().int().min(2).max(200).optional().describe('First look of the sequential judge: the verdict is looked at after every completed trial from this one on. @default 4'),
         max: z.number().int().min(2).max(200).optional().describe('Last trial: a critical metric still undecided then makes the experiment inconclusive (at most 200; a longer experiment is a fixed horizon, `count`). @default 30'),
         count: z.number().int().min(1).max(1000).optional().describe('Fixed horizon: exactly this many trials and one look at the end (min = max = count); not with min or max.'),

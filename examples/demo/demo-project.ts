@@ -73,27 +73,18 @@ function rateLoweredComment(lowered: RateLowered): string {
 export const TANDEM_BIN = join(import.meta.dirname, '..', '..', 'bin', 'tandem.js');
 
 /**
- * V8 starts each arm's old generation at 64 MB. A fresh arm's first major collection otherwise came 1.3–2.6 s into
- * its life, around the window's start at about 2.35 s: in one arm's window and not the other's, it moved a
- * trial's paired CPU per request by up to ±7% (busy A/A trials, sd 2.4–3.7%; 0.5–0.8% with it, no major collection
- * in 32 arms' lives). A trial's arm lives about 6 s, and a production process amortizes start-up collections over
- * hours, so no trial should hold one (docs/harness.md, "A fresh process's first major collection").
- */
-const ARM_V8_FLAGS = '--initial-old-space-size=64';
-
-/**
  * The arms' deploy command (run by `sh -c`: paths are quoted; {revision} is validated, shell-safe characters only).
+ * It carries no runtime flags: a user's own command has none, and the demo must decide as their service would.
  * From the compiled build, the example's own process entry in that same build, bundled into one file
  * (bin/compiled-build.js): a fresh process is ready in about 0.4 s instead of 0.75 s through the CLI, and each
- * trial starts two, one after the other on their one CPU. It gets the V8 flag bin/tandem.js sets for every Tandem
- * process, so the arms run as they did through the CLI. From source (tsx), through the CLI. Both with ARM_V8_FLAGS.
+ * trial starts two, one after the other on their one CPU. From source (tsx), through the CLI.
  */
 export function rankingArmCommand(moduleUrl: string = import.meta.url): string {
   if (moduleUrl.endsWith('.js')) {
     const entry = join(dirname(fileURLToPath(moduleUrl)), '..', 'stack', 'service-main.js');
-    return `'${process.execPath}' --no-allocation-site-pretenuring ${ARM_V8_FLAGS} '${entry}' ranking --faults={revision}`;
+    return `'${process.execPath}' '${entry}' ranking --faults={revision}`;
   }
-  return `'${process.execPath}' ${ARM_V8_FLAGS} '${TANDEM_BIN}' example-stack --service ranking --port {port} --faults={revision}`;
+  return `'${process.execPath}' '${TANDEM_BIN}' example-stack --service ranking --port {port} --faults={revision}`;
 }
 
 const quote = (text: string): string => JSON.stringify(text);

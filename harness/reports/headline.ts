@@ -2,7 +2,7 @@
  * The word a report leads with, shared by every format: the verdict's outcome, or, for an experiment
  * that was cancelled or failed before a verdict, that status — never a verdict built from partial data.
  */
-import type { ExperimentReport } from '../evaluate.js';
+import type { ExperimentReport } from '../checks/evaluate.js';
 
 export interface Headline {
   readonly word: string;

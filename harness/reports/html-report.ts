@@ -6,8 +6,8 @@
  * cancellation marked, fan-out per dependency. Every value is escaped:
  * recorded bodies and names can contain markup.
  */
-import type { ExperimentReport } from '../evaluate.js';
-import { formatEffect } from '../verdict.js';
+import type { ExperimentReport } from '../checks/evaluate.js';
+import { formatEffect } from '../wording.js';
 import { escapeHtml as e } from './escape.js';
 import { intervalHeading, sequentialText } from './sequential-text.js';
 import { metricValue } from './metric-value.js';

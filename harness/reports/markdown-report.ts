@@ -4,8 +4,8 @@
  * a reviewer must know: cancellations, excluded trials, failed checks,
  * response differences. Reported-only counters are summarised in one line.
  */
-import type { ExperimentReport } from '../evaluate.js';
-import { formatEffect } from '../verdict.js';
+import type { ExperimentReport } from '../checks/evaluate.js';
+import { formatEffect } from '../wording.js';
 import { escapeMarkdownCell as cell } from './escape.js';
 import { intervalHeading, sequentialText } from './sequential-text.js';
 import { metricValue } from './metric-value.js';

@@ -1,5 +1,5 @@
 /** A metric's arm value with its unit, for the report tables: 512 MiB, 12.30 ms, 0.0012 cpu s/request. */
-import type { MetricVerdict } from '../verdict.js';
+import type { MetricVerdict } from '../judge/verdict.js';
 
 export function metricValue(m: Pick<MetricVerdict, 'scale' | 'unit'>, value: number): string {
   if (!Number.isFinite(value)) return 'n/a';

@@ -1,5 +1,5 @@
 /** How the trials of a report were judged, in words, for every renderer. */
-import type { ExperimentReport } from '../evaluate.js';
+import type { ExperimentReport } from '../checks/evaluate.js';
 
 /** "sequential, looks after trials 4 to 12, decided after 6" or "fixed horizon". */
 export function sequentialText(report: ExperimentReport): string {
@@ -10,7 +10,7 @@ export function sequentialText(report: ExperimentReport): string {
 
 /**
  * The heading of a metrics table's interval column: the verdict's intervals are its confidence sequence at
- * level 1 − α (harness/verdict.ts), so a workload judged at α = 0.01 shows 99% intervals, not 95% ones.
+ * level 1 − α (harness/judge/verdict.ts), so a workload judged at α = 0.01 shows 99% intervals, not 95% ones.
  */
 export function intervalHeading(alpha: number): string {
   if (!(alpha > 0 && alpha < 1)) return 'interval';

@@ -3,8 +3,8 @@
  * interval, verdict), the endpoints whose responses differ most (a changed shape said in words), and where
  * its full HTML report is. The full Markdown report stays `tandem report`'s.
  */
-import type { ExperimentReport } from '../evaluate.js';
-import { formatEffect } from '../verdict.js';
+import type { ExperimentReport } from '../checks/evaluate.js';
+import { formatEffect } from '../wording.js';
 import { escapeMarkdownCell as cell } from './escape.js';
 import { fieldName } from './compared-text.js';
 import { headlineOf } from './headline.js';

@@ -3,7 +3,7 @@
  * to render as Markdown (`error\_share`, `&lt;`, `\[`), which a terminal would show as they are. Control
  * characters stay escaped (escapeControls ran inside every cell), so nothing in a name acts on the terminal.
  */
-import type { ExperimentReport } from '../evaluate.js';
+import type { ExperimentReport } from '../checks/evaluate.js';
 import { renderMarkdown } from './markdown-report.js';
 
 const ENTITIES: Readonly<Record<string, string>> = { '&lt;': '<', '&gt;': '>', '&amp;': '&' };

@@ -18,7 +18,7 @@ async function project(): Promise<string> {
       '    tier: svc',
       // A loaded CI machine may fall behind the rate; a trial whose load failed is left out, which these tests do not want.
       '    replay: { rate: 100, concurrency: 16, timeout: 5s, minAchievedShare: 0.3 }',
-      // Eight trials: sign flips give at least 2/2ⁿ, which Benjamini–Hochberg multiplies by the judged metrics (3 here): 2/2⁸ × 3 < 0.05 (harness/sign-flip.ts).
+      // Eight trials: sign flips give at least 2/2ⁿ, which Benjamini–Hochberg multiplies by the judged metrics (3 here): 2/2⁸ × 3 < 0.05 (harness/judge/sign-flip.ts).
       '    trials: { count: 8, warmup: 100ms, measure: 1s }',
       '    harness:',
       '      responses: { ignoreFields: [servedAt], maxStatusMismatchShare: 0.05 }',

@@ -104,9 +104,9 @@ describe('the example services’ process entry', () => {
     }, 120_000);
   });
 
-  it('is what the demo deploys its arms with from the compiled build; from source the CLI starts them', () => {
+  it('is what the demo deploys its arms with, free of runtime flags: from the compiled build its own entry, from source the CLI', () => {
     const compiled = rankingArmCommand(pathToFileURL('/opt/build/examples/demo/demo-project.js').href);
-    expect(compiled).toBe(`'${process.execPath}' --no-allocation-site-pretenuring --initial-old-space-size=64 '/opt/build/examples/stack/service-main.js' ranking --faults={revision}`);
-    expect(rankingArmCommand(pathToFileURL('/src/examples/demo/demo-project.ts').href)).toBe(`'${process.execPath}' --initial-old-space-size=64 '${TANDEM_BIN}' example-stack --service ranking --port {port} --faults={revision}`);
+    expect(compiled).toBe(`'${process.execPath}' '/opt/build/examples/stack/service-main.js' ranking --faults={revision}`);
+    expect(rankingArmCommand(pathToFileURL('/src/examples/demo/demo-project.ts').href)).toBe(`'${process.execPath}' '${TANDEM_BIN}' example-stack --service ranking --port {port} --faults={revision}`);
   });
 });

@@ -36,7 +36,7 @@ async function project(): Promise<Project> {
       '    tier: svc',
       // Several experiments replay at once on a small CI machine: the share of the rate they reach varies.
       '    replay: { rate: 60, concurrency: 16, timeout: 5s, minAchievedShare: 0.2 }',
-      // Eight trials: sign flips give at least 2/2ⁿ, which Benjamini–Hochberg multiplies by the judged metrics (3 here): 2/2⁸ × 3 < 0.05 (harness/sign-flip.ts).
+      // Eight trials: sign flips give at least 2/2ⁿ, which Benjamini–Hochberg multiplies by the judged metrics (3 here): 2/2⁸ × 3 < 0.05 (harness/judge/sign-flip.ts).
       '    trials: { count: 8, warmup: 50ms, measure: 400ms }',
       // Only errors decide (thresholds of 1000% on timing): fifty experiments share two cores.
       '    checks:',

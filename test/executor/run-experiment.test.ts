@@ -20,7 +20,7 @@ export async function executorProject(extraConfig: string[] = []): Promise<strin
       '  - name: svc',
       '    tier: svc',
       '    replay: { rate: 200, concurrency: 16, timeout: 5s, minAchievedShare: 0.2 }',
-      // Eight trials: sign flips give at least 2/2ⁿ, which Benjamini–Hochberg multiplies by the judged metrics (3 here): 2/2⁸ × 3 < 0.05 (harness/sign-flip.ts).
+      // Eight trials: sign flips give at least 2/2ⁿ, which Benjamini–Hochberg multiplies by the judged metrics (3 here): 2/2⁸ × 3 < 0.05 (harness/judge/sign-flip.ts).
       '    trials: { count: 8, warmup: 50ms, measure: 300ms }',
       '    checks:',
       '      - { metric: latency_shift, critical: false, threshold: 10 }',

@@ -5,7 +5,7 @@ import { systemClock, type CorpusRecord, type RequestOutcome } from '../../core/
 import { pairedReplay } from '../../replayer/index.js';
 import { comparableResponse } from '../../replayer/response-view.js';
 import { compareResponses } from '../../harness/index.js';
-import { inferEndpoints } from '../../harness/endpoints.js';
+import { inferEndpoints } from '../../harness/compare/endpoints.js';
 import { stream } from '../support/corpus.js';
 import { startServer as server } from '../support/recording.js';
 

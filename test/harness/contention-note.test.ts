@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { contendedTrialsNote, slowedTrialsNote } from '../../harness/contention-note.js';
+import { contendedTrialsNote, slowedTrialsNote } from '../../harness/metrics/contention-note.js';
 import type { TrialRecord } from '../../core/index.js';
 
 describe("the report's note on other work on the arms' CPUs", () => {

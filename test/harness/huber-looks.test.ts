@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../core/index.js';
 import { fitLook, judge, metricPolicies, type TrialMetric } from '../../harness/index.js';
-import { huberLocation } from '../../harness/huber-looks.js';
+import { huberLocation } from '../../harness/judge/huber-looks.js';
 
 const alternating = (n: number): number[] => Array.from({ length: n }, (_, i) => (i % 2 === 0 ? -1 : 1));
 

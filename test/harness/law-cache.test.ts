@@ -2,8 +2,8 @@ import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, ut
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fileLawCache, lawCacheDir, useLawCache, type LawShape } from '../../harness/law-cache.js';
-import { lawAtHand, lawFingerprint, simulatedLaw, type LawKey } from '../../harness/sequential.js';
+import { fileLawCache, lawCacheDir, useLawCache, type LawShape } from '../../harness/judge/law-cache.js';
+import { lawAtHand, lawFingerprint, simulatedLaw, type LawKey } from '../../harness/judge/sequential.js';
 
 const keyOf = (key: LawKey): string => `${key.maxTrials}|${key.slotted}|${key.serial}|${key.estimator}`;
 

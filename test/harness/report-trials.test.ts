@@ -29,7 +29,7 @@ describe("the report's trials", () => {
     ]);
   });
 
-  it('says how many judged metrics Benjamini–Hochberg counted, and which (Tarone: harness/tested-family.ts)', async () => {
+  it('says how many judged metrics Benjamini–Hochberg counted, and which (Tarone: harness/judge/tested-family.ts)', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tandem-report-family-'));
     onTestFinished(() => rm(dir, { recursive: true, force: true }));
     const store = createLocalStore({ dir: join(dir, '.tandem') });

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../core/index.js';
 import { fitLook, judge, metricPolicies, signFlipP, type TrialMetric } from '../../harness/index.js';
-import { GRID, smallestSignFlipP } from '../../harness/sign-flip.js';
-import { SCALE_K } from '../../harness/huber-looks.js';
+import { GRID, smallestSignFlipP } from '../../harness/judge/sign-flip.js';
+import { SCALE_K } from '../../harness/judge/huber-looks.js';
 
 const alternating = (n: number): number[] => Array.from({ length: n }, (_, i) => (i % 2 === 0 ? -1 : 1));
 const noSlots = (n: number): number[] => new Array<number>(n).fill(0);
@@ -57,7 +57,7 @@ describe('sign-flip p-value', () => {
     // Under no change the slot bias is the mean of the two slots' medians, +5.5%: these trials are exactly what a
     // +5.5% change with +5.5% of slot bias gives, so every trial is +5.5% of noise whose sign could have fallen
     // either way, 2/2⁷. Eight such trials, four and four, gave 2/2⁸ with the pooled median too; until 2026-12-04
-    // its 0.25 here came from the odd count alone (harness/sign-flip.ts). What keeps an identical build from being
+    // its 0.25 here came from the odd count alone (harness/judge/sign-flip.ts). What keeps an identical build from being
     // called regressed on such trials is how rarely an A/A falls this way (the verdict bench's clustered A/A
     // rate) and, in a real workload, the correction across its judged metrics.
     expect(signFlipP(clusteredAa, alternating(7))).toBe(2 / 2 ** 7);
@@ -152,7 +152,7 @@ describe('the judge with the sign-flip check', () => {
 
 describe('planning with the flips', () => {
   it('never plans fewer trials than the flips need to reach a level', async () => {
-    const { fewestTrialsForFlips } = await import('../../harness/sign-flip.js');
+    const { fewestTrialsForFlips } = await import('../../harness/judge/sign-flip.js');
     // 2/2ⁿ below the level: 0.05 needs 6 trials (2/64), the demo's ~3·10⁻⁴ needs 13 (2/8192).
     expect(fewestTrialsForFlips(0.05)).toBe(6);
     expect(fewestTrialsForFlips(3e-4)).toBe(13);
@@ -162,8 +162,8 @@ describe('planning with the flips', () => {
 
 describe('where a flip-checked design starts', () => {
   it('starts at the first look whose flips can reach the level of the design from there, and a fixed horizon at its one look', async () => {
-    const { flipCheckedDesign } = await import('../../harness/flip-checked-look.js');
-    const { sequentialBoundary } = await import('../../harness/sequential.js');
+    const { flipCheckedDesign } = await import('../../harness/judge/flip-checked-look.js');
+    const { sequentialBoundary } = await import('../../harness/judge/sequential.js');
     const design = { minTrials: 4, maxTrials: 12, slotted: true, serial: 'given' as const };
     const { first, boundary } = flipCheckedDesign(design, 0.05);
     const levelFrom = (m: number): number => sequentialBoundary({ ...design, minTrials: m }).nominalLevel(0.05, m);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { testedFamily } from '../../harness/tested-family.js';
+import { testedFamily } from '../../harness/judge/tested-family.js';
 
 describe('the family Benjamini–Hochberg counts (Tarone)', () => {
   it('leaves out a metric whose trials moved too rarely to reach its share of α, and adjusts the rest as one of K', () => {

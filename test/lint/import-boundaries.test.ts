@@ -14,20 +14,34 @@ describe('the architecture as an import rule', () => {
   it('only cli/ composes backends', () => {
     expect(boundaryViolation('cli/commands/run.ts', 'store/index.ts', ['createStore'])).toBeUndefined();
     expect(boundaryViolation('executor/run-experiment.ts', 'store/index.ts', ['createStore'])).toMatch(/only cli\/ composes backends \(createStore/);
-    expect(boundaryViolation('harness/evaluate.ts', 'store/clickhouse-store.ts', [])).toMatch(/only cli\/ composes backends/);
-    expect(boundaryViolation('harness/evaluate.ts', 'executor/index.ts', ['BullMqQueue'])).toMatch(/only cli\/ composes backends/);
+    expect(boundaryViolation('harness/checks/evaluate.ts', 'store/clickhouse-store.ts', [])).toMatch(/only cli\/ composes backends/);
+    expect(boundaryViolation('harness/checks/evaluate.ts', 'executor/index.ts', ['BullMqQueue'])).toMatch(/only cli\/ composes backends/);
     expect(boundaryViolation('executor/index.ts', 'executor/bullmq-queue.ts', ['BullMqQueue'])).toBeUndefined();
-    expect(boundaryViolation('harness/evaluate.ts', 'store/index.ts', ['Store'])).toBeUndefined();
+    expect(boundaryViolation('harness/checks/evaluate.ts', 'store/index.ts', ['Store'])).toBeUndefined();
   });
 
   it('nothing imports bench/ or test/, and the product never imports examples/', () => {
-    expect(boundaryViolation('harness/verdict.ts', 'bench/support/median.ts', [])).toMatch(/nothing imports bench/);
+    expect(boundaryViolation('harness/judge/verdict.ts', 'bench/support/median.ts', [])).toMatch(/nothing imports bench/);
     expect(boundaryViolation('examples/demo/run-demo.ts', 'bench/run.ts', [])).toMatch(/nothing imports bench/);
     expect(boundaryViolation('lattice/controller.ts', 'examples/stack/index.ts', [])).toMatch(/never imports examples/);
     expect(boundaryViolation('cli/commands/run.ts', 'examples/stack/index.ts', [])).toMatch(/only the demo and example-stack/);
     expect(boundaryViolation('cli/commands/demo.ts', 'examples/demo/run-demo.ts', [])).toBeUndefined();
-    expect(boundaryViolation('harness/verdict.ts', 'test/support/cli.ts', [])).toMatch(/nothing imports test/);
+    expect(boundaryViolation('harness/judge/verdict.ts', 'test/support/cli.ts', [])).toMatch(/nothing imports test/);
     expect(boundaryViolation('bench/executor.bench.ts', 'test/support/private-services.ts', [])).toBeUndefined();
+  });
+
+  it('keeps harness/ in rooms: the judge reads metrics, never reports; only reports present', () => {
+    expect(boundaryViolation('harness/judge/verdict.ts', 'harness/metrics/trial-metrics.ts', [])).toBeUndefined();
+    expect(boundaryViolation('harness/judge/verdict.ts', 'harness/stats.ts', [])).toBeUndefined();
+    expect(boundaryViolation('harness/judge/verdict.ts', 'harness/wording.ts', [])).toBeUndefined();
+    expect(boundaryViolation('harness/judge/verdict.ts', 'harness/reports/headline.ts', [])).toMatch(/harness\/judge\/ may import metrics\/ and harness\/'s shared files, not harness\/reports\//);
+    expect(boundaryViolation('harness/metrics/trial-metrics.ts', 'harness/judge/verdict.ts', [])).toMatch(/harness\/metrics\/ may import no other room/);
+    expect(boundaryViolation('harness/compare/response-diff.ts', 'harness/checks/checks.ts', [])).toMatch(/not harness\/checks\//);
+    expect(boundaryViolation('harness/judge/sequential.ts', 'harness/calibration/calibration.ts', [])).toMatch(/not harness\/calibration\//);
+    expect(boundaryViolation('harness/checks/evaluate.ts', 'harness/compare/compare-responses.ts', [])).toBeUndefined();
+    expect(boundaryViolation('harness/reports/html-report.ts', 'harness/checks/evaluate.ts', [])).toBeUndefined();
+    expect(boundaryViolation('harness/reports/html-report.ts', 'harness/index.ts', [])).toMatch(/not harness\/index\.ts/);
+    expect(boundaryViolation('harness/index.ts', 'harness/judge/verdict.ts', [])).toBeUndefined();
   });
 
   it('is what `npm run lint` enforces: a relative import across a boundary fails lint', async () => {

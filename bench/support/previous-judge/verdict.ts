@@ -6,7 +6,7 @@
 /**
  * From per-trial effects to a verdict per metric and one for the experiment.
  *
- * Per metric, the looks of the sequential design (harness/sequential.ts) give
+ * Per metric, the looks of the sequential design (harness/judge/sequential.ts) give
  * an estimate with the slot bias removed, a confidence-sequence interval valid
  * at every look, and an anytime p-value; Benjamini–Hochberg adjusts the
  * p-values across the judged metrics. The practical threshold then decides:
@@ -20,12 +20,13 @@
  * Every verdict carries its reason in words.
  */
 import { benjaminiHochberg, studentTQuantile, varianceConsistent } from '../../../harness/stats.js';
-import { defaultThreshold, type MetricPolicy } from '../../../harness/metric-policy.js';
+import { defaultThreshold, type MetricPolicy } from '../../../harness/metrics/metric-policy.js';
 import { LookAccumulator, criticalValue, sequentialBoundary, type Boundary, type LookFit } from './sequential.js';
-import type { EffectScale, TrialMetric } from '../../../harness/trial-metrics.js';
-import type { Calibration } from '../../../harness/calibration-result.js';
+import type { EffectScale, TrialMetric } from '../../../harness/metrics/trial-metrics.js';
+import type { Calibration } from '../../../harness/judge/calibration-result.js';
 
-import { formatEffect, type ExperimentVerdict, type JudgeOptions, type MetricLook, type MetricVerdict, type OnInconclusive } from '../../../harness/verdict.js';
+import { formatEffect } from '../../../harness/wording.js';
+import { type ExperimentVerdict, type JudgeOptions, type MetricLook, type MetricVerdict, type OnInconclusive } from '../../../harness/judge/verdict.js';
 
 const average = (values: readonly number[]): number => (values.length === 0 ? Number.NaN : values.reduce((a, b) => a + b, 0) / values.length);
 
