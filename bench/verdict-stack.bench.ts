@@ -16,7 +16,7 @@
  * instead of through the CLI (`tandem example-stack --service ranking`).
  * --arm plain: the plain scoring service (examples/scorer: no runtime flags, no pinning, one downstream call) with
  * a workload that names only its arms and corpus, every trial and check setting Tandem's default; the step is
- * `work=1.05` (about +5% CPU per request; the run prints what it measured). Figures plain…: its unchanged build
+ * `work=1.08` (8% more of the scoring loop, about +5% CPU per request; the run prints what it measured). Figures plain…: its unchanged build
  * must pass and its step regress, as on a service Tandem was not tuned on (issue 68).
  * --prestart A:B: every run also with each trial's arms started during the previous trial's warm-up
  * (`trials.prestart`), slot A's on CPU list A and slot B's on B; each of its experiments right after the same
@@ -194,8 +194,8 @@ export async function run(args: string[]): Promise<void> {
  */
 async function runPlain(args: string[]): Promise<void> {
   const runs = Math.max(1, Number(args[args.indexOf('--runs') + 1]) || 5);
-  const step = args.includes('--step') ? (args[args.indexOf('--step') + 1] ?? '') : 'work=1.05';
-  if (!/^work=\d+(\.\d+)?$/.test(step)) throw new UsageError(`--step with --arm plain takes work=F (the scorer's work, e.g. work=1.05), got ${JSON.stringify(step)}`);
+  const step = args.includes('--step') ? (args[args.indexOf('--step') + 1] ?? '') : 'work=1.08';
+  if (!/^work=\d+(\.\d+)?$/.test(step)) throw new UsageError(`--step with --arm plain takes work=F (the scorer's work, e.g. work=1.08), got ${JSON.stringify(step)}`);
   const dir = await mkdtemp(join(tmpdir(), 'tandem-bench-verdict-plain-'));
   const features = await startFeatureStore();
   const config = parseConfigText(plainConfigText(dir, features.url), join(dir, 'tandem.config.yaml'));

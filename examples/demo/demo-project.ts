@@ -66,7 +66,7 @@ export interface RateLowered {
 function rateLoweredComment(lowered: RateLowered): string {
   const id = lowered.experimentId.replace(/[^\w.-]/g, '');
   const achieved = lowered.achieved.map((r) => r.toFixed(1)).join(', ');
-  return `    # replay.rate lowered from ${lowered.pairsPerSecond}: the trials of ${id} achieved ${achieved} pairs/s (tandem demo, docs/demo.md point 4)`;
+  return `    # replay.rate lowered from ${lowered.pairsPerSecond}: the trials of ${id} achieved ${achieved} pairs/s (tandem demo, docs/demo.md, "A rate chosen for the machine")`;
 }
 
 /** Path of the tandem CLI this process runs from, for deploy commands. */

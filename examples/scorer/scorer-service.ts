@@ -2,7 +2,8 @@
  * A plain JSON scoring service, written as a team new to Tandem would: no runtime flags, no CPU pinning, one
  * downstream call. `POST /score {user, items: [{id, tags}], k}` fetches the user's feature vector from the
  * feature store (`FEATURES_URL`), scores every item (a hashed embedding, a dot product, a logistic), and answers
- * the top k. `work` multiplies the scoring loop: the verdict benches' "+5% CPU" treatment is `work=1.05`.
+ * the top k. `work` multiplies the scoring loop, about three fifths of a request's CPU: the verdict benches' "+5% CPU"
+ * treatment is `work=1.08` (the bench prints the CPU effect it measured).
  *
  * It is not tuned for Tandem and must not be: the benches use it to show that the defaults decide on a service
  * Tandem was not tuned on (issue 68).
@@ -28,24 +29,33 @@ const DIMENSIONS = 32;
 const ROUNDS = 48;
 const MAX_BODY_BYTES = 1 << 20;
 
-/** A tag's embedding, rebuilt per request from its hash (no cache: the work is the point). */
-function embed(tag: string, rounds: number, into: Float64Array): void {
+/**
+ * A tag's embedding, rebuilt per request from its hash (no cache: the work is the point): `steps` hash-and-sine steps,
+ * one dimension after the other. Counted in steps rather than whole rounds so the work is continuous in `work`
+ * (48 rounds × 1.05 would round to 50, +4.2%); at a whole number of rounds it is the round-by-round embedding.
+ */
+function embed(tag: string, steps: number, into: Float64Array): void {
   let h = 2166136261;
   for (let i = 0; i < tag.length; i++) h = Math.imul(h ^ tag.charCodeAt(i), 16777619);
-  for (let r = 0; r < rounds; r++) {
-    for (let d = 0; d < DIMENSIONS; d++) {
-      h = Math.imul(h ^ (h >>> 15), 2246822519);
-      into[d] = into[d]! + Math.sin(((h >>> 0) % 6283) / 1000) / rounds;
-    }
+  const weight = DIMENSIONS / steps;
+  for (let step = 0, d = 0; step < steps; step++) {
+    h = Math.imul(h ^ (h >>> 15), 2246822519);
+    into[d] = into[d]! + Math.sin(((h >>> 0) % 6283) / 1000) * weight;
+    d = d === DIMENSIONS - 1 ? 0 : d + 1;
   }
 }
 
+/** The embedding steps per tag at a given work: proportional to it, at least one round. */
+export function scoringSteps(work: number): number {
+  return Math.max(DIMENSIONS, Math.round(ROUNDS * DIMENSIONS * work));
+}
+
 export function scoreItems(request: ScoreRequest, features: readonly number[], work: number): { id: string; score: number }[] {
-  const rounds = Math.max(1, Math.round(ROUNDS * work));
+  const steps = scoringSteps(work);
   const vector = new Float64Array(DIMENSIONS);
   const scored = request.items.map((item) => {
     vector.fill(0);
-    for (const tag of item.tags) embed(tag, rounds, vector);
+    for (const tag of item.tags) embed(tag, steps, vector);
     let dot = 0;
     for (let d = 0; d < DIMENSIONS; d++) dot += vector[d]! * (features[d] ?? 0);
     return { id: item.id, score: 1 / (1 + Math.exp(-dot)) };

@@ -1,5 +1,5 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { scoreItems, scorerCorpus, startFeatureStore, startScorer, userVector } from '../../examples/scorer/index.js';
+import { scoreItems, scorerCorpus, scoringSteps, startFeatureStore, startScorer, userVector } from '../../examples/scorer/index.js';
 
 describe('the plain scoring service (the benches’ service Tandem was not tuned on)', () => {
   it('answers a recorded request with its top k, calling its feature store once, and refuses a bad body', async () => {
@@ -18,5 +18,12 @@ describe('the plain scoring service (the benches’ service Tandem was not tuned
     expect(top.map((t) => t.score)).toEqual([...top.map((t) => t.score)].sort((a, b) => b - a));
     expect((await fetch(`${scorer.url}/score`, { method: 'POST', body: '{"user":1}' })).status).toBe(400);
     expect((await fetch(`${scorer.url}/healthz`)).status).toBe(200);
+  });
+
+  it('scales its work continuously: work=1.05 is 5% more scoring, not whole rounds rounded (+4.2%)', () => {
+    expect(scoringSteps(1.05) / scoringSteps(1)).toBeCloseTo(1.05, 3);
+    expect(scoringSteps(1.08) / scoringSteps(1)).toBeCloseTo(1.08, 3);
+    expect(scoringSteps(2)).toBe(2 * scoringSteps(1));
+    expect(scoringSteps(0.001)).toBeGreaterThan(0);
   });
 });

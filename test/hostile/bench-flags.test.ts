@@ -32,7 +32,7 @@ describe('bench flags', () => {
     [['verdict-stack', '--prestart', '0:0'], '--prestart needs --arm-cpus: the arms started early are moved onto them when their trial begins'],
     [['verdict-stack', '--arm', 'demo;ls'], '--arm takes cli, demo or plain, got "demo;ls"'],
     [['verdict-stack', '--arm'], '--arm takes cli, demo or plain, got ""'],
-    [['verdict-stack', '--arm', 'plain', '--step', 'work=1;ls'], '--step with --arm plain takes work=F (the scorer\'s work, e.g. work=1.05), got "work=1;ls"'],
+    [['verdict-stack', '--arm', 'plain', '--step', 'work=1;ls'], '--step with --arm plain takes work=F (the scorer\'s work, e.g. work=1.08), got "work=1;ls"'],
     [['verdict', '--only', 'fleet;ls'], '--only takes fleet or false-pass, got "fleet;ls"'],
     [['paired-noise', '--cross-rounds', '0'], '--cross-rounds needs a whole number from 1 to 1024, got "0"'],
     [['paired-noise', '--treatment-faults', 'latency=much'], 'fault "latency" needs a number'],
