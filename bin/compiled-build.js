@@ -15,7 +15,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** Folders of product code (everything the CLI can load); tests and benches run from source. */
-const SOURCE_DIRS = ['core', 'store', 'dashboard', 'cli', 'executor', 'recorder', 'replayer', 'guardrails', 'triggers', 'harness', 'lattice', 'examples'];
+const SOURCE_DIRS = ['core', 'net', 'store', 'dashboard', 'cli', 'executor', 'recorder', 'replayer', 'guardrails', 'triggers', 'harness', 'lattice', 'examples'];
 /**
  * Builds of other sources are removed once unused this long (each start that uses a build touches it): a
  * long-running worker may still load modules lazily from its own.

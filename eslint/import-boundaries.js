@@ -8,7 +8,7 @@ import { dirname, relative, resolve, sep } from 'node:path';
 const ROOT = dirname(import.meta.dirname);
 
 /** Library folders: the product minus its composition root (cli/). */
-const LIBRARY = new Set(['core', 'store', 'executor', 'recorder', 'replayer', 'guardrails', 'triggers', 'harness', 'lattice', 'dashboard']);
+const LIBRARY = new Set(['core', 'net', 'store', 'executor', 'recorder', 'replayer', 'guardrails', 'triggers', 'harness', 'lattice', 'dashboard']);
 
 /** Backend implementations and the names that build them: only cli/ (and examples, tests, benches) compose backends. */
 const BACKEND_FILES = [/^store\/(clickhouse|local)(\/|-store\.ts$)/, /^executor\/(bullmq|inline)-(queue|worker)\.ts$/];
@@ -57,6 +57,7 @@ export function boundaryViolation(from, to, importedNames) {
   if (source === target) return undefined;
   if (source === 'core') return `core/ imports nothing of ours (${to})`;
   if (source === 'store' && target !== 'core') return `store/ knows no feature: it imports only core/ (${to})`;
+  if (source === 'net' && target !== 'core') return `net/ is the transport every feature shares: it imports only core/ (${to})`;
   if (target === 'bench' && source !== 'bench') return `nothing imports bench/ (${to})`;
   // Benches start their private ClickHouse and Redis with the tests' helpers.
   if (target === 'test' && source !== 'test' && !(source === 'bench' && to.startsWith('test/support/'))) return `nothing imports test/ (${to})`;

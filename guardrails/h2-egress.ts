@@ -9,6 +9,7 @@
  */
 import { connect, constants, createServer, type ClientHttp2Session, type ClientHttp2Stream, type Http2Server, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
 import { encodeGrpcMessage, forwardStream, forwardableHeaders, grpcMethodOf, isGrpcContentType, watchConnection, GRPC_STATUS } from '../core/index.js';
+import { withHeaderLimits } from '../net/index.js';
 import type { Decision, EgressRouter, Listener } from './router.js';
 
 const MAX_CONCURRENT_STREAMS = 1_000;
@@ -31,7 +32,7 @@ export class H2Egress {
   }
 
   serverFor(listener: Listener): Http2Server {
-    const server = createServer({ settings: { maxConcurrentStreams: MAX_CONCURRENT_STREAMS } });
+    const server = createServer(withHeaderLimits({ settings: { maxConcurrentStreams: MAX_CONCURRENT_STREAMS } }));
     server.on('session', (session) => session.on('error', () => undefined));
     server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number) => this.#handle(listener, stream, headers, flags));
     return server;
@@ -57,7 +58,7 @@ export class H2Egress {
   #session(target: string): ClientHttp2Session {
     const existing = this.#sessions.get(target);
     if (existing && !existing.closed && !existing.destroyed) return existing;
-    const session = watchConnection(connect(target, { settings: { enablePush: false } }));
+    const session = watchConnection(connect(target, withHeaderLimits({ settings: { enablePush: false } })));
     session.on('error', () => undefined); // each stream reports its own failure
     const forget = (): void => {
       if (this.#sessions.get(target) === session) this.#sessions.delete(target);

@@ -10,6 +10,7 @@
  */
 import { connect, constants, createServer, type ClientHttp2Session, type Http2Server, type IncomingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
 import { forwardStream, grpcEndingOf, forwardableHeaders, grpcMethodOf, isGrpcContentType, splitMessages, uncompressedPayload } from '../core/index.js';
+import { withHeaderLimits } from '../net/index.js';
 import type { Recorder } from './recorder.js';
 import type { CapturedGrpcResponse } from './record-builder.js';
 
@@ -72,7 +73,7 @@ export function h2SidecarSide(recorder: Recorder, upstreamOrigin: string, pathPr
   const upstreamFor = (session: ServerHttp2Session): ClientHttp2Session => {
     const existing = upstreams.get(session);
     if (existing && !existing.closed && !existing.destroyed) return existing;
-    const upstream = connect(upstreamOrigin, { settings: { enablePush: false } });
+    const upstream = connect(upstreamOrigin, withHeaderLimits({ settings: { enablePush: false } }));
     upstreams.set(session, upstream);
     // The upstream ends this connection: so does the client's, with the upstream's code.
     upstream.on('goaway', (code: number) => {
@@ -87,7 +88,7 @@ export function h2SidecarSide(recorder: Recorder, upstreamOrigin: string, pathPr
     return upstream;
   };
 
-  const server = createServer({ settings: { maxConcurrentStreams: MAX_CONCURRENT_STREAMS } });
+  const server = createServer(withHeaderLimits({ settings: { maxConcurrentStreams: MAX_CONCURRENT_STREAMS } }));
   server.on('session', (session: ServerHttp2Session) => {
     session.on('error', () => undefined);
     session.once('close', () => {

@@ -9,6 +9,7 @@
  */
 import { connect, constants, type ClientHttp2Session, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http2';
 import { reachedPeer, watchConnection } from '../core/index.js';
+import { withHeaderLimits } from '../net/index.js';
 
 export interface H2Exchange {
   /** `:status`; 0 when no response came. */
@@ -46,7 +47,7 @@ export class H2Sessions {
     const index = this.#next++ % this.#sessions.length;
     const existing = this.#sessions[index];
     if (existing && !existing.closed && !existing.destroyed) return existing;
-    const session = watchConnection(connect(this.#url, { settings: { enablePush: false }, peerMaxConcurrentStreams: this.#maxConcurrentStreams }));
+    const session = watchConnection(connect(this.#url, withHeaderLimits({ settings: { enablePush: false }, peerMaxConcurrentStreams: this.#maxConcurrentStreams })));
     session.on('error', () => undefined); // each stream reports its own failure
     session.once('goaway', () => {
       if (this.#sessions[index] === session) this.#sessions[index] = undefined;

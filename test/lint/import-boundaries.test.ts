@@ -9,6 +9,9 @@ describe('the architecture as an import rule', () => {
     expect(boundaryViolation('core/errors.ts', 'store/index.ts', [])).toMatch(/core\/ imports nothing of ours/);
     expect(boundaryViolation('store/local-store.ts', 'core/index.ts', [])).toBeUndefined();
     expect(boundaryViolation('store/local-store.ts', 'harness/index.ts', [])).toMatch(/store\/ knows no feature/);
+    expect(boundaryViolation('net/h2-limits.ts', 'recorder/index.ts', [])).toMatch(/net\/ is the transport every feature shares/);
+    expect(boundaryViolation('net/h2-limits.ts', 'core/index.ts', [])).toBeUndefined();
+    expect(boundaryViolation('recorder/h2-sidecar.ts', 'net/index.ts', [])).toBeUndefined();
   });
 
   it('only cli/ composes backends', () => {
