@@ -58,6 +58,11 @@ export function watchConnection(session: ClientHttp2Session): ClientHttp2Session
  * ready for the upstream) over `upstream`; `endStream` when the request had no body.
  * Returns the upstream stream, or undefined when the session could not open one (the client's stream is reset).
  */
+/** At its readable side's end: whether the client sent its request's end, rather than leaving (reset or dropped). */
+export function clientFinished(stream: ServerHttp2Stream): boolean {
+  return !stream.aborted && !stream.destroyed;
+}
+
 export function forwardStream(stream: ServerHttp2Stream, requestHeaders: OutgoingHttpHeaders, endStream: boolean, upstream: ClientHttp2Session, tap: ForwardTap = {}, bufferedBody?: Buffer): ClientHttp2Stream | undefined {
   let up: ClientHttp2Stream;
   try {
@@ -70,6 +75,8 @@ export function forwardStream(stream: ServerHttp2Stream, requestHeaders: Outgoin
     return undefined;
   }
   let ended = false;
+  // Whether the client sent its request's end (a buffered body was read whole).
+  let requestFinished = endStream || bufferedBody !== undefined;
   let trailers: IncomingHttpHeaders | undefined;
   let complete = false;
   let expectsTrailers = false;
@@ -85,11 +92,22 @@ export function forwardStream(stream: ServerHttp2Stream, requestHeaders: Outgoin
     if (bufferedBody.length > 0) up.end(bufferedBody);
   } else if (!endStream) {
     if (tap.onRequestData) stream.on('data', tap.onRequestData);
-    stream.pipe(up);
+    // Node ends a stream's readable side when its connection drops too; only a client's own end is passed on, so a
+    // request it never finished never reaches the upstream as a whole one (the close below resets it instead).
+    stream.pipe(up, { end: false });
+    stream.once('end', () => {
+      requestFinished = clientFinished(stream);
+      if (requestFinished && !up.closed && !up.destroyed) up.end();
+    });
   }
-  // The client went away or reset its stream: the upstream's stream is reset with the same code.
+  // The client went away or reset its stream: the upstream's stream is reset with the same code. Node's close(code)
+  // sends the request's end first; for a request the client never finished only a reset may go (destroy sends
+  // INTERNAL_ERROR alone), or the upstream would take the part it has for the whole.
   stream.once('close', () => {
-    if (!up.closed && !up.destroyed) up.close(stream.rstCode ?? constants.NGHTTP2_CANCEL);
+    if (!up.closed && !up.destroyed) {
+      if (requestFinished) up.close(stream.rstCode ?? constants.NGHTTP2_CANCEL);
+      else up.destroy(new Error('the client left before it finished its request'));
+    }
     end(stream.rstCode ?? 0);
   });
   stream.on('error', () => undefined);

@@ -77,7 +77,7 @@ export {
   type GrpcMessage,
 } from './grpc-wire.js';
 export { protocolListener, tlsProtocolListener, type ProtocolListener, type TlsIdentity } from './protocol-listener.js';
-export { forwardStream, forwardableHeaders, watchConnection, reachedPeer, type ForwardTap } from './h2-forward.js';
+export { clientFinished, forwardStream, forwardableHeaders, watchConnection, reachedPeer, type ForwardTap } from './h2-forward.js';
 export { loadGrpcSchema, schemaFromDescriptorSet, grpcSchemaOf, type GrpcSchema, type GrpcSchemaConfig } from './grpc-schema.js';
 export { grpcUnaryCall, type UnaryAnswer } from './grpc-unary.js';
 export { grpcHealth, HEALTH_CHECK_PATH } from './grpc-health.js';

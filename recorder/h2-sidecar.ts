@@ -9,7 +9,7 @@
  * Recording only copies bytes as they pass; nothing waits for it.
  */
 import { connect, constants, createServer, type ClientHttp2Session, type Http2Server, type IncomingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
-import { forwardStream, grpcEndingOf, forwardableHeaders, grpcMethodOf, isGrpcContentType, splitMessages, uncompressedPayload } from '../core/index.js';
+import { clientFinished, forwardStream, grpcEndingOf, forwardableHeaders, grpcMethodOf, isGrpcContentType, splitMessages, uncompressedPayload } from '../core/index.js';
 import { withHeaderLimits } from '../net/index.js';
 import type { Recorder } from './recorder.js';
 import type { CapturedGrpcResponse } from './record-builder.js';
@@ -112,7 +112,7 @@ export function h2SidecarSide(recorder: Recorder, upstreamOrigin: string, pathPr
     let responseHeaders: IncomingHttpHeaders = {};
     let trailers: IncomingHttpHeaders | undefined;
     let requestEnded = endStream;
-    if (!endStream) stream.once('end', () => (requestEnded = true));
+    if (!endStream) stream.once('end', () => (requestEnded = clientFinished(stream)));
     const call = isGrpcContentType(headers['content-type']) ? grpcMethodOf(path) : undefined;
     forwardStream(stream, upstreamHeaders, endStream, upstreamFor(stream.session as ServerHttp2Session), {
       onRequestData: (chunk) => request.add(chunk),
