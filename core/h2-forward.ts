@@ -53,16 +53,16 @@ export function watchConnection(session: ClientHttp2Session): ClientHttp2Session
   return session;
 }
 
-/**
- * Forward `stream` (whose request headers were `requestHeaders`, already made
- * ready for the upstream) over `upstream`; `endStream` when the request had no body.
- * Returns the upstream stream, or undefined when the session could not open one (the client's stream is reset).
- */
 /** At its readable side's end: whether the client sent its request's end, rather than leaving (reset or dropped). */
 export function clientFinished(stream: ServerHttp2Stream): boolean {
   return !stream.aborted && !stream.destroyed;
 }
 
+/**
+ * Forward `stream` (whose request headers were `requestHeaders`, already made
+ * ready for the upstream) over `upstream`; `endStream` when the request had no body.
+ * Returns the upstream stream, or undefined when the session could not open one (the client's stream is reset).
+ */
 export function forwardStream(stream: ServerHttp2Stream, requestHeaders: OutgoingHttpHeaders, endStream: boolean, upstream: ClientHttp2Session, tap: ForwardTap = {}, bufferedBody?: Buffer): ClientHttp2Stream | undefined {
   let up: ClientHttp2Stream;
   try {

@@ -32,7 +32,7 @@ const MAX_BODY_BYTES = 1 << 20;
 /**
  * A tag's embedding, rebuilt per request from its hash (no cache: the work is the point): `steps` hash-and-sine steps,
  * one dimension after the other. Counted in steps rather than whole rounds so the work is continuous in `work`
- * (48 rounds × 1.05 would round to 50, +4.2%); at a whole number of rounds it is the round-by-round embedding.
+ * (whole rounds would round a small factor away); at a whole number of rounds it is the round-by-round embedding.
  */
 function embed(tag: string, steps: number, into: Float64Array): void {
   let h = 2166136261;
