@@ -18,6 +18,8 @@ export interface ExperimentStepOptions {
   readonly treatmentRevision?: string;
   /** The trials' pairs per second where it differs from the config's (the request's overrides). */
   readonly rate?: number;
+  /** The trials' measured seconds where they differ from the config's (the request's overrides). */
+  readonly measureSeconds?: number;
   readonly reportPath: string;
   readonly progress: (line: string) => void;
   readonly signal?: AbortSignal;
@@ -36,6 +38,11 @@ export interface ExperimentStepResult {
 
 const pollMs = 250;
 
+function overridesOf(options: ExperimentStepOptions): { rate?: number; measureMs?: number } | undefined {
+  if (options.rate === undefined && options.measureSeconds === undefined) return undefined;
+  return { ...(options.rate !== undefined ? { rate: options.rate } : {}), ...(options.measureSeconds !== undefined ? { measureMs: options.measureSeconds * 1000 } : {}) };
+}
+
 function describeTrials(record: ExperimentRecord, max: number): string {
   const done = record.trials.filter((t) => t.status === 'completed').length;
   const running = record.trials.find((t) => t.status === 'running');
@@ -44,7 +51,8 @@ function describeTrials(record: ExperimentRecord, max: number): string {
 
 export async function runExperimentStep(options: ExperimentStepOptions): Promise<ExperimentStepResult> {
   const workload = options.config.workloads.find((w) => w.name === 'ranking')!;
-  const request = parseRequest({ workload: 'ranking', stage: 'diff', change: options.change, ...(options.treatmentRevision ? { treatmentRevision: options.treatmentRevision } : {}), ...(options.rate !== undefined ? { overrides: { rate: options.rate } } : {}) });
+  const overrides = overridesOf(options);
+  const request = parseRequest({ workload: 'ranking', stage: 'diff', change: options.change, ...(options.treatmentRevision ? { treatmentRevision: options.treatmentRevision } : {}), ...(overrides ? { overrides } : {}) });
   const { id } = await options.queue.submit(request);
   const started = Date.now();
   const deadline = started + options.timeoutMs;

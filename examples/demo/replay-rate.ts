@@ -56,8 +56,26 @@ export function isQuietMachine(idleCpus: number | undefined, cpuCount: number): 
  */
 export const QUIET_ARMS_CPU_SHARE = 2 / 3;
 export const BUSY_ARMS_CPU_SHARE = 1 / 2;
-/** Below this a 3 s window holds too few requests per arm (12) for its CPU per request to mean much. */
+/** The floor of the demo's rates: below it a trial's window would need over ten seconds to hold WINDOW_REQUESTS. */
 export const MIN_DEMO_RATE = 4;
+
+/**
+ * Requests per arm a trial's window holds at least about: the busy rate's 3 s. A window's CPU per request averages
+ * over its requests (and the GC pauses among them), so at a lower rate the window grows rather than measuring fewer:
+ * in CI a clean change at 8 pairs/s and 3 s windows (24 requests) stayed inconclusive after the demo's 48 trials,
+ * CPU per request +0.2% [−2.1%, +2.6%], where at 14 pairs/s the same windows decide in 10–26.
+ */
+export const WINDOW_REQUESTS = BUSY_MACHINE_RATE * 3;
+
+/**
+ * A trial's measured seconds at this rate: `minSeconds`, or longer at low rates so the window holds about
+ * WINDOW_REQUESTS, rounded down so a trial replays at most `rate` + WINDOW_REQUESTS records with a 1 s warm-up (the
+ * recording holds four seconds of the busy rate or more).
+ */
+export function measureSecondsAt(rate: number, minSeconds: number): number {
+  if (!(rate > 0)) return minSeconds;
+  return Math.max(minSeconds, Math.floor(WINDOW_REQUESTS / rate));
+}
 
 /**
  * The rate after a judged step's trials failed their load (the replayer replaced every attempt that achieved less

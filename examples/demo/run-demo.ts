@@ -31,7 +31,7 @@ import { demoConfigText, type DemoBackends, type RateLowered } from './demo-proj
 import { runExperimentStep, type ExperimentStepResult } from './experiment-step.js';
 import { costStep, loadFailedRates } from './cost-step.js';
 import { affectedForSampleChanges, type SampleChangeResult } from './sample-changes.js';
-import { allowedCpusOf, idleCpusBetween, isQuietMachine, rateAfterLoadFailure, rateForRequestCost } from './replay-rate.js';
+import { allowedCpusOf, idleCpusBetween, isQuietMachine, measureSecondsAt, rateAfterLoadFailure, rateForRequestCost } from './replay-rate.js';
 import { probeRequestCost } from './request-cost.js';
 import { recordProduction } from './record-production.js';
 
@@ -88,7 +88,8 @@ export interface DemoResult {
 
 const PINNED_SHARD = 2;
 /**
- * A trial's warm-up and measured window: the config's trials, and how many records one replays (the recording's size).
+ * A trial's warm-up and measured window (longer at low rates: measureSecondsAt): the config's trials, and how many
+ * records one replays (the recording's size).
  * Each arm is first sent TRIAL_PREWARM records one at a time while the trial before runs (trials.prewarm), so its own
  * warm-up is 1 s where it was 2: alternated on the twenty-sixth host, quiet, steps 1 and 2 took 123.7–162.3 s this way
  * and 206.5–339.9 s with 2 s and no prewarm, trials spreading alike (docs/harness.md, "Arms warmed before their trial").
@@ -154,7 +155,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
         maxTrials: MAX_TRIALS,
         warmup: `${TRIAL_WARMUP_S}s`,
         prewarm: TRIAL_PREWARM,
-        measure: `${TRIAL_MEASURE_S}s`,
+        measure: `${measureSecondsAt(rate, TRIAL_MEASURE_S)}s`,
         rate,
         ...(loweredFrom ? { loweredFrom } : {}),
         recorderRate: RECORDER_SAMPLE_RATE,
@@ -178,7 +179,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       // Awaited below; a recording that fails first must not leave its failure unhandled.
       law.catch(() => undefined);
     };
-    const recorded = await recordProduction({ url: stack.urls.ranking, pid: stack.pidOf.ranking }, store, config, plannedRate * (TRIAL_WARMUP_S + TRIAL_MEASURE_S), progress, options.signal, simulateLaw);
+    const recorded = await recordProduction({ url: stack.urls.ranking, pid: stack.pidOf.ranking }, store, config, plannedRate * (TRIAL_WARMUP_S + measureSecondsAt(plannedRate, TRIAL_MEASURE_S)), progress, options.signal, simulateLaw);
     await law;
     aborted();
     // The recording's reading is an upper bound, trusted when it keeps the rate; else a probe measures (request-cost.ts).
@@ -195,7 +196,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     let lowered: RateLowered | undefined;
     const experiment = async (step: number, title: string, change: string, treatmentRevision?: string) => {
       progress(step, title);
-      const result = await runExperimentStep({ config, store, queue, change: `demo-${runId}-${change}`, ...(treatmentRevision ? { treatmentRevision } : {}), ...(lowered ? { rate } : {}), reportPath: join(reports, `${step}-${change}.html`), progress: (line) => progress(step, title, line), timeoutMs: STEP_TIMEOUT_MS, ...(options.signal ? { signal: options.signal } : {}) });
+      const result = await runExperimentStep({ config, store, queue, change: `demo-${runId}-${change}`, ...(treatmentRevision ? { treatmentRevision } : {}), ...(lowered ? { rate, measureSeconds: measureSecondsAt(rate, TRIAL_MEASURE_S) } : {}), reportPath: join(reports, `${step}-${change}.html`), progress: (line) => progress(step, title, line), timeoutMs: STEP_TIMEOUT_MS, ...(options.signal ? { signal: options.signal } : {}) });
       aborted();
       return result;
     };

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
-import { rateAfterLoadFailure, rateForRequestCost } from '../../examples/demo/replay-rate.js';
+import { measureSecondsAt, rateAfterLoadFailure, rateForRequestCost } from '../../examples/demo/replay-rate.js';
 import { RECORDER_SAMPLE_RATE, TRIAL_MEASURE_S, TRIAL_PREWARM, TRIAL_WARMUP_S, type DemoResult } from '../../examples/demo/run-demo.js';
 import { PRODUCTION_TRAFFIC_RATE, READING_MS } from '../../examples/demo/record-production.js';
 import { createClickHouseStore, createLocalStore } from '../../store/index.js';
@@ -93,10 +93,10 @@ describe('tandem demo', () => {
     // ends once the corpus holds that and the request cost is read, no later: it samples under twice the larger of
     // the two (recorded for a fixed time it sampled 200 where 100 were needed). Counted, not timed: a busy machine
     // slows the recording's traffic, not what it samples per request (a timed bound failed on a busy host).
-    const trialSeconds = TRIAL_WARMUP_S + TRIAL_MEASURE_S;
-    expect(summary.corpusRecords).toBeGreaterThanOrEqual(chosen * trialSeconds);
+    const trialSeconds = (rate: number): number => TRIAL_WARMUP_S + measureSecondsAt(rate, TRIAL_MEASURE_S);
+    expect(summary.corpusRecords).toBeGreaterThanOrEqual(chosen * trialSeconds(chosen));
     const planned = rateForRequestCost(quiet, undefined);
-    const neededRecords = Math.max(planned * trialSeconds, (READING_MS / 1000) * PRODUCTION_TRAFFIC_RATE * RECORDER_SAMPLE_RATE);
+    const neededRecords = Math.max(planned * trialSeconds(planned), (READING_MS / 1000) * PRODUCTION_TRAFFIC_RATE * RECORDER_SAMPLE_RATE);
     expect(summary.corpusRecords).toBeLessThan(2 * neededRecords);
     // 1. identical builds: passed by equivalence (CPU per request decided below its 2.5% threshold), stopped by the sequential judge.
     expect(step(1)).toMatchObject({ verdict: 'passed', asExpected: true });
@@ -208,6 +208,8 @@ describe('tandem demo on the real backends', () => {
     const configText = await readFile(join(dir, '.tandem', 'demo', 'tandem.config.yaml'), 'utf8');
     expect(configText).toMatch(/queue: \{ kind: bullmq/);
     expect(configText).toContain(`replay: { rate: ${pairsPerSecond},`);
+    // At a lowered rate the window grows to hold about as many requests (measureSecondsAt).
+    expect(configText).toContain(`measure: ${measureSecondsAt(pairsPerSecond, TRIAL_MEASURE_S)}s,`);
     expect(configText).toContain(`# replay.rate lowered from 100: the trials of ${loweredFrom!.experimentId} achieved`);
     const store = createClickHouseStore({ url, database: 'tandem_demo' });
     try {
@@ -217,7 +219,7 @@ describe('tandem demo on the real backends', () => {
       expect(failed?.status).toBe('failed');
       expect(failed?.trials.filter((t) => t.status === 'completed')).toEqual([]);
       expect(failed?.trials.filter((t) => t.reason?.startsWith('load failed')).length).toBe(loweredFrom!.achieved.length);
-      for (const step of summary.steps.filter((s) => s.step <= 3)) expect((await store.experiments.get(step.experimentId!))?.spec, `step ${step.step}`).toMatchObject({ request: { overrides: { rate: pairsPerSecond } } });
+      for (const step of summary.steps.filter((s) => s.step <= 3)) expect((await store.experiments.get(step.experimentId!))?.spec, `step ${step.step}`).toMatchObject({ request: { overrides: { rate: pairsPerSecond, measureMs: measureSecondsAt(pairsPerSecond, TRIAL_MEASURE_S) * 1000 } } });
     } finally {
       await store.close();
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BUSY_ARMS_CPU_SHARE, BUSY_MACHINE_RATE, MIN_DEMO_RATE, QUIET_ARMS_CPU_SHARE, QUIET_MACHINE_RATE, allowedCpusOf, idleCpusBetween, isQuietMachine, rateAfterLoadFailure, rateForRequestCost } from '../../examples/demo/replay-rate.js';
+import { BUSY_ARMS_CPU_SHARE, BUSY_MACHINE_RATE, MIN_DEMO_RATE, QUIET_ARMS_CPU_SHARE, QUIET_MACHINE_RATE, WINDOW_REQUESTS, allowedCpusOf, idleCpusBetween, isQuietMachine, measureSecondsAt, rateAfterLoadFailure, rateForRequestCost } from '../../examples/demo/replay-rate.js';
 
 /** A /proc/stat with the given (user, idle) jiffies per CPU; the other columns fixed. */
 function procStat(perCpu: readonly (readonly [number, number])[]): string {
@@ -96,5 +96,20 @@ describe('the demo’s replay rate', () => {
     expect(rateAfterLoadFailure(false, 100, achieved, rateForRequestCost(false, 0.01158))).toBe(BUSY_MACHINE_RATE);
     // Below the machine's rate, the share of what was achieved stands.
     expect(rateAfterLoadFailure(true, 100, [12, 13, 14], QUIET_MACHINE_RATE)).toBe(8);
+  });
+
+  it('lengthens a trial\'s window at low rates so it holds about as many requests as the busy rate\'s 3 s, within the recording', () => {
+    // The rates the demo chooses by itself keep their 3 s.
+    expect([measureSecondsAt(QUIET_MACHINE_RATE, 3), measureSecondsAt(BUSY_MACHINE_RATE, 3)]).toEqual([3, 3]);
+    // CI's lowered 8 pairs/s: 3 s held 24 requests per arm and a clean change stayed undecided after 48 trials.
+    expect(measureSecondsAt(8, 3)).toBe(5);
+    for (let rate = MIN_DEMO_RATE; rate <= QUIET_MACHINE_RATE; rate++) {
+      const seconds = measureSecondsAt(rate, 3);
+      // At least about the busy rate's requests per window (a rate just under the busy one keeps 3 s: 39 of 42)…
+      expect(rate * seconds, `${rate} pairs/s`).toBeGreaterThanOrEqual(Math.min(rate * 3, WINDOW_REQUESTS) - rate);
+      // …and never more records per trial (1 s warm-up) than the smallest recording holds, the busy rate's four seconds.
+      expect(rate * (1 + seconds), `${rate} pairs/s`).toBeLessThanOrEqual(Math.max(BUSY_MACHINE_RATE * 4, rate * 4));
+    }
+    for (const rate of [0, -1, Number.NaN]) expect(measureSecondsAt(rate, 3)).toBe(3);
   });
 });
