@@ -39,6 +39,8 @@ export interface ForwardTap {
    * any response: return true to leave the client's stream untouched, for the caller to try elsewhere.
    */
   onUnanswered?(): boolean;
+  /** The client reset or left its stream while the upstream's was still open; `answered` once response headers came. */
+  onClientLeft?(answered: boolean): void;
 }
 
 /** Sessions that reached their upstream: a stream failing on one that never did was refused. */
@@ -105,6 +107,7 @@ export function forwardStream(stream: ServerHttp2Stream, requestHeaders: Outgoin
   // INTERNAL_ERROR alone), or the upstream would take the part it has for the whole.
   stream.once('close', () => {
     if (!up.closed && !up.destroyed) {
+      tap.onClientLeft?.(responded);
       if (requestFinished) up.close(stream.rstCode ?? constants.NGHTTP2_CANCEL);
       else up.destroy(new Error('the client left before it finished its request'));
     }

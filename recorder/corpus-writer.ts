@@ -8,8 +8,11 @@
 import type { Clock, CorpusRecord } from '../core/index.js';
 import type { CorpusStore } from '../store/index.js';
 
-/** `record-error`: a sampled request could not be made into a record at all (nothing stored, the client unaffected). */
-export type DropReason = 'buffer-full' | 'store-error' | 'record-error';
+/**
+ * `record-error`: a sampled request could not be made into a record at all (nothing stored, the client unaffected);
+ * `queue-full`: it arrived while the records waiting to be built already filled their queue (record-thread.ts).
+ */
+export type DropReason = 'buffer-full' | 'store-error' | 'record-error' | 'queue-full';
 
 export interface CorpusWriterOptions {
   readonly store: CorpusStore;
@@ -18,6 +21,8 @@ export interface CorpusWriterOptions {
   readonly clock: Clock;
   /** Records per store write. @default 500 */
   readonly batchSize?: number;
+  /** Body and message bytes per store write (at least one record): a write's encoding is one turn of the loop. @default 262144 */
+  readonly batchBytes?: number;
   /** Longest a record waits before a write starts. @default 200 */
   readonly flushIntervalMs?: number;
   readonly onDrop?: (reason: DropReason, count: number, error?: unknown) => void;
@@ -32,7 +37,7 @@ export class CorpusWriter {
   #closed = false;
   #written = 0;
   #inFlight = 0;
-  #dropped = { 'buffer-full': 0, 'store-error': 0, 'record-error': 0 };
+  #dropped = { 'buffer-full': 0, 'store-error': 0, 'record-error': 0, 'queue-full': 0 };
 
   constructor(options: CorpusWriterOptions) {
     this.#options = options;
@@ -63,9 +68,10 @@ export class CorpusWriter {
     return true;
   }
 
-  /** Count a sampled record that never reached `offer`. */
-  dropUnbuilt(): void {
-    this.#dropped['record-error']++;
+  /** Count a sampled record that never reached `offer`; a full build queue is reported like a full buffer (the sampler sheds). */
+  dropUnbuilt(reason: 'record-error' | 'queue-full' = 'record-error'): void {
+    if (reason === 'queue-full') this.#drop(reason, 1);
+    else this.#dropped[reason]++;
   }
 
   /** Write everything buffered now (tests, shutdown). */
@@ -111,7 +117,10 @@ export class CorpusWriter {
 
   #startWrite(): void {
     if (this.#writing || this.#buffer.length === 0) return;
-    const batch = this.#buffer.splice(0, this.#options.batchSize ?? 500);
+    const length = this.#batchLength();
+    // Records left behind by the byte limit, not the count, are written next, not at the next tick.
+    const cutByBytes = length < Math.min(this.#buffer.length, this.#options.batchSize ?? 500);
+    const batch = this.#buffer.splice(0, length);
     this.#inFlight = batch.length;
     this.#writing = this.#options.store.append(batch).then(
       () => {
@@ -123,12 +132,31 @@ export class CorpusWriter {
       this.#inFlight = 0;
       this.#writing = undefined;
       // A slow write may have let a full batch accumulate behind it.
-      if (this.#buffer.length >= (this.#options.batchSize ?? 500)) this.#startWrite();
+      if (cutByBytes || this.#buffer.length >= (this.#options.batchSize ?? 500)) this.#startWrite();
     });
+  }
+
+  /** How many of the buffered records the next write takes: up to the batch size and the batch bytes, at least one. */
+  #batchLength(): number {
+    const limit = Math.min(this.#buffer.length, this.#options.batchSize ?? 500);
+    const maxBytes = this.#options.batchBytes ?? 262_144;
+    let bytes = 0;
+    for (let n = 0; n < limit; n++) {
+      bytes += recordBytes(this.#buffer[n]!);
+      if (bytes > maxBytes) return Math.max(1, n);
+    }
+    return limit;
   }
 
   #drop(reason: DropReason, count: number, error?: unknown): void {
     this.#dropped[reason] += count;
     this.#options.onDrop?.(reason, count, error);
   }
+}
+
+/** About how many bytes a record's encoding holds: its body and its response messages (base64 text). */
+function recordBytes(record: CorpusRecord): number {
+  let bytes = record.body.length;
+  for (const message of record.grpc?.responseMessages ?? []) bytes += message.length;
+  return bytes;
 }

@@ -6,13 +6,14 @@
  * whose connection it ends. A sampled gRPC call is recorded whole when its
  * response ends — request messages, response messages, status and trailers;
  * a sampled HTTP/2 request that is not gRPC is recorded as an HTTP request.
- * Recording only copies bytes as they pass; nothing waits for it.
+ * Recording only copies bytes as they pass; records are built in a worker
+ * thread and nothing waits for them.
  */
-import { connect, constants, createServer, type ClientHttp2Session, type Http2Server, type IncomingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
-import { clientFinished, forwardStream, grpcEndingOf, forwardableHeaders, grpcMethodOf, isGrpcContentType, splitMessages, uncompressedPayload } from '../core/index.js';
-import { withHeaderLimits } from '../net/index.js';
+import { connect, constants, createServer, type ClientHttp2Session, type ClientHttp2Stream, type Http2Server, type IncomingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
+import { clientFinished, forwardStream, forwardableHeaders, grpcMethodOf, isGrpcContentType } from '../core/index.js';
+import { DEFAULT_RESET_BUDGET, ResetBudget, withHeaderLimits } from '../net/index.js';
 import type { Recorder } from './recorder.js';
-import type { CapturedGrpcResponse } from './record-builder.js';
+import { withoutPseudo } from './grpc-capture.js';
 
 /** Streams one client may have open at once (the upstream's own limit applies too). */
 const MAX_CONCURRENT_STREAMS = 1_000;
@@ -33,33 +34,6 @@ export class BoundedCopy {
     return this.truncated ? Buffer.alloc(0) : Buffer.concat(this.chunks);
   }
 }
-
-/** The status, its message and every response message of a finished call; messages past a problem are not kept. */
-export function grpcResponseOf(
-  responseHeaders: IncomingHttpHeaders,
-  trailers: IncomingHttpHeaders | undefined,
-  body: BoundedCopy,
-  complete: boolean,
-  maxMessageBytes: number,
-): Omit<CapturedGrpcResponse, 'service' | 'method' | 'requestMessages'> {
-  const { ending, status, message } = grpcEndingOf(responseHeaders, trailers);
-  const split = body.truncated ? { messages: [], problem: 'over the body limit' } : splitMessages(body.bytes(), maxMessageBytes);
-  const encoding = responseHeaders['grpc-encoding'];
-  const messages: Buffer[] = [];
-  let truncated = body.truncated || split.problem !== undefined || !complete;
-  for (const message of split.messages) {
-    try {
-      messages.push(uncompressedPayload(message, typeof encoding === 'string' ? encoding : undefined, maxMessageBytes));
-    } catch {
-      truncated = true;
-      break;
-    }
-  }
-  // A trailers-only response's headers hold `:status` too: the pseudo-headers are HTTP/2's, not the call's.
-  return { responseMessages: messages, responseTruncated: truncated, status, statusMessage: message, trailers: ending ? withoutPseudo(ending) : {} };
-}
-
-const withoutPseudo = (headers: IncomingHttpHeaders): Record<string, string | string[] | undefined> => forwardableHeaders(headers, () => false) as Record<string, string | string[] | undefined>;
 
 export interface H2SidecarSide {
   readonly server: Http2Server;
@@ -96,16 +70,52 @@ export function h2SidecarSide(recorder: Recorder, upstreamOrigin: string, pathPr
       upstreams.delete(session);
     });
   });
+  // Upstream streams open for each client connection: never more than the client may have open itself, however
+  // fast it resets streams whose upstream stream is still closing.
+  const openUpstream = new Map<ServerHttp2Session, number>();
+  const opened = (session: ServerHttp2Session, up: ClientHttp2Stream | undefined): void => {
+    if (!up) return;
+    openUpstream.set(session, (openUpstream.get(session) ?? 0) + 1);
+    up.once('close', () => {
+      const left = (openUpstream.get(session) ?? 1) - 1;
+      if (left > 0) openUpstream.set(session, left);
+      else openUpstream.delete(session);
+    });
+  };
+
+  // Streams a client reset before their answer while their upstream streams were open (net/reset-budget.ts).
+  const resets = new WeakMap<ServerHttp2Session, ResetBudget>();
+  const clientLeft = (session: ServerHttp2Session) => (answered: boolean): void => {
+    if (answered || session.destroyed) return;
+    let budget = resets.get(session);
+    if (!budget) resets.set(session, (budget = new ResetBudget(DEFAULT_RESET_BUDGET, recorder.now())));
+    if (budget.spend(recorder.now())) return;
+    recorder.connectionOverResetBudget();
+    session.goaway(constants.NGHTTP2_ENHANCE_YOUR_CALM);
+    session.destroy();
+  };
+
+  // A stream is passed on at the next turn of the loop, once the client's bytes read with its HEADERS are handled:
+  // one it reset in the same read (HTTP/2 rapid reset, CVE-2023-44487) is gone by then and never opened upstream.
   server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number) => {
+    // Its error (a reset, a refusal at GOAWAY) is read from its close; unhandled it would end the process.
+    stream.on('error', () => undefined);
+    setImmediate(passOn, stream, headers, flags);
+  });
+  const passOn = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number): void => {
+    const session = stream.session as ServerHttp2Session | undefined;
+    if (stream.destroyed || stream.closed || !session) return recorder.resetBeforeForwarding();
+    if ((openUpstream.get(session) ?? 0) >= MAX_CONCURRENT_STREAMS) {
+      stream.close(constants.NGHTTP2_REFUSED_STREAM);
+      return recorder.resetBeforeForwarding();
+    }
     const path = headers[':path'] ?? '/';
     const plain = withoutPseudo(headers);
     const sampled = recorder.shouldRecord(path, plain);
     const upstreamHeaders = { ...forwardableHeaders(headers, (n) => n === ':method' || n === ':scheme'), ':path': `${pathPrefix}${path}`, ':authority': authority };
     const endStream = (flags & constants.NGHTTP2_FLAG_END_STREAM) !== 0;
-    if (!sampled) {
-      forwardStream(stream, upstreamHeaders, endStream, upstreamFor(stream.session as ServerHttp2Session));
-      return;
-    }
+    const onClientLeft = clientLeft(session);
+    if (!sampled) return opened(session, forwardStream(stream, upstreamHeaders, endStream, upstreamFor(session), { onClientLeft }));
     const timeMs = recorder.now();
     const request = new BoundedCopy(recorder.maxBodyBytes);
     const response = new BoundedCopy(recorder.maxBodyBytes);
@@ -114,22 +124,24 @@ export function h2SidecarSide(recorder: Recorder, upstreamOrigin: string, pathPr
     let requestEnded = endStream;
     if (!endStream) stream.once('end', () => (requestEnded = clientFinished(stream)));
     const call = isGrpcContentType(headers['content-type']) ? grpcMethodOf(path) : undefined;
-    forwardStream(stream, upstreamHeaders, endStream, upstreamFor(stream.session as ServerHttp2Session), {
+    const keepResponse = call !== undefined && recorder.keepsResponses(call.service, call.method);
+    const up = forwardStream(stream, upstreamHeaders, endStream, upstreamFor(session), {
+      onClientLeft,
       onRequestData: (chunk) => request.add(chunk),
       onResponseHeaders: (h) => (responseHeaders = h),
-      ...(call ? { onResponseData: (chunk: Buffer) => response.add(chunk) } : {}),
+      ...(keepResponse ? { onResponseData: (chunk: Buffer) => response.add(chunk) } : {}),
       onTrailers: (t) => (trailers = t),
       onEnd: ({ complete }) => {
         // A request the client never finished never reached the upstream whole: not a record.
         if (!requestEnded) return recorder.abandon();
-        const body = request.bytes();
-        const captured = { timeMs, method: headers[':method'] ?? 'POST', url: path, headers: plain, body, truncated: request.truncated };
+        // Only bytes are copied here; the record is built off the event loop (record-thread.ts).
+        const captured = { timeMs, method: headers[':method'] ?? 'POST', url: path, headers: plain, body: request.bytes(), truncated: request.truncated };
         if (!call) return recorder.record(captured);
-        const requestMessages = splitMessages(body, Number.MAX_SAFE_INTEGER).messages.length;
-        recorder.record({ ...captured, grpc: { ...call, requestMessages, ...grpcResponseOf(responseHeaders, trailers, response, complete, recorder.maxBodyBytes) } });
+        recorder.record({ ...captured, grpcCopy: { ...call, responseHeaders, trailers, responseBody: response.truncated || !keepResponse ? undefined : response.bytes(), complete } });
       },
     });
-  });
+    opened(session, up);
+  };
   return {
     server,
     close() {

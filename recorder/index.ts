@@ -8,4 +8,5 @@ export { recordingHandler, recordingInterceptor } from './in-process.js';
 export { parseHar, type ParsedImport, type SkippedInput } from './import-har.js';
 export { parseGor, formatGor, GOR_SEPARATOR } from './import-gor.js';
 export { GRPC_CALL_SCHEMA } from './grpc-call-schema.js';
+export { MAX_KEPT_RESPONSE_MESSAGES } from './grpc-capture.js';
 export { readCorpusWindow, type CorpusWindowOptions } from './lookback.js';

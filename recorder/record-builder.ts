@@ -2,6 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import type { CorpusRecord } from '../core/index.js';
 import type { Redactor } from './redact.js';
+import { grpcCallOf, redactedGrpcBody, type CopiedGrpcCall } from './grpc-capture.js';
+
 
 export interface CapturedRequest {
   readonly timeMs: number;
@@ -13,30 +15,22 @@ export interface CapturedRequest {
   readonly body: Buffer;
   /** The body exceeded the limit and was not kept. */
   readonly truncated: boolean;
-  /** What a gRPC call answered (the request is then its call). */
-  readonly grpc?: CapturedGrpcResponse;
+  /** A gRPC call as the sidecar copied it (the request is then its call), decoded when the record is built (grpc-capture.ts). */
+  readonly grpcCopy?: CopiedGrpcCall;
 }
 
-export interface CapturedGrpcResponse {
-  readonly service: string;
-  readonly method: string;
-  readonly requestMessages: number;
-  readonly responseMessages: readonly Buffer[];
-  readonly responseTruncated: boolean;
-  readonly status: number;
-  readonly statusMessage: string;
-  readonly trailers: Readonly<Record<string, string | string[] | undefined>>;
-}
 
 export function buildRecord(
   tier: string,
   redactor: Redactor,
   request: CapturedRequest,
   sampling: { rate: number; mode: CorpusRecord['sampleMode'] },
+  maxMessageBytes = Number.MAX_SAFE_INTEGER,
 ): CorpusRecord {
+  const grpc = request.grpcCopy && grpcCallOf(request.truncated ? Buffer.alloc(0) : request.body, request.grpcCopy, maxMessageBytes, redactor);
   const headers = redactor.headers(request.headers);
-  // A truncated body is not stored at all: it could not be redacted reliably.
-  const redacted = request.truncated ? { body: Buffer.alloc(0) } : redactor.body(request.body, headers);
+  // A truncated body is not stored at all: it could not be redacted reliably. A call's body is its messages.
+  const redacted = request.truncated ? { body: Buffer.alloc(0) } : grpc !== undefined ? redactedGrpcBody(request.body, headers, redactor, maxMessageBytes) : redactor.body(request.body, headers);
   const record: { -readonly [K in keyof CorpusRecord]: CorpusRecord[K] } = {
     id: randomUUID(),
     tier,
@@ -50,8 +44,7 @@ export function buildRecord(
     sampleMode: sampling.mode,
   };
   if (redacted.withheld !== undefined) record.bodyWithheld = true;
-  if (request.grpc !== undefined) {
-    const { grpc } = request;
+  if (grpc !== undefined) {
     record.grpc = {
       service: grpc.service,
       method: grpc.method,

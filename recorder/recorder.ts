@@ -8,9 +8,10 @@ import { Counter, Gauge, Registry } from 'prom-client';
 import type { Clock } from '../core/index.js';
 import type { CorpusStore } from '../store/index.js';
 import { Sampler, type StickyKey } from './sampler.js';
-import { Redactor, type RedactionRules } from './redact.js';
+import type { RedactionRules } from './redact.js';
 import { CorpusWriter } from './corpus-writer.js';
-import { buildRecord, type CapturedRequest } from './record-builder.js';
+import type { CapturedRequest } from './record-builder.js';
+import { RecordThread } from './record-thread.js';
 
 export type { CapturedRequest } from './record-builder.js';
 
@@ -29,6 +30,10 @@ export interface RecorderOptions {
   readonly maxBodyBytes?: number;
   /** Records waiting to be written before new ones are dropped. @default 10000 */
   readonly bufferRecords?: number;
+  /** Sampled exchanges waiting to be built into records (off the event loop) before new ones are dropped. @default 1000 */
+  readonly buildQueueRecords?: number;
+  /** Bytes those exchanges may hold together. @default 64 MiB */
+  readonly buildQueueBytes?: number;
   /** Shortest time between two recovery steps of the rate after shedding. @default 1000 */
   readonly recoveryIntervalMs?: number;
   /** Longest a shutdown waits for buffered records to be written. @default 5000 */
@@ -37,6 +42,8 @@ export interface RecorderOptions {
   readonly log?: (line: string) => void;
   /** Injectable randomness for tests. */
   readonly random?: () => number;
+  /** gRPC methods whose response messages are not kept: "package.Service/Method" or "package.Service/*". */
+  readonly grpcWithoutResponses?: readonly string[];
   /** Requests carrying any of these headers (lower-case) come from a replay and are never recorded. @default [EXPERIMENT_HEADER] */
   readonly skipHeaders?: readonly string[];
 }
@@ -46,16 +53,18 @@ export class Recorder {
   readonly maxBodyBytes: number;
   readonly registry = new Registry();
   readonly sampler: Sampler;
-  readonly #redactor: Redactor;
+  readonly #thread: RecordThread;
   readonly #writer: CorpusWriter;
   readonly #clock: Clock;
   readonly #closeTimeoutMs: number;
-  readonly #counts = { forwarded: 0, sampled: 0, skippedReplay: 0, withheld: 0, abandoned: 0, bytes: 0, upstreamErrors: new Map<string, number>() };
+  readonly #counts = { forwarded: 0, sampled: 0, skippedReplay: 0, withheld: 0, abandoned: 0, resetUnforwarded: 0, resetBudgetClosed: 0, bytes: 0, upstreamErrors: new Map<string, number>() };
   readonly #skipHeaders: readonly string[];
+  readonly #withoutResponses: ReadonlySet<string>;
 
   constructor(options: RecorderOptions) {
     this.tier = options.tier;
     this.#skipHeaders = (options.skipHeaders ?? [EXPERIMENT_HEADER]).map((h) => h.toLowerCase());
+    this.#withoutResponses = new Set(options.grpcWithoutResponses ?? []);
     this.maxBodyBytes = options.maxBodyBytes ?? 1_048_576;
     this.#clock = options.clock;
     this.#closeTimeoutMs = options.closeTimeoutMs ?? 5_000;
@@ -89,8 +98,11 @@ export class Recorder {
     counter('recorder_written_total', 'Records written to the corpus store.', () => this.#writer.written);
     counter('recorder_withheld_total', 'Sampled records stored without their body because it could not be redacted.', () => counts.withheld);
     counter('recorder_abandoned_total', 'Sampled requests whose client never finished sending the body (not recorded).', () => counts.abandoned);
+    counter('recorder_reset_unforwarded_total', 'HTTP/2 streams the client reset, or that were over its connection\'s upstream stream limit, before they were forwarded (never opened upstream).', () => counts.resetUnforwarded);
+    counter('recorder_reset_budget_closed_total', 'HTTP/2 client connections closed for resetting streams before their answer faster than their budget (rapid reset).', () => counts.resetBudgetClosed);
     counter('recorder_bytes_total', 'Body bytes of sampled records.', () => counts.bytes);
     const writer = (): CorpusWriter => this.#writer;
+    const waiting = (): number => this.#writer.buffered + this.#thread.pending;
     new Counter({
       name: 'recorder_dropped_total',
       help: 'Sampled records dropped, by reason.',
@@ -121,13 +133,25 @@ export class Recorder {
     });
     new Gauge({
       name: 'recorder_buffered_records',
-      help: 'Records waiting to be written.',
+      help: 'Records waiting to be built or written.',
       registers,
       collect() {
-        this.set(writer().buffered);
+        this.set(waiting());
       },
     });
-    this.#redactor = new Redactor(options.redact, { maxDecodedBytes: this.maxBodyBytes });
+    this.#thread = new RecordThread({
+      tier: options.tier,
+      rules: options.redact,
+      maxBodyBytes: this.maxBodyBytes,
+      maxJobs: options.buildQueueRecords ?? 1_000,
+      maxBytes: options.buildQueueBytes ?? 64 * 1_048_576,
+      onBuilt: (record) => {
+        if (record === undefined) return this.#writer.dropUnbuilt();
+        if (record.bodyWithheld === true) counts.withheld++;
+        counts.bytes += Math.floor((record.body.length * 3) / 4);
+        this.#writer.offer(record);
+      },
+    });
     this.#writer = new CorpusWriter({
       store: options.store,
       capacity: options.bufferRecords ?? 10_000,
@@ -152,38 +176,44 @@ export class Recorder {
     return this.sampler.sample(url, headers);
   }
 
+  /** Whether a sampled call of this gRPC method keeps its response messages (RecorderOptions.grpcWithoutResponses). */
+  keepsResponses(service: string, method: string): boolean {
+    return this.#withoutResponses.size === 0 || !(this.#withoutResponses.has(`${service}/${method}`) || this.#withoutResponses.has(`${service}/*`));
+  }
+
   now(): number {
     return this.#clock.now();
   }
 
   /**
-   * Build the redacted record and queue it. Never throws, never waits: nothing
-   * done with a sampled request may reach the client's response, so a record
-   * that cannot be built is dropped and counted (`record-error`).
+   * Queue the exchange to be built into a redacted record off the event loop (record-thread.ts). Never throws, never
+   * waits: nothing done with a sampled request may reach the client's response, so a record that cannot be built, or
+   * that finds the build queue full, is dropped and counted (`record-error`, `queue-full`).
    */
   record(request: CapturedRequest): void {
     this.#counts.sampled++;
-    let record;
-    try {
-      record = buildRecord(this.tier, this.#redactor, request, { rate: this.sampler.effectiveRate, mode: this.sampler.mode });
-    } catch {
-      this.#writer.dropUnbuilt();
-      return;
-    }
-    if (record.bodyWithheld === true) this.#counts.withheld++;
-    this.#counts.bytes += Math.floor((record.body.length * 3) / 4);
-    this.#writer.offer(record);
+    if (!this.#thread.submit(request, { rate: this.sampler.effectiveRate, mode: this.sampler.mode })) this.#writer.dropUnbuilt('queue-full');
   }
 
-  /** What became of sampled requests: sampled = written + dropped + buffered; abandoned ones (client left mid-body) are not sampled records. */
+  /** What became of sampled requests: sampled = written + dropped + buffered (waiting to be built or written); abandoned ones (client left mid-body) are not sampled records. */
   get accounting(): { sampled: number; written: number; dropped: number; buffered: number; withheld: number; abandoned: number } {
     const dropped = Object.values(this.#writer.dropped).reduce((a, b) => a + b, 0);
-    return { sampled: this.#counts.sampled, written: this.#writer.written, dropped, buffered: this.#writer.buffered, withheld: this.#counts.withheld, abandoned: this.#counts.abandoned };
+    return { sampled: this.#counts.sampled, written: this.#writer.written, dropped, buffered: this.#writer.buffered + this.#thread.pending, withheld: this.#counts.withheld, abandoned: this.#counts.abandoned };
   }
 
   /** A sampled request whose body never completed: not recorded, counted. */
   abandon(): void {
     this.#counts.abandoned++;
+  }
+
+  /** An HTTP/2 stream gone (reset by its client) or refused before it was forwarded: never opened upstream. */
+  resetBeforeForwarding(): void {
+    this.#counts.resetUnforwarded++;
+  }
+
+  /** An HTTP/2 client connection closed for resetting streams faster than its budget (net/reset-budget.ts). */
+  connectionOverResetBudget(): void {
+    this.#counts.resetBudgetClosed++;
   }
 
   /** Count an upstream failure that was passed on to the client. */
@@ -195,8 +225,23 @@ export class Recorder {
     return this.#writer;
   }
 
-  /** Write what is buffered and stop. */
-  close(): Promise<void> {
-    return this.#writer.close(this.#closeTimeoutMs);
+  /** Resolves once every exchange sampled so far is built and offered to the writer (or dropped). */
+  built(): Promise<void> {
+    return this.#thread.idle();
+  }
+
+  /** Build and write everything sampled so far (tests, shutdown). */
+  async flush(): Promise<void> {
+    await this.built();
+    await this.#writer.flush();
+  }
+
+  /** Build and write what is queued, for at most the close timeout each, and stop; what is left is counted as dropped. */
+  async close(): Promise<void> {
+    const deadline = new AbortController();
+    await Promise.race([this.#thread.idle(), this.#clock.sleep(this.#closeTimeoutMs, deadline.signal).catch(() => undefined)]);
+    deadline.abort();
+    await this.#thread.close();
+    await this.#writer.close(this.#closeTimeoutMs);
   }
 }

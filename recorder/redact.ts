@@ -93,6 +93,21 @@ export class Redactor {
     }
   }
 
+  /**
+   * One gRPC message's payload (compression undone) with its secrets replaced where it is JSON (`application/grpc+json`,
+   * or a payload that opens an object or array) — the same names as everywhere else. Protobuf is returned as it is:
+   * the recorder has no descriptors to find fields by name. Withheld when it looks like JSON and cannot be read.
+   */
+  grpcMessage(payload: Buffer, contentType: string | undefined): RedactedBody {
+    const subtype = mediaTypeOf(contentType).slice('application/grpc'.length);
+    if (subtype !== '+json' && !opensJson(payload)) return { body: payload };
+    try {
+      return { body: this.#jsonBody(payload) ?? payload };
+    } catch (error) {
+      return { withheld: withheldReason(error) };
+    }
+  }
+
   /** The redacted bytes of an unencoded body, or undefined when nothing in it is secret. */
   #plain(body: Buffer, contentType: string | undefined): Buffer | undefined {
     const mediaType = mediaTypeOf(contentType);

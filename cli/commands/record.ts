@@ -90,6 +90,7 @@ export async function run(options: RecordOptions, ctx: CliContext): Promise<numb
     redact: rulesForTier(config.recorder.redact, options.tier),
     maxBodyBytes: config.recorder.maxBodyBytes,
     bufferRecords: config.recorder.bufferRecords,
+    grpcWithoutResponses: config.recorder.grpc.withoutResponses,
     ...(stickyKey ? { stickyKey } : {}),
     // Replayed traffic is never recorded: the default header plus each workload's own identity prefix.
     skipHeaders: [...new Set([EXPERIMENT_HEADER, ...config.workloads.map((w) => `${w.replay.identityHeaderPrefix}experiment`)])],
@@ -114,7 +115,7 @@ export async function run(options: RecordOptions, ctx: CliContext): Promise<numb
   const { written, dropped } = recorder.writer;
   const { withheld } = recorder.accounting;
   ctx.err(
-    `recorded ${written} requests of tier ${options.tier} (${withheld} with the body withheld: it could not be redacted); dropped ${dropped['buffer-full']} (buffer full), ${dropped['store-error']} (store errors), ${dropped['record-error']} (could not be recorded)`,
+    `recorded ${written} requests of tier ${options.tier} (${withheld} with the body withheld: it could not be redacted); dropped ${dropped['queue-full']} (build queue full), ${dropped['buffer-full']} (buffer full), ${dropped['store-error']} (store errors), ${dropped['record-error']} (could not be recorded)`,
   );
   return ExitCode.ok;
 }

@@ -90,6 +90,15 @@ const recorder = z.strictObject({
     .prefault({}),
   maxBodyBytes: z.number().int().min(0).default(1_048_576).describe('Bodies larger than this are stored truncated and skipped by replay.'),
   bufferRecords: z.number().int().min(1).default(10_000).describe('Records waiting to be written; beyond this the recorder drops and counts.'),
+  grpc: z
+    .strictObject({
+      withoutResponses: z
+        .array(z.string().regex(/^[A-Za-z_][\w.]*\/([A-Za-z_]\w*|\*)$/, 'must be "package.Service/Method" or "package.Service/*"'))
+        .default([])
+        .describe('gRPC methods whose response messages are not kept ("package.Service/Method", or "package.Service/*" for every method of a service): their records hold status and trailers, no messages (responseTruncated).'),
+    })
+    .prefault({})
+    .describe('What the recorder keeps of gRPC calls.'),
 });
 
 const arm = z

@@ -30,6 +30,14 @@ describe('config validation', () => {
     expect(w?.replay.timeout).toBe(5_000);
   });
 
+  it('takes gRPC methods recorded without responses by their full name or a whole service, and names a bad one', () => {
+    expect(parseConfig({ ...minimal, recorder: { grpc: { withoutResponses: ['auth.Tokens/Issue', 'billing.Cards/*'] } } }).recorder.grpc.withoutResponses).toEqual(['auth.Tokens/Issue', 'billing.Cards/*']);
+    for (const bad of ['Issue', '/auth.Tokens/Issue', 'auth.Tokens/*x', 'auth.Tokens/Is sue']) {
+      const issues = issuesOf(() => parseConfig({ ...minimal, recorder: { grpc: { withoutResponses: [bad] } } }));
+      expect(issues.join('\n'), bad).toMatch(/recorder\.grpc\.withoutResponses\[0\].*package\.Service\/Method/);
+    }
+  });
+
   it('returns a deeply frozen config', () => {
     const config = parseConfig(minimal);
     expect(Object.isFrozen(config)).toBe(true);

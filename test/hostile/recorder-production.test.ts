@@ -29,7 +29,7 @@ describe('the sidecar never fails production', () => {
     const request = { method: 'POST', path: '/deep', headers: { 'content-type': 'application/json' }, body };
     const [direct, proxied] = [await rawRequest(upstream, request), await rawRequest(sidecar.url, request)];
     expect(proxied).toMatchObject({ status: direct.status, body: direct.body });
-    await recorder.writer.flush();
+    await recorder.flush();
     const [record] = await records(store.corpus);
     expect(Buffer.from(record!.body, 'base64').toString()).toBe(body.replace('"tok123"', `"${REDACTED}"`));
     expect(recorder.accounting).toMatchObject({ sampled: 1, written: 1, dropped: 0 });
@@ -41,7 +41,7 @@ describe('the sidecar never fails production', () => {
     const { sidecar, recorder } = await sidecarFor(upstream, store.corpus);
     const reply = await rawRequest(sidecar.url, { method: 'GET', path: '/cb?code=1&access_token=tok123' });
     expect(JSON.parse(reply.body)).toMatchObject({ url: '/cb?code=1&access_token=tok123' });
-    await recorder.writer.flush();
+    await recorder.flush();
     const [record] = await records(store.corpus);
     expect(record!.path).toBe('/cb?code=1&access_token=%5Bredacted%5D');
   });
@@ -52,7 +52,7 @@ describe('the sidecar never fails production', () => {
     const { sidecar, recorder } = await sidecarFor(upstream, store.corpus);
     const reply = await rawRequest(sidecar.url, { method: 'POST', path: '/x', headers: { 'content-type': 'application/json' }, body: '{"password": "hunter2"' });
     expect(JSON.parse(reply.body)).toMatchObject({ length: 22 });
-    await recorder.writer.flush();
+    await recorder.flush();
     const [record] = await records(store.corpus);
     expect(record).toMatchObject({ body: '', bodyTruncated: true, bodyWithheld: true });
     expect(recorder.accounting).toMatchObject({ sampled: 1, written: 1, withheld: 1 });
@@ -74,7 +74,7 @@ describe('the sidecar never fails production', () => {
     await upstreamSaw;
     client.destroy();
     await expect.poll(() => recorder.accounting.sampled + recorder.accounting.abandoned, { timeout: 10_000 }).toBe(1);
-    await recorder.writer.flush();
+    await recorder.flush();
     const { sampled, written, dropped, buffered } = recorder.accounting;
     expect(sampled - written - dropped - buffered).toBe(0);
     expect(recorder.accounting.abandoned).toBe(1);
@@ -84,7 +84,7 @@ describe('the sidecar never fails production', () => {
     let release!: () => void;
     const store = { append: () => new Promise<void>((resolve) => (release = resolve)) } as unknown as ConstructorParameters<typeof CorpusWriter>[0]['store'];
     const writer = new CorpusWriter({ store, capacity: 10, clock: systemClock, batchSize: 1 });
-    writer.offer({ id: 'r1' } as never);
+    writer.offer({ id: 'r1', body: '' } as never);
     expect({ buffered: writer.buffered, written: writer.written }).toEqual({ buffered: 1, written: 0 });
     release();
     await writer.flush();

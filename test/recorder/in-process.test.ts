@@ -57,7 +57,7 @@ describe('in-process recording', () => {
     }
     await (await request(`${url}/ignore`, { method: 'POST', body: 'unread' })).body.text();
     await (await request(`${url}/get`)).body.text();
-    await recorder.writer.flush();
+    await recorder.flush();
     const records = await all(corpus.read('api', { sinceMs: 0 }));
     const byPath = Object.fromEntries(records.map((r) => [r.path, r]));
     expect(Buffer.from(byPath['/iterate']!.body, 'base64').toString()).toBe('hello body');
@@ -78,7 +78,7 @@ describe('in-process recording', () => {
     onTestFinished(() => agent.close());
     await (await request(`${url}/a?b=1`, { method: 'POST', body: '{"x":1}', headers: { 'content-type': 'application/json', authorization: 'x' }, dispatcher: agent })).body.text();
     await (await request(`${url}/replayed`, { headers: { 'x-tandem-experiment': 'e' }, dispatcher: agent })).body.text();
-    await recorder.writer.flush();
+    await recorder.flush();
     expect(await all(corpus.read('downstream', { sinceMs: 0 }))).toEqual([
       expect.objectContaining({ method: 'POST', path: '/a?b=1', body: Buffer.from('{"x":1}').toString('base64'), headers: expect.objectContaining({ authorization: REDACTED }) }),
     ]);
@@ -114,7 +114,7 @@ describe('replayed traffic', () => {
     const recorder = new Recorder({ tier: 'api', store: corpus, clock: systemClock, rate: 1, skipHeaders: ['x-tandem-experiment', 'x-replay-experiment'] });
     const url = await serve(recordingHandler(recorder, (_req, res) => res.end('ok')));
     for (const headers of [{}, { 'x-tandem-experiment': 'exp-1' }, { 'X-Replay-Experiment': 'exp-2' }]) await (await request(`${url}/x`, { headers })).body.text();
-    await recorder.writer.flush();
+    await recorder.flush();
     const records = [];
     for await (const r of corpus.read('api', { sinceMs: 0 })) records.push(r);
     expect(records).toHaveLength(1);

@@ -72,7 +72,7 @@ async function bothWays(upstream: string, options: Parameters<typeof exchange>[1
     proxied,
     sidecarUrl: sidecar.url,
     recorded: async () => {
-      await recorder.writer.flush();
+      await recorder.flush();
       return (await records(store.corpus)).length;
     },
   };

@@ -34,7 +34,7 @@ describe('recording sidecar', () => {
     expect(seenProxied.url).toBe('/v1/items?q=a%20b&x=1');
     expect(seenProxied.body).toBe(seenDirect.body);
     for (const header of ['authorization', 'x-api-key', 'content-type', 'x-custom', 'content-length']) expect(seenProxied.headers[header]).toBe(seenDirect.headers[header]);
-    await recorder.writer.flush();
+    await recorder.flush();
     const [record] = await records(store.corpus);
     expect(record).toMatchObject({ tier: 'query', method: 'PUT', path: '/v1/items?q=a%20b&x=1', bodyTruncated: false, sampleRate: 1, sampleMode: 'uniform' });
     expect(record!.headers).toMatchObject({ authorization: REDACTED, 'x-api-key': REDACTED, 'x-custom': 'v' });
@@ -71,7 +71,7 @@ describe('recording sidecar', () => {
       req.write('half-1');
     });
     expect(response).toBe('first\nsecond\n');
-    await recorder.writer.flush();
+    await recorder.flush();
     expect(Buffer.from((await records(store.corpus))[0]!.body, 'base64').toString()).toBe('half-1half-2');
   });
 
@@ -81,7 +81,7 @@ describe('recording sidecar', () => {
     const { sidecar, recorder } = await sidecarFor(upstream, store.corpus);
     await rawRequest(sidecar.url, { method: 'GET', path: '/replayed', headers: { 'x-tandem-experiment': 'exp-1' } });
     await rawRequest(sidecar.url, { method: 'GET', path: '/real' });
-    await recorder.writer.flush();
+    await recorder.flush();
     expect((await records(store.corpus)).map((r) => r.path)).toEqual(['/real']);
     expect(await (await fetch(`${sidecar.adminUrl}/metrics`)).text()).toContain('recorder_replay_skipped_total{tier="query"} 1');
   });
@@ -92,7 +92,7 @@ describe('recording sidecar', () => {
     const { sidecar, recorder } = await sidecarFor(upstream, store.corpus, { maxBodyBytes: 10 });
     const big = await rawRequest(sidecar.url, { method: 'POST', path: '/big', body: 'x'.repeat(100) });
     expect(Buffer.from(JSON.parse(big.body).body, 'base64').toString()).toBe('x'.repeat(100));
-    await recorder.writer.flush();
+    await recorder.flush();
     expect(await records(store.corpus)).toEqual([expect.objectContaining({ path: '/big', bodyTruncated: true, body: '' })]);
   });
 
@@ -110,6 +110,8 @@ describe('recording sidecar', () => {
     const { sidecar, recorder, log } = await sidecarFor(upstream, store.corpus, { bufferRecords: 5, closeTimeoutMs: 100 });
     const statuses = await Promise.all(Array.from({ length: 60 }, (_, i) => rawRequest(sidecar.url, { method: 'GET', path: `/r${i}` }).then((r) => r.status)));
     expect(statuses).toEqual(statuses.map(() => 201));
+    // Records are built off the event loop: once built, the writer's buffer has overflowed.
+    await recorder.built();
     expect(recorder.writer.dropped['buffer-full']).toBeGreaterThan(0);
     expect(recorder.sampler.effectiveRate).toBeLessThan(1);
     expect(log.some((line) => line.includes('shedding'))).toBe(true);
@@ -126,7 +128,7 @@ describe('recording sidecar', () => {
     const upstream = await startServer(echo);
     const { sidecar, recorder } = await sidecarFor(upstream, store.corpus, { recoveryIntervalMs: 0 });
     for (let i = 0; i < 5; i++) expect((await rawRequest(sidecar.url, { method: 'GET', path: `/down${i}` })).status).toBe(201);
-    await recorder.writer.flush();
+    await recorder.flush();
     expect(recorder.writer.dropped['store-error']).toBeGreaterThan(0);
     const shedRate = recorder.sampler.effectiveRate;
     expect(shedRate).toBeLessThan(1);
@@ -134,7 +136,7 @@ describe('recording sidecar', () => {
     await unlink(join(dir, 'blocked'));
     for (let i = 0; i < 40 && recorder.sampler.effectiveRate < 1; i++) {
       await rawRequest(sidecar.url, { method: 'GET', path: `/up${i}` });
-      await recorder.writer.flush();
+      await recorder.flush();
     }
     expect(recorder.sampler.effectiveRate).toBe(1);
     expect(recorder.writer.written).toBeGreaterThan(0);
@@ -157,8 +159,8 @@ describe('recording sidecar', () => {
     const metrics = await (await fetch(`${viaRefused.sidecar.adminUrl}/metrics`)).text();
     expect(metrics).toContain('recorder_upstream_errors_total{kind="refused",tier="query"} 1');
     // The failed requests were still recorded: they happened in production.
-    await viaRefused.recorder.writer.flush();
-    await viaResetting.recorder.writer.flush();
+    await viaRefused.recorder.flush();
+    await viaResetting.recorder.flush();
     expect((await records(store.corpus)).length).toBeGreaterThanOrEqual(2);
   });
 
@@ -167,7 +169,7 @@ describe('recording sidecar', () => {
     const { dir, store } = await tempStore();
     const { sidecar, recorder } = await sidecarFor(upstream, store.corpus);
     await rawRequest(sidecar.url, { method: 'GET', path: '/private' });
-    await recorder.writer.flush();
+    await recorder.flush();
     const tierDir = join(dir, '.tandem', 'corpus', 'query');
     const [file] = await readdir(tierDir);
     expect((await stat(join(tierDir, file!))).mode & 0o777).toBe(0o600);

@@ -1,0 +1,42 @@
+/**
+ * What passes between the recorder and its worker thread (record-thread.ts, record-worker.ts). Buffers arrive on
+ * the other side as plain Uint8Arrays (structured clone), so a job's byte fields are made Buffers again on arrival.
+ */
+import type { CorpusRecord } from '../core/index.js';
+import type { RedactionRules } from './redact.js';
+import type { CapturedRequest } from './record-builder.js';
+
+export interface RecordThreadSettings {
+  readonly tier: string;
+  readonly rules: RedactionRules | undefined;
+  readonly maxBodyBytes: number;
+}
+
+export interface BuildJob {
+  readonly id: number;
+  readonly request: CapturedRequest;
+  readonly sampling: { readonly rate: number; readonly mode: CorpusRecord['sampleMode'] };
+}
+
+/** The record, or none when it could not be built (counted as `record-error`). */
+export interface BuildResult {
+  readonly id: number;
+  readonly record?: CorpusRecord;
+}
+
+const asBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+
+/** A job's request as the worker received it, its bytes Buffers again. */
+export function copiedFromWire(request: CapturedRequest): CapturedRequest {
+  const copy = request.grpcCopy;
+  return {
+    ...request,
+    body: asBuffer(request.body),
+    ...(copy ? { grpcCopy: { ...copy, ...(copy.responseBody ? { responseBody: asBuffer(copy.responseBody) } : {}) } } : {}),
+  };
+}
+
+/** Bytes a job holds while it waits: what the recorder's byte budget counts. */
+export function bytesOf(request: CapturedRequest): number {
+  return request.body.length + (request.grpcCopy?.responseBody?.length ?? 0);
+}
