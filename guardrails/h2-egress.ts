@@ -1,8 +1,8 @@
 /**
  * The egress router's HTTP/2 side: gRPC (and any cleartext HTTP/2) from the
  * SUT to a dependency, under the same policy as HTTP/1 — the same decision
- * (EgressRouter.decide: allowlist, Host, identity as metadata and `baggage`,
- * writes by gRPC method) — forwarded stream by stream over one HTTP/2
+ * (EgressPolicy.decide: allowlist, Host, identity as metadata and `baggage`,
+ * writes by gRPC method), the same body buffer and counters — forwarded stream by stream over one HTTP/2
  * session per target (core/h2-forward.ts). A refused or blocked gRPC call is
  * answered by the router itself with `PERMISSION_DENIED` and a message
  * saying why, and never reaches the dependency.
@@ -10,25 +10,23 @@
 import { connect, constants, createServer, type ClientHttp2Session, type ClientHttp2Stream, type Http2Server, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
 import { encodeGrpcMessage, forwardStream, forwardableHeaders, grpcMethodOf, isGrpcContentType, watchConnection, GRPC_STATUS } from '../core/index.js';
 import { withHeaderLimits } from '../net/index.js';
-import type { Decision, EgressRouter, Listener } from './router.js';
+import type { Decision, EgressPolicy, Listener } from './egress-policy.js';
 
 const MAX_CONCURRENT_STREAMS = 1_000;
 /** How often calls past their dependency's timeout are looked for. */
 const SWEEP_MS = 100;
-/** Largest request body read whole to fail over between pinned shards (as for HTTP/1). */
-const MAX_BUFFERED_BODY_BYTES = 8 * 1_048_576;
 const printable = (text: string): string => text.replace(/[^\x20-\x7e]/g, '?');
 
 export class H2Egress {
-  readonly #router: EgressRouter;
+  readonly #policy: EgressPolicy;
   readonly #sessions = new Map<string, ClientHttp2Session>();
   readonly #next = new Map<Listener, number>();
   /** Calls in flight and when each must have ended (the dependency's timeout). */
   readonly #deadlines = new Map<ClientHttp2Stream, number>();
   #sweeper: NodeJS.Timeout | undefined;
 
-  constructor(router: EgressRouter) {
-    this.#router = router;
+  constructor(policy: EgressPolicy) {
+    this.#policy = policy;
   }
 
   serverFor(listener: Listener): Http2Server {
@@ -69,15 +67,17 @@ export class H2Egress {
     return session;
   }
 
-  #answer(stream: ServerHttp2Stream, decision: Exclude<Decision, { kind: 'forward' }>, grpc: boolean): void {
+  /** The router's own answer, as HTTP/1's: 403 for a refused or blocked call, 413 for a body over the buffer; gRPC's statuses for a gRPC call. */
+  #answer(stream: ServerHttp2Stream, decision: Exclude<Decision, { kind: 'forward' }>, grpc: boolean, status: 403 | 413 = 403): void {
     stream.on('error', () => undefined);
     stream.resume();
     if (stream.destroyed) return;
-    const tag = `${this.#router.identityPrefix}${decision.kind}`;
+    const tag = `${this.#policy.identityPrefix}${decision.kind}`;
     if (grpc) {
-      stream.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': String(GRPC_STATUS.PERMISSION_DENIED), 'grpc-message': encodeGrpcMessage(decision.reason), [tag]: printable(decision.reason) }, { endStream: true });
+      const grpcStatus = status === 413 ? GRPC_STATUS.RESOURCE_EXHAUSTED : GRPC_STATUS.PERMISSION_DENIED;
+      stream.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': String(grpcStatus), 'grpc-message': encodeGrpcMessage(decision.reason), [tag]: printable(decision.reason) }, { endStream: true });
     } else {
-      stream.respond({ ':status': 403, 'content-type': 'text/plain', [tag]: printable(decision.reason) });
+      stream.respond({ ':status': status, 'content-type': 'text/plain', [tag]: printable(decision.reason) });
       stream.end(`${decision.reason}\n`);
     }
   }
@@ -87,9 +87,9 @@ export class H2Egress {
     const path = headers[':path'] ?? '/';
     const grpc = isGrpcContentType(headers['content-type']) ? grpcMethodOf(path) : undefined;
     const plain = forwardableHeaders(headers, () => false) as Record<string, string | string[] | undefined>;
-    const decision = this.#router.decide(listener, { method: headers[':method'] ?? 'GET', path, host: headers[':authority'] ?? headers.host ?? '', headers: plain, ...(grpc ? { grpc } : {}) });
+    const decision = this.#policy.decide(listener, { method: headers[':method'] ?? 'GET', path, host: headers[':authority'] ?? headers.host ?? '', headers: plain, ...(grpc ? { grpc } : {}) });
     if (decision.kind !== 'forward') return this.#answer(stream, decision, isGrpcContentType(headers['content-type']));
-    const { counters, targets } = listener;
+    const { targets } = listener;
     const turn = this.#next.get(listener) ?? 0;
     this.#next.set(listener, turn + 1);
     const endStream = (flags & constants.NGHTTP2_FLAG_END_STREAM) !== 0;
@@ -98,14 +98,14 @@ export class H2Egress {
     if (targets.length === 1 || endStream) return send(0, endStream && targets.length > 1 ? Buffer.alloc(0) : undefined);
     const chunks: Buffer[] = [];
     let size = 0;
+    const limit = this.#policy.maxBufferedBodyBytes;
     stream.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size <= MAX_BUFFERED_BODY_BYTES) chunks.push(chunk);
+      if (size <= limit) chunks.push(chunk);
     });
     stream.once('end', () => {
-      if (size <= MAX_BUFFERED_BODY_BYTES) return send(0, Buffer.concat(chunks));
-      counters.errors++;
-      this.#answer(stream, { kind: 'refused', reason: `${listener.dependency.name}: request body over the router's ${MAX_BUFFERED_BODY_BYTES}-byte buffer` }, isGrpcContentType(headers['content-type']));
+      if (size <= limit) return send(0, Buffer.concat(chunks));
+      this.#answer(stream, { kind: 'refused', reason: this.#policy.overBuffer(listener, started, performance.now()) }, isGrpcContentType(headers['content-type']), 413);
     });
   }
 

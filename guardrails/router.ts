@@ -13,18 +13,11 @@ import { Writable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
 import { protocolListener, withoutHopByHop, type DependencyConfig, type GrpcSchema, type ProtocolListener } from '../core/index.js';
-import { allowedTargets, isWrite, withBaggage } from './policies.js';
-import { GrpcWriteRules } from './grpc-writes.js';
+import { allowedTargets, withBaggage } from './policies.js';
+import { BUCKETS_MS, Counters, EgressPolicy, type Listener, type RouterArm } from './egress-policy.js';
 import { H2Egress } from './h2-egress.js';
-import { normalizedPath } from './request-path.js';
 
-/** control′ gets listeners of its own when it is deployed per trial, so its calls never count as control's. */
-export type RouterArm = 'control' | 'treatment' | 'control-prime';
-
-/** What a trial header may hold: the trial's number. */
-const TRIAL_NUMBER = /^\d{1,9}$/;
-/** What a record header may hold: a corpus record id (a UUID when recorded; imported ids are tokens too). */
-const RECORD_ID = /^[A-Za-z0-9._:@/+=-]{1,200}$/;
+export type { RouterArm } from './egress-policy.js';
 
 export interface RouterOptions {
   readonly experimentId: string;
@@ -41,9 +34,6 @@ export interface RouterOptions {
   /** Descriptors of dependencies whose config names a `grpc.descriptorSet`, by dependency name (see grpc-writes.ts). */
   readonly grpcSchemas?: ReadonlyMap<string, GrpcSchema>;
 }
-
-/** Latency bucket upper bounds, ms. */
-const BUCKETS_MS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, Number.POSITIVE_INFINITY];
 
 export interface DependencyCounters {
   readonly arm: RouterArm;
@@ -64,70 +54,25 @@ export interface DependencyCounters {
   readonly fanOut: number;
 }
 
-export class Counters {
-  calls = 0;
-  errors = 0;
-  blocked = 0;
-  refused = 0;
-  readonly byTarget: Record<string, number> = {};
-  readonly latency = BUCKETS_MS.map(() => 0);
-  readonly records = new Set<string>();
-  observe(ms: number): void {
-    this.latency[BUCKETS_MS.findIndex((bound) => ms <= bound)]!++;
-  }
-}
-
-/** What the policy decided for one call (EgressRouter.decide). */
-export type Decision = { readonly kind: 'refused' | 'blocked'; readonly reason: string } | { readonly kind: 'forward'; readonly headers: Record<string, string | string[]> };
-
-export interface Listener {
-  readonly arm: RouterArm;
-  readonly dependency: DependencyConfig;
-  readonly targets: readonly string[];
-  /** Origin of each target, parsed once: redirects are checked against it. */
-  readonly origins: readonly string[];
-  /** This trial's counters: reset by setTrial, so each trial record carries its own calls and fan-out. */
-  counters: Counters;
-  server: Server;
-  /** HTTP/1.1 and cleartext HTTP/2 on one port (core/protocol-listener.ts). */
-  listener: ProtocolListener;
-  authority: string;
-  /** The same authority spelled with `localhost`, also accepted as Host. */
-  localhost: string;
-  /** Identity of this arm's calls in a trial, and its baggage when the caller sent none (cached per trial). */
-  identity(trial: string): Readonly<Record<string, string>>;
-  baggage(trial: string): string;
-}
-
 const discard = (): Writable => new Writable({ write: (_chunk, _encoding, done) => done() });
 
 export class EgressRouter {
   readonly #listeners: Listener[] = [];
   readonly #pools = new Map<string, Pool>();
   readonly #options: RouterOptions;
-  readonly #grpcWrites: GrpcWriteRules;
+  readonly #policy: EgressPolicy;
   readonly #h2: H2Egress;
-  readonly #prefix: string;
-  readonly #trialHeader: string;
-  readonly #recordHeader: string;
-  /** experiment, arm, trial, job header names, built once. */
-  readonly #identityHeaders: readonly [string, string, string, string];
-  #trial = 0;
   #next = 0;
 
   constructor(options: RouterOptions) {
     this.#options = options;
-    this.#grpcWrites = new GrpcWriteRules(options.dependencies, options.grpcSchemas);
-    this.#h2 = new H2Egress(this);
-    this.#prefix = options.identityPrefix ?? 'x-tandem-';
-    this.#trialHeader = `${this.#prefix}trial`;
-    this.#recordHeader = `${this.#prefix}record`;
-    this.#identityHeaders = [`${this.#prefix}experiment`, `${this.#prefix}arm`, `${this.#prefix}trial`, `${this.#prefix}job`];
+    this.#policy = new EgressPolicy(options);
+    this.#h2 = new H2Egress(this.#policy);
   }
 
   /** Prefix of the identity headers the router owns. */
   get identityPrefix(): string {
-    return this.#prefix;
+    return this.#policy.identityPrefix;
   }
 
   /** The router URL of each dependency, per arm: what each arm's deployment is given. */
@@ -139,7 +84,7 @@ export class EgressRouter {
 
   /** The trial now running; calls without an `x-tandem-trial` header are attributed to it. Starts a fresh set of counters. */
   setTrial(trial: number): void {
-    this.#trial = trial;
+    this.#policy.trial = trial;
     // Fan-out is calls per distinct replayed request, and every trial replays the same records:
     // cumulative counters would divide by a set that stops growing after the first trial.
     for (const listener of this.#listeners) listener.counters = new Counters();
@@ -228,59 +173,14 @@ export class EgressRouter {
 
   #answer(res: ServerResponse, status: number, header: string, reason: string): void {
     if (res.headersSent) return void res.destroy();
-    res.writeHead(status, { 'content-type': 'text/plain', [`${this.#prefix}${header}`]: reason.replace(/[^\x20-\x7e]/g, '?') });
+    res.writeHead(status, { 'content-type': 'text/plain', [`${this.#policy.identityPrefix}${header}`]: reason.replace(/[^\x20-\x7e]/g, '?') });
     res.end(`${reason}\n`);
   }
 
-  /**
-   * The policy's decision on one call, whatever its protocol: refused (not this dependency, an unsafe
-   * target), blocked (a write where writes are blocked), or the headers to forward it with — the SUT's
-   * identity headers replaced by the router's own. Counts the call, the refusal or the block.
-   */
-  decide(listener: Listener, call: { method: string; path: string; host: string; headers: Readonly<Record<string, string | string[] | undefined>>; grpc?: { service: string; method: string } }): Decision {
-    const { dependency, counters } = listener;
-    const { method, path } = call;
-    counters.calls++;
-    const refuse = (reason: string): Decision => {
-      counters.refused++;
-      return { kind: 'refused', reason: `${dependency.name}: ${reason}` };
-    };
-    // Deny by default: only origin-form paths, addressed to this listener, reach a target.
-    if (!path.startsWith('/')) return refuse(`absolute-form request URI ${path.slice(0, 100)} is not forwarded`);
-    if (call.host !== listener.authority && call.host !== listener.localhost) return refuse(`Host ${call.host.slice(0, 100)} is not this dependency`);
-    const normalized = normalizedPath(path);
-    if (normalized === undefined) return refuse(`path ${path.slice(0, 100)} cannot be normalized (bad escape, control character, or ".." above the root)`);
-    const write = call.grpc !== undefined ? this.#grpcWrites.isWrite(dependency, call.grpc.service, call.grpc.method) : isWrite(dependency, { method, target: path, headers: call.headers }, normalized);
-    if (write && dependency.writes === 'block') {
-      counters.blocked++;
-      const what = call.grpc !== undefined ? `gRPC method ${call.grpc.service}/${call.grpc.method}` : `${method} ${path.split('?')[0]}`;
-      return { kind: 'blocked', reason: `${dependency.name}: ${what} is a write, and this experiment blocks writes to it` };
-    }
-    // The router owns every identity header: what the SUT sent is read only where it is well-formed (a trial
-    // number, a record id), and never passed on as sent — `x-tandem-trial: 9,tandem.job=prod` is not a trial.
-    const sentTrial = call.headers[this.#trialHeader];
-    const trial = typeof sentTrial === 'string' && TRIAL_NUMBER.test(sentTrial) ? sentTrial : String(this.#trial);
-    // A replayed request is the same record in the same trial: every trial replays the corpus again.
-    const sentRecord = call.headers[this.#recordHeader];
-    const record = typeof sentRecord === 'string' && RECORD_ID.test(sentRecord) ? sentRecord : undefined;
-    if (record !== undefined && counters.records.size < 1_000_000) counters.records.add(`${trial}/${record}`);
-    const headers = withoutHopByHop(call.headers, 'host', this.#prefix);
-    if (record !== undefined) headers[this.#recordHeader] = record;
-    const identity = listener.identity(trial);
-    headers[this.#identityHeaders[0]] = identity.experiment!;
-    headers[this.#identityHeaders[1]] = identity.arm!;
-    headers[this.#identityHeaders[2]] = identity.trial!;
-    headers[this.#identityHeaders[3]] = identity.job!;
-    const baggage = call.headers.baggage;
-    headers.baggage = typeof baggage === 'string' && baggage !== '' ? withBaggage(baggage, identity) : listener.baggage(trial);
-    if (write && dependency.writes === 'tag') headers[`${this.#prefix}write`] = '1';
-    return { kind: 'forward', headers };
-  }
-
   #handle(listener: Listener, req: IncomingMessage, res: ServerResponse): void {
-    const { dependency, counters } = listener;
+    const { counters } = listener;
     const started = performance.now();
-    const decision = this.decide(listener, { method: req.method ?? 'GET', path: req.url ?? '/', host: req.headers.host ?? '', headers: req.headers });
+    const decision = this.#policy.decide(listener, { method: req.method ?? 'GET', path: req.url ?? '/', host: req.headers.host ?? '', headers: req.headers });
     if (decision.kind !== 'forward') {
       req.resume();
       return this.#answer(res, 403, decision.kind, decision.reason);
@@ -295,15 +195,13 @@ export class EgressRouter {
     if (listener.targets.length === 1 || !hasBody) return this.#forward(listener, req, res, headers, hasBody ? req : null, 0, finish);
     const chunks: Buffer[] = [];
     let size = 0;
+    const limit = this.#policy.maxBufferedBodyBytes;
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size <= (this.#options.maxBufferedBodyBytes ?? 8 * 1_048_576)) chunks.push(chunk);
+      if (size <= limit) chunks.push(chunk);
     });
     req.once('end', () => {
-      if (size > (this.#options.maxBufferedBodyBytes ?? 8 * 1_048_576)) {
-        finish(true);
-        return this.#answer(res, 413, 'refused', `${dependency.name}: request body over the router's buffer`);
-      }
+      if (size > limit) return this.#answer(res, 413, 'refused', this.#policy.overBuffer(listener, started, performance.now()));
       this.#forward(listener, req, res, headers, Buffer.concat(chunks), 0, finish);
     });
   }
