@@ -13,8 +13,13 @@ import type { Server as HttpServer } from 'node:http';
 import type { Http2Server } from 'node:http2';
 
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
-/** A client that sends nothing is not waited on forever. */
+/** A client that sends nothing is not waited on forever, over TLS or not. */
 const FIRST_BYTES_TIMEOUT_MS = 30_000;
+
+export interface ProtocolListenerOptions {
+  /** How long a connection may stay silent before its first request bytes (TLS: after the handshake, which has as long). @default 30000 */
+  readonly firstBytesTimeoutMs?: number;
+}
 
 export interface ProtocolListener {
   readonly server: NetServer;
@@ -23,12 +28,12 @@ export interface ProtocolListener {
 }
 
 /** A net server whose connections go to `http1` or `http2` by their first bytes. */
-export function protocolListener(http1: HttpServer, http2: Http2Server): ProtocolListener {
+export function protocolListener(http1: HttpServer, http2: Http2Server, options: ProtocolListenerOptions = {}): ProtocolListener {
   const sockets = new Set<Socket>();
   const server = createNetServer((socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
-    socket.setTimeout(FIRST_BYTES_TIMEOUT_MS, () => socket.destroy());
+    socket.setTimeout(options.firstBytesTimeoutMs ?? FIRST_BYTES_TIMEOUT_MS, () => socket.destroy());
     let seen: Buffer = Buffer.alloc(0);
     const onData = (chunk: Buffer): void => {
       seen = seen.length === 0 ? chunk : Buffer.concat([seen, chunk]);
@@ -58,12 +63,22 @@ export interface TlsIdentity {
  * else HTTP/1.1), and the decrypted connection is handed to that server.
  * A client that offers neither, or no ALPN, speaks HTTP/1.1.
  */
-export function tlsProtocolListener(http1: HttpServer, http2: Http2Server, identity: TlsIdentity): ProtocolListener {
+export function tlsProtocolListener(http1: HttpServer, http2: Http2Server, identity: TlsIdentity, options: ProtocolListenerOptions = {}): ProtocolListener {
   const sockets = new Set<Socket>();
-  const server = createTlsServer({ cert: identity.cert, key: identity.key, ALPNProtocols: ['h2', 'http/1.1'] }, (socket: TLSSocket) => {
+  const silentMs = options.firstBytesTimeoutMs ?? FIRST_BYTES_TIMEOUT_MS;
+  const server = createTlsServer({ cert: identity.cert, key: identity.key, ALPNProtocols: ['h2', 'http/1.1'], handshakeTimeout: silentMs }, (socket: TLSSocket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
-    (socket.alpnProtocol === 'h2' ? http2 : http1).emit('connection', socket);
+    // Handed over with its first bytes, as a cleartext connection is, and closed like one when silent: the servers
+    // wait for a first request forever, and once HTTP/2 reads a socket itself its timer no longer sees the traffic.
+    socket.setTimeout(silentMs, () => socket.destroy());
+    socket.once('data', (first: Buffer) => {
+      socket.setTimeout(0);
+      socket.pause();
+      socket.unshift(first);
+      (socket.alpnProtocol === 'h2' ? http2 : http1).emit('connection', socket);
+      process.nextTick(() => socket.resume());
+    });
   });
   server.on('tlsClientError', (_error, socket) => socket.destroy());
   return { server, sockets };
