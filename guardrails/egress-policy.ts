@@ -145,11 +145,12 @@ export class EgressPolicy {
 
   /**
    * A call to several targets (a pinned subset) whose body was over the buffer it is read into to fail over
-   * between them: refused, counted as an error with its latency, answered 413 (gRPC: RESOURCE_EXHAUSTED).
+   * between them (its own limit, or the process's body budget, net/body-copy.ts): refused, counted as an error with
+   * its latency, answered 413 (gRPC: RESOURCE_EXHAUSTED).
    */
   overBuffer(listener: Listener, startedMs: number, nowMs: number): string {
     listener.counters.errors++;
     listener.counters.observe(nowMs - startedMs);
-    return `${listener.dependency.name}: request body over the router's ${this.maxBufferedBodyBytes}-byte buffer`;
+    return `${listener.dependency.name}: request body over the router's buffer (${this.maxBufferedBodyBytes} bytes a call, within one budget for all bodies in the process)`;
   }
 }

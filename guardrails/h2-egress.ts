@@ -9,7 +9,7 @@
  */
 import { connect, constants, createServer, type ClientHttp2Session, type ClientHttp2Stream, type Http2Server, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
 import { encodeGrpcMessage, forwardStream, forwardableHeaders, grpcMethodOf, isGrpcContentType, watchConnection, GRPC_STATUS } from '../core/index.js';
-import { withHeaderLimits } from '../net/index.js';
+import { BodyCopy, withHeaderLimits } from '../net/index.js';
 import type { Decision, EgressPolicy, Listener } from './egress-policy.js';
 
 const MAX_CONCURRENT_STREAMS = 1_000;
@@ -96,15 +96,12 @@ export class H2Egress {
     const send = (attempt: number, body?: Buffer): void => this.#send(listener, stream, headers, decision.headers, endStream, turn + attempt, started, attempt + 1 < targets.length && body !== undefined ? () => send(attempt + 1, body) : undefined, body);
     // One target: stream the body through. Several (a pinned subset): read it whole first, to fail over between them.
     if (targets.length === 1 || endStream) return send(0, endStream && targets.length > 1 ? Buffer.alloc(0) : undefined);
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const limit = this.#policy.maxBufferedBodyBytes;
-    stream.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= limit) chunks.push(chunk);
-    });
+    // Within the call's limit and the process's body budget (net/body-copy.ts); given back when the call ends.
+    const copy = new BodyCopy(this.#policy.maxBufferedBodyBytes);
+    stream.once('close', () => copy.release());
+    stream.on('data', (chunk: Buffer) => copy.add(chunk));
     stream.once('end', () => {
-      if (size <= limit) return send(0, Buffer.concat(chunks));
+      if (!copy.truncated) return send(0, copy.bytes());
       this.#answer(stream, { kind: 'refused', reason: this.#policy.overBuffer(listener, started, performance.now()) }, isGrpcContentType(headers['content-type']), 413);
     });
   }

@@ -16,6 +16,7 @@ import { protocolListener, withoutHopByHop, type DependencyConfig, type GrpcSche
 import { allowedTargets, withBaggage } from './policies.js';
 import { BUCKETS_MS, Counters, EgressPolicy, type Listener, type RouterArm } from './egress-policy.js';
 import { H2Egress } from './h2-egress.js';
+import { BodyCopy } from '../net/index.js';
 
 export type { RouterArm } from './egress-policy.js';
 
@@ -193,16 +194,13 @@ export class EgressRouter {
     };
     // One target: stream the body through. Several (pinned subset): buffer it, to fail over between them.
     if (listener.targets.length === 1 || !hasBody) return this.#forward(listener, req, res, headers, hasBody ? req : null, 0, finish);
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const limit = this.#policy.maxBufferedBodyBytes;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= limit) chunks.push(chunk);
-    });
+    // Within the call's limit and the process's body budget (net/body-copy.ts); given back when the call ends.
+    const copy = new BodyCopy(this.#policy.maxBufferedBodyBytes);
+    res.once('close', () => copy.release());
+    req.on('data', (chunk: Buffer) => copy.add(chunk));
     req.once('end', () => {
-      if (size > limit) return this.#answer(res, 413, 'refused', this.#policy.overBuffer(listener, started, performance.now()));
-      this.#forward(listener, req, res, headers, Buffer.concat(chunks), 0, finish);
+      if (copy.truncated) return this.#answer(res, 413, 'refused', this.#policy.overBuffer(listener, started, performance.now()));
+      this.#forward(listener, req, res, headers, copy.bytes(), 0, finish);
     });
   }
 

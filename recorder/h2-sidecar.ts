@@ -11,29 +11,12 @@
  */
 import { connect, constants, createServer, type ClientHttp2Session, type ClientHttp2Stream, type Http2Server, type IncomingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
 import { clientFinished, forwardStream, forwardableHeaders, grpcMethodOf, isGrpcContentType } from '../core/index.js';
-import { DEFAULT_RESET_BUDGET, ResetBudget, withHeaderLimits } from '../net/index.js';
+import { BodyCopy, DEFAULT_RESET_BUDGET, ResetBudget, withHeaderLimits } from '../net/index.js';
 import type { Recorder } from './recorder.js';
 import { withoutPseudo } from './grpc-capture.js';
 
 /** Streams one client may have open at once (the upstream's own limit applies too). */
 const MAX_CONCURRENT_STREAMS = 1_000;
-
-/** Bytes copied up to a limit; past it, only counted. */
-export class BoundedCopy {
-  readonly chunks: Buffer[] = [];
-  size = 0;
-  constructor(readonly limit: number) {}
-  add(chunk: Buffer): void {
-    this.size += chunk.length;
-    if (this.size <= this.limit) this.chunks.push(chunk);
-  }
-  get truncated(): boolean {
-    return this.size > this.limit;
-  }
-  bytes(): Buffer {
-    return this.truncated ? Buffer.alloc(0) : Buffer.concat(this.chunks);
-  }
-}
 
 export interface H2SidecarSide {
   readonly server: Http2Server;
@@ -117,8 +100,8 @@ export function h2SidecarSide(recorder: Recorder, upstreamOrigin: string, pathPr
     const onClientLeft = clientLeft(session);
     if (!sampled) return opened(session, forwardStream(stream, upstreamHeaders, endStream, upstreamFor(session), { onClientLeft }));
     const timeMs = recorder.now();
-    const request = new BoundedCopy(recorder.maxBodyBytes);
-    const response = new BoundedCopy(recorder.maxBodyBytes);
+    const request = new BodyCopy(recorder.maxBodyBytes);
+    const response = new BodyCopy(recorder.maxBodyBytes);
     let responseHeaders: IncomingHttpHeaders = {};
     let trailers: IncomingHttpHeaders | undefined;
     let requestEnded = endStream;
@@ -133,11 +116,15 @@ export function h2SidecarSide(recorder: Recorder, upstreamOrigin: string, pathPr
       onTrailers: (t) => (trailers = t),
       onEnd: ({ complete }) => {
         // A request the client never finished never reached the upstream whole: not a record.
-        if (!requestEnded) return recorder.abandon();
-        // Only bytes are copied here; the record is built off the event loop (record-thread.ts).
-        const captured = { timeMs, method: headers[':method'] ?? 'POST', url: path, headers: plain, body: request.bytes(), truncated: request.truncated };
-        if (!call) return recorder.record(captured);
-        recorder.record({ ...captured, grpcCopy: { ...call, responseHeaders, trailers, responseBody: response.truncated || !keepResponse ? undefined : response.bytes(), complete } });
+        if (requestEnded) {
+          // Only bytes are copied here; the record is built off the event loop (record-thread.ts).
+          const captured = { timeMs, method: headers[':method'] ?? 'POST', url: path, headers: plain, body: request.bytes(), truncated: request.truncated };
+          if (!call) recorder.record(captured);
+          else recorder.record({ ...captured, grpcCopy: { ...call, responseHeaders, trailers, responseBody: response.truncated || !keepResponse ? undefined : response.bytes(), complete } });
+        } else recorder.abandon();
+        // Recorder.record has posted the bytes to its worker.
+        request.release();
+        response.release();
       },
     });
     opened(session, up);

@@ -28,7 +28,7 @@ export function recordingHandler<Req extends IncomingMessage = IncomingMessage, 
     const finish = (complete: boolean): void => {
       if (recorded) return;
       recorded = true;
-      recorder.record({ timeMs, method: req.method ?? 'GET', url, headers: req.headers, body: capture.body(), truncated: capture.truncated || !complete });
+      recorder.record({ timeMs, method: req.method ?? 'GET', url, headers: req.headers, body: capture.bytes(), truncated: capture.truncated || !complete });
     };
     const capture = watchBody(req, recorder.maxBodyBytes, { end: () => finish(true) });
     // A handler that answers without reading the body: record what is known, marked incomplete if a body was announced.

@@ -88,7 +88,7 @@ class PendingRecord {
   }
 
   end(capture: BodyCapture): void {
-    this.recorder.record({ timeMs: this.#timeMs, method: this.req.method ?? 'GET', url: this.url, headers: this.req.headers, body: capture.body(), truncated: capture.truncated });
+    this.recorder.record({ timeMs: this.#timeMs, method: this.req.method ?? 'GET', url: this.url, headers: this.req.headers, body: capture.bytes(), truncated: capture.truncated });
   }
 
   close(): void {

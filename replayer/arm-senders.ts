@@ -5,7 +5,7 @@
  * a second: callbacks and listeners, no promise chain, and a one-shot hash of
  * the (usually single-chunk) body.
  */
-import { hash } from 'node:crypto';
+import { BodyCopy } from '../net/index.js';
 import { setMaxListeners } from 'node:events';
 import { Pool } from 'undici';
 import type { Clock, CorpusRecord, ErrorClass, RequestOutcome, ResponseView } from '../core/index.js';
@@ -135,15 +135,15 @@ export class ArmSenders {
     this.sent[arm]++;
     if (record.grpc !== undefined) return this.#sendGrpc(arm, record, headers, body, dueMono, first, process);
     let status = 0;
-    let bytes = 0;
     let responseHeaders: Record<string, string | string[] | undefined> = {};
     let finished = false;
-    const chunks: Buffer[] = [];
+    const answer = new BodyCopy(readBytesFor(this.options.keepBodyBytes), { hash: true });
     const finish = (outcomeError: ErrorClass): void => {
       if (finished) return;
       finished = true;
       const errorClass: ErrorClass = outcomeError !== '' && this.stopped.signal.aborted ? 'cancelled' : outcomeError;
-      if (this.#settle(arm, dueMono, errorClass)) this.#handOn(arm, record, dueMono, first, status, bytes, chunks, responseHeaders, errorClass, process);
+      if (this.#settle(arm, dueMono, errorClass)) this.#handOn(arm, record, dueMono, first, status, answer, responseHeaders, errorClass, process);
+      answer.release();
       this.#drainedCheck();
     };
     this.pools[arm]![process]!.request({ path: record.path, method: record.method as 'GET', headers, body }, (error, response) => {
@@ -151,10 +151,7 @@ export class ArmSenders {
       status = response.statusCode;
       if (this.options.keepBodyBytes > 0) responseHeaders = response.headers;
       const stream = response.body;
-      stream.on('data', (chunk: Buffer) => {
-        bytes += chunk.length;
-        chunks.push(chunk);
-      });
+      stream.on('data', (chunk: Buffer) => answer.add(chunk));
       stream.once('end', () => finish(status >= 500 ? '5xx' : status >= 400 ? '4xx' : ''));
       stream.once('error', (streamError: Error) => finish(classify(streamError)));
     });
@@ -179,22 +176,22 @@ export class ArmSenders {
   #sendGrpc(arm: SendArm, record: CorpusRecord, headers: string[], body: Buffer | null, dueMono: number, first: boolean, process: number): void {
     const { timeoutMs, keepBodyBytes } = this.options;
     const { requestHeaders, deadlineMs } = grpcHeaders(record, headers, this.urls[arm]![process]!, timeoutMs);
-    this.#h2(arm, process).request(requestHeaders, body, deadlineMs, (exchange) => {
+    this.#h2(arm, process).request(requestHeaders, body, deadlineMs, readBytesFor(keepBodyBytes), (exchange) => {
       const result = grpcOutcomeOf(exchange, record, keepBodyBytes);
+      exchange.body.release();
       const errorClass: ErrorClass = result.errorClass !== '' && this.stopped.signal.aborted ? 'cancelled' : result.errorClass;
       if (this.#settle(arm, dueMono, errorClass)) {
-        this.#emit(arm, record, dueMono, first, process, { status: exchange.status, bytes: exchange.bytes, errorClass, bodyHash: result.bodyHash, grpcStatus: result.grpcStatus }, result.body, result.view);
+        this.#emit(arm, record, dueMono, first, process, { status: exchange.status, bytes: exchange.body.size, errorClass, bodyHash: result.bodyHash, grpcStatus: result.grpcStatus }, result.body, result.view);
       }
       this.#drainedCheck();
     });
   }
 
-  #handOn(arm: SendArm, record: CorpusRecord, dueMono: number, first: boolean, status: number, bytes: number, chunks: Buffer[], responseHeaders: Record<string, string | string[] | undefined>, errorClass: ErrorClass, process: number): void {
+  #handOn(arm: SendArm, record: CorpusRecord, dueMono: number, first: boolean, status: number, response: BodyCopy, responseHeaders: Record<string, string | string[] | undefined>, errorClass: ErrorClass, process: number): void {
     const { keepBodyBytes } = this.options;
-    const all = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-    const bodyHash = status === 0 ? '' : hash('sha1', all);
-    const compared = keepBodyBytes > 0 && status !== 0 ? comparableResponse(all, responseHeaders, record, keepBodyBytes, bodyHash) : undefined;
-    this.#emit(arm, record, dueMono, first, process, { status, bytes, errorClass, bodyHash }, compared?.body, compared?.view);
+    const bodyHash = status === 0 ? '' : response.digest();
+    const compared = keepBodyBytes > 0 && status !== 0 ? (response.truncated ? tooLargeToCompare(record, response) : comparableResponse(response.bytes(), responseHeaders, record, keepBodyBytes, bodyHash)) : undefined;
+    this.#emit(arm, record, dueMono, first, process, { status, bytes: response.size, errorClass, bodyHash }, compared?.body, compared?.view);
   }
 
   /** One measurement-window outcome, whatever protocol carried it, handed on. */
@@ -215,4 +212,16 @@ export class ArmSenders {
       ...(arm !== 'control-prime' && this.processes[arm] > 1 ? { process } : {}),
     });
   }
+}
+
+/**
+ * The most of one answer the replayer reads for comparison (hashed and counted whole, whatever its size): a
+ * comparison keeps a little of each answer, and hashes the rest; 16 MiB also bounds what one call holds. None
+ * without comparison.
+ */
+export const MAX_READ_RESPONSE_BYTES = 16 * 1_048_576;
+const readBytesFor = (keepBodyBytes: number): number => (keepBodyBytes > 0 ? MAX_READ_RESPONSE_BYTES : 0);
+
+function tooLargeToCompare(record: CorpusRecord, response: BodyCopy): { view: ResponseView; body?: undefined } {
+  return { view: { method: record.method, path: record.path, decodedBytes: 0, contentHash: '', skipped: `response of ${response.size} bytes, over the ${response.limit} the replayer reads for comparison` } };
 }

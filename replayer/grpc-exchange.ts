@@ -37,8 +37,7 @@ export interface GrpcOutcome {
 
 export function grpcOutcomeOf(exchange: H2Exchange, record: CorpusRecord, keepBytes: number): GrpcOutcome {
   const grpcStatus = exchange.failure === undefined ? grpcEndingOf(exchange.headers, exchange.trailers).status : -1;
-  const raw = exchange.chunks.length === 1 ? exchange.chunks[0]! : Buffer.concat(exchange.chunks);
-  const bodyHash = exchange.status === 0 ? '' : hash('sha1', raw);
+  const bodyHash = exchange.status === 0 ? '' : exchange.body.digest();
   let errorClass: ErrorClass;
   if (exchange.failure !== undefined) errorClass = exchange.failure;
   else if (exchange.status >= 500) errorClass = '5xx';
@@ -48,7 +47,14 @@ export function grpcOutcomeOf(exchange: H2Exchange, record: CorpusRecord, keepBy
   else if (grpcStatus === -1) errorClass = 'reset';
   else errorClass = 'grpc';
   if (keepBytes <= 0 || exchange.status === 0) return { errorClass, grpcStatus, bodyHash };
-  return { errorClass, grpcStatus, bodyHash, ...comparableGrpc(raw, exchange, grpcStatus, record, keepBytes) };
+  if (exchange.body.truncated) return { errorClass, grpcStatus, bodyHash, view: tooLargeToCompare(record, exchange, grpcStatus) };
+  return { errorClass, grpcStatus, bodyHash, ...comparableGrpc(exchange.body.bytes(), exchange, grpcStatus, record, keepBytes) };
+}
+
+/** An answer over what the replayer reads for comparison (MAX_READ_RESPONSE_BYTES): counted and hashed, not compared. */
+function tooLargeToCompare(record: CorpusRecord, exchange: H2Exchange, grpcStatus: number): ResponseView {
+  const { message } = grpcEndingOf(exchange.headers, exchange.trailers);
+  return { method: record.method, path: record.path, contentType: String(exchange.headers['content-type'] ?? ''), grpc: { status: grpcStatus, statusMessage: message, messages: 0 }, decodedBytes: 0, contentHash: '', skipped: `gRPC response of ${exchange.body.size} bytes, over the ${exchange.body.limit} the replayer reads for comparison` };
 }
 
 /** The messages with compression undone, re-framed, as the comparison reads them; or why they cannot be compared. */

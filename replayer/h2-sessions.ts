@@ -9,6 +9,7 @@
  */
 import { connect, constants, type ClientHttp2Session, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http2';
 import { reachedPeer, watchConnection } from '../core/index.js';
+import { BodyCopy } from '../net/index.js';
 import { withHeaderLimits } from '../net/index.js';
 
 export interface H2Exchange {
@@ -16,8 +17,8 @@ export interface H2Exchange {
   readonly status: number;
   readonly headers: IncomingHttpHeaders;
   readonly trailers?: IncomingHttpHeaders;
-  readonly chunks: readonly Buffer[];
-  readonly bytes: number;
+  /** The response body: every byte hashed and counted, the first `keepBytes` kept (net/body-copy.ts). Release it once read. */
+  readonly body: BodyCopy;
   /** Why no whole response came: `timeout`, `reset` (with the stream's code), `refused` (no connection). */
   readonly failure?: 'timeout' | 'reset' | 'refused';
   readonly rstCode: number;
@@ -60,12 +61,11 @@ export class H2Sessions {
   }
 
   /** Sends one request; `done` is called exactly once. */
-  request(headers: OutgoingHttpHeaders, body: Buffer | null, deadlineMs: number, done: (exchange: H2Exchange) => void): void {
+  request(headers: OutgoingHttpHeaders, body: Buffer | null, deadlineMs: number, keepBytes: number, done: (exchange: H2Exchange) => void): void {
     let status = 0;
     let responseHeaders: IncomingHttpHeaders = {};
     let trailers: IncomingHttpHeaders | undefined;
-    const chunks: Buffer[] = [];
-    let bytes = 0;
+    const response = new BodyCopy(keepBytes, { hash: true });
     let timedOut = false;
     let finished = false;
     let timer: NodeJS.Timeout | undefined;
@@ -73,7 +73,7 @@ export class H2Sessions {
       if (finished) return;
       finished = true;
       clearTimeout(timer);
-      done({ status, headers: responseHeaders, ...(trailers ? { trailers } : {}), chunks, bytes, ...(failure ? { failure } : {}), rstCode });
+      done({ status, headers: responseHeaders, ...(trailers ? { trailers } : {}), body: response, ...(failure ? { failure } : {}), rstCode });
     };
     if (this.#closed) return finish('refused', 0);
     let stream;
@@ -92,10 +92,7 @@ export class H2Sessions {
       responseHeaders = h;
     });
     stream.on('trailers', (t: IncomingHttpHeaders) => (trailers = t));
-    stream.on('data', (chunk: Buffer) => {
-      bytes += chunk.length;
-      chunks.push(chunk);
-    });
+    stream.on('data', (chunk: Buffer) => response.add(chunk));
     stream.on('error', () => undefined); // read at close
     stream.once('close', () => {
       const code = stream.rstCode ?? 0;

@@ -9,6 +9,7 @@ import { connect, createServer as createH2Server } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { protocolListener } from '../../core/index.js';
+import { BODY_BUDGET } from '../../net/index.js';
 import { startRouter, type EgressRouter } from '../../guardrails/index.js';
 import { counters, dependencies } from '../support/router-harness.js';
 
@@ -109,4 +110,20 @@ describe('the router over HTTP/1.1 and HTTP/2', () => {
       expect(seen).toEqual([{ transport: 'HTTP/1.1', ...expected }, { transport: 'HTTP/2', ...expected }]);
     });
   }
+
+  it('refuses a body to buffer when the process has no more buffer for bodies, on both, and takes it once it has', async () => {
+    const target = await bothProtocols();
+    const shards = await Promise.all([0, 1, 2].map(() => bothProtocols()));
+    const call: Call = { method: 'POST', path: '/infer', body: Buffer.alloc(900, 0x61) };
+    const room = BODY_BUDGET.bytes - BODY_BUDGET.held - 500;
+    expect(BODY_BUDGET.reserve(room)).toBe(true);
+    const statuses: number[] = [];
+    try {
+      for (const send of [overHttp1, overHttp2]) statuses.push((await send((await routerFor(target, shards)).urls.treatment.shards!, call)).status);
+    } finally {
+      BODY_BUDGET.release(room);
+    }
+    for (const send of [overHttp1, overHttp2]) statuses.push((await send((await routerFor(target, shards)).urls.treatment.shards!, call)).status);
+    expect(statuses).toEqual([413, 413, 200, 200]);
+  });
 });
