@@ -53,32 +53,9 @@ export { fnv1a, seededRandom } from './random.js';
 export { treatmentSlotSign } from './slot-order.js';
 export { parsePrometheusText, type PrometheusSample, type ParsedExposition } from './prometheus-text.js';
 export { freePort } from './free-port.js';
-export { withoutHopByHop } from './hop-by-hop.js';
 export { escapeControls, hasControlCharacters } from './control-characters.js';
 export { DEFAULT_SECRET_NAMES } from './secret-names.js';
 export { REVISION_PATTERN, REVISION_RULE, REVISION_MAX_LENGTH, isRevision } from './revision.js';
 export { listenOn } from './listen.js';
 export { sketchOf, MAX_SKETCH_PATHS, type Json } from './json-sketch.js';
 export { latencyBucket, latencyBucketSql, sortedBuckets, sketchQuantile, LATENCY_SKETCH_GAMMA, LATENCY_SKETCH_RELATIVE_ERROR, ZERO_LATENCY_BUCKET, type LatencyBuckets } from './latency-sketch.js';
-export {
-  GRPC_DEFAULT_MAX_MESSAGE_BYTES,
-  GRPC_STATUS,
-  GRPC_STATUS_NAMES,
-  grpcStatusName,
-  isGrpcContentType,
-  grpcMethodOf,
-  splitMessages,
-  frameMessage,
-  uncompressedPayload,
-  parseGrpcTimeout,
-  decodeGrpcMessage,
-  encodeGrpcMessage,
-  grpcEndingOf,
-  type GrpcMessage,
-} from './grpc-wire.js';
-export { protocolListener, tlsProtocolListener, type ProtocolListener, type TlsIdentity } from './protocol-listener.js';
-export { clientFinished, forwardStream, forwardableHeaders, watchConnection, reachedPeer, type ForwardTap } from './h2-forward.js';
-export { loadGrpcSchema, schemaFromDescriptorSet, grpcSchemaOf, type GrpcSchema, type GrpcSchemaConfig } from './grpc-schema.js';
-export { grpcUnaryCall, type UnaryAnswer } from './grpc-unary.js';
-export { grpcHealth, HEALTH_CHECK_PATH } from './grpc-health.js';
-export { reflectDescriptorSet } from './grpc-reflection.js';

@@ -6,7 +6,8 @@
  * harness's (harness/checks/evaluate.ts), run by the caller on the stored data.
  */
 import { randomBytes } from 'node:crypto';
-import { InputError, reflectDescriptorSet, type Clock, type ExperimentRecord, type RequestOutcome, type TrialRecord, type WorkloadConfig } from '../core/index.js';
+import { InputError, type Clock, type ExperimentRecord, type RequestOutcome, type TrialRecord, type WorkloadConfig } from '../core/index.js';
+import { reflectDescriptorSet } from '../net/index.js';
 import type { Store } from '../store/index.js';
 import { LiveWrites } from './live-writes.js';
 import { readCorpusWindow } from '../recorder/index.js';

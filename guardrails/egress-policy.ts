@@ -4,7 +4,8 @@
  * transports ask it the same question and answer alike (test/guardrails/router-transports.test.ts).
  */
 import type { Server } from 'node:http';
-import { withoutHopByHop, type DependencyConfig, type GrpcSchema, type ProtocolListener } from '../core/index.js';
+import { type DependencyConfig } from '../core/index.js';
+import { withoutHopByHop, type GrpcSchema, type ProtocolListener } from '../net/index.js';
 import { isWrite, withBaggage } from './policies.js';
 import { GrpcWriteRules } from './grpc-writes.js';
 import { normalizedPath } from './request-path.js';
@@ -47,7 +48,7 @@ export interface Listener {
   /** This trial's counters: reset by setTrial, so each trial record carries its own calls and fan-out. */
   counters: Counters;
   server: Server;
-  /** HTTP/1.1 and cleartext HTTP/2 on one port (core/protocol-listener.ts). */
+  /** HTTP/1.1 and cleartext HTTP/2 on one port (net/protocol-listener.ts). */
   listener: ProtocolListener;
   authority: string;
   /** The same authority spelled with `localhost`, also accepted as Host. */

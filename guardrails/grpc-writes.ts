@@ -7,7 +7,8 @@
  * treated as unsafe, as an unknown HTTP method is.
  */
 import picomatch from 'picomatch';
-import { loadGrpcSchema, type DependencyConfig, type GrpcSchema } from '../core/index.js';
+import { type DependencyConfig } from '../core/index.js';
+import { loadGrpcSchema, type GrpcSchema } from '../net/index.js';
 
 interface Rules {
   readonly write: (name: string) => boolean;

@@ -3,12 +3,12 @@
  * SUT to a dependency, under the same policy as HTTP/1 — the same decision
  * (EgressPolicy.decide: allowlist, Host, identity as metadata and `baggage`,
  * writes by gRPC method), the same body buffer and counters — forwarded stream by stream over one HTTP/2
- * session per target (core/h2-forward.ts). A refused or blocked gRPC call is
+ * session per target (net/h2-forward.ts). A refused or blocked gRPC call is
  * answered by the router itself with `PERMISSION_DENIED` and a message
  * saying why, and never reaches the dependency.
  */
 import { connect, constants, createServer, type ClientHttp2Session, type ClientHttp2Stream, type Http2Server, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
-import { encodeGrpcMessage, forwardStream, forwardableHeaders, grpcMethodOf, isGrpcContentType, watchConnection, GRPC_STATUS } from '../core/index.js';
+import { encodeGrpcMessage, forwardStream, forwardableHeaders, grpcMethodOf, isGrpcContentType, watchConnection, GRPC_STATUS } from '../net/index.js';
 import { BodyCopy, withHeaderLimits } from '../net/index.js';
 import type { Decision, EgressPolicy, Listener } from './egress-policy.js';
 

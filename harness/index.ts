@@ -30,7 +30,7 @@ export { deployedArmsOf, loadExperimentData, selectTrials, slotSign, missingData
 export { calibrateStored } from './calibration/calibrate-stored.js';
 export { measureCompletedTrial, trialDataOf, TRIAL_METRICS_EVENT } from './metrics/stored-trial-metrics.js';
 export { armDistributions, SUMMARY_QUANTILE_ERROR, type ArmDistributions } from './metrics/arm-summary.js';
-export { loadGrpcSchema, type GrpcSchema } from '../core/index.js';
+export { loadGrpcSchema, type GrpcSchema } from '../net/index.js';
 export { compareResponses, compareResponseStream, type ResponseComparison, type FieldDifference, type RankingComparison } from './compare/compare-responses.js';
 export {
   defineChecks,

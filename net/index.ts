@@ -1,4 +1,30 @@
-/** The transport layer every protocol shares: what the recorder, the replayer and the router must do alike. */
+/**
+ * The transport layer every protocol shares: what the recorder, the replayer and the router must do alike. A change
+ * to how HTTP/2 streams are passed on, which headers are connection-specific or how bodies are bounded is made here.
+ */
 export { withHeaderLimits, H2_MAX_HEADER_LIST_BYTES, H2_MAX_HEADER_PAIRS } from './h2-limits.js';
 export { ResetBudget, DEFAULT_RESET_BUDGET, type ResetBudgetOptions } from './reset-budget.js';
 export { BodyCopy, BodyBudget, BODY_BUDGET } from './body-copy.js';
+export { withoutHopByHop, CONNECTION_HEADERS, HOP_BY_HOP_HEADERS } from './hop-by-hop.js';
+export {
+  GRPC_DEFAULT_MAX_MESSAGE_BYTES,
+  GRPC_STATUS,
+  GRPC_STATUS_NAMES,
+  grpcStatusName,
+  isGrpcContentType,
+  grpcMethodOf,
+  splitMessages,
+  frameMessage,
+  uncompressedPayload,
+  parseGrpcTimeout,
+  decodeGrpcMessage,
+  encodeGrpcMessage,
+  grpcEndingOf,
+  type GrpcMessage,
+} from './grpc-wire.js';
+export { protocolListener, tlsProtocolListener, type ProtocolListener, type ProtocolListenerOptions, type TlsIdentity } from './protocol-listener.js';
+export { clientFinished, forwardStream, forwardableHeaders, watchConnection, reachedPeer, type ForwardTap } from './h2-forward.js';
+export { loadGrpcSchema, schemaFromDescriptorSet, grpcSchemaOf, type GrpcSchema, type GrpcSchemaConfig } from './grpc-schema.js';
+export { grpcUnaryCall, type UnaryAnswer } from './grpc-unary.js';
+export { grpcHealth, HEALTH_CHECK_PATH } from './grpc-health.js';
+export { reflectDescriptorSet } from './grpc-reflection.js';

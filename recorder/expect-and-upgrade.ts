@@ -16,7 +16,7 @@
 import { Agent, request as httpRequest, type IncomingMessage, type RequestOptions, type ServerResponse, type ClientRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Duplex } from 'node:stream';
-import { withoutHopByHop } from '../core/index.js';
+import { withoutHopByHop } from '../net/index.js';
 import { endToEndHeaders, trailerPairs, writeFinalHead, writeInformational } from './response-passthrough.js';
 
 export interface UpstreamTarget {

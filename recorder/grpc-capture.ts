@@ -4,7 +4,7 @@
  * counted, the response's split and their compression undone, with a size limit per message.
  */
 import type { IncomingHttpHeaders } from 'node:http2';
-import { forwardableHeaders, frameMessage, grpcEndingOf, splitMessages, uncompressedPayload } from '../core/index.js';
+import { forwardableHeaders, frameMessage, grpcEndingOf, splitMessages, uncompressedPayload } from '../net/index.js';
 import type { RedactedBody, Redactor } from './redact.js';
 
 /** A recorded call: what it answered, decoded. */

@@ -1,7 +1,7 @@
 /**
  * The sidecar's HTTP/2 side (cleartext, prior knowledge — what gRPC clients
  * speak to an `http://` target): every stream is passed through to the
- * upstream unchanged (core/h2-forward.ts), over one upstream session per
+ * upstream unchanged (net/h2-forward.ts), over one upstream session per
  * client session, so a `GOAWAY` from the upstream reaches exactly the client
  * whose connection it ends. A sampled gRPC call is recorded whole when its
  * response ends — request messages, response messages, status and trailers;
@@ -10,7 +10,7 @@
  * thread and nothing waits for them.
  */
 import { connect, constants, createServer, type ClientHttp2Session, type ClientHttp2Stream, type Http2Server, type IncomingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
-import { clientFinished, forwardStream, forwardableHeaders, grpcMethodOf, isGrpcContentType } from '../core/index.js';
+import { clientFinished, forwardStream, forwardableHeaders, grpcMethodOf, isGrpcContentType } from '../net/index.js';
 import { BodyCopy, DEFAULT_RESET_BUDGET, ResetBudget, withHeaderLimits } from '../net/index.js';
 import type { Recorder } from './recorder.js';
 import { withoutPseudo } from './grpc-capture.js';

@@ -8,8 +8,9 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
+import { CONNECTION_HEADERS } from '../net/index.js';
 
-const PER_CONNECTION = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'upgrade']);
+const PER_CONNECTION = new Set([...CONNECTION_HEADERS, 'te']);
 
 type RawHeaders = readonly (Buffer | string | readonly (Buffer | string)[])[];
 

@@ -18,7 +18,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { Pool } from 'undici';
-import { listenOn, protocolListener, tlsProtocolListener, withoutHopByHop, type TlsIdentity } from '../core/index.js';
+import { listenOn } from '../core/index.js';
+import { protocolListener, tlsProtocolListener, withoutHopByHop, type TlsIdentity } from '../net/index.js';
 import type { Recorder } from './recorder.js';
 import { watchBody, type BodyCapture } from './body-capture.js';
 import { ResponsePassthrough } from './response-passthrough.js';

@@ -7,7 +7,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'undici';
-import { freePort, grpcHealth, treatmentSlotSign, type Clock } from '../core/index.js';
+import { freePort, treatmentSlotSign, type Clock } from '../core/index.js';
+import { grpcHealth } from '../net/index.js';
 import { checkRevision, deployCommand } from './deploy-command.js';
 import { armFingerprint, localFingerprint, type Fingerprint } from './fingerprint.js';
 import { GroupMoveError, moveProcessGroups } from './arm-placement.js';

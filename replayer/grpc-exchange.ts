@@ -9,11 +9,12 @@
  */
 import { hash } from 'node:crypto';
 import type { OutgoingHttpHeaders } from 'node:http2';
-import { GRPC_STATUS, frameMessage, grpcEndingOf, parseGrpcTimeout, splitMessages, uncompressedPayload, type CorpusRecord, type ErrorClass, type ResponseView } from '../core/index.js';
+import type { CorpusRecord, ErrorClass, ResponseView } from '../core/index.js';
+import { CONNECTION_HEADERS, GRPC_STATUS, frameMessage, grpcEndingOf, parseGrpcTimeout, splitMessages, uncompressedPayload } from '../net/index.js';
 import type { H2Exchange } from './h2-sessions.js';
 
 /** Recorded names that HTTP/2 forbids or the transport sets itself. */
-const NOT_SENT = new Set(['host', 'connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'content-length', 'te', 'expect']);
+const NOT_SENT = new Set([...CONNECTION_HEADERS, 'host', 'content-length', 'te', 'expect']);
 
 export function grpcHeaders(record: CorpusRecord, flat: readonly string[], url: string, timeoutMs: number): { requestHeaders: OutgoingHttpHeaders; deadlineMs: number } {
   const requestHeaders: OutgoingHttpHeaders = { ':method': 'POST', ':path': record.path, ':scheme': 'http', ':authority': new URL(url).host, te: 'trailers' };

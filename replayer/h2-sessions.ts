@@ -8,7 +8,7 @@
  * `grpc-timeout`, whichever is sooner.
  */
 import { connect, constants, type ClientHttp2Session, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http2';
-import { reachedPeer, watchConnection } from '../core/index.js';
+import { reachedPeer, watchConnection } from '../net/index.js';
 import { BodyCopy } from '../net/index.js';
 import { withHeaderLimits } from '../net/index.js';
 
@@ -98,7 +98,7 @@ export class H2Sessions {
       const code = stream.rstCode ?? 0;
       if (timedOut) return finish('timeout', code);
       if (status === 0) return finish(session !== undefined && reachedPeer(session) ? 'reset' : 'refused', code);
-      // A reset after the request's end reads as code 0 in Node (see core/h2-forward.ts): a response without its end is a reset.
+      // A reset after the request's end reads as code 0 in Node (see net/h2-forward.ts): a response without its end is a reset.
       finish(code !== constants.NGHTTP2_NO_ERROR || !stream.readableEnded ? 'reset' : undefined, code);
     });
     if (body !== null && body.length > 0) stream.end(body);

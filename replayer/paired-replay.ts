@@ -7,11 +7,12 @@
  * outcomes from the measurement window are handed on.
  */
 import type { Clock, CorpusRecord, RequestOutcome } from '../core/index.js';
+import { HOP_BY_HOP_HEADERS } from '../net/index.js';
 import { firstSides, intendedTime, pairsInWindow, phaseOf, type ArmName } from './schedule.js';
 import { ArmSenders, type SendArm } from './arm-senders.js';
 
 /** Record headers that are not replayed: hop-by-hop ones, and those the client recomputes. */
-const NOT_REPLAYED = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'host', 'content-length', 'expect']);
+const NOT_REPLAYED = new Set([...HOP_BY_HOP_HEADERS, 'host', 'content-length', 'expect']);
 
 export interface TrialIdentity {
   readonly experimentId: string;

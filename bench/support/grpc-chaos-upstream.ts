@@ -10,7 +10,7 @@
  * Prints its URL.
  */
 import { constants, createServer, type ServerHttp2Stream } from 'node:http2';
-import { frameMessage, splitMessages } from '../../core/index.js';
+import { frameMessage, splitMessages } from '../../net/index.js';
 
 function answer(stream: ServerHttp2Stream, request: string): void {
   const [kind, rest = ''] = request.split(/:(.*)/s);

@@ -9,7 +9,8 @@ import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import protobuf from 'protobufjs';
-import { frameMessage, systemClock, type CorpusRecord } from '../../core/index.js';
+import { systemClock, type CorpusRecord } from '../../core/index.js';
+import { frameMessage } from '../../net/index.js';
 import { pairedReplay } from '../../replayer/index.js';
 import { CATALOG_PROTO_FILE } from '../../examples/catalog/catalog-service.js';
 

@@ -1,6 +1,6 @@
 /** One HTTP/2 exchange as a gRPC client sees it, for the gRPC benchmark: response headers, body bytes, trailers, how it ended. */
 import { constants, type ClientHttp2Session, type IncomingHttpHeaders } from 'node:http2';
-import { frameMessage } from '../../core/index.js';
+import { frameMessage } from '../../net/index.js';
 
 export interface SeenExchange {
   readonly headers?: Record<string, unknown>;

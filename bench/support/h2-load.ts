@@ -9,7 +9,7 @@
 import { connect, type ClientHttp2Session } from 'node:http2';
 import protobuf from 'protobufjs';
 import { CATALOG_PROTO_FILE } from '../../examples/catalog/catalog-service.js';
-import { frameMessage } from '../../core/index.js';
+import { frameMessage } from '../../net/index.js';
 
 const [mode, url, secondsText, numberText] = process.argv.slice(2);
 const seconds = Number(secondsText);

@@ -1,5 +1,6 @@
 /** `tandem validate`: check the config and print every problem with its path. */
-import { ConfigError, loadGrpcSchema } from '../../core/index.js';
+import { ConfigError } from '../../core/index.js';
+import { loadGrpcSchema } from '../../net/index.js';
 import { loadDependencySchemas } from '../../guardrails/index.js';
 import { assertTargetsExist } from '../../triggers/index.js';
 import { designWarnings } from '../../harness/index.js';

@@ -12,7 +12,8 @@ import protobuf from 'protobufjs';
 import { request } from 'undici';
 import type { DependencyErrorRecord, DetectorConfig } from '../../core/index.js';
 import { scheduleOf, type CheckResult, type Detector } from '../monitor.js';
-import { ConfigError, UpstreamError, grpcStatusName, grpcUnaryCall } from '../../core/index.js';
+import { ConfigError, UpstreamError } from '../../core/index.js';
+import { grpcStatusName, grpcUnaryCall } from '../../net/index.js';
 
 /** The error-record format as a gRPC service (error-records.proto, shipped beside this module). */
 export const ERROR_RECORDS_PROTO = fileURLToPath(new URL('./error-records.proto', import.meta.url));

@@ -5,7 +5,8 @@
  * or a gRPC error — and an error when the dependency cannot be reached
  * (counted against maxErrors, as an unreadable Prometheus source is).
  */
-import { grpcHealth, type DetectorConfig } from '../../core/index.js';
+import { type DetectorConfig } from '../../core/index.js';
+import { grpcHealth } from '../../net/index.js';
 import { scheduleOf, type CheckResult, type Detector } from '../monitor.js';
 
 export function grpcHealthDetector(config: DetectorConfig): Detector {

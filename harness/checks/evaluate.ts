@@ -6,7 +6,8 @@
  * and assemble the report model every renderer reads. The model's shape is the JSON report
  * (docs/reports.md documents it); renderers add nothing to it.
  */
-import { schemaFromDescriptorSet, type ExperimentEvent, type ExperimentRecord, type GrpcSchema, type WorkloadConfig } from '../../core/index.js';
+import { type ExperimentEvent, type ExperimentRecord, type WorkloadConfig } from '../../core/index.js';
+import { schemaFromDescriptorSet, type GrpcSchema } from '../../net/index.js';
 import type { RequestOutcome } from '../../core/index.js';
 import type { ReadOptions, Store } from '../../store/index.js';
 

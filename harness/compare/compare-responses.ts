@@ -13,7 +13,7 @@ import { RankingTally, type RankingComparison } from './ranking-tally.js';
 import { diffResponses, type Difference } from './response-diff.js';
 import { EndpointTally, statusOf, type EndpointDifference } from './endpoint-differences.js';
 import { decodedGrpcOutcome } from './grpc-decode.js';
-import type { GrpcSchema } from '../../core/index.js';
+import type { GrpcSchema } from '../../net/index.js';
 
 export type { EndpointDifference } from './endpoint-differences.js';
 export type { RankingComparison } from './ranking-tally.js';

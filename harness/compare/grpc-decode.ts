@@ -9,8 +9,9 @@
  * not compared, with its reason: never counted as agreeing.
  */
 import { hash } from 'node:crypto';
-import { grpcMethodOf, grpcStatusName, splitMessages, type RequestOutcome } from '../../core/index.js';
-import type { GrpcSchema } from '../../core/index.js';
+import { type RequestOutcome } from '../../core/index.js';
+import { grpcMethodOf, grpcStatusName, splitMessages } from '../../net/index.js';
+import type { GrpcSchema } from '../../net/index.js';
 
 const TO_JSON = { longs: String, enums: String, bytes: String, defaults: true, arrays: true, json: true } as const;
 

@@ -5,7 +5,8 @@
  * the call's metadata — what the demo's malformed-tensor step relies on.
  */
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { grpcHealth, parseConfig } from '../../core/index.js';
+import { parseConfig } from '../../core/index.js';
+import { grpcHealth } from '../../net/index.js';
 import { experimentAttributedDetector } from '../../guardrails/index.js';
 import { startStack } from '../../examples/stack/index.js';
 import { startCatalogService } from '../../examples/catalog/catalog-service.js';

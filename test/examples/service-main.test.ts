@@ -9,7 +9,7 @@ import { compiledBuild } from '../../bin/compiled-build.js';
 import { rankingArmCommand, TANDEM_BIN } from '../../examples/demo/demo-project.js';
 import { serviceArguments, serviceConfigFromEnv } from '../../examples/stack/run-service.js';
 import { MAX_CROSS_ROUNDS } from '../../examples/stack/model.js';
-import { grpcHealth, reflectDescriptorSet } from '../../core/index.js';
+import { grpcHealth, reflectDescriptorSet } from '../../net/index.js';
 import { REPO_ROOT } from '../support/cli.js';
 
 describe('the example services’ process entry', () => {

@@ -12,7 +12,7 @@ import protobuf from 'protobufjs';
 import 'protobufjs/ext/descriptor.js';
 import type * as grpc from '@grpc/grpc-js';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { loadGrpcSchema } from '../../core/index.js';
+import { loadGrpcSchema } from '../../net/index.js';
 import { startRouter } from '../../guardrails/index.js';
 import { CATALOG_PROTO, catalogClient, itemFor, startCatalog } from '../support/grpc-service.js';
 import { counters, dependencies } from '../support/router-harness.js';

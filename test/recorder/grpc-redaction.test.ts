@@ -6,7 +6,7 @@
 import { connect, createServer } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { frameMessage, splitMessages } from '../../core/index.js';
+import { frameMessage, splitMessages } from '../../net/index.js';
 import { records, sidecarFor, tempStore } from '../support/recording.js';
 
 /** A gRPC upstream whose every answer is one JSON message holding a secret, and a protobuf-like one. */

@@ -12,7 +12,7 @@ import { connect } from 'node:http2';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import { frameMessage, splitMessages } from '../../core/index.js';
+import { frameMessage, splitMessages } from '../../net/index.js';
 import { catalogClient, itemFor, startCatalog } from '../support/grpc-service.js';
 import { pollUntil } from '../support/poll.js';
 import { tempDir } from '../support/temp-dir.js';

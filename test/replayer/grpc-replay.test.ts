@@ -6,7 +6,8 @@
  */
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type * as grpc from '@grpc/grpc-js';
-import { splitMessages, systemClock, type CorpusRecord, type RequestOutcome } from '../../core/index.js';
+import { systemClock, type CorpusRecord, type RequestOutcome } from '../../core/index.js';
+import { splitMessages } from '../../net/index.js';
 import { pairedReplay } from '../../replayer/index.js';
 import { stream } from '../support/corpus.js';
 import { catalogRecord, startCatalog } from '../support/grpc-service.js';

@@ -4,7 +4,8 @@ import * as grpc from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import protobuf from 'protobufjs';
 import { randomUUID } from 'node:crypto';
-import { frameMessage, type CorpusRecord } from '../../core/index.js';
+import { type CorpusRecord } from '../../core/index.js';
+import { frameMessage } from '../../net/index.js';
 import { onTestFinished } from 'vitest';
 
 export const CATALOG_PROTO = fileURLToPath(new URL('../../examples/catalog/catalog.proto', import.meta.url));

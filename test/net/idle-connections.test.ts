@@ -13,7 +13,7 @@ import { connect as tlsConnect } from 'node:tls';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { protocolListener, tlsProtocolListener, type ProtocolListener } from '../../core/index.js';
+import { protocolListener, tlsProtocolListener, type ProtocolListener } from '../../net/index.js';
 import { tempDir } from '../support/temp-dir.js';
 
 const SILENT_MS = 300;

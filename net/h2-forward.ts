@@ -10,16 +10,15 @@
  */
 import { constants, type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
 import { isGrpcContentType } from './grpc-wire.js';
+import { CONNECTION_HEADERS } from './hop-by-hop.js';
 
-/** RFC 9113 §8.2.2: connection-specific fields are malformed in HTTP/2; `te` may only be `trailers`. */
-const CONNECTION_SPECIFIC = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'http2-settings']);
 
-/** Headers as received, ready to send on: pseudo-headers kept or dropped by `keepPseudo`, connection-specific ones dropped. */
+/** Headers as received, ready to send on: pseudo-headers kept or dropped by `keepPseudo`, connection-specific ones dropped (`te` may only be `trailers`). */
 export function forwardableHeaders(headers: IncomingHttpHeaders, keepPseudo: (name: string) => boolean): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};
   for (const name of Object.keys(headers)) {
     const value = headers[name];
-    if (value === undefined || CONNECTION_SPECIFIC.has(name)) continue;
+    if (value === undefined || CONNECTION_HEADERS.has(name)) continue;
     if (name.startsWith(':') && !keepPseudo(name)) continue;
     if (name === 'te' && value !== 'trailers') continue;
     out[name] = value;

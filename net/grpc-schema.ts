@@ -11,8 +11,8 @@ import { resolve } from 'node:path';
 import protobuf from 'protobufjs';
 // For its effect: it adds Root.fromDescriptor, which reads a serialized FileDescriptorSet.
 import 'protobufjs/ext/descriptor.js';
-import { ConfigError } from './errors.js';
-import type { WorkloadConfig } from './config/schema.js';
+import { ConfigError } from '../core/index.js';
+import type { WorkloadConfig } from '../core/index.js';
 
 export type GrpcSchemaConfig = NonNullable<NonNullable<WorkloadConfig['harness']['responses']>['grpc']>;
 

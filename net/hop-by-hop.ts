@@ -1,5 +1,12 @@
-/** RFC 9110 §7.6.1: connection-specific headers a proxy must not forward. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade']);
+/**
+ * The fields that belong to one connection (RFC 9110 §7.6.1; RFC 9113 §8.2.2 makes them malformed in HTTP/2): no
+ * proxy of Tandem's passes them on, whichever protocol it speaks. The one list: every other set here is built on it.
+ */
+export const CONNECTION_HEADERS: ReadonlySet<string> = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'http2-settings']);
+
+/** Hop-by-hop for an HTTP/1.1 proxy: the connection's fields, `te` and `trailer` (each hop says them anew). */
+export const HOP_BY_HOP_HEADERS: ReadonlySet<string> = new Set([...CONNECTION_HEADERS, 'te', 'trailer']);
+const HOP_BY_HOP = HOP_BY_HOP_HEADERS;
 
 /** Headers to pass on, without hop-by-hop ones and those the Connection header names (and `alsoDrop`, and any name starting with `dropPrefix`). */
 export function withoutHopByHop(raw: Readonly<Record<string, string | string[] | undefined>>, alsoDrop?: string, dropPrefix?: string): Record<string, string | string[]> {

@@ -1,7 +1,7 @@
 /** gRPC's own framing and fields, read from hostile bytes: every bad input is a reason, never a throw past the caller or a wrong message. */
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { decodeGrpcMessage, encodeGrpcMessage, frameMessage, grpcMethodOf, isGrpcContentType, parseGrpcTimeout, splitMessages, uncompressedPayload } from '../../core/index.js';
+import { decodeGrpcMessage, encodeGrpcMessage, frameMessage, grpcMethodOf, isGrpcContentType, parseGrpcTimeout, splitMessages, uncompressedPayload } from '../../net/index.js';
 
 describe('gRPC wire helpers', () => {
   it('splits a body into its messages, and names what is wrong with one that lies', () => {
