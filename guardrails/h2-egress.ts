@@ -7,9 +7,8 @@
  * answered by the router itself with `PERMISSION_DENIED` and a message
  * saying why, and never reaches the dependency.
  */
-import { connect, constants, createServer, type ClientHttp2Session, type ClientHttp2Stream, type Http2Server, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
-import { encodeGrpcMessage, forwardStream, forwardableHeaders, grpcMethodOf, isGrpcContentType, watchConnection, GRPC_STATUS } from '../net/index.js';
-import { BodyCopy, withHeaderLimits } from '../net/index.js';
+import { constants, createServer, type ClientHttp2Session, type ClientHttp2Stream, type Http2Server, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
+import { BodyCopy, encodeGrpcMessage, forwardStream, forwardableHeaders, grpcMethodOf, H2SessionPool, isGrpcContentType, withHeaderLimits, GRPC_STATUS } from '../net/index.js';
 import type { Decision, EgressPolicy, Listener } from './egress-policy.js';
 
 const MAX_CONCURRENT_STREAMS = 1_000;
@@ -19,7 +18,8 @@ const printable = (text: string): string => text.replace(/[^\x20-\x7e]/g, '?');
 
 export class H2Egress {
   readonly #policy: EgressPolicy;
-  readonly #sessions = new Map<string, ClientHttp2Session>();
+  /** One HTTP/2 session per target (net/h2-session-pool.ts). */
+  readonly #sessions = new H2SessionPool<string>();
   readonly #next = new Map<Listener, number>();
   /** Calls in flight and when each must have ended (the dependency's timeout). */
   readonly #deadlines = new Map<ClientHttp2Stream, number>();
@@ -40,8 +40,7 @@ export class H2Egress {
     clearInterval(this.#sweeper);
     this.#sweeper = undefined;
     this.#deadlines.clear();
-    for (const session of this.#sessions.values()) session.destroy();
-    this.#sessions.clear();
+    this.#sessions.destroyAll();
   }
 
   readonly #authorities = new Map<string, string>();
@@ -54,17 +53,7 @@ export class H2Egress {
   }
 
   #session(target: string): ClientHttp2Session {
-    const existing = this.#sessions.get(target);
-    if (existing && !existing.closed && !existing.destroyed) return existing;
-    const session = watchConnection(connect(target, withHeaderLimits({ settings: { enablePush: false } })));
-    session.on('error', () => undefined); // each stream reports its own failure
-    const forget = (): void => {
-      if (this.#sessions.get(target) === session) this.#sessions.delete(target);
-    };
-    session.once('goaway', forget);
-    session.once('close', forget);
-    this.#sessions.set(target, session);
-    return session;
+    return this.#sessions.get(target, target);
   }
 
   /** The router's own answer, as HTTP/1's: 403 for a refused or blocked call, 413 for a body over the buffer; gRPC's statuses for a gRPC call. */

@@ -13,11 +13,10 @@ import { Writable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
 import { type DependencyConfig } from '../core/index.js';
-import { protocolListener, withoutHopByHop, type GrpcSchema, type ProtocolListener } from '../net/index.js';
+import { BodyCopy, protocolListener, withoutHopByHop, type GrpcSchema, type ProtocolListener } from '../net/index.js';
 import { allowedTargets, withBaggage } from './policies.js';
 import { BUCKETS_MS, Counters, EgressPolicy, type Listener, type RouterArm } from './egress-policy.js';
 import { H2Egress } from './h2-egress.js';
-import { BodyCopy } from '../net/index.js';
 
 export type { RouterArm } from './egress-policy.js';
 

@@ -9,9 +9,8 @@
  * Recording only copies bytes as they pass; records are built in a worker
  * thread and nothing waits for them.
  */
-import { connect, constants, createServer, type ClientHttp2Session, type ClientHttp2Stream, type Http2Server, type IncomingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
-import { clientFinished, forwardStream, forwardableHeaders, grpcMethodOf, isGrpcContentType } from '../net/index.js';
-import { BodyCopy, DEFAULT_RESET_BUDGET, ResetBudget, withHeaderLimits } from '../net/index.js';
+import { constants, createServer, type ClientHttp2Session, type ClientHttp2Stream, type Http2Server, type IncomingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
+import { BodyCopy, clientFinished, DEFAULT_RESET_BUDGET, forwardStream, forwardableHeaders, grpcMethodOf, H2SessionPool, isGrpcContentType, ResetBudget, withHeaderLimits } from '../net/index.js';
 import type { Recorder } from './recorder.js';
 import { withoutPseudo } from './grpc-capture.js';
 
@@ -24,34 +23,24 @@ export interface H2SidecarSide {
 }
 
 export function h2SidecarSide(recorder: Recorder, upstreamOrigin: string, pathPrefix: string): H2SidecarSide {
-  const upstreams = new Map<ServerHttp2Session, ClientHttp2Session>();
   const authority = new URL(upstreamOrigin).host;
-
-  const upstreamFor = (session: ServerHttp2Session): ClientHttp2Session => {
-    const existing = upstreams.get(session);
-    if (existing && !existing.closed && !existing.destroyed) return existing;
-    const upstream = connect(upstreamOrigin, withHeaderLimits({ settings: { enablePush: false } }));
-    upstreams.set(session, upstream);
-    // The upstream ends this connection: so does the client's, with the upstream's code.
-    upstream.on('goaway', (code: number) => {
-      // Streams the client sent before it saw the GOAWAY still get an upstream: a new connection.
-      if (upstreams.get(session) === upstream) upstreams.delete(session);
-      if (!session.closed && !session.destroyed) session.goaway(code);
-    });
-    upstream.on('error', (error) => recorder.upstreamError((error as { code?: string }).code === 'ECONNREFUSED' ? 'refused' : 'reset'));
-    upstream.once('close', () => {
-      if (upstreams.get(session) === upstream) upstreams.delete(session);
-    });
-    return upstream;
-  };
+  // One upstream session per client session (net/h2-session-pool.ts).
+  const upstreams = new H2SessionPool<ServerHttp2Session>({
+    onSession: (session, upstream) => {
+      // The upstream ends this connection: so does the client's, with the upstream's code. Streams the client sent
+      // before it saw the GOAWAY still get an upstream: a new connection.
+      upstream.on('goaway', (code: number) => {
+        if (!session.closed && !session.destroyed) session.goaway(code);
+      });
+      upstream.on('error', (error) => recorder.upstreamError((error as { code?: string }).code === 'ECONNREFUSED' ? 'refused' : 'reset'));
+    },
+  });
+  const upstreamFor = (session: ServerHttp2Session): ClientHttp2Session => upstreams.get(session, upstreamOrigin);
 
   const server = createServer(withHeaderLimits({ settings: { maxConcurrentStreams: MAX_CONCURRENT_STREAMS } }));
   server.on('session', (session: ServerHttp2Session) => {
     session.on('error', () => undefined);
-    session.once('close', () => {
-      upstreams.get(session)?.close();
-      upstreams.delete(session);
-    });
+    session.once('close', () => upstreams.release(session));
   });
   // Upstream streams open for each client connection: never more than the client may have open itself, however
   // fast it resets streams whose upstream stream is still closing.
@@ -132,8 +121,7 @@ export function h2SidecarSide(recorder: Recorder, upstreamOrigin: string, pathPr
   return {
     server,
     close() {
-      for (const upstream of upstreams.values()) upstream.destroy();
-      upstreams.clear();
+      upstreams.destroyAll();
     },
   };
 }

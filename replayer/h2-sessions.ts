@@ -7,10 +7,8 @@
  * it ended; the deadline is the replay's timeout or the call's own
  * `grpc-timeout`, whichever is sooner.
  */
-import { connect, constants, type ClientHttp2Session, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http2';
-import { reachedPeer, watchConnection } from '../net/index.js';
-import { BodyCopy } from '../net/index.js';
-import { withHeaderLimits } from '../net/index.js';
+import { constants, type ClientHttp2Session, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http2';
+import { BodyCopy, H2SessionPool, reachedPeer } from '../net/index.js';
 
 export interface H2Exchange {
   /** `:status`; 0 when no response came. */
@@ -33,32 +31,22 @@ export interface H2SessionsOptions {
 
 export class H2Sessions {
   readonly #url: string;
-  readonly #sessions: (ClientHttp2Session | undefined)[];
-  readonly #maxConcurrentStreams: number;
+  /** Sessions by slot, used in turn (net/h2-session-pool.ts). */
+  readonly #sessions: H2SessionPool<number>;
+  readonly #slots: number;
   #next = 0;
   #closed = false;
 
   constructor(url: string, options: H2SessionsOptions = {}) {
     this.#url = url;
-    this.#sessions = new Array<ClientHttp2Session | undefined>(Math.max(1, options.connections ?? 1)).fill(undefined);
-    this.#maxConcurrentStreams = options.maxConcurrentStreams ?? 100;
+    this.#slots = Math.max(1, options.connections ?? 1);
+    this.#sessions = new H2SessionPool({ peerMaxConcurrentStreams: options.maxConcurrentStreams ?? 100 });
   }
 
   #session(): ClientHttp2Session {
-    const index = this.#next++ % this.#sessions.length;
-    const existing = this.#sessions[index];
-    if (existing && !existing.closed && !existing.destroyed) return existing;
-    const session = watchConnection(connect(this.#url, withHeaderLimits({ settings: { enablePush: false }, peerMaxConcurrentStreams: this.#maxConcurrentStreams })));
-    session.on('error', () => undefined); // each stream reports its own failure
-    session.once('goaway', () => {
-      if (this.#sessions[index] === session) this.#sessions[index] = undefined;
-    });
-    session.once('close', () => {
-      if (this.#sessions[index] === session) this.#sessions[index] = undefined;
-    });
-    this.#sessions[index] = session;
-    return session;
+    return this.#sessions.get(this.#next++ % this.#slots, this.#url);
   }
+
 
   /** Sends one request; `done` is called exactly once. */
   request(headers: OutgoingHttpHeaders, body: Buffer | null, deadlineMs: number, keepBytes: number, done: (exchange: H2Exchange) => void): void {
@@ -106,7 +94,6 @@ export class H2Sessions {
 
   close(): void {
     this.#closed = true;
-    for (const session of this.#sessions) session?.destroy();
-    this.#sessions.fill(undefined);
+    this.#sessions.destroyAll();
   }
 }

@@ -10,8 +10,7 @@
  */
 import { hash } from 'node:crypto';
 import { type RequestOutcome } from '../../core/index.js';
-import { grpcMethodOf, grpcStatusName, splitMessages } from '../../net/index.js';
-import type { GrpcSchema } from '../../net/index.js';
+import { grpcMethodOf, grpcStatusName, splitMessages, type GrpcSchema } from '../../net/index.js';
 
 const TO_JSON = { longs: String, enums: String, bytes: String, defaults: true, arrays: true, json: true } as const;
 

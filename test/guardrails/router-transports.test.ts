@@ -8,8 +8,7 @@ import { createServer as createHttpServer, request as httpRequest } from 'node:h
 import { connect, createServer as createH2Server } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { protocolListener } from '../../net/index.js';
-import { BODY_BUDGET } from '../../net/index.js';
+import { BODY_BUDGET, protocolListener } from '../../net/index.js';
 import { startRouter, type EgressRouter } from '../../guardrails/index.js';
 import { counters, dependencies } from '../support/router-harness.js';
 
