@@ -13,7 +13,7 @@ import { Writable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
 import { type DependencyConfig } from '../core/index.js';
-import { BodyCopy, protocolListener, withoutHopByHop, type GrpcSchema, type ProtocolListener } from '../net/index.js';
+import { BodyCopy, protocolListener, transportFailureOf, withoutHopByHop, type GrpcSchema, type ProtocolListener } from '../net/index.js';
 import { allowedTargets, withBaggage } from './policies.js';
 import { BUCKETS_MS, Counters, EgressPolicy, type Listener, type RouterArm } from './egress-policy.js';
 import { H2Egress } from './h2-egress.js';
@@ -259,11 +259,12 @@ export class EgressRouter {
         () => finish(false),
         (error: unknown) => {
           const code = (error as { code?: string }).code ?? '';
-          if (!responded && code === 'ECONNREFUSED' && attempt + 1 < targets.length && (body === null || Buffer.isBuffer(body))) {
+          const failure = transportFailureOf(error);
+          if (!responded && failure === 'refused' && attempt + 1 < targets.length && (body === null || Buffer.isBuffer(body))) {
             return this.#forward(listener, req, res, headers, body, attempt + 1, finish);
           }
           finish(true);
-          const timeout = code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT';
+          const timeout = failure === 'timeout';
           this.#answer(res, timeout ? 504 : 502, 'error', `${dependency.name}: ${timeout ? `no answer within ${dependency.timeout} ms` : `upstream failed (${code || (error as Error).message})`}`);
         },
       );

@@ -29,3 +29,4 @@ export { grpcUnaryCall, type UnaryAnswer } from './grpc-unary.js';
 export { grpcHealth, HEALTH_CHECK_PATH } from './grpc-health.js';
 export { reflectDescriptorSet } from './grpc-reflection.js';
 export { H2SessionPool, type H2SessionPoolOptions } from './h2-session-pool.js';
+export { transportFailureOf, type TransportFailure } from './transport-errors.js';

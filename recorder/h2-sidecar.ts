@@ -10,7 +10,7 @@
  * thread and nothing waits for them.
  */
 import { constants, createServer, type ClientHttp2Session, type ClientHttp2Stream, type Http2Server, type IncomingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
-import { BodyCopy, clientFinished, DEFAULT_RESET_BUDGET, forwardStream, forwardableHeaders, grpcMethodOf, H2SessionPool, isGrpcContentType, ResetBudget, withHeaderLimits } from '../net/index.js';
+import { BodyCopy, clientFinished, DEFAULT_RESET_BUDGET, forwardStream, forwardableHeaders, grpcMethodOf, H2SessionPool, isGrpcContentType, ResetBudget, transportFailureOf, withHeaderLimits } from '../net/index.js';
 import type { Recorder } from './recorder.js';
 import { withoutPseudo } from './grpc-capture.js';
 
@@ -32,7 +32,7 @@ export function h2SidecarSide(recorder: Recorder, upstreamOrigin: string, pathPr
       upstream.on('goaway', (code: number) => {
         if (!session.closed && !session.destroyed) session.goaway(code);
       });
-      upstream.on('error', (error) => recorder.upstreamError((error as { code?: string }).code === 'ECONNREFUSED' ? 'refused' : 'reset'));
+      upstream.on('error', (error) => recorder.upstreamError(transportFailureOf(error) === 'refused' ? 'refused' : 'reset'));
     },
   });
   const upstreamFor = (session: ServerHttp2Session): ClientHttp2Session => upstreams.get(session, upstreamOrigin);

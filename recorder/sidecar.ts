@@ -19,7 +19,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { Pool } from 'undici';
 import { listenOn } from '../core/index.js';
-import { protocolListener, tlsProtocolListener, withoutHopByHop, type TlsIdentity } from '../net/index.js';
+import { protocolListener, tlsProtocolListener, withoutHopByHop, type TlsIdentity, transportFailureOf } from '../net/index.js';
 import type { Recorder } from './recorder.js';
 import { watchBody, type BodyCapture } from './body-capture.js';
 import { ResponsePassthrough } from './response-passthrough.js';
@@ -54,12 +54,11 @@ function hasBody(req: IncomingMessage): boolean {
 
 /** Upstream failure kinds, for the metric. */
 function failureKind(error: unknown): string {
-  const code = (error as { code?: string }).code ?? '';
-  if (code === 'ECONNREFUSED') return 'refused';
-  if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') return 'reset';
-  if (code.includes('TIMEOUT')) return 'timeout';
-  if (code === 'UND_ERR_ABORTED') return 'client-aborted';
-  return code === '' ? 'other' : code.toLowerCase();
+  const failure = transportFailureOf(error);
+  if (failure === 'aborted') return 'client-aborted';
+  if (failure !== 'other') return failure;
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && code !== '' ? code.toLowerCase() : 'other';
 }
 
 /**

@@ -5,7 +5,7 @@
  * a second: callbacks and listeners, no promise chain, and a one-shot hash of
  * the (usually single-chunk) body.
  */
-import { BodyCopy } from '../net/index.js';
+import { BodyCopy, transportFailureOf } from '../net/index.js';
 import { setMaxListeners } from 'node:events';
 import { Pool } from 'undici';
 import type { Clock, CorpusRecord, ErrorClass, RequestOutcome, ResponseView } from '../core/index.js';
@@ -37,14 +37,10 @@ export interface ArmSendersOptions {
   readonly onOutcome: (outcome: RequestOutcome) => void;
 }
 
+/** The error class of a request that failed before its answer ended (net/transport-errors.ts). */
 function classify(error: unknown): ErrorClass {
-  const code = (error as { code?: string }).code ?? '';
-  const name = (error as { name?: string }).name ?? '';
-  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') return 'timeout';
-  if (code === 'ECONNREFUSED') return 'refused';
-  if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE') return 'reset';
-  if (code === 'UND_ERR_ABORTED' || name === 'AbortError') return 'cancelled';
-  return 'other';
+  const failure = transportFailureOf(error);
+  return failure === 'aborted' ? 'cancelled' : failure;
 }
 
 export class ArmSenders {
