@@ -98,6 +98,34 @@ export function uncompressedPayload(message: GrpcMessage, encoding: string | und
   throw new Error(`grpc-encoding ${JSON.stringify(name.slice(0, 40))} is not one Tandem can undo (gzip, deflate)`);
 }
 
+export interface DecodedMessages {
+  /** The payloads read, compression undone, in order. */
+  readonly payloads: readonly Buffer[];
+  /** Messages in the stream up to its first problem (more than `payloads` when `maxMessages` stopped the reading). */
+  readonly count: number;
+  /** Why not every message is in `payloads`: a framing problem, a message that would not decompress, or the count limit. */
+  readonly problem?: string;
+}
+
+/**
+ * A message stream read whole, as the recorder and the replayer both read answers: split, each message's compression
+ * undone within `maxMessageBytes`, at most `maxMessages` of them; the messages before a problem are kept.
+ */
+export function decodedMessages(body: Buffer, encoding: string | undefined, limits: { readonly maxMessageBytes?: number; readonly maxMessages?: number } = {}): DecodedMessages {
+  const maxMessageBytes = limits.maxMessageBytes ?? GRPC_DEFAULT_MAX_MESSAGE_BYTES;
+  const split = splitMessages(body, maxMessageBytes);
+  const payloads: Buffer[] = [];
+  for (const message of split.messages) {
+    if (limits.maxMessages !== undefined && payloads.length === limits.maxMessages) return { payloads, count: split.messages.length, problem: `more than ${limits.maxMessages} messages` };
+    try {
+      payloads.push(uncompressedPayload(message, encoding, maxMessageBytes));
+    } catch (error) {
+      return { payloads, count: split.messages.length, problem: (error as Error).message };
+    }
+  }
+  return { payloads, count: split.messages.length, ...(split.problem !== undefined ? { problem: split.problem } : {}) };
+}
+
 const TIMEOUT_UNITS: Readonly<Record<string, number>> = { H: 3_600_000, M: 60_000, S: 1_000, m: 1, u: 0.001, n: 0.000_001 };
 
 /** `grpc-timeout` (at most 8 digits and a unit, per the protocol) in ms, or undefined when absent or malformed. */

@@ -16,6 +16,8 @@ export {
   splitMessages,
   frameMessage,
   uncompressedPayload,
+  decodedMessages,
+  type DecodedMessages,
   parseGrpcTimeout,
   decodeGrpcMessage,
   encodeGrpcMessage,

@@ -4,7 +4,7 @@
  * counted, the response's split and their compression undone, with a size limit per message.
  */
 import type { IncomingHttpHeaders } from 'node:http2';
-import { forwardableHeaders, frameMessage, grpcEndingOf, splitMessages, uncompressedPayload } from '../net/index.js';
+import { decodedMessages, forwardableHeaders, frameMessage, grpcEndingOf, splitMessages, uncompressedPayload } from '../net/index.js';
 import type { RedactedBody, Redactor } from './redact.js';
 
 /** A recorded call: what it answered, decoded. */
@@ -44,22 +44,12 @@ export const MAX_KEPT_RESPONSE_MESSAGES = 1_000;
 export function grpcCallOf(requestBody: Buffer, copied: CopiedGrpcCall, maxMessageBytes: number, redactor: Redactor): CapturedGrpcResponse {
   const { responseHeaders, trailers, responseBody, complete } = copied;
   const { ending, status, message } = grpcEndingOf(responseHeaders, trailers);
-  const split = responseBody === undefined ? { messages: [], problem: 'over the body limit' } : splitMessages(responseBody, maxMessageBytes);
   const encoding = responseHeaders['grpc-encoding'];
-  const contentType = responseHeaders['content-type'];
+  const decoded = responseBody === undefined ? undefined : decodedMessages(responseBody, typeof encoding === 'string' ? encoding : undefined, { maxMessageBytes, maxMessages: MAX_KEPT_RESPONSE_MESSAGES });
   const messages: Buffer[] = [];
-  let truncated = responseBody === undefined || split.problem !== undefined || !complete;
-  for (const part of split.messages) {
-    if (messages.length === MAX_KEPT_RESPONSE_MESSAGES) {
-      truncated = true;
-      break;
-    }
-    let redacted: RedactedBody;
-    try {
-      redacted = redactor.grpcMessage(uncompressedPayload(part, typeof encoding === 'string' ? encoding : undefined, maxMessageBytes), contentType);
-    } catch {
-      redacted = { withheld: 'undecodable' };
-    }
+  let truncated = decoded === undefined || decoded.problem !== undefined || !complete;
+  for (const payload of decoded?.payloads ?? []) {
+    const redacted = redactor.grpcMessage(payload, responseHeaders['content-type']);
     if (redacted.body === undefined) {
       truncated = true;
       break;

@@ -10,7 +10,7 @@
 import { hash } from 'node:crypto';
 import type { OutgoingHttpHeaders } from 'node:http2';
 import type { CorpusRecord, ErrorClass, ResponseView } from '../core/index.js';
-import { CONNECTION_HEADERS, GRPC_STATUS, frameMessage, grpcEndingOf, parseGrpcTimeout, splitMessages, uncompressedPayload } from '../net/index.js';
+import { CONNECTION_HEADERS, GRPC_STATUS, decodedMessages, frameMessage, grpcEndingOf, parseGrpcTimeout } from '../net/index.js';
 import type { H2Exchange } from './h2-sessions.js';
 
 /** Recorded names that HTTP/2 forbids or the transport sets itself. */
@@ -66,17 +66,12 @@ function comparableGrpc(raw: Buffer, exchange: H2Exchange, grpcStatus: number, r
     contentType: String(exchange.headers['content-type'] ?? ''),
     grpc: { status: grpcStatus, statusMessage: grpcEndingOf(exchange.headers, exchange.trailers).message, messages: 0 },
   };
-  const split = splitMessages(raw);
-  if (split.problem !== undefined) return { view: { ...base, decodedBytes: 0, contentHash: '', skipped: `gRPC response: ${split.problem}` } };
   const encoding = exchange.headers['grpc-encoding'];
-  let plain: Buffer;
-  try {
-    plain = Buffer.concat(split.messages.map((m) => frameMessage(uncompressedPayload(m, typeof encoding === 'string' ? encoding : undefined))));
-  } catch (error) {
-    return { view: { ...base, decodedBytes: 0, contentHash: '', skipped: `gRPC response: ${(error as Error).message}` } };
-  }
+  const decoded = decodedMessages(raw, typeof encoding === 'string' ? encoding : undefined);
+  if (decoded.problem !== undefined) return { view: { ...base, decodedBytes: 0, contentHash: '', skipped: `gRPC response: ${decoded.problem}` } };
+  const plain = Buffer.concat(decoded.payloads.map((payload) => frameMessage(payload)));
   // A status is part of the answer: equal messages with different statuses must not hash equal.
   const contentHash = hash('sha1', `${hash('sha1', plain)}/${grpcStatus}/${base.grpc.statusMessage}`);
-  const view: ResponseView = { ...base, grpc: { ...base.grpc, messages: split.messages.length }, decodedBytes: plain.length, contentHash };
+  const view: ResponseView = { ...base, grpc: { ...base.grpc, messages: decoded.count }, decodedBytes: plain.length, contentHash };
   return plain.length <= keepBytes ? { body: plain, view } : { view };
 }

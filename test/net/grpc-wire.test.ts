@@ -1,7 +1,7 @@
 /** gRPC's own framing and fields, read from hostile bytes: every bad input is a reason, never a throw past the caller or a wrong message. */
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { decodeGrpcMessage, encodeGrpcMessage, frameMessage, grpcMethodOf, isGrpcContentType, parseGrpcTimeout, splitMessages, uncompressedPayload } from '../../net/index.js';
+import { decodeGrpcMessage, decodedMessages, encodeGrpcMessage, frameMessage, grpcMethodOf, isGrpcContentType, parseGrpcTimeout, splitMessages, uncompressedPayload } from '../../net/index.js';
 
 describe('gRPC wire helpers', () => {
   it('splits a body into its messages, and names what is wrong with one that lies', () => {
@@ -38,5 +38,17 @@ describe('gRPC wire helpers', () => {
     expect(decodeGrpcMessage('no%20item%20%E2%9C%93')).toBe('no item ✓');
     expect(decodeGrpcMessage('100%')).toBe('100%');
     expect(decodeGrpcMessage(encodeGrpcMessage('50% off: "x"\n ✓ \ud800'))).toBe('50% off: "x"\n ✓ \ufffd');
+  });
+
+  it('reads a message stream whole for the recorder and the replayer alike: limits kept, messages before a problem kept', () => {
+    const gz = (text: string): Buffer => frameMessage(gzipSync(Buffer.from(text)), true);
+    const stream = Buffer.concat([gz('one'), gz('two'), gz('three')]);
+    expect(decodedMessages(stream, 'gzip').payloads.map(String)).toEqual(['one', 'two', 'three']);
+    expect(decodedMessages(stream, 'gzip', { maxMessages: 2 })).toMatchObject({ count: 3, problem: 'more than 2 messages' });
+    expect(decodedMessages(stream, 'gzip', { maxMessages: 2 }).payloads.map(String)).toEqual(['one', 'two']);
+    // Flagged compressed with no encoding named: the reason, nothing decoded.
+    expect(decodedMessages(stream, undefined)).toMatchObject({ payloads: [], count: 3, problem: expect.stringMatching(/names no grpc-encoding/) });
+    // Cut off mid-message: the whole messages before it.
+    expect(decodedMessages(Buffer.concat([gz('one'), stream.subarray(0, 7)]), 'gzip')).toMatchObject({ count: 1, problem: expect.stringMatching(/prefix says/) });
   });
 });
