@@ -26,6 +26,17 @@ const positiveWindow = positiveDurationSchema;
 
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
 
+/** Where the router sends a dependency's calls: an origin, since each call keeps its own path (a path here crashed the router's HTTP/1 side). */
+const dependencyTarget = httpUrl.refine(
+  (url) => {
+    // Not a URL at all is the check above's to say.
+    if (!URL.canParse(url)) return true;
+    const parsed = new URL(url);
+    return parsed.pathname === '/' && parsed.search === '' && parsed.hash === '' && parsed.username === '' && parsed.password === '';
+  },
+  { error: 'must be an origin (scheme, host and port) with no path, query or credentials: each call keeps its own path' },
+);
+
 /** A rate in (0, 1]: a share of requests, not a per-second rate. */
 const share = z.number().gt(0).lte(1);
 
@@ -147,14 +158,14 @@ const dependencyCommon = {
 };
 
 const dependency = z.discriminatedUnion('policy', [
-  z.strictObject({ ...dependencyCommon, policy: z.literal('isolated'), target: httpUrl.describe('The isolated replica tier.') }),
+  z.strictObject({ ...dependencyCommon, policy: z.literal('isolated'), target: dependencyTarget.describe('The isolated replica tier.') }),
   z
     .strictObject({
       ...dependencyCommon,
       policy: z.literal('pinned'),
-      shards: z.array(httpUrl).min(1).describe('Every shard of the dependency.'),
+      shards: z.array(dependencyTarget).min(1).describe('Every shard of the dependency.'),
       pin: z.number().int().min(1).optional().describe('How many shards the experiment may use, chosen deterministically from the experiment seed.'),
-      pinned: z.array(httpUrl).min(1).optional().describe('Explicit shards to pin to, instead of pin.'),
+      pinned: z.array(dependencyTarget).min(1).optional().describe('Explicit shards to pin to, instead of pin.'),
     })
     .superRefine((dep, ctx) => {
       if ((dep.pin === undefined) === (dep.pinned === undefined)) {
@@ -167,7 +178,7 @@ const dependency = z.discriminatedUnion('policy', [
         if (!dep.shards.includes(url)) ctx.addIssue({ code: 'custom', path: ['pinned', i], input: url, message: 'must be one of "shards"' });
       }
     }),
-  z.strictObject({ ...dependencyCommon, policy: z.literal('shared'), target: httpUrl.describe('The shared production dependency.') }),
+  z.strictObject({ ...dependencyCommon, policy: z.literal('shared'), target: dependencyTarget.describe('The shared production dependency.') }),
 ]);
 
 const detector = z.strictObject({

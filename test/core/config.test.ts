@@ -38,6 +38,16 @@ describe('config validation', () => {
     }
   });
 
+  it('takes dependency targets as origins only, naming a target with a path (the router forwards each call with its own)', () => {
+    const withDependency = (dependency: unknown) => ({ workloads: [{ name: 'ranking', tier: 'ranking', dependencies: [dependency] }] });
+    expect(parseConfig(withDependency({ name: 'p', policy: 'pinned', shards: ['http://127.0.0.1:9001', 'http://127.0.0.1:9002/'], pin: 1 })).workloads[0]!.dependencies).toHaveLength(1);
+    const issues = issuesOf(() => parseConfig(withDependency({ name: 'p', policy: 'pinned', shards: ['http://127.0.0.1:9001', 'http://127.0.0.1:9001/b'], pin: 1 })));
+    expect(issues.join('\n')).toMatch(/workloads\[0\]\.dependencies\[0\]\.shards\[1\].*must be an origin/);
+    for (const target of ['http://127.0.0.1:9001/api', 'http://127.0.0.1:9001/?x=1', 'http://user:pw@127.0.0.1:9001']) {
+      expect(issuesOf(() => parseConfig(withDependency({ name: 's', policy: 'shared', target }))).join('\n'), target).toMatch(/target.*must be an origin/);
+    }
+  });
+
   it('returns a deeply frozen config', () => {
     const config = parseConfig(minimal);
     expect(Object.isFrozen(config)).toBe(true);
