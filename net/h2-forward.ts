@@ -32,7 +32,8 @@ export interface ForwardTap {
   onResponseData?(chunk: Buffer): void;
   onTrailers?(trailers: IncomingHttpHeaders): void;
   /** How the exchange ended: `rstCode` 0 and `complete` when the response ended normally. */
-  onEnd?(end: { readonly complete: boolean; readonly rstCode: number; readonly error?: Error }): void;
+  /** `requestFinished`: the client sent its request's end (a request it left unfinished never reached the upstream whole). */
+  onEnd?(end: { readonly complete: boolean; readonly rstCode: number; readonly requestFinished: boolean; readonly error?: Error }): void;
   /**
    * The upstream took no part in the exchange (its connection was refused, or it refused the stream) before
    * any response: return true to leave the client's stream untouched, for the caller to try elsewhere.
@@ -72,7 +73,7 @@ export function forwardStream(stream: ServerHttp2Stream, requestHeaders: Outgoin
     if (tap.onUnanswered?.() === true) return undefined;
     // A session that is closing or gone: the client sees what a closing server gives, a refused stream.
     if (!stream.destroyed) stream.close(constants.NGHTTP2_REFUSED_STREAM);
-    tap.onEnd?.({ complete: false, rstCode: constants.NGHTTP2_REFUSED_STREAM, error: error as Error });
+    tap.onEnd?.({ complete: false, rstCode: constants.NGHTTP2_REFUSED_STREAM, requestFinished: false, error: error as Error });
     return undefined;
   }
   let ended = false;
@@ -84,7 +85,7 @@ export function forwardStream(stream: ServerHttp2Stream, requestHeaders: Outgoin
   const end = (rstCode: number, error?: Error): void => {
     if (ended) return;
     ended = true;
-    tap.onEnd?.({ complete, rstCode, ...(error ? { error } : {}) });
+    tap.onEnd?.({ complete, rstCode, requestFinished, ...(error ? { error } : {}) });
   };
 
   let responded = false;

@@ -10,7 +10,7 @@
  * thread and nothing waits for them.
  */
 import { constants, createServer, type ClientHttp2Session, type ClientHttp2Stream, type Http2Server, type IncomingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
-import { BodyCopy, clientFinished, DEFAULT_RESET_BUDGET, forwardStream, forwardableHeaders, grpcMethodOf, H2SessionPool, isGrpcContentType, ResetBudget, transportFailureOf, withHeaderLimits } from '../net/index.js';
+import { BodyCopy, DEFAULT_RESET_BUDGET, forwardStream, forwardableHeaders, grpcMethodOf, H2SessionPool, isGrpcContentType, ResetBudget, transportFailureOf, withHeaderLimits } from '../net/index.js';
 import type { Recorder } from './recorder.js';
 import { withoutPseudo } from './grpc-capture.js';
 
@@ -93,8 +93,6 @@ export function h2SidecarSide(recorder: Recorder, upstreamOrigin: string, pathPr
     const response = new BodyCopy(recorder.maxBodyBytes);
     let responseHeaders: IncomingHttpHeaders = {};
     let trailers: IncomingHttpHeaders | undefined;
-    let requestEnded = endStream;
-    if (!endStream) stream.once('end', () => (requestEnded = clientFinished(stream)));
     const call = isGrpcContentType(headers['content-type']) ? grpcMethodOf(path) : undefined;
     const keepResponse = call !== undefined && recorder.keepsResponses(call.service, call.method);
     const up = forwardStream(stream, upstreamHeaders, endStream, upstreamFor(session), {
@@ -103,9 +101,9 @@ export function h2SidecarSide(recorder: Recorder, upstreamOrigin: string, pathPr
       onResponseHeaders: (h) => (responseHeaders = h),
       ...(keepResponse ? { onResponseData: (chunk: Buffer) => response.add(chunk) } : {}),
       onTrailers: (t) => (trailers = t),
-      onEnd: ({ complete }) => {
+      onEnd: ({ complete, requestFinished }) => {
         // A request the client never finished never reached the upstream whole: not a record.
-        if (requestEnded) {
+        if (requestFinished) {
           // Only bytes are copied here; the record is built off the event loop (record-thread.ts).
           const captured = { timeMs, method: headers[':method'] ?? 'POST', url: path, headers: plain, body: request.bytes(), truncated: request.truncated };
           if (!call) recorder.record(captured);
