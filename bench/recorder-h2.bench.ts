@@ -8,7 +8,9 @@
  *   4 × 2,500 streams, over its worst with the same flood sent straight to the upstream, each the median of three
  *   interleaved rounds (`--rounds`) after one unmeasured round each (≤ 2);
  * - upstreamStreamsPerResetStream: the streams the upstream was opened during the sidecar's flood, per flood stream (≤ 0.1);
- * - sidecarRssMbUnderFlood: the sidecar's largest resident memory during its flood (reported).
+ * - sidecarRssMbUnderFlood: the sidecar's largest resident memory during its flood (reported);
+ * - guards, so that refusing or not recording cannot meet the targets: legitimateCallFailures (every timed call
+ *   answered 200 with grpc-status 0) and stallCallsRecordedMissing (the sampling sidecar recorded every call), both 0.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -31,15 +33,24 @@ function session(url: string): ClientHttp2Session {
   return s;
 }
 
-/** One gRPC-framed POST on `s`, resolved with its latency in ms once its response has ended (or failed). */
+/** Legitimate calls that did not end with status 200 and grpc-status 0: a proxy that refused them would look fast. */
+let failedCalls = 0;
+
+/** One gRPC-framed POST on `s`, resolved with its latency in ms once its response has ended (or failed, counted). */
 function timedCall(s: ClientHttp2Session, path: string): Promise<number> {
   const started = performance.now();
   return new Promise((resolve) => {
     const stream = s.request({ ':method': 'POST', ':path': path, 'content-type': 'application/grpc', te: 'trailers' });
+    let ok = false;
     stream.on('error', () => undefined);
+    stream.once('response', (headers) => (ok = headers[':status'] === 200));
+    stream.once('trailers', (trailers) => (ok &&= trailers['grpc-status'] === '0'));
     stream.end(Buffer.from([0, 0, 0, 0, 1, 0x61]));
     stream.resume();
-    stream.once('close', () => resolve(performance.now() - started));
+    stream.once('close', () => {
+      if (!ok || !stream.readableEnded) failedCalls++;
+      resolve(performance.now() - started);
+    });
   });
 }
 
@@ -64,7 +75,7 @@ async function smallCallMedian(url: string, calls: number): Promise<number> {
 }
 
 /** The worst added latency of small calls while `bigCalls` sampled big answers pass on another connection. */
-async function stall(url: string, bigCalls: number): Promise<{ worstMs: number; medianMs: number; bigMs: number }> {
+async function stall(url: string, bigCalls: number): Promise<{ worstMs: number; medianMs: number; bigMs: number; calls: number }> {
   const medianMs = await smallCallMedian(url, 200);
   const big = session(url);
   const started = performance.now();
@@ -72,7 +83,7 @@ async function stall(url: string, bigCalls: number): Promise<{ worstMs: number; 
   const during = await callsUntil(url, bigDone);
   const bigMs = performance.now() - started;
   big.close();
-  return { worstMs: Math.max(...during), medianMs, bigMs };
+  return { worstMs: Math.max(...during), medianMs, bigMs, calls: 200 + during.length + bigCalls };
 }
 
 async function rssMb(pid: number): Promise<number> {
@@ -173,6 +184,10 @@ export async function run(args: string[]): Promise<void> {
     const line = (name: string, r: Awaited<ReturnType<typeof stall>>): string => `${name} worst ${r.worstMs.toFixed(1)} ms (median before ${r.medianMs.toFixed(2)} ms, big calls ${r.bigMs.toFixed(0)} ms)`;
     console.log(`small calls while 10 big answers pass: ${line('direct', direct)}; ${line('through the sidecar sampling none', unsampled)}; ${line('sampling every call', through)}`);
 
+    // The sampling sidecar recorded every call it passed (a sidecar that records nothing would not stall either).
+    await sampling.stop();
+    const accounting = JSON.parse(await readFile(join(dir, 'sampling', 'accounting.json'), 'utf8')) as { written: number };
+    const stallCallsRecordedMissing = Math.max(0, 200 + through.calls - accounting.written);
     const figures = {
       sampledStallMs: fixed(Math.max(0, through.worstMs - through.medianMs)),
       sampledStallMsDirect: fixed(Math.max(0, direct.worstMs - direct.medianMs)),
@@ -183,11 +198,15 @@ export async function run(args: string[]): Promise<void> {
       upstreamStreamsPerResetStream: fixed(reached / sent, 4),
       sidecarRssMbUnderFlood: fixed(peakRssMb, 1),
       sidecarRssMbBeforeFlood: fixed(rssBeforeMb, 1),
+      stallCallsRecordedMissing,
+      legitimateCallFailures: failedCalls,
     };
     const targets = {
       sampledStallMs: { value: figures.sampledStallMs, max: 20 },
       rapidResetWorstLatencyRatio: { value: figures.rapidResetWorstLatencyRatio, max: 2 },
       upstreamStreamsPerResetStream: { value: figures.upstreamStreamsPerResetStream, max: 0.1 },
+      stallCallsRecordedMissing: { value: stallCallsRecordedMissing, max: 0 },
+      legitimateCallFailures: { value: failedCalls, max: 0 },
     };
     console.log(JSON.stringify({ bench: 'recorder-h2', figures, targets }));
   } finally {
