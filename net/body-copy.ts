@@ -3,8 +3,7 @@
  * replayer's comparison, the router's failover between pinned shards): past the limit only its size is counted,
  * and optionally its SHA-1 over every byte. Every copy in the process also draws on one budget (BODY_BUDGET): a
  * copy that cannot have more of it stops keeping bytes, as if over its own limit, so many large bodies at once do
- * not take the process's memory with them (the router held 30 unfinished 8 MiB calls; the replayer 726 MB of
- * answers at 200 MB each).
+ * not take the process's memory with them (issue 69, finding 6).
  */
 import { createHash, type Hash } from 'node:crypto';
 

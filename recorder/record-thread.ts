@@ -1,7 +1,7 @@
 /**
  * The recorder's records are built in a worker thread (record-worker.ts): the event loop that forwards production's
- * traffic only copies a sampled exchange's bytes and posts them. Decompressing 40,000 gzip messages of one sampled
- * answer on that loop held every other connection of the sidecar for 0.4–0.9 s (issue 69).
+ * traffic only copies a sampled exchange's bytes and posts them: decompressing a sampled answer of many gzip
+ * messages on that loop held every other connection of the sidecar (issue 69; `npm run bench -- recorder-h2`).
  *
  * Jobs wait in a bounded queue, by count and by bytes: a full queue drops the new job and says so, never waits.
  * A worker that dies loses only the jobs it held, each counted; the next job starts a new one.

@@ -62,8 +62,7 @@ export const MIN_DEMO_RATE = 4;
 /**
  * Requests per arm a trial's window holds at least about: the busy rate's 3 s. A window's CPU per request averages
  * over its requests (and the GC pauses among them), so at a lower rate the window grows rather than measuring fewer:
- * in CI a clean change at 8 pairs/s and 3 s windows (24 requests) stayed inconclusive after the demo's 48 trials,
- * CPU per request +0.2% [−2.1%, +2.6%], where at 14 pairs/s the same windows decide in 10–26.
+ * with too few requests a window is too noisy for a clean change to be decided within the demo's 48 trials.
  */
 export const WINDOW_REQUESTS = BUSY_MACHINE_RATE * 3;
 
