@@ -56,8 +56,10 @@ export function processContext(): CliContext {
  */
 export async function loadCommandConfig(options: GlobalOptions, ctx: CliContext, requireFile = false, graph: 'for-templates' | 'always' = 'for-templates'): Promise<LoadedConfig & { readonly graphTargets?: readonly { name: string; dir: string }[] }> {
   // Loaded when a command reads its config: the schema (zod) and YAML parser are not needed for --help.
-  const { loadConfig } = await import('../core/config/load.js');
+  const [{ loadConfig }, { configureTransport }] = await Promise.all([import('../core/config/load.js'), import('../net/transport-limits.js')]);
   const loaded = await loadConfig({ path: options.config, cwd: ctx.cwd, requireFile });
+  // Every session and body copy this process makes from here on takes the configured limits.
+  configureTransport(loaded.config.transport);
   const source = loaded.config.triggers.graph;
   if (source === undefined || (graph === 'for-templates' && loaded.config.workloadTemplates.length === 0)) return loaded;
   // Templated workloads exist per build target: expanded over the graph at HEAD, so `run`, `worker`

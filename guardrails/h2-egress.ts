@@ -8,10 +8,9 @@
  * saying why, and never reaches the dependency.
  */
 import { constants, createServer, type ClientHttp2Session, type ClientHttp2Stream, type Http2Server, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
-import { BodyCopy, encodeGrpcMessage, forwardStream, forwardableHeaders, grpcMethodOf, H2SessionPool, isGrpcContentType, withHeaderLimits, GRPC_STATUS } from '../net/index.js';
+import { BodyCopy, encodeGrpcMessage, forwardStream, forwardableHeaders, grpcMethodOf, H2SessionPool, isGrpcContentType, withHeaderLimits, transportLimits, GRPC_STATUS } from '../net/index.js';
 import type { Decision, EgressPolicy, Listener } from './egress-policy.js';
 
-const MAX_CONCURRENT_STREAMS = 1_000;
 /** How often calls past their dependency's timeout are looked for. */
 const SWEEP_MS = 100;
 const printable = (text: string): string => text.replace(/[^\x20-\x7e]/g, '?');
@@ -30,7 +29,7 @@ export class H2Egress {
   }
 
   serverFor(listener: Listener): Http2Server {
-    const server = createServer(withHeaderLimits({ settings: { maxConcurrentStreams: MAX_CONCURRENT_STREAMS } }));
+    const server = createServer(withHeaderLimits({ settings: { maxConcurrentStreams: transportLimits().http2.maxConcurrentStreams } }));
     server.on('session', (session) => session.on('error', () => undefined));
     server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number) => this.#handle(listener, stream, headers, flags));
     return server;

@@ -6,11 +6,24 @@
  * not take the process's memory with them (issue 69, finding 6).
  */
 import { createHash, type Hash } from 'node:crypto';
+import { TRANSPORT_DEFAULTS } from '../core/index.js';
 
 /** The bytes all copies of a process may hold together. */
 export class BodyBudget {
   #held = 0;
-  constructor(readonly bytes: number) {}
+  #bytes: number;
+  constructor(bytes: number) {
+    this.#bytes = bytes;
+  }
+
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /** A new size for what is reserved from now on; bytes held beyond it are kept until released. */
+  resize(bytes: number): void {
+    this.#bytes = bytes;
+  }
 
   get held(): number {
     return this.#held;
@@ -27,8 +40,8 @@ export class BodyBudget {
   }
 }
 
-/** The process's budget: 256 MiB, room for a few dozen bodies at every component's own limit. */
-export const BODY_BUDGET = new BodyBudget(256 * 1_048_576);
+/** The process's budget: 256 MiB unless configured (net/transport-limits.ts), room for a few dozen bodies at every component's own limit. */
+export const BODY_BUDGET = new BodyBudget(TRANSPORT_DEFAULTS.bodyBudgetBytes);
 
 export class BodyCopy {
   readonly #chunks: Buffer[] = [];

@@ -9,15 +9,16 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import protobuf from 'protobufjs';
-// For its effect: it adds Root.fromDescriptor, which reads a serialized FileDescriptorSet.
+// For its effect: it adds Root.fromDescriptor and Root#toDescriptor, which read and write a serialized FileDescriptorSet.
 import 'protobufjs/ext/descriptor.js';
 import { ConfigError } from '../core/index.js';
 import type { WorkloadConfig } from '../core/index.js';
 
 export type GrpcSchemaConfig = NonNullable<NonNullable<WorkloadConfig['harness']['responses']>['grpc']>;
 
-/** Response types by method (`package.Service/Method`). */
+/** Request and response types by method (`package.Service/Method`). */
 export interface GrpcSchema {
+  requestType(service: string, method: string): protobuf.Type | undefined;
   responseType(service: string, method: string): protobuf.Type | undefined;
   /** Whether a method is declared free of side effects (`idempotency_level = NO_SIDE_EFFECTS`); undefined when unknown. */
   sideEffectFree(service: string, method: string): boolean | undefined;
@@ -33,17 +34,19 @@ export function grpcSchemaOf(root: protobuf.Root): GrpcSchema {
     }
     return found instanceof protobuf.Service ? found.methods[method] : undefined;
   };
+  const typeOf = (service: string, method: string, direction: 'request' | 'response'): protobuf.Type | undefined => {
+    const m = methodOf(service, method);
+    if (!m) return undefined;
+    try {
+      m.resolve();
+      return (direction === 'request' ? m.resolvedRequestType : m.resolvedResponseType) ?? undefined;
+    } catch {
+      return undefined;
+    }
+  };
   return {
-    responseType(service, method) {
-      const m = methodOf(service, method);
-      if (!m) return undefined;
-      try {
-        m.resolve();
-        return m.resolvedResponseType ?? undefined;
-      } catch {
-        return undefined;
-      }
-    },
+    requestType: (service, method) => typeOf(service, method, 'request'),
+    responseType: (service, method) => typeOf(service, method, 'response'),
     sideEffectFree(service, method) {
       const m = methodOf(service, method);
       if (!m) return undefined;
@@ -67,15 +70,33 @@ export function schemaFromDescriptorSet(bytes: Uint8Array, file: string, where =
 
 /** Loads what the config names, relative to `cwd`. */
 export async function loadGrpcSchema(config: GrpcSchemaConfig, cwd: string, where = 'harness.responses.grpc'): Promise<GrpcSchema> {
+  const loaded = await loadDescriptors(config, cwd, where);
+  return 'bytes' in loaded ? schemaFromDescriptorSet(loaded.bytes, loaded.file, `${where}.descriptorSet`) : grpcSchemaOf(loaded.root);
+}
+
+/**
+ * What the config names as one serialized FileDescriptorSet, checked: what a worker thread makes its own schema
+ * from (schemaFromDescriptorSet), since a protobufjs tree does not cross threads. `.proto` files are written out
+ * as the set protobufjs read from them.
+ */
+export async function loadDescriptorSet(config: GrpcSchemaConfig, cwd: string, where: string): Promise<Uint8Array> {
+  const loaded = await loadDescriptors(config, cwd, where);
+  if ('bytes' in loaded) {
+    schemaFromDescriptorSet(loaded.bytes, loaded.file, `${where}.descriptorSet`);
+    return loaded.bytes;
+  }
+  const set = loaded.root.toDescriptor('proto3');
+  return set.$type.encode(set).finish();
+}
+
+async function loadDescriptors(config: GrpcSchemaConfig, cwd: string, where: string): Promise<{ bytes: Uint8Array; file: string } | { root: protobuf.Root }> {
   if (config.descriptorSet !== undefined) {
     const file = resolve(cwd, config.descriptorSet);
-    let bytes: Buffer;
     try {
-      bytes = await readFile(file);
+      return { bytes: await readFile(file), file };
     } catch (error) {
       throw new ConfigError([`${where}.descriptorSet: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`]);
     }
-    return schemaFromDescriptorSet(bytes, file, `${where}.descriptorSet`);
   }
   const files = (config.protoFiles ?? []).map((f) => resolve(cwd, f));
   if (files.length === 0) throw new ConfigError([`${where}: name a descriptorSet or protoFiles`]);
@@ -83,7 +104,7 @@ export async function loadGrpcSchema(config: GrpcSchemaConfig, cwd: string, wher
     const root = new protobuf.Root();
     await root.load(files, { keepCase: true });
     root.resolveAll();
-    return grpcSchemaOf(root);
+    return { root };
   } catch (error) {
     throw new ConfigError([`${where}.protoFiles: cannot load ${files.join(', ')}: ${(error as Error).message.slice(0, 300)}`]);
   }

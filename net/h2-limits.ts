@@ -7,15 +7,15 @@
  * Memory stays bounded by each session's maxSessionMemory: past it, Node refuses new streams.
  */
 import type { ClientSessionOptions, ServerOptions } from 'node:http2';
-
-/** grpc-go's default SETTINGS_MAX_HEADER_LIST_SIZE. */
-export const H2_MAX_HEADER_LIST_BYTES = 16 << 20;
-/** As many pairs as a list of that size can hold (32 bytes of overhead each). */
-export const H2_MAX_HEADER_PAIRS = H2_MAX_HEADER_LIST_BYTES / 32;
+import { transportLimits } from './transport-limits.js';
 
 type HeaderLimits = Pick<ServerOptions & ClientSessionOptions, 'maxHeaderListPairs' | 'maxSendHeaderBlockLength'> & { settings: { maxHeaderListSize: number } };
 
-/** The limits, merged into a session's own options (its settings kept). */
+/**
+ * The process's limits (net/transport-limits.ts), merged into a session's own options (its settings kept). The pair
+ * limit is as many pairs as a list of that size can hold (32 bytes of overhead each).
+ */
 export function withHeaderLimits<T extends { settings?: object }>(options: T): T & HeaderLimits {
-  return { ...options, maxHeaderListPairs: H2_MAX_HEADER_PAIRS, maxSendHeaderBlockLength: H2_MAX_HEADER_LIST_BYTES, settings: { ...options.settings, maxHeaderListSize: H2_MAX_HEADER_LIST_BYTES } };
+  const bytes = transportLimits().http2.maxHeaderListBytes;
+  return { ...options, maxHeaderListPairs: Math.floor(bytes / 32), maxSendHeaderBlockLength: bytes, settings: { ...options.settings, maxHeaderListSize: bytes } };
 }

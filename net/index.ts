@@ -2,8 +2,9 @@
  * The transport layer every protocol shares: what the recorder, the replayer and the router must do alike. A change
  * to how HTTP/2 streams are passed on, which headers are connection-specific or how bodies are bounded is made here.
  */
-export { withHeaderLimits, H2_MAX_HEADER_LIST_BYTES, H2_MAX_HEADER_PAIRS } from './h2-limits.js';
-export { ResetBudget, DEFAULT_RESET_BUDGET, type ResetBudgetOptions } from './reset-budget.js';
+export { withHeaderLimits } from './h2-limits.js';
+export { configureTransport, transportLimits, type TransportLimits } from './transport-limits.js';
+export { ResetBudget, type ResetBudgetOptions } from './reset-budget.js';
 export { BodyCopy, BodyBudget, BODY_BUDGET } from './body-copy.js';
 export { withoutHopByHop, CONNECTION_HEADERS, HOP_BY_HOP_HEADERS } from './hop-by-hop.js';
 export {
@@ -26,7 +27,7 @@ export {
 } from './grpc-wire.js';
 export { protocolListener, tlsProtocolListener, type ProtocolListener, type ProtocolListenerOptions, type TlsIdentity } from './protocol-listener.js';
 export { clientFinished, forwardStream, forwardableHeaders, watchConnection, reachedPeer, type ForwardTap } from './h2-forward.js';
-export { loadGrpcSchema, schemaFromDescriptorSet, grpcSchemaOf, type GrpcSchema, type GrpcSchemaConfig } from './grpc-schema.js';
+export { loadGrpcSchema, loadDescriptorSet, schemaFromDescriptorSet, grpcSchemaOf, type GrpcSchema, type GrpcSchemaConfig } from './grpc-schema.js';
 export { grpcUnaryCall, type UnaryAnswer } from './grpc-unary.js';
 export { grpcHealth, HEALTH_CHECK_PATH } from './grpc-health.js';
 export { reflectDescriptorSet } from './grpc-reflection.js';

@@ -4,15 +4,13 @@
  * cancels streams as fast as it can so the server behind a proxy does work nobody waits for; a connection past its
  * budget is told GOAWAY(ENHANCE_YOUR_CALM) and closed. Clients cancelling calls at human or deadline rates never
  * reach it. nghttp2's own limit works alike (nghttp2_option_set_stream_reset_rate_limit, 1000 and 33/s), but only
- * counts resets that reach it before the stream was passed on.
+ * counts resets that reach it before the stream was passed on. The sidecar's default (net/transport-limits.ts) is a tenth of
+ * nghttp2's burst and a third of its rate.
  */
 export interface ResetBudgetOptions {
   readonly burst: number;
   readonly perSecond: number;
 }
-
-/** The sidecar's default: a tenth of nghttp2's burst, a third of its rate. */
-export const DEFAULT_RESET_BUDGET: ResetBudgetOptions = { burst: 100, perSecond: 10 };
 
 export class ResetBudget {
   #tokens: number;

@@ -49,7 +49,7 @@ export function grpcCallOf(requestBody: Buffer, copied: CopiedGrpcCall, maxMessa
   const messages: Buffer[] = [];
   let truncated = decoded === undefined || decoded.problem !== undefined || !complete;
   for (const payload of decoded?.payloads ?? []) {
-    const redacted = redactor.grpcMessage(payload, responseHeaders['content-type']);
+    const redacted = redactor.grpcMessage(payload, responseHeaders['content-type'], { service: copied.service, method: copied.method, direction: 'response' });
     if (redacted.body === undefined) {
       truncated = true;
       break;
@@ -72,10 +72,10 @@ export function grpcCallOf(requestBody: Buffer, copied: CopiedGrpcCall, maxMessa
 export const withoutPseudo = (headers: IncomingHttpHeaders): Record<string, string | string[] | undefined> => forwardableHeaders(headers, () => false) as Record<string, string | string[] | undefined>;
 
 /**
- * A gRPC request body with its JSON messages' secrets replaced (Redactor.grpcMessage), framed again; the bytes as
+ * A gRPC request body with its messages' secrets replaced (Redactor.grpcMessage), framed again; the bytes as
  * sent when none held one. Withheld when a message cannot be read (cut off, undecodable, unreadable JSON).
  */
-export function redactedGrpcBody(body: Buffer, headers: Readonly<Record<string, string>>, redactor: Redactor, maxMessageBytes: number): RedactedBody {
+export function redactedGrpcBody(body: Buffer, headers: Readonly<Record<string, string>>, redactor: Redactor, maxMessageBytes: number, call?: { readonly service: string; readonly method: string }): RedactedBody {
   const split = splitMessages(body, maxMessageBytes);
   if (split.problem !== undefined) return { withheld: `not a whole gRPC message stream (${split.problem})` };
   let changed = false;
@@ -87,7 +87,7 @@ export function redactedGrpcBody(body: Buffer, headers: Readonly<Record<string, 
     } catch {
       return { withheld: 'a message could not be decompressed' };
     }
-    const redacted = redactor.grpcMessage(payload, headers['content-type']);
+    const redacted = redactor.grpcMessage(payload, headers['content-type'], call && { ...call, direction: 'request' });
     if (redacted.body === undefined) return redacted;
     // Sent again uncompressed where a secret was replaced: flag 0 is valid whatever grpc-encoding says.
     if (redacted.body !== payload) changed = true;

@@ -10,12 +10,9 @@
  * thread and nothing waits for them.
  */
 import { constants, createServer, type ClientHttp2Session, type ClientHttp2Stream, type Http2Server, type IncomingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
-import { BodyCopy, DEFAULT_RESET_BUDGET, forwardStream, forwardableHeaders, grpcMethodOf, H2SessionPool, isGrpcContentType, ResetBudget, transportFailureOf, withHeaderLimits } from '../net/index.js';
+import { BodyCopy, forwardStream, forwardableHeaders, grpcMethodOf, H2SessionPool, isGrpcContentType, ResetBudget, transportFailureOf, transportLimits, withHeaderLimits } from '../net/index.js';
 import type { Recorder } from './recorder.js';
 import { withoutPseudo } from './grpc-capture.js';
-
-/** Streams one client may have open at once (the upstream's own limit applies too). */
-const MAX_CONCURRENT_STREAMS = 1_000;
 
 export interface H2SidecarSide {
   readonly server: Http2Server;
@@ -37,7 +34,8 @@ export function h2SidecarSide(recorder: Recorder, upstreamOrigin: string, pathPr
   });
   const upstreamFor = (session: ServerHttp2Session): ClientHttp2Session => upstreams.get(session, upstreamOrigin);
 
-  const server = createServer(withHeaderLimits({ settings: { maxConcurrentStreams: MAX_CONCURRENT_STREAMS } }));
+  const limits = transportLimits().http2;
+  const server = createServer(withHeaderLimits({ settings: { maxConcurrentStreams: limits.maxConcurrentStreams } }));
   server.on('session', (session: ServerHttp2Session) => {
     session.on('error', () => undefined);
     session.once('close', () => upstreams.release(session));
@@ -60,7 +58,7 @@ export function h2SidecarSide(recorder: Recorder, upstreamOrigin: string, pathPr
   const clientLeft = (session: ServerHttp2Session) => (answered: boolean): void => {
     if (answered || session.destroyed) return;
     let budget = resets.get(session);
-    if (!budget) resets.set(session, (budget = new ResetBudget(DEFAULT_RESET_BUDGET, recorder.now())));
+    if (!budget) resets.set(session, (budget = new ResetBudget({ burst: limits.resetBurst, perSecond: limits.resetsPerSecond }, recorder.now())));
     if (budget.spend(recorder.now())) return;
     recorder.connectionOverResetBudget();
     session.goaway(constants.NGHTTP2_ENHANCE_YOUR_CALM);
@@ -77,7 +75,7 @@ export function h2SidecarSide(recorder: Recorder, upstreamOrigin: string, pathPr
   const passOn = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number): void => {
     const session = stream.session as ServerHttp2Session | undefined;
     if (stream.destroyed || stream.closed || !session) return recorder.resetBeforeForwarding();
-    if ((openUpstream.get(session) ?? 0) >= MAX_CONCURRENT_STREAMS) {
+    if ((openUpstream.get(session) ?? 0) >= limits.maxConcurrentStreams) {
       stream.close(constants.NGHTTP2_REFUSED_STREAM);
       return recorder.resetBeforeForwarding();
     }

@@ -30,7 +30,7 @@ export function buildRecord(
   const grpc = request.grpcCopy && grpcCallOf(request.truncated ? Buffer.alloc(0) : request.body, request.grpcCopy, maxMessageBytes, redactor);
   const headers = redactor.headers(request.headers);
   // A truncated body is not stored at all: it could not be redacted reliably. A call's body is its messages.
-  const redacted = request.truncated ? { body: Buffer.alloc(0) } : grpc !== undefined ? redactedGrpcBody(request.body, headers, redactor, maxMessageBytes) : redactor.body(request.body, headers);
+  const redacted = request.truncated ? { body: Buffer.alloc(0) } : grpc !== undefined ? redactedGrpcBody(request.body, headers, redactor, maxMessageBytes, grpc) : redactor.body(request.body, headers);
   const record: { -readonly [K in keyof CorpusRecord]: CorpusRecord[K] } = {
     id: randomUUID(),
     tier,

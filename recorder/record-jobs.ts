@@ -10,6 +10,8 @@ export interface RecordThreadSettings {
   readonly tier: string;
   readonly rules: RedactionRules | undefined;
   readonly maxBodyBytes: number;
+  /** A serialized FileDescriptorSet: the worker redacts protobuf messages by field name with it. */
+  readonly descriptorSet?: Uint8Array;
 }
 
 export interface BuildJob {

@@ -80,8 +80,8 @@ export class RecordThread {
 
   #started(): Worker {
     if (this.#worker) return this.#worker;
-    const { tier, rules, maxBodyBytes } = this.#options;
-    const worker = startWorker({ tier, rules, maxBodyBytes });
+    const { tier, rules, maxBodyBytes, descriptorSet } = this.#options;
+    const worker = startWorker({ tier, rules, maxBodyBytes, ...(descriptorSet ? { descriptorSet } : {}) });
     // The recorder's owner decides when the process ends; a shutdown waits for the queue (Recorder.close).
     worker.unref();
     worker.on('message', (result: BuildResult) => {

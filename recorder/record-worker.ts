@@ -5,6 +5,7 @@
  */
 import { constants, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
+import { schemaFromDescriptorSet } from '../net/index.js';
 import { Redactor } from './redact.js';
 import { buildRecord } from './record-builder.js';
 import { copiedFromWire, type BuildJob, type BuildResult, type RecordThreadSettings } from './record-jobs.js';
@@ -18,7 +19,9 @@ try {
 }
 
 const settings = workerData as RecordThreadSettings;
-const redactor = new Redactor(settings.rules, { maxDecodedBytes: settings.maxBodyBytes });
+// The set was read and checked on the recorder's side (loadDescriptorSet); a protobufjs tree does not cross threads.
+const grpcSchema = settings.descriptorSet ? schemaFromDescriptorSet(settings.descriptorSet, 'the recorder\'s descriptor set', 'recorder.grpc.descriptors') : undefined;
+const redactor = new Redactor(settings.rules, { maxDecodedBytes: settings.maxBodyBytes, ...(grpcSchema ? { grpcSchema } : {}) });
 
 // Built records go back one at a time, each once the recorder has taken the one before (an `ack`): the recorder's
 // loop then takes in one record per turn, never a pile of them between two of production's requests.

@@ -44,6 +44,8 @@ export interface RecorderOptions {
   readonly random?: () => number;
   /** gRPC methods whose response messages are not kept: "package.Service/Method" or "package.Service/*". */
   readonly grpcWithoutResponses?: readonly string[];
+  /** The services' FileDescriptorSet (net/grpc-schema.ts loadDescriptorSet): protobuf messages are redacted by field name. */
+  readonly grpcDescriptorSet?: Uint8Array;
   /** Requests carrying any of these headers (lower-case) come from a replay and are never recorded. @default [EXPERIMENT_HEADER] */
   readonly skipHeaders?: readonly string[];
 }
@@ -142,6 +144,7 @@ export class Recorder {
     this.#thread = new RecordThread({
       tier: options.tier,
       rules: options.redact,
+      ...(options.grpcDescriptorSet ? { descriptorSet: options.grpcDescriptorSet } : {}),
       maxBodyBytes: this.maxBodyBytes,
       maxJobs: options.buildQueueRecords ?? 1_000,
       maxBytes: options.buildQueueBytes ?? 64 * 1_048_576,

@@ -16,6 +16,8 @@ import { MultipartSyntaxError, boundaryOf, multipartParts } from './redact-multi
 import { UnsupportedEncodingError, contentEncodingOf, decode, detectUtf16, encode, utf16ToUtf8, utf8ToUtf16 } from './body-encoding.js';
 import { DEFAULT_SECRET_NAMES } from '../core/index.js';
 import { SecretNames } from './redact-names.js';
+import { redactProtobuf } from './redact-protobuf.js';
+import type { GrpcSchema } from '../net/index.js';
 
 export { ALWAYS_REDACTED_HEADERS } from './redact-names.js';
 
@@ -41,6 +43,13 @@ export function rulesForTier(rules: RedactionRules & { readonly tiers?: Readonly
   };
 }
 
+/** Which message of a gRPC call a payload is: with descriptors, its type gives its fields' names. */
+export interface GrpcMessageOf {
+  readonly service: string;
+  readonly method: string;
+  readonly direction: 'request' | 'response';
+}
+
 /** A redacted body, or the reason it could not be redacted and must not be stored. */
 export type RedactedBody = { readonly body: Buffer; readonly withheld?: undefined } | { readonly body?: undefined; readonly withheld: string };
 
@@ -48,10 +57,12 @@ export class Redactor {
   readonly #names: SecretNames;
   readonly #json: JsonSecrets;
   readonly #maxDecodedBytes: number;
+  readonly #grpcSchema: GrpcSchema | undefined;
   /** Made once: a closure per call costs an allocation on every recorded request. */
   readonly #isSecretName: (name: string) => boolean;
 
-  constructor(rules: RedactionRules = {}, options: { maxDecodedBytes?: number } = {}) {
+  constructor(rules: RedactionRules = {}, options: { maxDecodedBytes?: number; grpcSchema?: GrpcSchema } = {}) {
+    this.#grpcSchema = options.grpcSchema;
     this.#names = new SecretNames(rules.names ?? DEFAULT_SECRET_NAMES, rules.headers ?? []);
     const pathsByLength = new Map<number, string[][]>();
     for (const path of (rules.bodyFields ?? []).map((p) => p.split('.'))) pathsByLength.set(path.length, [...(pathsByLength.get(path.length) ?? []), path]);
@@ -94,17 +105,26 @@ export class Redactor {
   }
 
   /**
-   * One gRPC message's payload (compression undone) with its secrets replaced where it is JSON (`application/grpc+json`,
-   * or a payload that opens an object or array) — the same names as everywhere else. Protobuf is returned as it is:
-   * the recorder has no descriptors to find fields by name. Withheld when it looks like JSON and cannot be read.
+   * One gRPC message's payload (compression undone) with its secrets replaced — the same names as everywhere else —
+   * where it is JSON (`application/grpc+json`, or a payload that opens an object or array), or protobuf of a method
+   * the recorder has descriptors for (`recorder.grpc.descriptors`; redact-protobuf.ts). Other protobuf is returned
+   * as it is: without descriptors no field has a name. Withheld when it cannot be read as what it is taken for.
    */
-  grpcMessage(payload: Buffer, contentType: string | undefined): RedactedBody {
+  grpcMessage(payload: Buffer, contentType: string | undefined, of?: GrpcMessageOf): RedactedBody {
     const subtype = mediaTypeOf(contentType).slice('application/grpc'.length);
-    if (subtype !== '+json' && !opensJson(payload)) return { body: payload };
+    if (subtype === '+json' || opensJson(payload)) {
+      try {
+        return { body: this.#jsonBody(payload) ?? payload };
+      } catch (error) {
+        return { withheld: withheldReason(error) };
+      }
+    }
+    const type = of && this.#grpcSchema && (of.direction === 'request' ? this.#grpcSchema.requestType(of.service, of.method) : this.#grpcSchema.responseType(of.service, of.method));
+    if (!type) return { body: payload };
     try {
-      return { body: this.#jsonBody(payload) ?? payload };
+      return { body: redactProtobuf(payload, type, this.#isSecretName) ?? payload };
     } catch (error) {
-      return { withheld: withheldReason(error) };
+      return { withheld: `not a ${type.fullName.replace(/^\./, '')} message (${(error as Error).message.slice(0, 120)})` };
     }
   }
 

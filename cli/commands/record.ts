@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { createSecureContext } from 'node:tls';
 import { UsageError, systemClock } from '../../core/index.js';
-import { type TlsIdentity } from '../../net/index.js';
+import { loadDescriptorSet, type TlsIdentity } from '../../net/index.js';
 import { assertName, createStore } from '../../store/index.js';
 import { EXPERIMENT_HEADER, Recorder, rulesForTier, startSidecar, type StickyKey } from '../../recorder/index.js';
 import { ExitCode } from '../exit-codes.js';
@@ -81,6 +81,9 @@ export async function run(options: RecordOptions, ctx: CliContext): Promise<numb
           : config.recorder.stickyKey?.query !== undefined
             ? { query: config.recorder.stickyKey.query }
             : undefined;
+  // Read and checked before anything starts: a descriptor file that cannot be read is the config's error (exit 3).
+  const descriptors = config.recorder.grpc.descriptors;
+  const grpcDescriptorSet = descriptors ? await loadDescriptorSet(descriptors, ctx.cwd, 'recorder.grpc.descriptors') : undefined;
   const store = createStore(config.store, { cwd: ctx.cwd, env: ctx.env });
   await store.init();
   const recorder = new Recorder({
@@ -92,6 +95,7 @@ export async function run(options: RecordOptions, ctx: CliContext): Promise<numb
     maxBodyBytes: config.recorder.maxBodyBytes,
     bufferRecords: config.recorder.bufferRecords,
     grpcWithoutResponses: config.recorder.grpc.withoutResponses,
+    ...(grpcDescriptorSet ? { grpcDescriptorSet } : {}),
     ...(stickyKey ? { stickyKey } : {}),
     // Replayed traffic is never recorded: the default header plus each workload's own identity prefix.
     skipHeaders: [...new Set([EXPERIMENT_HEADER, ...config.workloads.map((w) => `${w.replay.identityHeaderPrefix}experiment`)])],

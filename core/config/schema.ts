@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { positiveDurationSchema, positiveTimerDurationSchema, timerDurationSchema } from './duration-schema.js';
 import { DEFAULT_SECRET_NAMES } from '../secret-names.js';
 import { latticeSchema } from './lattice-schema.js';
+import { transportSchema } from './transport-schema.js';
 
 /** A value used in file names and table keys: letters, digits, `.`, `_`, `-`. */
 export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -77,6 +78,12 @@ const redactionRules = {
   bodyFields: z.array(z.string().min(1)).default([]).describe('Dotted paths into JSON bodies from the root, e.g. "user.email" (arrays are transparent).'),
 };
 
+/** Descriptors of a service's gRPC methods: the recorder's protobuf redaction and the harness's comparison read them. */
+const grpcDescriptors = z.strictObject({
+  descriptorSet: z.string().min(1).optional().describe('A FileDescriptorSet (protoc --descriptor_set_out --include_imports, buf build -o), relative to the working directory.'),
+  protoFiles: z.array(z.string().min(1)).min(1).optional().describe('.proto files, relative to the working directory; imports are looked up beside them.'),
+});
+
 const recorder = z.strictObject({
   rate: share.default(1e-4).describe('Share of requests sampled, in (0, 1] (FIRE samples 1e-5 to 6.74e-5); not a per-second rate.'),
   stickyKey: z
@@ -107,6 +114,9 @@ const recorder = z.strictObject({
         .array(z.string().regex(/^[A-Za-z_][\w.]*\/([A-Za-z_]\w*|\*)$/, 'must be "package.Service/Method" or "package.Service/*"'))
         .default([])
         .describe('gRPC methods whose response messages are not kept ("package.Service/Method", or "package.Service/*" for every method of a service): their records hold status and trailers, no messages (responseTruncated).'),
+      descriptors: grpcDescriptors
+        .optional()
+        .describe("The services' descriptors: protobuf request and response messages of the methods they declare are redacted by field name like JSON (recorder.redact.names, at any depth, map entries by key). Without them only JSON messages are redacted; protobuf is stored as sent."),
     })
     .prefault({})
     .describe('What the recorder keeps of gRPC calls.'),
@@ -244,11 +254,7 @@ const harness = z.strictObject({
       noiseRatio: z.number().min(1).default(2).describe('A field whose control-vs-treatment difference rate is at most this multiple of its control-vs-control′ rate is noise.'),
       ranking: ranking.optional().describe('Compare ranked lists: NDCG@k, Kendall tau and overlap@k.'),
       maxStatusMismatchShare: share.optional().describe('Final check: a larger share of records answered with different statuses fails the experiment.'),
-      grpc: z
-        .strictObject({
-          descriptorSet: z.string().min(1).optional().describe('A FileDescriptorSet (protoc --descriptor_set_out --include_imports, buf build -o), relative to the working directory.'),
-          protoFiles: z.array(z.string().min(1)).min(1).optional().describe('.proto files, relative to the working directory; imports are looked up beside them.'),
-        })
+      grpc: grpcDescriptors
         .optional()
         .describe('How gRPC responses are decoded for comparison: each message is decoded with these descriptors and diffed field by field (docs/grpc.md). Without them gRPC responses are counted as not compared.'),
     })
@@ -522,6 +528,7 @@ export const configSchema = z
       .prefault({ kind: 'inline' })
       .describe('How experiments are run: in this process (default) or by `tandem worker`s through Redis.'),
     recorder: recorder.prefault({}).describe('Sampling of production requests into the corpus.'),
+    transport: transportSchema.prefault({}).describe('HTTP/2 and body limits of the sidecar, the router and the replayer.'),
     workloads: z.array(workloadSchema).default([]).describe('What to replay and how to judge it.'),
     workloadTemplates: z.array(workloadTemplate).default([]).describe('Workloads made per build target (e.g. one per package), for selection by `tandem affected` and `submit`; a workload written out with the same name wins.'),
     lattices: z.array(latticeSchema).default([]).describe('Degradation lattices (HiLO product states L0..Ln).'),

@@ -38,6 +38,20 @@ describe('config validation', () => {
     }
   });
 
+  it('takes the transport limits with grpc-go\'s header list by default, and names a limit out of range', () => {
+    expect(parseConfig(minimal).transport).toEqual({ http2: { maxHeaderListBytes: 16 << 20, maxConcurrentStreams: 1_000, resetBurst: 100, resetsPerSecond: 10 }, bodyBudgetBytes: 256 << 20 });
+    expect(parseConfig({ ...minimal, transport: { http2: { maxHeaderListBytes: 1 << 20 } } }).transport.http2).toMatchObject({ maxHeaderListBytes: 1 << 20, maxConcurrentStreams: 1_000 });
+    const bad: [unknown, RegExp][] = [
+      [{ http2: { maxHeaderListBytes: 100 } }, /transport\.http2\.maxHeaderListBytes/],
+      [{ http2: { maxConcurrentStreams: 0 } }, /transport\.http2\.maxConcurrentStreams/],
+      [{ http2: { resetsPerSecond: -1 } }, /transport\.http2\.resetsPerSecond/],
+      [{ http2: { resetBurst: 1.5 } }, /transport\.http2\.resetBurst/],
+      [{ bodyBudgetBytes: 10 }, /transport\.bodyBudgetBytes/],
+      [{ http2: { maxStreams: 5 } }, /"maxStreams" in transport\.http2/],
+    ];
+    for (const [transport, path] of bad) expect(issuesOf(() => parseConfig({ ...minimal, transport })).join('\n'), JSON.stringify(transport)).toMatch(path);
+  });
+
   it('takes dependency targets as origins only, naming a target with a path (the router forwards each call with its own)', () => {
     const withDependency = (dependency: unknown) => ({ workloads: [{ name: 'ranking', tier: 'ranking', dependencies: [dependency] }] });
     expect(parseConfig(withDependency({ name: 'p', policy: 'pinned', shards: ['http://127.0.0.1:9001', 'http://127.0.0.1:9002/'], pin: 1 })).workloads[0]!.dependencies).toHaveLength(1);

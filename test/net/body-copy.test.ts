@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
-import { BodyBudget, BodyCopy } from '../../net/index.js';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { TRANSPORT_DEFAULTS } from '../../core/index.js';
+import { BodyBudget, BodyCopy, configureTransport } from '../../net/index.js';
 
 describe('a body copied as it passes', () => {
   it('keeps its bytes up to its limit, then only counts and hashes them', () => {
@@ -27,5 +28,19 @@ describe('a body copied as it passes', () => {
     const third = new BodyCopy(80, { budget });
     third.add(Buffer.alloc(40));
     expect([third.truncated, third.bytes().length, budget.held]).toEqual([false, 40, 40]);
+  });
+
+  it("draws on the process's budget as configured (transport.bodyBudgetBytes)", () => {
+    onTestFinished(() => configureTransport(TRANSPORT_DEFAULTS));
+    const body = Buffer.alloc(2 * 1_048_576);
+    configureTransport({ ...TRANSPORT_DEFAULTS, bodyBudgetBytes: 1_048_576 });
+    const small = new BodyCopy(4 * 1_048_576);
+    small.add(body);
+    expect([small.truncated, small.size]).toEqual([true, body.length]);
+    configureTransport(TRANSPORT_DEFAULTS);
+    const large = new BodyCopy(4 * 1_048_576);
+    large.add(body);
+    expect([large.truncated, large.bytes().length]).toEqual([false, body.length]);
+    large.release();
   });
 });

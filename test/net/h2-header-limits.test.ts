@@ -8,6 +8,12 @@
 import { connect, createServer, type Http2Server, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadCommandConfig, processContext } from '../../cli/cli-context.js';
+import { TRANSPORT_DEFAULTS } from '../../core/index.js';
+import { configureTransport } from '../../net/index.js';
 import { sidecarFor, tempStore } from '../support/recording.js';
 import { router } from '../support/router-harness.js';
 
@@ -91,5 +97,22 @@ describe.each(Object.keys(hops))('HTTP/2 header limits through %s', (hop) => {
     const direct = await call(upstream, metadata);
     expect(direct).toMatchObject({ status: 200, ...expected });
     expect(await call(through, metadata)).toEqual(direct);
+  });
+});
+
+describe.each(Object.keys(hops))('a header list limit set in the config, through %s', (hop) => {
+  it('is what the hop takes: a list over it is refused there, one under it passes', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tandem-transport-'));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
+    onTestFinished(() => configureTransport(TRANSPORT_DEFAULTS));
+    const config = join(dir, 'tandem.yaml');
+    await writeFile(config, 'transport:\n  http2:\n    maxHeaderListBytes: 65536\n');
+    await loadCommandConfig({ config }, { ...processContext(), cwd: dir });
+    const upstream = await startUpstream();
+    const through = await hops[hop]!(upstream);
+    const over = entries(10, 10_000);
+    expect(await call(upstream, over)).toMatchObject({ status: 200, requestPairs: 10 });
+    expect((await call(through, over)).status).not.toBe(200);
+    expect(await call(through, entries(3, 10_000))).toMatchObject({ status: 200, requestPairs: 3 });
   });
 });

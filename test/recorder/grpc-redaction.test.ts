@@ -3,43 +3,13 @@
  * verbatim). JSON messages, request and response, are now redacted by the same names as every other field, and a
  * method can be recorded without its responses.
  */
-import { connect, createServer } from 'node:http2';
-import type { AddressInfo } from 'node:net';
-import { describe, expect, it, onTestFinished } from 'vitest';
-import { frameMessage, splitMessages } from '../../net/index.js';
+import { describe, expect, it } from 'vitest';
+import { splitMessages } from '../../net/index.js';
+import { grpcCall, grpcUpstream } from '../support/grpc-raw-call.js';
 import { records, sidecarFor, tempStore } from '../support/recording.js';
 
-/** A gRPC upstream whose every answer is one JSON message holding a secret, and a protobuf-like one. */
-async function jsonGrpcUpstream(): Promise<string> {
-  const server = createServer();
-  server.on('stream', (stream) => {
-    stream.on('error', () => undefined);
-    stream.resume();
-    stream.on('end', () => {
-      stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
-      stream.once('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
-      stream.write(frameMessage(Buffer.from('{"user":"ann","access_token":"SECRETRESPONSE01"}')));
-      stream.end(frameMessage(Buffer.from([0x0a, 0x03, 0x61, 0x6e, 0x6e])));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-
-async function grpcCall(url: string, path: string, messages: readonly Buffer[]): Promise<Buffer> {
-  const session = connect(url);
-  try {
-    const stream = session.request({ ':method': 'POST', ':path': path, 'content-type': 'application/grpc', te: 'trailers' });
-    stream.end(Buffer.concat(messages.map((m) => frameMessage(m))));
-    const chunks: Buffer[] = [];
-    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-    await new Promise((resolve) => stream.once('close', resolve));
-    return Buffer.concat(chunks);
-  } finally {
-    session.close();
-  }
-}
+/** Every answer: one JSON message holding a secret, and a protobuf-like one. */
+const jsonGrpcUpstream = (): Promise<string> => grpcUpstream([Buffer.from('{"user":"ann","access_token":"SECRETRESPONSE01"}'), Buffer.from([0x0a, 0x03, 0x61, 0x6e, 0x6e])]);
 
 describe('gRPC messages in the corpus', () => {
   it('are redacted by name where they are JSON, request and response, and passed to the client unchanged', async () => {

@@ -7,6 +7,8 @@
 import { connect, createServer } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { TRANSPORT_DEFAULTS } from '../../core/index.js';
+import { configureTransport } from '../../net/index.js';
 import { rapidReset } from '../support/h2-rapid-reset.js';
 import { sidecarFor, tempStore } from '../support/recording.js';
 
@@ -73,5 +75,18 @@ describe('HTTP/2 rapid reset through the sidecar', () => {
     const metrics = await recorder.registry.metrics();
     expect(closedOf(metrics)).toBeGreaterThanOrEqual(1);
     expect(upstream.streams()).toBeLessThanOrEqual(1 + streamsSent / 10);
+  });
+
+  it('takes its reset budget from the transport limits: a budget of 10 closes the connection after about 10 streams reached the upstream', async () => {
+    configureTransport({ ...TRANSPORT_DEFAULTS, http2: { ...TRANSPORT_DEFAULTS.http2, resetBurst: 10, resetsPerSecond: 0.001 } });
+    onTestFinished(() => configureTransport(TRANSPORT_DEFAULTS));
+    const upstream = await countingUpstream();
+    const { store } = await tempStore();
+    const { sidecar, recorder } = await sidecarFor(upstream.url, store.corpus);
+    // With the default burst of 100, about 100 of these 300 streams reach the upstream before the connection closes.
+    await rapidReset({ port: Number(new URL(sidecar.url).port), connections: 1, streamsPerConnection: 300, path: '/tandem.test.Catalog/Lookup', frameByFrame: true });
+    expect(await call(sidecar.url, '/after')).toEqual({ status: 200, body: 'ok' });
+    expect(closedOf(await recorder.registry.metrics())).toBe(1);
+    expect(upstream.streams()).toBeLessThanOrEqual(1 + 10 + 20);
   });
 });
