@@ -29,6 +29,7 @@ export { calibrate, wilsonInterval, type Calibration, type MetricCalibration } f
 export { deployedArmsOf, loadExperimentData, selectTrials, slotSign, missingDataCauses, type ExperimentData, type ExcludedTrial, type SlotSign, type TrialSelection } from './metrics/experiment-data.js';
 export { calibrateStored } from './calibration/calibrate-stored.js';
 export { measureCompletedTrial, trialDataOf, TRIAL_METRICS_EVENT } from './metrics/stored-trial-metrics.js';
+export { implausibility } from './metrics/stored-metric-check.js';
 export { armDistributions, SUMMARY_QUANTILE_ERROR, type ArmDistributions } from './metrics/arm-summary.js';
 export { loadGrpcSchema, type GrpcSchema } from '../net/index.js';
 export { compareResponses, compareResponseStream, type ResponseComparison, type FieldDifference, type RankingComparison } from './compare/compare-responses.js';

@@ -210,7 +210,7 @@ export async function evaluateExperiment(store: Pick<Store, 'experiments' | 'out
       fanout.set(key, entry);
     }
   }
-  const notes = [...corrupt.map((c) => `skipped unreadable stored line: ${c}`)];
+  const notes = [...corrupt.map((c) => `stored data not used: ${c}`)];
   if (responses && !comparison?.noiseCancellation) {
     notes.push(
       options.workload.arms?.controlPrime

@@ -9,10 +9,13 @@
 import type { ExperimentRecord, Sample, TrialRecord } from '../../core/index.js';
 import type { ReadOptions, Store } from '../../store/index.js';
 import { trialMetrics, type ArmProcessValues, type TrialData, type TrialMetric } from './trial-metrics.js';
+import { implausibility } from './stored-metric-check.js';
 
 export const TRIAL_METRICS_EVENT = 'trial-metrics';
 /** Raised when what a trial's metrics hold or how they are computed changes: older events are recomputed, not misread. */
 const TRIAL_METRICS_VERSION = 1;
+/** More metrics than a trial has (its fixed ones, an error share per class, a fan-out per dependency, what its arms export). */
+const MAX_METRICS_PER_TRIAL = 10_000;
 
 type TrialReads = Pick<Store, 'outcomes' | 'samples'>;
 
@@ -58,22 +61,42 @@ export async function trialMetricsOf(
   used: readonly TrialRecord[],
   options: ReadOptions & { readonly resamples?: number },
 ): Promise<{ metrics: TrialMetric[]; recomputed: number[] }> {
-  const stored = new Map<string, TrialMetric[]>();
+  // Each event is checked (decodeEvent); one that fails, or two for one attempt that disagree, is named through
+  // onCorrupt and its trial computed from its own outcomes: stored metrics are never judged unchecked.
+  const stored = new Map<string, { metrics: TrialMetric[]; json: string } | 'untrusted'>();
   for (const event of await store.experiments.events(record.id, { ...options, types: [TRIAL_METRICS_EVENT] })) {
     const decoded = decodeEvent(event.data);
-    if (decoded) stored.set(`${decoded.trial}/${decoded.attempt}`, decoded.metrics);
+    if (decoded === undefined) continue;
+    const where = `trial-metrics event of trial ${decoded.trial + 1} attempt ${decoded.attempt}`;
+    const key = `${decoded.trial}/${decoded.attempt}`;
+    if ('problem' in decoded) {
+      options.onCorrupt?.(where, `${decoded.problem}; the trial is computed from its outcomes`);
+      stored.set(key, 'untrusted');
+      continue;
+    }
+    const before = stored.get(key);
+    const json = JSON.stringify(event.data?.metrics);
+    if (before === undefined) stored.set(key, { metrics: decoded.metrics, json });
+    else if (before !== 'untrusted' && before.json !== json) {
+      options.onCorrupt?.(where, 'stored twice, differently; the trial is computed from its outcomes');
+      stored.set(key, 'untrusted');
+    }
   }
   const metrics: TrialMetric[] = [];
   const recomputed: number[] = [];
+  // Loops, not push(...list): a list of a hundred thousand would overflow the call stack.
+  const append = (list: readonly TrialMetric[]): void => {
+    for (const m of list) metrics.push(m);
+  };
   for (const trial of used) {
     const found = stored.get(`${trial.index}/${trial.attempt}`);
-    if (found) {
-      metrics.push(...found);
+    if (found !== undefined && found !== 'untrusted') {
+      append(found.metrics);
       continue;
     }
     recomputed.push(trial.index);
     const data = await trialDataOf(store, record.id, trial, options);
-    metrics.push(...trialMetrics(data, { seed: record.seed, ...(options.resamples !== undefined ? { resamples: options.resamples } : {}) }));
+    append(trialMetrics(data, { seed: record.seed, ...(options.resamples !== undefined ? { resamples: options.resamples } : {}) }));
   }
   return { metrics, recomputed };
 }
@@ -123,11 +146,26 @@ function decodeMetric(value: unknown, trial: number): TrialMetric | undefined {
   return { metric: m.metric, trial, control: control!, treatment: treatment!, effect: effect!, low: low!, high: high!, points: m.points, scale: m.scale, unit: m.unit, ...(processes ? { processes } : {}) };
 }
 
-function decodeEvent(data: Readonly<Record<string, unknown>> | undefined): { trial: number; attempt: number; metrics: TrialMetric[] } | undefined {
-  if (data?.version !== TRIAL_METRICS_VERSION || !Number.isInteger(data.trial) || !Number.isInteger(data.attempt) || !Array.isArray(data.metrics)) return undefined;
+/**
+ * A stored event's metrics, checked: undefined for an event of another version or shape (recomputed without a word:
+ * an older Tandem's), a problem for one that is this version's but not what Tandem computed.
+ */
+function decodeEvent(data: Readonly<Record<string, unknown>> | undefined): { trial: number; attempt: number; metrics: TrialMetric[] } | { trial: number; attempt: number; problem: string } | undefined {
+  if (data?.version !== TRIAL_METRICS_VERSION || !Number.isInteger(data.trial) || !Number.isInteger(data.attempt)) return undefined;
   const trial = data.trial as number;
-  const metrics = data.metrics.map((m) => decodeMetric(m, trial));
-  // One unreadable metric makes the whole event untrusted: the trial is recomputed from its outcomes.
-  if (metrics.some((m) => m === undefined)) return undefined;
-  return { trial, attempt: data.attempt as number, metrics: metrics as TrialMetric[] };
+  const attempt = data.attempt as number;
+  if (!Array.isArray(data.metrics)) return { trial, attempt, problem: 'its metrics are not a list' };
+  if (data.metrics.length > MAX_METRICS_PER_TRIAL) return { trial, attempt, problem: `${data.metrics.length} metrics, more than the ${MAX_METRICS_PER_TRIAL} a trial can have` };
+  const metrics: TrialMetric[] = [];
+  const names = new Set<string>();
+  for (const [i, value] of data.metrics.entries()) {
+    const metric = decodeMetric(value, trial);
+    if (!metric) return { trial, attempt, problem: `metric ${i + 1} is not a trial metric of trial ${trial + 1}` };
+    const problem = implausibility(metric);
+    if (problem !== undefined) return { trial, attempt, problem };
+    if (names.has(metric.metric)) return { trial, attempt, problem: `metric ${JSON.stringify(metric.metric)} is stored more than once` };
+    names.add(metric.metric);
+    metrics.push(metric);
+  }
+  return { trial, attempt, metrics };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RequestOutcome, Sample } from '../../core/index.js';
-import { trialMetrics } from '../../harness/index.js';
+import { implausibility, trialMetrics } from '../../harness/index.js';
 
 function outcome(arm: string, recordId: string, latencyMs: number, errorClass: RequestOutcome['errorClass'] = '', intendedMs = 10_000): RequestOutcome {
   return { experimentId: 'e', trial: 2, attempt: 1, arm, recordId, intendedMs, latencyMs, status: errorClass === '' ? 200 : 503, bytes: arm === 'control' ? 100 : 110, errorClass, bodyHash: '', first: true };
@@ -40,6 +40,11 @@ describe('per-trial metrics', () => {
   ];
   const metrics = trialMetrics({ index: 2, outcomes, samples, dependencies: [{ arm: 'control', dependency: 'prediction', calls: 30, replayedRequests: 10 }, { arm: 'treatment', dependency: 'prediction', calls: 45, replayedRequests: 10 }] }, { seed: 1 });
   const get = (name: string) => metrics.find((m) => m.metric === name)!;
+
+  it('are each one the stored-metric check takes back (what it refuses is never something Tandem computed)', () => {
+    expect(metrics.length).toBeGreaterThan(10);
+    expect(metrics.map((m) => [m.metric, implausibility(m)]).filter(([, problem]) => problem !== undefined)).toEqual([]);
+  });
 
   it('latency effects come from the paired records', () => {
     // mean of paired differences (2 + 1 + 3) / 3 = 2 over a control mean of 20
@@ -111,6 +116,7 @@ describe('several processes per arm', () => {
     // The same build except that one of the treatment's three processes is now slow (+20%): +6.7% for the fleet.
     const metrics = trialOf({ control: [1, 1, 1], treatment: [1, 1.2, 1] });
     for (const name of ['cpu_per_request', 'latency_shift']) expect(metrics.find((m) => m.metric === name)!.effect).toBeCloseTo(1.2 / 3 + 2 / 3 - 1, 3);
+    expect(metrics.filter((m) => implausibility(m) !== undefined)).toEqual([]);
   });
 
   it('measures a trial of 100k pairs (found by the scale bench: a spread of 200k send times overflowed the call stack)', () => {
