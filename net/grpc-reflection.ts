@@ -104,11 +104,17 @@ function conversation(url: string, path: string, services: readonly string[], de
       received += chunk.length;
       if (received > MAX_RESPONSE_BYTES) return finish(new ReflectionError(`reflection answer over ${MAX_RESPONSE_BYTES} bytes`));
       buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
-      while (buffered.length >= 5 && buffered.length >= 5 + buffered.readUInt32BE(1)) {
-        const length = buffered.readUInt32BE(1);
-        const payload = buffered.subarray(5, 5 + length);
-        buffered = buffered.subarray(5 + length);
-        onMessage(payload);
+      // The server's bytes are input: an answer that is not a reflection response, or a file that is not a
+      // FileDescriptorProto, ends the conversation with an error saying so, never an exception in this handler.
+      try {
+        while (!settled && buffered.length >= 5 && buffered.length >= 5 + buffered.readUInt32BE(1)) {
+          const length = buffered.readUInt32BE(1);
+          const payload = buffered.subarray(5, 5 + length);
+          buffered = buffered.subarray(5 + length);
+          onMessage(payload);
+        }
+      } catch (error) {
+        finish(new ReflectionError(`the reflection answer is not a ServerReflectionResponse with FileDescriptorProtos (${(error as Error).message.slice(0, 120)})`));
       }
     });
     stream.on('error', () => undefined);
