@@ -81,7 +81,7 @@ export function runnerFor(config: TandemConfig, store: Store, cwd: string, show:
 export async function queueFor(config: TandemConfig, store: Store, cwd: string): Promise<ExperimentQueue> {
   if (config.queue.kind === 'bullmq') {
     const { BullMqQueue } = await import('../executor/bullmq-queue.js');
-    return new BullMqQueue({ redisUrl: config.queue.redisUrl, prefix: config.queue.prefix, store, clock: systemClock });
+    return BullMqQueue.open({ redisUrl: config.queue.redisUrl, prefix: config.queue.prefix, store, clock: systemClock });
   }
   return new InlineQueue({ store, clock: systemClock, run: runnerFor(config, store, cwd), concurrency: config.queue.concurrency, workloadLimits: workloadLimits(config) });
 }

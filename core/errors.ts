@@ -53,6 +53,11 @@ export class StoreError extends TandemError {
   override readonly code: string = 'TANDEM_ERR_STORE';
 }
 
+/** The experiment queue's server (Redis) is unreachable or refused a command. */
+export class QueueError extends TandemError {
+  override readonly code: string = 'TANDEM_ERR_QUEUE';
+}
+
 /** A service Tandem talks to (a metrics source, an error-record endpoint, the lattice controller, an ingest) answered wrongly. */
 export class UpstreamError extends TandemError {
   override readonly code: string = 'TANDEM_ERR_UPSTREAM';

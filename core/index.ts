@@ -5,6 +5,7 @@ export {
   InputError,
   NotFoundError,
   StoreError,
+  QueueError,
   ExperimentCancelledError,
   UpstreamError,
   InternalError,

@@ -8,7 +8,7 @@
  * Cancellation is published on Redis and reaches the running worker at once.
  */
 import { DelayedError, Queue, Worker, type Job } from 'bullmq';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { ExperimentCancelledError, type Clock } from '../core/index.js';
 import type { Store } from '../store/index.js';
 import { STAGE_PRIORITY, experimentIdFor, parseRequest, type ExperimentRequest } from './experiment-request.js';
@@ -16,6 +16,7 @@ import { attemptIdFor, createQueued, isTerminal, transition } from './lifecycle.
 import { requestCancel, watchCancellation } from './cancellation-watch.js';
 import type { CancelResult, ExperimentQueue, ExperimentRunner, SubmitOptions, SubmitResult } from './queue.js';
 import { WorkloadSlots } from './workload-slots.js';
+import { assertRedisReachable, redisConnection } from './redis-connection.js';
 
 export const QUEUE_NAME = 'experiments';
 
@@ -32,7 +33,6 @@ interface JobData {
   readonly request?: unknown;
 }
 
-const connection = (url: string): Redis => new Redis(url, { maxRetriesPerRequest: null, lazyConnect: false });
 const cancelChannel = (prefix: string): string => `${prefix}:tandem:cancel`;
 
 export class BullMqQueue implements ExperimentQueue {
@@ -41,10 +41,18 @@ export class BullMqQueue implements ExperimentQueue {
   readonly #redis: Redis;
   readonly queue: Queue<JobData>;
 
+  /** The queue, once its Redis answers: a QueueError within seconds when it does not (redis-connection.ts). */
+  static async open(options: BullMqOptions): Promise<BullMqQueue> {
+    await assertRedisReachable(options.redisUrl);
+    return new BullMqQueue(options);
+  }
+
   constructor(options: BullMqOptions) {
     this.#options = options;
-    this.#redis = connection(options.redisUrl);
+    this.#redis = redisConnection(options.redisUrl, 'client');
     this.queue = new Queue<JobData>(QUEUE_NAME, { connection: this.#redis, prefix: options.prefix });
+    // A lost connection is the caller's error through the command that failed (redis-connection.ts), not a trace.
+    this.queue.on('error', () => undefined);
   }
 
   async submit(request: ExperimentRequest, options: SubmitOptions = {}): Promise<SubmitResult> {
@@ -95,6 +103,8 @@ export interface BullMqWorkerOptions extends BullMqOptions {
   readonly workloadLimits: ReadonlyMap<string, number>;
   /** Errors of runs, for the worker's log (the store holds each experiment's own reason). */
   readonly onError?: (id: string, error: unknown) => void;
+  /** Said once each time a connection loses Redis (it reconnects by itself). */
+  readonly onConnectionLost?: (message: string) => void;
 }
 
 export class BullMqWorker {
@@ -109,12 +119,12 @@ export class BullMqWorker {
 
   constructor(options: BullMqWorkerOptions) {
     this.#options = options;
-    this.#redis = connection(options.redisUrl);
-    this.#subscriber = connection(options.redisUrl);
+    this.#redis = redisConnection(options.redisUrl, 'blocking', options.onConnectionLost);
+    this.#subscriber = redisConnection(options.redisUrl, 'blocking', options.onConnectionLost);
     this.#slots = new WorkloadSlots(this.#redis, options.prefix, options.clock);
     void this.#subscriber.subscribe(cancelChannel(options.prefix));
     this.#subscriber.on('message', (_channel: string, id: string) => this.#running.get(id)?.abort(new ExperimentCancelledError('cancelled by request')));
-    this.#workerRedis = connection(options.redisUrl);
+    this.#workerRedis = redisConnection(options.redisUrl, 'blocking', options.onConnectionLost);
     this.worker = new Worker<JobData>(QUEUE_NAME, (job, token) => this.#process(job, token), {
       connection: this.#workerRedis,
       prefix: options.prefix,

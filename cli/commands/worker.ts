@@ -22,7 +22,7 @@ export async function run(options: WorkerOptions, ctx: CliContext): Promise<numb
   const concurrency = options.concurrency !== undefined ? parsePositiveInteger(options.concurrency, '--concurrency') : config.queue.concurrency;
   const store = createStore(config.store, { cwd: ctx.cwd, env: ctx.env });
   await store.init();
-  const queue = new BullMqQueue({ redisUrl: config.queue.redisUrl, prefix: config.queue.prefix, store, clock: systemClock });
+  const queue = await BullMqQueue.open({ redisUrl: config.queue.redisUrl, prefix: config.queue.prefix, store, clock: systemClock });
   if (config.queue.globalConcurrency !== undefined) await queue.setGlobalConcurrency(config.queue.globalConcurrency);
   for (const w of config.workloads) if (w.calibration) await queue.scheduleCalibration(w.name, w.calibration.every);
   const worker = new BullMqWorker({
@@ -36,6 +36,7 @@ export async function run(options: WorkerOptions, ctx: CliContext): Promise<numb
     stalledIntervalMs: config.queue.stalledInterval,
     workloadLimits: workloadLimits(config),
     onError: (id, error) => ctx.err(`experiment ${id}: ${(error as Error).message}`),
+    onConnectionLost: (message) => ctx.err(`worker: ${message}`),
   });
   await worker.worker.waitUntilReady();
   ctx.out(JSON.stringify({ worker: 'ready', pid: process.pid, concurrency, queue: `${config.queue.prefix}:${'experiments'}` }));
