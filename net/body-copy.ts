@@ -5,7 +5,7 @@
  * copy that cannot have more of it stops keeping bytes, as if over its own limit, so many large bodies at once do
  * not take the process's memory with them (issue 69, finding 6).
  */
-import { createHash, type Hash } from 'node:crypto';
+import { createHash, hash, type Hash } from 'node:crypto';
 import { TRANSPORT_DEFAULTS } from '../core/index.js';
 
 /** The bytes all copies of a process may hold together. */
@@ -45,7 +45,13 @@ export const BODY_BUDGET = new BodyBudget(TRANSPORT_DEFAULTS.bodyBudgetBytes);
 
 export class BodyCopy {
   readonly #chunks: Buffer[] = [];
-  readonly #hash: Hash | undefined;
+  readonly #hashed: boolean;
+  /**
+   * Most bodies are one chunk: it is hashed in one call when the digest is asked for, and a running hash is made
+   * only at a second chunk (a Hash object per body cost the replayer about a microsecond per answer).
+   */
+  #firstChunk: Buffer | undefined;
+  #hash: Hash | undefined;
   readonly #budget: BodyBudget;
   #kept = 0;
   #size = 0;
@@ -56,13 +62,13 @@ export class BodyCopy {
     readonly limit: number,
     options: { readonly hash?: boolean; readonly budget?: BodyBudget } = {},
   ) {
-    this.#hash = options.hash === true ? createHash('sha1') : undefined;
+    this.#hashed = options.hash === true;
     this.#budget = options.budget ?? BODY_BUDGET;
   }
 
   add(chunk: Buffer): void {
     this.#size += chunk.length;
-    this.#hash?.update(chunk);
+    if (this.#hashed) this.#hashChunk(chunk);
     if (this.#overflowed || this.#released) return;
     if (this.#kept + chunk.length > this.limit || !this.#budget.reserve(chunk.length)) return this.#overflow();
     this.#chunks.push(chunk);
@@ -85,9 +91,22 @@ export class BodyCopy {
     return this.#chunks.length === 1 ? this.#chunks[0]! : Buffer.concat(this.#chunks, this.#kept);
   }
 
-  /** SHA-1 of every byte seen, hex (with `hash: true`). */
+  /** SHA-1 of every byte seen, hex (with `hash: true`); asked once. */
   digest(): string {
-    return this.#hash?.digest('hex') ?? '';
+    if (!this.#hashed) return '';
+    if (this.#hash) return this.#hash.digest('hex');
+    return hash('sha1', this.#firstChunk ?? Buffer.alloc(0));
+  }
+
+  #hashChunk(chunk: Buffer): void {
+    if (this.#hash) {
+      this.#hash.update(chunk);
+    } else if (this.#firstChunk === undefined) {
+      this.#firstChunk = chunk;
+    } else {
+      this.#hash = createHash('sha1').update(this.#firstChunk).update(chunk);
+      this.#firstChunk = undefined;
+    }
   }
 
   /** Give the bytes back to the budget; call once the bytes are used (they stay readable). */

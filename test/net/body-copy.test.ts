@@ -14,6 +14,16 @@ describe('a body copied as it passes', () => {
     expect(copy.digest()).toBe(createHash('sha1').update('hello world, and more').digest('hex'));
   });
 
+  it('hashes every byte whatever the number of chunks: none, one, two, three', () => {
+    const sha1 = (text: string): string => createHash('sha1').update(text).digest('hex');
+    for (const chunks of [[], ['one'], ['one', 'two'], ['one', 'two', 'three']]) {
+      const copy = new BodyCopy(0, { hash: true });
+      for (const chunk of chunks) copy.add(Buffer.from(chunk));
+      expect(copy.digest(), chunks.join('|')).toBe(sha1(chunks.join('')));
+    }
+    expect(new BodyCopy(10).digest()).toBe('');
+  });
+
   it('draws on one budget with every other copy, and gives it back when released', () => {
     const budget = new BodyBudget(100);
     const first = new BodyCopy(80, { budget });
