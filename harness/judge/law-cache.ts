@@ -16,7 +16,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import type { LawKey, NullLaw } from './sequential.js';
+import type { LawKey, NullLaw } from './null-law.js';
 
 export interface LawCache {
   /** The law kept for this design, if it is whole, the user's own and `fingerprint` is still its fingerprint. */

@@ -6,7 +6,13 @@
  * metric and time, per dependency by time.
  */
 import { qualified, ident, SqlFragment } from '../sql.js';
-import { UNSUMMARIZED_KIND } from './experiment-rows.js';
+
+/**
+ * What `kind` reads on a row written before the column was added (the column's default there, see
+ * ADDED_COLUMNS): no record has this kind, so the rows still to fill are found without parsing records,
+ * and a fill cut short by a kill is finished by the next `init`.
+ */
+export const UNSUMMARIZED_KIND = '(written by an older tandem)';
 
 export const TABLES = ['corpus', 'corpus_tiers', 'samples', 'outcomes', 'experiments', 'experiment_events', 'observations', 'config_reads', 'error_records'] as const;
 export type TableName = (typeof TABLES)[number];

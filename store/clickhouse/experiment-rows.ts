@@ -8,13 +8,8 @@ import { summarize } from '../experiment-query.js';
 import { isExperimentRecord } from '../record-guards.js';
 import { sql, SqlFragment } from '../sql.js';
 import { parseJson, type Tables } from './tables.js';
+import { UNSUMMARIZED_KIND } from './clickhouse-schema.js';
 
-/**
- * What `kind` reads on a row written before the column was added (the column's default there, see
- * ADDED_COLUMNS): no record has this kind, so the rows still to fill are found without parsing records,
- * and a fill cut short by a kill is finished by the next `init`.
- */
-export const UNSUMMARIZED_KIND = '(written by an older tandem)';
 
 export function experimentRow(record: ExperimentRecord): Record<string, unknown> {
   const { kind, stage, change, outcome } = summarize(record);

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import { createClickHouseStore, type ClickHouseStore } from '../../store/index.js';
 import { corpusRecord, experimentRecord, storeContract, T0 } from './store-contract.js';
-import { UNSUMMARIZED_KIND } from '../../store/clickhouse/experiment-rows.js';
+import { UNSUMMARIZED_KIND } from '../../store/clickhouse/clickhouse-schema.js';
 import { killHard, spawnTs, waitForLine } from '../support/child.js';
 import { freePort } from '../support/free-port.js';
 
