@@ -130,10 +130,13 @@ export class InlineQueue implements ExperimentQueue {
     if (!this.#running.has(id)) {
       // Its runner died (a killed `tandem run`): nobody would ever see the request, so it ends here.
       const lapsed = await lapsedRunner(this.#options.store, id, this.#options.clock);
-      if (lapsed !== undefined) {
+      // A queued record without a lease may be about to be claimed; a running one without any was left by a runner
+      // that died (every runner, `tandem run` and `tandem replay`, holds one while it runs).
+      if (lapsed !== undefined && (lapsed !== 'never' || record.status === 'running')) {
         // The arms its last trial started may still run: stopped now (only those that are still the same processes).
         stopLeftovers(leftoversOf(record.trials));
-        await transition(this.#options.store, record, 'cancelled', this.#options.clock, {}, `${reason} (its runner ${lapsed.holder} stopped renewing its lease at ${new Date(lapsed.expiredAtMs).toISOString()}: the process is gone)`);
+        const why = lapsed === 'never' ? 'no runner holds a lease on it: the process that ran it is gone' : `its runner ${lapsed.holder} stopped renewing its lease at ${new Date(lapsed.expiredAtMs).toISOString()}: the process is gone`;
+        await transition(this.#options.store, record, 'cancelled', this.#options.clock, {}, `${reason} (${why})`);
         return 'orphan-cancelled';
       }
     }

@@ -29,9 +29,14 @@ interface LeaseData {
   readonly claim: boolean;
 }
 
+/**
+ * A lease as stored, checked: it never runs longer than LEASE_TTL_MS past when it was written, whatever it says
+ * (a lease written ten years ahead had `cancel` wait 315,360,000 s for it to lapse).
+ */
 const leaseOf = (event: ExperimentEvent): LeaseData | undefined => {
   const data = event.data as Partial<LeaseData> | undefined;
-  return event.type === 'lease' && typeof data?.holder === 'string' && typeof data.expiresAtMs === 'number' ? { holder: data.holder, expiresAtMs: data.expiresAtMs, claim: data.claim === true } : undefined;
+  if (event.type !== 'lease' || typeof data?.holder !== 'string' || typeof data.expiresAtMs !== 'number' || !Number.isFinite(data.expiresAtMs)) return undefined;
+  return { holder: data.holder, expiresAtMs: Math.min(data.expiresAtMs, event.timeMs + LEASE_TTL_MS), claim: data.claim === true };
 };
 
 /** The holder of the earliest claim whose lease is still live, or undefined. */
@@ -67,12 +72,15 @@ export async function silentRunner(store: Pick<Store, 'experiments'>, id: string
   return silentForMs > 2 * RENEW_EVERY_MS ? { holder, silentForMs, lapsesAtMs: last.expiresAtMs } : undefined;
 }
 
-/** When no runner holds the experiment but one did: that runner (its process died) and when its lease lapsed. */
-export async function lapsedRunner(store: Pick<Store, 'experiments'>, id: string, clock: Clock): Promise<{ holder: string; expiredAtMs: number } | undefined> {
+/**
+ * When no runner holds the experiment: the one that did (its process died) and when its lease lapsed, or `never`
+ * when no runner ever held a lease (every runner claims one before it starts: its process died before that).
+ */
+export async function lapsedRunner(store: Pick<Store, 'experiments'>, id: string, clock: Clock): Promise<{ holder: string; expiredAtMs: number } | 'never' | undefined> {
   if ((await liveRunner(store, id, clock)) !== undefined) return undefined;
   let last: LeaseData | undefined;
   for (const event of await store.experiments.events(id, { types: ['lease'] })) last = leaseOf(event) ?? last;
-  return last === undefined ? undefined : { holder: last.holder, expiredAtMs: last.expiresAtMs };
+  return last === undefined ? 'never' : { holder: last.holder, expiredAtMs: last.expiresAtMs };
 }
 
 const append = (store: Pick<Store, 'experiments'>, id: string, clock: Clock, holder: string, expiresAtMs: number, claim: boolean, message: string): Promise<void> =>

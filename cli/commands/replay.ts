@@ -8,7 +8,7 @@ import { UsageError, systemClock, type TandemConfig, type TrialRecord, type Work
 import { createStore, type Store } from '../../store/index.js';
 import type { ArmName, ArmProvider, ReplayProgress } from '../../replayer/index.js';
 import { SharedSource, type EgressRouter } from '../../guardrails/index.js';
-import { armsFor as armsForChoice, httpUrl, replayExperiment } from '../../executor/index.js';
+import { armsFor as armsForChoice, claimRun, holdRun, httpUrl, leaseHolder, replayExperiment } from '../../executor/index.js';
 import { armDistributions, loadChecksModule } from '../../harness/index.js';
 import { ExitCode } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
@@ -94,6 +94,11 @@ export async function run(options: ReplayOptions, ctx: CliContext): Promise<numb
   const seed = options.seed !== undefined ? parsePositiveInteger(options.seed, '--seed') : undefined;
   const checks = workload.harness.checksModule !== undefined ? await loadChecksModule(workload.harness.checksModule, ctx.cwd) : undefined;
   const store = createStore(config.store, { cwd: ctx.cwd, env: ctx.env });
+  // This process holds the experiment's lease while it replays, as `tandem run` does: killed, its lease lapses and
+  // `tandem cancel` ends the experiment instead of signalling a runner that is gone (executor/run-lease.ts).
+  const holder = leaseHolder();
+  const released = new AbortController();
+  let holding: Promise<void> | undefined;
   try {
     const controlPrime = options.controlPrime !== undefined ? httpUrl(options.controlPrime, '--control-prime') : workload.arms?.controlPrime?.url?.replace(/\/$/, '');
     const result = await replayExperiment({
@@ -109,10 +114,14 @@ export async function run(options: ReplayOptions, ctx: CliContext): Promise<numb
       ...(checks?.during ? { duringChecks: checks.during } : {}),
       ...(ctx.signal ? { signal: ctx.signal } : {}),
       onProgress: progressLine(ctx, workload.trials.count),
-      onStart: (experimentId, usedSeed) =>
-        ctx.err(`replaying tier ${workload.corpus.tier ?? workload.tier} into ${workload.name}: experiment ${experimentId}, seed ${usedSeed}, ${workload.trials.count} trial(s) of ${workload.trials.warmup / 1000}s warm-up + ${workload.trials.measure / 1000}s at ${workload.replay.rate} pairs/s`),
-    }).finally(() => {
+      onStart: (experimentId, usedSeed) => {
+        holding = claimRun(store, experimentId, holder, systemClock).then(() => holdRun(store, experimentId, holder, systemClock, released.signal));
+        ctx.err(`replaying tier ${workload.corpus.tier ?? workload.tier} into ${workload.name}: experiment ${experimentId}, seed ${usedSeed}, ${workload.trials.count} trial(s) of ${workload.trials.warmup / 1000}s warm-up + ${workload.trials.measure / 1000}s at ${workload.replay.rate} pairs/s`);
+      },
+    }).finally(async () => {
       if (process.stderr.isTTY) process.stderr.write('\n');
+      released.abort();
+      await holding?.catch(() => undefined);
     });
     const { experimentId, status, reason, cancellation } = result;
     const trials = result.record.trials;

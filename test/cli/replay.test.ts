@@ -58,6 +58,9 @@ describe('tandem replay', () => {
     const events = await store.experiments.events(summary.experimentId);
     expect(events.filter((e) => e.type === 'status').map((e) => e.message)).toEqual(['running', 'completed']);
     expect(events.find((e) => e.type === 'trials-stopped')?.message).toBe('stopped after 2 trial(s): the maximum of 2 trials was reached');
+    // The replaying process held the experiment's lease, as `tandem run` does, and released it at the end.
+    const leases = events.filter((e) => e.type === 'lease').map((e) => e.message ?? '');
+    expect([leases[0], leases.at(-1)]).toEqual([expect.stringMatching(/^run by /), expect.stringMatching(/^released by /)]);
     // Identical builds on both sides of a pair answer identically: the latency fault changes no result.
     const hashes = new Map<string, Set<string>>();
     for await (const o of store.outcomes.read(summary.experimentId)) hashes.set(`${o.trial}:${o.recordId}`, (hashes.get(`${o.trial}:${o.recordId}`) ?? new Set()).add(o.bodyHash));

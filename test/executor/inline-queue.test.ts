@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { systemClock, type ExperimentStatus } from '../../core/index.js';
 import { createLocalStore, type Store } from '../../store/index.js';
-import { InlineQueue, createQueued, parseRequest, requestCancel, transition, type ExperimentRunner } from '../../executor/index.js';
+import { InlineQueue, LEASE_TTL_MS, createQueued, parseRequest, requestCancel, silentRunner, transition, type ExperimentRunner } from '../../executor/index.js';
 
 async function tempStore(): Promise<Store> {
   const dir = await mkdtemp(join(tmpdir(), 'tandem-inline-queue-'));
@@ -162,6 +162,28 @@ describe('inline queue', () => {
     nowMs += 21_000; // the lease lapsed: the cancel finishes here
     expect(await queue.cancel('exp-killed', 'by ann')).toBe('orphan-cancelled');
     expect((await store.experiments.get('exp-killed'))?.status).toBe('cancelled');
+  });
+
+  it('cancels a running experiment no runner ever held a lease on (a crashed `tandem replay`, issue 70 finding 6), and trusts no lease past its TTL', async () => {
+    const store = await tempStore();
+    let nowMs = Date.UTC(2026, 11, 7, 10);
+    const clock = { ...systemClock, now: () => nowMs };
+    const queue = new InlineQueue({ store, clock, run: async () => undefined });
+    onTestFinished(() => queue.close());
+    const { record } = await createQueued(store, 'exp-replayed', request('w', 'diff'), clock);
+    await transition(store, record, 'running', clock);
+    // Before: "cancel sent to its runner, which is renewing its lease", and the experiment stayed running forever.
+    expect(await queue.cancel('exp-replayed', 'by ann')).toBe('orphan-cancelled');
+    expect(await store.experiments.get('exp-replayed')).toMatchObject({ status: 'cancelled', reason: 'by ann (no runner holds a lease on it: the process that ran it is gone)' });
+    // A lease written to expire in ten years lapses LEASE_TTL_MS after it was written, like any other.
+    const { record: far } = await createQueued(store, 'exp-far', request('w', 'diff'), clock);
+    await transition(store, far, 'running', clock);
+    await store.experiments.appendEvent({ experimentId: 'exp-far', timeMs: nowMs, type: 'lease', message: 'run by host:3:aaa', data: { holder: 'host:3:aaa', expiresAtMs: nowMs + 10 * 365 * 86_400_000, claim: true } });
+    nowMs += 40_000;
+    expect(await queue.cancel('exp-far', 'by ann')).toBe('runner-silent');
+    expect((await silentRunner(store, 'exp-far', clock))?.lapsesAtMs).toBe(nowMs - 40_000 + LEASE_TTL_MS);
+    nowMs += 21_000;
+    expect(await queue.cancel('exp-far', 'by ann')).toBe('orphan-cancelled');
   });
 
   it('holds a workload to its concurrency limit while others run', async () => {
