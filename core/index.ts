@@ -31,6 +31,7 @@ export {
 } from './config/schema.js';
 export { latticeSchema, type LatticeConfig } from './config/lattice-schema.js';
 export { TRANSPORT_DEFAULTS, type TransportConfig } from './config/transport-schema.js';
+export { trialDetailsSchema, type TrialDetails, type TrialProcess, type DependencyCounters } from './trial-details.js';
 export { expandWorkloadTemplates } from './config/workload-templates.js';
 export { loadConfig, parseConfig, parseConfigText, DEFAULT_CONFIG_FILES, type LoadedConfig } from './config/load.js';
 export { formatPath } from './config/format-issues.js';

@@ -2,6 +2,7 @@
  * The records Tandem stores. Times are epoch milliseconds; every record is
  * plain JSON so both backends and the reports read the same shape.
  */
+import type { TrialDetails } from './trial-details.js';
 
 /** One sampled production request. */
 /** Latest time a corpus record may carry: the end of year 9999 (ISO-8601 dates, hourly bucket names); the earliest is the epoch. */
@@ -89,8 +90,8 @@ export interface TrialRecord {
   readonly startedAtMs: number;
   readonly endedAtMs?: number;
   readonly reason?: string;
-  /** Free-form facts about the trial: slots, fingerprints, achieved rate… */
-  readonly details?: Readonly<Record<string, unknown>>;
+  /** What the trial was: its load, slots, fingerprints, the router's counters… (core/trial-details.ts). */
+  readonly details?: TrialDetails;
 }
 
 /** An experiment and everything decided about it; upserted as it progresses. */

@@ -12,7 +12,7 @@ import { once } from 'node:events';
 import { Writable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
-import { type DependencyConfig } from '../core/index.js';
+import { type DependencyConfig, type DependencyCounters } from '../core/index.js';
 import { BodyCopy, protocolListener, transportFailureOf, withoutHopByHop, type GrpcSchema, type ProtocolListener } from '../net/index.js';
 import { allowedTargets, withBaggage } from './policies.js';
 import { BUCKETS_MS, Counters, EgressPolicy, type Listener, type RouterArm } from './egress-policy.js';
@@ -36,24 +36,7 @@ export interface RouterOptions {
   readonly grpcSchemas?: ReadonlyMap<string, GrpcSchema>;
 }
 
-export interface DependencyCounters {
-  readonly arm: RouterArm;
-  readonly dependency: string;
-  readonly policy: DependencyConfig['policy'];
-  readonly targets: readonly string[];
-  readonly calls: number;
-  readonly errors: number;
-  readonly blocked: number;
-  readonly refused: number;
-  /** Calls per target, for checking where traffic went. */
-  readonly byTarget: Readonly<Record<string, number>>;
-  /** Counts per latency bucket (upper bounds in `bucketsMs`). */
-  readonly latencyBuckets: readonly number[];
-  readonly bucketsMs: readonly number[];
-  /** Distinct replayed requests (x-tandem-record) that caused calls, and calls per such request. */
-  readonly replayedRequests: number;
-  readonly fanOut: number;
-}
+export type { DependencyCounters } from '../core/index.js';
 
 const discard = (): Writable => new Writable({ write: (_chunk, _encoding, done) => done() });
 

@@ -8,13 +8,10 @@
  * detached, as group leaders).
  */
 import { readFileSync } from 'node:fs';
+import type { TrialDetails, TrialProcess } from '../core/index.js';
 
-export interface RecordedProcess {
-  readonly arm: string;
-  readonly pid: number;
-  /** Start time in clock ticks since boot (/proc/PID/stat field 22); undefined where /proc is missing. */
-  readonly startTicks?: number;
-}
+/** A process an arm ran; its start time in clock ticks since boot (/proc/PID/stat field 22), undefined where /proc is missing. */
+export type RecordedProcess = TrialProcess;
 
 function startTicks(pid: number): number | undefined {
   try {
@@ -53,7 +50,6 @@ export function stopLeftovers(processes: readonly RecordedProcess[]): number {
  * attempt started early for the trial after it (`prestarted`, trials.prestart: the runner may have stopped
  * before that trial's own record named them). Processes that have ended since are skipped by stopLeftovers.
  */
-export function leftoversOf(trials: readonly { readonly status: string; readonly details?: Readonly<Record<string, unknown>> }[]): RecordedProcess[] {
-  const listed = (value: unknown): RecordedProcess[] => (Array.isArray(value) ? (value as RecordedProcess[]) : []);
-  return trials.flatMap((t) => [...(t.status === 'running' ? listed(t.details?.processes) : []), ...listed(t.details?.prestarted)]);
+export function leftoversOf(trials: readonly { readonly status: string; readonly details?: TrialDetails }[]): RecordedProcess[] {
+  return trials.flatMap((t) => [...(t.status === 'running' ? (t.details?.processes ?? []) : []), ...(t.details?.prestarted ?? [])]);
 }

@@ -4,7 +4,7 @@
  * completed, replaced, excluded, failed or cancelled; infrastructure failures
  * count against `maxReplacements`, interrupted attempts (the runner died) do not.
  */
-import { TandemError, type Clock, type TrialRecord } from '../core/index.js';
+import { TandemError, type Clock, type TrialDetails, type TrialRecord } from '../core/index.js';
 
 /** More trials failed for infrastructure reasons than the workload allows replacing. */
 export class ReplayFailedError extends TandemError {
@@ -52,7 +52,7 @@ export class TrialLedger {
   }
 
   /** Details added to the running attempt (its arms' processes, so a later run can stop them). */
-  async annotate(index: number, attempt: number, details: Readonly<Record<string, unknown>>): Promise<void> {
+  async annotate(index: number, attempt: number, details: TrialDetails): Promise<void> {
     const at = this.trials.findIndex((t) => t.status === 'running' && t.index === index && t.attempt === attempt);
     if (at >= 0) this.trials[at] = { ...this.trials[at]!, details: { ...(this.trials[at]!.details ?? {}), ...details } };
     await this.persist();

@@ -8,9 +8,9 @@
  * `maxReplacements`; attempted, replaced, excluded and cancelled trials all
  * stay recorded with their reason.
  */
-import { type Clock, type CorpusRecord, type RequestOutcome, type TrialRecord, type WorkloadConfig } from '../core/index.js';
+import { type Clock, type CorpusRecord, type RequestOutcome, type DependencyCounters, type TrialDetails, type TrialRecord, type WorkloadConfig } from '../core/index.js';
 import type { Store } from '../store/index.js';
-import { ArmNotReadyError, instancesOf, type ArmDeployment, type ArmProvider, type ArmIdentity } from './arms.js';
+import { ArmNotReadyError, instancesOf, type ArmDeployment, type ArmProvider, type ArmIdentity, type Slot } from './arms.js';
 import { trialCorpus, type ShapedCorpus } from './replay-shaping.js';
 import { resetArm } from './arm-reset.js';
 import { leftoversOf, stopLeftovers, type RecordedProcess } from './arm-processes.js';
@@ -43,7 +43,7 @@ export interface RunTrialsOptions {
   /** @default 1000 */
   readonly scrapeIntervalMs?: number;
   /** The egress router between the arms and their dependencies: told each trial, read after it. */
-  readonly router?: { setTrial(trial: number): void; snapshot(): readonly unknown[] };
+  readonly router?: { setTrial(trial: number): void; snapshot(): readonly DependencyCounters[] };
   /** A second copy of control whose responses the harness uses to cancel noise. */
   readonly controlPrime?: string;
   /** Extra headers for one arm's requests (a test-scenario header on the treatment). */
@@ -80,7 +80,7 @@ const OUTCOME_BATCH = 5_000;
 /** The trial reached its load: achieved at least `minAchievedShare` of the target rate. */
 const loadHeld = (result: PairedReplayResult, minAchievedShare: number): boolean => result.achievedRate >= result.targetRate * minAchievedShare;
 
-function summarize(result: PairedReplayResult, minAchievedShare: number): Record<string, unknown> {
+function summarize(result: PairedReplayResult, minAchievedShare: number): TrialDetails {
   return {
     sentPairs: result.sentPairs,
     measuredPairs: result.measuredPairs,
@@ -162,7 +162,7 @@ async function runAttempt(options: RunTrialsOptions, ledger: TrialLedger, index:
   const arms = await deployAttempt(options, ledger, index, attempt, startedAtMs, early, early === undefined ? prewarms : undefined);
   if (typeof arms === 'string') return arms;
   const { deployments, slots } = arms;
-  const ended = (status: TrialRecord['status'], details: Record<string, unknown>, reason?: string): TrialRecord => ({ index, attempt, status, startedAtMs, endedAtMs: clock.now(), ...(reason !== undefined ? { reason } : {}), details });
+  const ended = (status: TrialRecord['status'], details: TrialDetails, reason?: string): TrialRecord => ({ index, attempt, status, startedAtMs, endedAtMs: clock.now(), ...(reason !== undefined ? { reason } : {}), details });
   // The next trial's arms, started during this one's warm-up (trials.prestart), and their record on this attempt:
   // written before any other write of the ledger, so two writes never race.
   let prestarted: Promise<RecordedProcess[]> = Promise.resolve([]);
@@ -184,7 +184,7 @@ async function runAttempt(options: RunTrialsOptions, ledger: TrialLedger, index:
     await recorded;
     const early = await prestarted;
     const prewarm = prewarms?.resultOf(index);
-    const details = {
+    const details: TrialDetails = {
       ...summarize(result, workload.replay.minAchievedShare),
       ...(otherWorkOnArmCpus !== undefined ? { otherWorkOnArmCpus: Number(otherWorkOnArmCpus.toFixed(3)) } : {}),
       ...(shaped.filtered() > 0 ? { filteredRecords: shaped.filtered() } : {}),
@@ -223,7 +223,7 @@ async function runAttempt(options: RunTrialsOptions, ledger: TrialLedger, index:
 interface AttemptArms {
   readonly deployments: Record<ArmName, ArmDeployment>;
   readonly prime: ArmDeployment | undefined;
-  readonly slots: Record<ArmName, string>;
+  readonly slots: Record<ArmName, Slot>;
   stop(): Promise<unknown>;
 }
 
@@ -235,7 +235,7 @@ interface AttemptArms {
  */
 async function deployAttempt(options: RunTrialsOptions, ledger: TrialLedger, index: number, attempt: number, startedAtMs: number, prestarted?: Promise<Record<ArmName, ArmDeployment>>, prewarms?: TrialPrewarms): Promise<AttemptArms | 'replaced' | 'cancelled'> {
   const { workload, clock, signal } = options;
-  const replaced = async (error: ArmNotReadyError, details: Record<string, unknown> = {}): Promise<'replaced'> => {
+  const replaced = async (error: ArmNotReadyError, details: TrialDetails = {}): Promise<'replaced'> => {
     await ledger.replaceOrFail({ index, attempt, status: 'replaced', startedAtMs, endedAtMs: clock.now(), reason: error.message, details: { output: error.output.slice(-2_000), ...details } });
     return 'replaced';
   };

@@ -25,7 +25,7 @@ import type {
   Store,
 } from './store.js';
 import type { ErrorRecordFilter } from './filters.js';
-import { isExperimentRecord } from './record-guards.js';
+import { experimentRecordOf } from './record-guards.js';
 import { pageOf, statusesOf, type ExperimentQuery } from './experiment-query.js';
 import { ident, joinSql, qualified, sql, SqlFragment } from './sql.js';
 import { assertName } from './names.js';
@@ -95,14 +95,14 @@ class ClickHouseExperimentStore implements ExperimentStore {
       sql`SELECT record FROM ${this.t.table('experiments')} FINAL WHERE id = ${assertName(id, 'experiment id')} ORDER BY updated_ms DESC LIMIT 1`,
     );
     const value = rows[0] ? parseJson<unknown>(rows[0].record, null) : undefined;
-    return isExperimentRecord(value) ? value : undefined;
+    return experimentRecordOf(value);
   }
 
   async list(query: ExperimentQuery = {}): Promise<ExperimentRecord[]> {
     const { offset, limit } = pageOf(query);
     const page = limit !== undefined ? sql` LIMIT ${offset}, ${limit}` : offset > 0 ? sql` LIMIT ${offset}, 4611686018427387904` : new SqlFragment('');
     const rows = await this.t.connection.rows<{ record: string }>(sql`SELECT record FROM ${this.#matching(query)} ORDER BY created_ms DESC, id DESC${page}`);
-    return rows.map((r) => parseJson<unknown>(r.record, null)).filter(isExperimentRecord);
+    return rows.flatMap((r) => experimentRecordOf(parseJson<unknown>(r.record, null)) ?? []);
   }
 
   async count(query: ExperimentQuery = {}): Promise<number> {

@@ -48,7 +48,7 @@ import {
   isDependencyErrorRecord,
   isDetectorObservation,
   isExperimentEvent,
-  isExperimentRecord,
+  experimentRecordOf,
   isRequestOutcome,
   isSample,
 } from './record-guards.js';
@@ -197,8 +197,9 @@ class LocalExperimentStore implements ExperimentStore {
     } catch (error) {
       throw new InputError(`local store: experiment record ${path} is corrupt (${errorMessage(error)})`, { cause: error, hint: `restore or delete ${path}` });
     }
-    if (!isExperimentRecord(value)) throw new InputError(`local store: ${path} is not an experiment record (fields missing)`, { hint: `restore or delete ${path}` });
-    return value;
+    const record = experimentRecordOf(value);
+    if (!record) throw new InputError(`local store: ${path} is not an experiment record (fields missing)`, { hint: `restore or delete ${path}` });
+    return record;
   }
 
   async list(query: ExperimentQuery = {}): Promise<ExperimentRecord[]> {

@@ -13,7 +13,9 @@ import type {
   RequestOutcome,
   ResponseView,
   Sample,
+  TrialRecord,
 } from '../core/index.js';
+import { trialDetailsSchema } from '../core/index.js';
 
 type Fields = Record<string, 'string' | 'number' | 'boolean' | 'object'>;
 
@@ -54,7 +56,43 @@ export const isSample = (v: unknown): v is Sample =>
   hasFields(v, { experimentId: 'string', trial: 'number', arm: 'string', metric: 'string', timeMs: 'number', value: 'number' });
 
 export const isExperimentRecord = (v: unknown): v is ExperimentRecord =>
-  hasFields(v, { id: 'string', workload: 'string', status: 'string', createdAtMs: 'number', updatedAtMs: 'number', seed: 'number', spec: 'object', trials: 'object' });
+  hasFields(v, { id: 'string', workload: 'string', status: 'string', createdAtMs: 'number', updatedAtMs: 'number', seed: 'number', spec: 'object', trials: 'object' }) && Array.isArray(v.trials);
+
+/** What decides whether a completed trial is judged, and how: unreadable, the trial is not judged. */
+const JUDGING_DETAILS = new Set(['load', 'slots']);
+
+/**
+ * An experiment record read back, its trials' details checked field by field against their schema
+ * (core/trial-details.ts): a field of the wrong shape is dropped and named in `details.unreadable`, so no reader
+ * takes it for something else; a completed trial whose load or slots are unreadable is excluded, with that reason.
+ * Fields of another version's that the schema does not know are dropped.
+ */
+export function experimentRecordOf(value: unknown): ExperimentRecord | undefined {
+  if (!isExperimentRecord(value)) return undefined;
+  return { ...value, trials: value.trials.map(checkedTrial) };
+}
+
+function checkedTrial(trial: TrialRecord): TrialRecord {
+  const raw: unknown = trial.details;
+  if (raw === undefined) return trial;
+  const kept: Record<string, unknown> = {};
+  const unreadable: string[] = [];
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) unreadable.push('details: not an object');
+  else {
+    const shape = trialDetailsSchema.shape;
+    for (const [key, field] of Object.entries(raw)) {
+      if (!Object.hasOwn(shape, key) || key === 'unreadable') continue;
+      const parsed = shape[key as keyof typeof shape].safeParse(field);
+      if (parsed.success) kept[key] = parsed.data;
+      else unreadable.push(`${key}: ${parsed.error.issues[0]?.message ?? 'not of its shape'}`);
+    }
+  }
+  if (unreadable.length === 0) return { ...trial, details: kept };
+  const details = { ...kept, unreadable };
+  const judging = unreadable.filter((u) => JUDGING_DETAILS.has(u.split(':')[0]!) || u.startsWith('details:'));
+  if (trial.status === 'completed' && judging.length > 0) return { ...trial, status: 'excluded', reason: `its stored details are unreadable (${judging.join('; ')})`, details };
+  return { ...trial, details };
+}
 
 export const isExperimentEvent = (v: unknown): v is ExperimentEvent =>
   hasFields(v, { experimentId: 'string', timeMs: 'number', type: 'string' });

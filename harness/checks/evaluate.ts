@@ -197,8 +197,7 @@ export async function evaluateExperiment(store: Pick<Store, 'experiments' | 'out
   const fanout = new Map<string, { dependency: string; arm: string; policy: string; calls: number; errors: number; blocked: number; refused: number; byTarget: Record<string, number>; requests: number }>();
   // Every attempt, not only the judged trials: the proof that a cancelled experiment touched only its pinned shard is in them.
   for (const t of data.record.trials) {
-    type Counted = { dependency: string; arm: string; policy: string; calls: number; errors: number; blocked: number; refused?: number; byTarget?: Record<string, number>; replayedRequests: number };
-    for (const d of (t.details?.dependencies ?? []) as Counted[]) {
+    for (const d of t.details?.dependencies ?? []) {
       const key = `${d.dependency}/${d.arm}`;
       const entry = fanout.get(key) ?? { dependency: d.dependency, arm: d.arm, policy: d.policy, calls: 0, errors: 0, blocked: 0, refused: 0, byTarget: {}, requests: 0 };
       entry.calls += d.calls;
@@ -210,7 +209,7 @@ export async function evaluateExperiment(store: Pick<Store, 'experiments' | 'out
       fanout.set(key, entry);
     }
   }
-  const notes = [...corrupt.map((c) => `stored data not used: ${c}`)];
+  const notes = [...corrupt.map((c) => `stored data not used: ${c}`), ...data.record.trials.flatMap((t) => (t.details?.unreadable ? [`stored data not used: trial ${t.index + 1} attempt ${t.attempt}'s details: ${t.details.unreadable.join('; ')}`] : []))];
   if (responses && !comparison?.noiseCancellation) {
     notes.push(
       options.workload.arms?.controlPrime
@@ -255,7 +254,7 @@ export async function evaluateExperiment(store: Pick<Store, 'experiments' | 'out
       ...(typeof t.details?.achievedRate === 'number' ? { achievedRate: t.details.achievedRate } : {}),
       ...(typeof t.details?.targetRate === 'number' ? { targetRate: t.details.targetRate } : {}),
       ...(typeof t.details?.otherWorkOnArmCpus === 'number' ? { otherWorkOnArmCpus: t.details.otherWorkOnArmCpus } : {}),
-      ...prewarmOf(t.details?.prewarm),
+      ...(t.details?.prewarm ? { prewarmSent: t.details.prewarm.sent, prewarmErrors: t.details.prewarm.errors } : {}),
     })),
     excludedTrials: data.excluded,
     arms: distributions.arms,
@@ -274,12 +273,4 @@ export async function evaluateExperiment(store: Pick<Store, 'experiments' | 'out
       : {}),
     notes,
   };
-}
-
-/** What a trial's arms were sent before it (`trials.prewarm`), when its stored record says so in counts (whole, not negative). */
-function prewarmOf(prewarm: unknown): { prewarmSent?: number; prewarmErrors?: number } {
-  if (typeof prewarm !== 'object' || prewarm === null) return {};
-  const { sent, errors } = prewarm as { sent?: unknown; errors?: unknown };
-  const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
-  return isCount(sent) && isCount(errors) ? { prewarmSent: sent, prewarmErrors: errors } : {};
 }

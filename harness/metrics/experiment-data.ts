@@ -41,8 +41,8 @@ export interface ExperimentData extends TrialSelection {
 export type SlotSign = 1 | -1 | 0;
 
 export function slotSign(details: TrialRecord['details']): SlotSign {
-  const slots = details?.slots as { treatment?: unknown } | undefined;
-  return slots?.treatment === 'A' ? 1 : slots?.treatment === 'B' ? -1 : 0;
+  const treatment = details?.slots?.treatment;
+  return treatment === 'A' ? 1 : treatment === 'B' ? -1 : 0;
 }
 
 /**

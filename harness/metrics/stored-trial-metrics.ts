@@ -32,7 +32,7 @@ export async function trialDataOf(store: TrialReads, experimentId: string, trial
     if (s.timeMs >= trial.startedAtMs && (trial.endedAtMs === undefined || s.timeMs <= trial.endedAtMs + 5_000)) samples.push(s);
   }
   const dependencies = trial.details?.dependencies;
-  return { index: trial.index, outcomes, samples, ...(Array.isArray(dependencies) ? { dependencies: dependencies as TrialData['dependencies'] } : {}) };
+  return { index: trial.index, outcomes, samples, ...(dependencies ? { dependencies } : {}) };
 }
 
 /** Compute a completed trial attempt's metrics from its data and store them; returns them. */

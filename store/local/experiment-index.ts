@@ -16,7 +16,7 @@
 import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ExperimentRecord } from '../../core/index.js';
-import { isExperimentRecord } from '../record-guards.js';
+import { experimentRecordOf } from '../record-guards.js';
 import { summarize, type ExperimentSummary } from '../experiment-query.js';
 import { appendLines } from './ndjson-file.js';
 import type { LocalFiles } from './local-files.js';
@@ -99,7 +99,7 @@ export class ExperimentIndex {
   async #readRecord(id: string): Promise<ExperimentRecord | undefined> {
     try {
       const value: unknown = JSON.parse(await readFile(join(this.files.dir, 'experiments', `${id}${RECORD_SUFFIX}`), 'utf8'));
-      return isExperimentRecord(value) ? value : undefined;
+      return experimentRecordOf(value);
     } catch {
       return undefined; // removed, replaced or corrupt: `get` reports a corrupt record where one is asked for
     }

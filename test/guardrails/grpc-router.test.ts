@@ -53,7 +53,7 @@ describe('the egress router with gRPC', () => {
     for (let i = 0; i < 6; i++) expect((await client.lookup(`k${i}`, { baggage: 'team=search' })).item).toEqual(itemFor(`k${i}`));
     const reached = pool.calls.map((c) => c.length);
     expect(reached.filter((n) => n > 0)).toEqual([6]);
-    const pinned = counters(r, 'treatment', 'prediction').targets;
+    const pinned = counters(r, 'treatment', 'prediction').targets!;
     expect(pinned).toHaveLength(1);
     expect(pool.addresses.indexOf(new URL(pinned[0]!).host)).toBe(reached.indexOf(6));
     const md = pool.metadata[0]!;
@@ -106,7 +106,7 @@ describe('the egress router with gRPC', () => {
     for (let i = 0; i < 4; i++) expect((await client.lookup(`f${i}`)).item).toEqual(itemFor(`f${i}`));
     expect(pool.calls.map((c) => c.length)).toEqual([0, 4, 0]);
     const seen = counters(r, 'control', 'prediction');
-    expect(seen.byTarget[dead]).toBeGreaterThan(0);
+    expect(seen.byTarget![dead]).toBeGreaterThan(0);
     expect(seen).toMatchObject({ calls: 4, errors: 0 });
   });
 

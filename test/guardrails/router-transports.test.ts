@@ -102,7 +102,7 @@ describe('the router over HTTP/1.1 and HTTP/2', () => {
         const r = await routerFor(target, shards);
         const answer = await send(r.urls.treatment[c.dependency]!, c.call);
         const counted = counters(r, 'treatment', c.dependency);
-        const observed = counted.latencyBuckets.reduce((a, b) => a + b, 0);
+        const observed = counted.latencyBuckets!.reduce((a, b) => a + b, 0);
         seen.push({ transport, status: answer.status, tag: answer.tag, counts: { calls: counted.calls, errors: counted.errors, blocked: counted.blocked, refused: counted.refused, observed } });
       }
       const expected = { status: c.status, tag: c.tag, counts: c.counts };

@@ -156,7 +156,7 @@ describe('egress router', () => {
     }
     expect(counters(r, 'treatment', 'features')).toMatchObject({ calls: 30, replayedRequests: 10, fanOut: 3 });
     const latency = counters(r, 'treatment', 'features');
-    expect(latency.latencyBuckets.reduce((a, b) => a + b)).toBe(30);
+    expect(latency.latencyBuckets!.reduce((a, b) => a + b)).toBe(30);
   });
 
   it('streams request and response bodies through', async () => {

@@ -15,7 +15,8 @@ describe("the report's trials", () => {
     const store = createLocalStore({ dir: join(dir, '.tandem') });
     await store.init();
     const stored = [{ sent: 20, errors: 0 }, { sent: 7, errors: 2 }, { sent: '20', errors: 0 }, { sent: 1.5, errors: 0 }, { sent: 5, errors: -1 }];
-    const trials = completedTrials(5, T0).map((t, i) => ({ ...t, details: { ...t.details, prewarm: stored[i] } }));
+    // Stored data is input: counts of the wrong shape are written as a hostile store would hold them.
+    const trials = completedTrials(5, T0).map((t, i) => ({ ...t, details: { ...t.details, prewarm: stored[i] as { sent: number; errors: number } } }));
     await store.experiments.put(experiment({ id: 'exp-warmed', status: 'completed', trials }));
     await seedOutcomes(store, 'exp-warmed', 5, { slowdown: 1 });
     const report = await evaluateExperiment(store, 'exp-warmed', { workload: workloads()[0]! });
@@ -27,6 +28,8 @@ describe("the report's trials", () => {
       [undefined, undefined],
       [undefined, undefined],
     ]);
+    // Each dropped field is named in the notes.
+    expect(report.notes.filter((n) => n.includes("details: prewarm"))).toHaveLength(3);
   });
 
   it('says how many judged metrics Benjamini–Hochberg counted, and which (Tarone: harness/judge/tested-family.ts)', async () => {

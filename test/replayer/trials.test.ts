@@ -130,7 +130,7 @@ describe('trials', () => {
       arms,
       store,
       clock: systemClock,
-      onTrials: (t) => void running.push(...t.filter((x) => x.status === 'running' && x.details?.processes).map((x) => (x.details!.processes as { arm: string }[]).map((p) => p.arm).sort())),
+      onTrials: (t) => void running.push(...t.filter((x) => x.status === 'running' && x.details?.processes).map((x) => x.details!.processes!.map((p) => p.arm).sort())),
     });
     expect(result.completed).toBe(1);
     const outcomes: RequestOutcome[] = await collect(store.outcomes.read('exp-p'));

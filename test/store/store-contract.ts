@@ -289,7 +289,7 @@ export function storeContract(backend: string, makeStore: StoreFactory): void {
           ...a,
           status: 'regressed',
           updatedAtMs: T0 + 5000,
-          trials: [{ index: 0, attempt: 1, status: 'completed', startedAtMs: T0, endedAtMs: T0 + 4000, details: { slot: 'A' } }],
+          trials: [{ index: 0, attempt: 1, status: 'completed', startedAtMs: T0, endedAtMs: T0 + 4000, details: { slots: { control: 'B', treatment: 'A' } } }],
           verdict: { overall: 'regression', metrics: [{ name: 'latency_p99', effect: 0.051 }] },
         };
         await store.experiments.put(running);

@@ -82,7 +82,7 @@ export async function writeStoredExperiment(store: Store, options: StoredExperim
         for (let s = trialStart + 5_000; s <= endMs; s += 10_000) samples.push({ experimentId: options.id, trial: t, arm, metric: 'process_rss_bytes', timeMs: s, value: 80e6 * (1 + 0.01 * random()) });
       }
       await store.samples.append(samples);
-      const slots = t % 2 === 0 ? { control: 'A', treatment: 'B' } : { control: 'B', treatment: 'A' };
+      const slots = t % 2 === 0 ? ({ control: 'A', treatment: 'B' } as const) : ({ control: 'B', treatment: 'A' } as const);
       const trial: TrialRecord = replaced
         ? { index: t, attempt, status: 'replaced', startedAtMs: trialStart, endedAtMs: endMs, reason: 'load failed', details: { slots } }
         : { index: t, attempt, status: 'completed', startedAtMs: trialStart, endedAtMs: endMs, details: { slots, load: 'ok', targetRate: 500, achievedRate: 500 } };
