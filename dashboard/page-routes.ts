@@ -42,15 +42,15 @@ export function cachedReports(report: (record: ExperimentRecord) => Promise<Expe
   };
 }
 
-type Page = Omit<PageFrame, 'actions' | 'storeLocation'>;
+type Page = Omit<PageFrame, 'actions' | 'storeKind'>;
 
 export function pageRoutes(ctx: DashboardContext, assets: Assets, options: PageOptions): { route(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void>; fail(res: ServerResponse, error: unknown): void } {
-  const html = (res: ServerResponse, status: number, frame: Page): void => reply(res, status, 'text/html; charset=utf-8', page({ ...frame, actions: ctx.actions !== undefined, storeLocation: ctx.store.location }, assets));
+  const html = (res: ServerResponse, status: number, frame: Page): void => reply(res, status, 'text/html; charset=utf-8', page({ ...frame, actions: ctx.actions !== undefined, storeKind: ctx.store.kind }, assets));
 
   async function experiment(segment: string): Promise<ExperimentRecord> {
     const id = experimentIdFrom(segment);
     const record = await ctx.store.experiments.get(id);
-    if (!record) throw new NotFoundError(`no experiment ${JSON.stringify(id)} in the store at ${ctx.store.location}`);
+    if (!record) throw new NotFoundError(`no experiment ${JSON.stringify(id)} in this store`);
     return record;
   }
 

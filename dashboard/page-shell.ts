@@ -21,7 +21,8 @@ export interface PageFrame {
   /** Whether actions are enabled (a token was configured): shows the token form. */
   readonly actions: boolean;
   /** Shown in the footer of regular pages; error pages leave it out. */
-  readonly storeLocation?: string;
+  /** Which backend the pages read (never its path or host: a visitor is not told where the data lives). */
+  readonly storeKind?: string;
 }
 
 export function page(frame: PageFrame, assets: Assets): string {
@@ -43,7 +44,7 @@ export function page(frame: PageFrame, assets: Assets): string {
 ${frame.body}
 <p id="action-status" role="status" aria-live="polite"></p>
 </main>
-${frame.storeLocation !== undefined ? `<footer>store: ${e(frame.storeLocation)}</footer>` : ''}
+${frame.storeKind !== undefined ? `<footer>store: ${e(frame.storeKind === 'local' ? 'local files' : frame.storeKind)}</footer>` : ''}
 </body></html>
 `;
 }

@@ -49,9 +49,15 @@ describe('dashboard errors', () => {
     expect(text).not.toContain(dir);
     expect(text).toContain('the details are in the log of tandem serve');
     expect(logged.join('\n')).toContain(`cannot list ${dir}/.tandem/experiments: EIO`);
-    // A 404 page names no store path either (the footer of regular pages does).
-    const notFound = await (await fetch(`${server.url}/nowhere`)).text();
-    expect(notFound).not.toContain(dir);
+    // A 404 page names no store path either, nor a missing experiment's page, nor the footer of every page.
+    const healthy = await dashboardOver(store);
+    onTestFinished(() => healthy.close());
+    for (const url of [`${server.url}/nowhere`, `${healthy.url}/experiments/nope`]) {
+      const notFound = await fetch(url);
+      expect([notFound.status, (await notFound.text()).includes(dir)], url).toEqual([404, false]);
+    }
+    const home = await (await fetch(`${healthy.url}/`)).text();
+    expect([home.includes(dir), home.includes('<footer>store: local files</footer>')]).toEqual([false, true]);
   });
 
   it('reads page numbers as decimal digits only', async () => {
