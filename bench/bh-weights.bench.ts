@@ -36,7 +36,9 @@ function weightedBenjaminiHochberg(family: readonly { readonly p: number; readon
     if (ratio === Number.POSITIVE_INFINITY) return isCritical ? m / critical : 0;
     return ((isCritical ? ratio : 1) * m) / (ratio * critical + (m - critical));
   };
-  const quotients = family.map((f, index) => ({ index, q: weightOf(f.critical) > 0 ? f.p / weightOf(f.critical) : Number.POSITIVE_INFINITY })).sort((a, b) => a.q - b.q);
+  const quotients = family
+    .map((f, index) => ({ index, q: weightOf(f.critical) > 0 ? f.p / weightOf(f.critical) : Number.POSITIVE_INFINITY }))
+    .sort((a, b) => a.q - b.q);
   const adjusted = new Array<number>(m).fill(1);
   let running = Number.POSITIVE_INFINITY;
   for (let rank = m; rank >= 1; rank--) {
@@ -50,7 +52,11 @@ function weightedBenjaminiHochberg(family: readonly { readonly p: number; readon
 /** Whether a look calls a regression with the family adjusted at this weight (the judge's rule otherwise: harness/judge/verdict.ts). */
 function regressedAt(verdict: ExperimentVerdict, alpha: number, ratio: number): boolean {
   const { family, size } = testedFamily(verdict);
-  const adjusted = weightedBenjaminiHochberg(family.map((m) => ({ p: m.pValue, critical: m.policy?.critical === true })), ratio, size);
+  const adjusted = weightedBenjaminiHochberg(
+    family.map((m) => ({ p: m.pValue, critical: m.policy?.critical === true })),
+    ratio,
+    size,
+  );
   return family.some((m, i) => {
     if (!(adjusted[i]! < alpha) || !m.policy) return false;
     const { direction, threshold } = m.policy;
@@ -83,7 +89,10 @@ async function stepsOf(dir: string): Promise<StepResult[]> {
     const alpha = workload.harness.alpha;
     const decidedAt: Record<string, number | undefined> = {};
     for (let n = Math.max(2, design.minTrials); n <= trials.length; n++) {
-      const verdict = judge(trials.slice(0, n).flatMap((t) => byTrial.get(t)!), { policies: metricPolicies(workload.checks), alpha, minPoints: workload.harness.minPoints, slotSigns: data.slotSigns, design });
+      const verdict = judge(
+        trials.slice(0, n).flatMap((t) => byTrial.get(t)!),
+        { policies: metricPolicies(workload.checks), alpha, minPoints: workload.harness.minPoints, slotSigns: data.slotSigns, design },
+      );
       for (const ratio of WEIGHTS) if (decidedAt[String(ratio)] === undefined && regressedAt(verdict, alpha, ratio)) decidedAt[String(ratio)] = n;
       if (WEIGHTS.every((ratio) => decidedAt[String(ratio)] !== undefined)) break;
     }
@@ -112,7 +121,10 @@ export async function run(args: string[]): Promise<void> {
   if (steps.length === 0) throw new UsageError(`no regressed experiment in ${dirs.join(', ')}`);
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
   log('store / experiment                       stored  r=1  r=2  r=3  r=∞');
-  for (const s of steps) log(`${`${s.store} ${s.experiment}`.padEnd(40)} ${String(s.storedTrials).padStart(6)} ${WEIGHTS.map((r) => String(s.decidedAt[String(r)] ?? '-').padStart(4)).join(' ')}`);
+  for (const s of steps)
+    log(
+      `${`${s.store} ${s.experiment}`.padEnd(40)} ${String(s.storedTrials).padStart(6)} ${WEIGHTS.map((r) => String(s.decidedAt[String(r)] ?? '-').padStart(4)).join(' ')}`,
+    );
   const saved = (ratio: number): number[] => steps.map((s) => (s.decidedAt['1'] ?? s.storedTrials) - (s.decidedAt[String(ratio)] ?? s.storedTrials));
   const mean = (values: readonly number[]): number => Number((values.reduce((a, b) => a + b, 0) / values.length).toFixed(2));
   const rejudgedMatchesStored = steps.filter((s) => s.decidedAt['1'] === s.storedTrials).length / steps.length;

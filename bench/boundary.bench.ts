@@ -68,7 +68,10 @@ function runDesign(design: (typeof DESIGNS)[number], noise: Noise, sequences: nu
       const flip = signFlipP(effects, signs);
       const beforeHold = Math.max(law.anytimeP(Math.max(look.q, flip), n), flip);
       smallest.beforeHold = Math.min(smallest.beforeHold, beforeHold);
-      smallest.judge = Math.min(smallest.judge, resolvedPValue(beforeHold, () => flip, looks));
+      smallest.judge = Math.min(
+        smallest.judge,
+        resolvedPValue(beforeHold, () => flip, looks),
+      );
     }
     for (const kind of ['judge', 'beforeHold', 'anytimeAlone'] as const) LEVELS.forEach((x, i) => void (smallest[kind] < x && counts[kind][i]!++));
   }
@@ -95,13 +98,20 @@ export async function run(args: string[]): Promise<void> {
         beforeHoldWorst = Math.max(beforeHoldWorst, shares.beforeHold[i]! / x);
       });
       // Above α the judge computes no p-value below it (it checks flips only where the look could decide).
-      const row = (name: string, values: number[]): string => `${name} ${values.map((v, i) => (LEVELS[i]! > design.alpha ? '' : `${LEVELS[i]}: ${(v / LEVELS[i]!).toFixed(2)}`)).filter(Boolean).join(', ')}`;
-      log(`${design.name} (α ${design.alpha}, looks ${design.minTrials}..${design.maxTrials}, the flips' first look ${shares.from}), ${noise}, ${sequences} null sequences — P(smallest p < x)/x: ${row('judge', shares.judge)} | ${row('before the hold', shares.beforeHold)} | ${row('anytime alone', shares.anytimeAlone)}`);
+      const row = (name: string, values: number[]): string =>
+        `${name} ${values
+          .map((v, i) => (LEVELS[i]! > design.alpha ? '' : `${LEVELS[i]}: ${(v / LEVELS[i]!).toFixed(2)}`))
+          .filter(Boolean)
+          .join(', ')}`;
+      log(
+        `${design.name} (α ${design.alpha}, looks ${design.minTrials}..${design.maxTrials}, the flips' first look ${shares.from}), ${noise}, ${sequences} null sequences — P(smallest p < x)/x: ${row('judge', shares.judge)} | ${row('before the hold', shares.beforeHold)} | ${row('anytime alone', shares.anytimeAlone)}`,
+      );
     }
   }
   log(`${((Date.now() - started) / 1000).toFixed(0)} s`);
   const figures = {
-    baseline: 'the same looks and flips on the same sequences, the p-value as landed before the hold below 0.001 (beforeHold), and the boundary’s anytime p-value alone, without the flips (anytimeAlone)',
+    baseline:
+      'the same looks and flips on the same sequences, the p-value as landed before the hold below 0.001 (beforeHold), and the boundary’s anytime p-value alone, without the flips (anytimeAlone)',
     sequences,
     levels: LEVELS,
     ratios,

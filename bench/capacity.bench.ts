@@ -14,15 +14,23 @@ import { numberFlag } from './support/bench-args.js';
 export async function run(args: string[]): Promise<void> {
   const requestedRate = args.includes('--baseline') ? numberFlag(args, 'baseline', 0, { min: 1, max: 200 }) : undefined;
   const holdMs = numberFlag(args, 'hold', 4, { min: 1, max: 120 }) * 1000;
-  const coordinated = await runExampleCapacity({ coordinated: true, ...(requestedRate !== undefined ? { baselineRate: requestedRate } : {}), profile: { holdMs } });
+  const coordinated = await runExampleCapacity({
+    coordinated: true,
+    ...(requestedRate !== undefined ? { baselineRate: requestedRate } : {}),
+    profile: { holdMs },
+  });
   // The uncoordinated baseline runs at the coordinated run's rate, chosen or given.
   const baselineRate = coordinated.profile.baselineRate;
   const uncoordinated = await runExampleCapacity({ coordinated: false, baselineRate, profile: { holdMs } });
   const states = coordinated.lattice.states.map((s) => s.name);
   const c = coordinated.summary;
   const u = uncoordinated.summary;
-  process.stderr.write(`coordinated: states up to ${c.maxState}, final ${c.finalState}, degraded ${c.activeDegradationMs / 1000}s of ${c.overloadDurationMs / 1000}s overload, NDCG loss ${c.maxQualityLoss.toFixed(3)}, no-result mean ${(c.meanNoResultShare * 100).toFixed(1)}% max ${(c.maxNoResultShare * 100).toFixed(1)}%, quality recovery ${c.qualityRecoveryMs}ms\n`);
-  process.stderr.write(`uncoordinated: NDCG loss ${u.maxQualityLoss.toFixed(3)}, no-result mean ${(u.meanNoResultShare * 100).toFixed(1)}% max ${(u.maxNoResultShare * 100).toFixed(1)}%, quality recovery ${u.qualityRecoveryMs}ms\n`);
+  process.stderr.write(
+    `coordinated: states up to ${c.maxState}, final ${c.finalState}, degraded ${c.activeDegradationMs / 1000}s of ${c.overloadDurationMs / 1000}s overload, NDCG loss ${c.maxQualityLoss.toFixed(3)}, no-result mean ${(c.meanNoResultShare * 100).toFixed(1)}% max ${(c.maxNoResultShare * 100).toFixed(1)}%, quality recovery ${c.qualityRecoveryMs}ms\n`,
+  );
+  process.stderr.write(
+    `uncoordinated: NDCG loss ${u.maxQualityLoss.toFixed(3)}, no-result mean ${(u.meanNoResultShare * 100).toFixed(1)}% max ${(u.maxNoResultShare * 100).toFixed(1)}%, quality recovery ${u.qualityRecoveryMs}ms\n`,
+  );
   const figures = {
     baseline: 'the uncoordinated run (every service degrading on its own) of the same scenario in the same run',
     baselineRate,

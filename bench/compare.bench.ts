@@ -51,12 +51,21 @@ function api(version: 1 | 2): Server {
       status = 404;
       body = { error: 'no route' };
     } else if (id !== undefined) {
-      const item: Record<string, unknown> = { id: version === 2 && k === 1 ? id : Number(id), name: version === 2 && k === 6 ? `name ${id}` : `Name ${id}`, price: Number(id) * 1.5, text: 't'.repeat(k === 6 ? 4_000 : 200) };
+      const item: Record<string, unknown> = {
+        id: version === 2 && k === 1 ? id : Number(id),
+        name: version === 2 && k === 6 ? `name ${id}` : `Name ${id}`,
+        price: Number(id) * 1.5,
+        text: 't'.repeat(k === 6 ? 4_000 : 200),
+      };
       if (version === 2 && k === 3) delete item.price;
       body = { ...noise, item };
     } else {
       const large = k === 5 || k === 7;
-      const rows = Array.from({ length: large ? 2_500 : 20 }, (_, i) => ({ id: i, v: version === 2 && k === 5 && i === 2_499 ? 'changed' : 'same', pad: 'p'.repeat(large ? 60 : 10) }));
+      const rows = Array.from({ length: large ? 2_500 : 20 }, (_, i) => ({
+        id: i,
+        v: version === 2 && k === 5 && i === 2_499 ? 'changed' : 'same',
+        pad: 'p'.repeat(large ? 60 : 10),
+      }));
       if (version === 2 && k === 4) status = 410;
       body = version === 2 && k === 2 ? { ...noise, data: rows } : { ...noise, rows };
     }
@@ -80,7 +89,18 @@ function corpus(count: number): CorpusRecord[] {
     const path = i % 2 === 0 ? `/r${k}/${(i * 7) % 500}` : `/r${k}`;
     // Half the clients accept gzip, as recorded browsers and SDKs do.
     const headers: Record<string, string> = i % 4 < 2 ? { 'accept-encoding': 'gzip, deflate, br' } : {};
-    return { id: `rec-${i}`, tier: 'api', timeMs: now - count + i, method: 'GET', path, headers, body: '', bodyTruncated: false, sampleRate: 1, sampleMode: 'uniform' };
+    return {
+      id: `rec-${i}`,
+      tier: 'api',
+      timeMs: now - count + i,
+      method: 'GET',
+      path,
+      headers,
+      body: '',
+      bodyTruncated: false,
+      sampleRate: 1,
+      sampleMode: 'uniform',
+    };
   });
 }
 
@@ -97,7 +117,7 @@ export async function run(args: string[]): Promise<void> {
   const count = numberFlag(args, 'records', 800, { min: 160, max: 1_000_000, integer: true });
   const servers = [api(1), api(1), api(2)];
   try {
-    const [control, controlPrime, treatment] = await Promise.all(servers.map(listen)) as [string, string, string];
+    const [control, controlPrime, treatment] = (await Promise.all(servers.map(listen))) as [string, string, string];
     const records = corpus(count);
     const outcomes: RequestOutcome[] = [];
     await pairedReplay({
@@ -121,14 +141,25 @@ export async function run(args: string[]): Promise<void> {
     const result = compareResponses(outcomes, { config });
     const reported = result.endpoints.filter((e) => e.differing > 0).map((e) => e.endpoint);
     const withPrime = endpointFigures(reported);
-    const withoutPrime = endpointFigures(compareResponses(outcomes.filter((o) => o.arm !== 'control-prime'), { config }).endpoints.filter((e) => e.differing > 0).map((e) => e.endpoint));
+    const withoutPrime = endpointFigures(
+      compareResponses(
+        outcomes.filter((o) => o.arm !== 'control-prime'),
+        { config },
+      )
+        .endpoints.filter((e) => e.differing > 0)
+        .map((e) => e.endpoint),
+    );
 
     // Throughput of the comparison itself, on the same responses fetched raw (as they come off the wire).
     const raw = await Promise.all(
       records.map(async (r) => {
         const fetchRaw = async (base: string) => {
           const res = await request(`${base}${r.path}`, { headers: r.headers });
-          return { status: res.statusCode, headers: res.headers as Record<string, string | string[] | undefined>, body: Buffer.from(await res.body.arrayBuffer()) };
+          return {
+            status: res.statusCode,
+            headers: res.headers as Record<string, string | string[] | undefined>,
+            body: Buffer.from(await res.body.arrayBuffer()),
+          };
         };
         return { record: r, control: await fetchRaw(control), treatment: await fetchRaw(treatment) };
       }),
@@ -145,7 +176,22 @@ export async function run(args: string[]): Promise<void> {
         (['control', 'treatment'] as const).map((arm): RequestOutcome => {
           const side = p[arm];
           const view = comparableResponse(side.body, side.headers, p.record, KEEP_BYTES);
-          return { experimentId: 'b', trial: round, attempt: 1, arm, recordId: p.record.id, intendedMs: 0, latencyMs: 0, status: side.status, bytes: side.body.length, errorClass: '', bodyHash: '', first: arm === 'control', response: view.view, ...(view.body ? { body: view.body.toString('base64') } : {}) };
+          return {
+            experimentId: 'b',
+            trial: round,
+            attempt: 1,
+            arm,
+            recordId: p.record.id,
+            intendedMs: 0,
+            latencyMs: 0,
+            status: side.status,
+            bytes: side.body.length,
+            errorClass: '',
+            bodyHash: '',
+            first: arm === 'control',
+            response: view.view,
+            ...(view.body ? { body: view.body.toString('base64') } : {}),
+          };
         }),
       );
       compareResponses(pairOutcomes, { config });
@@ -154,7 +200,8 @@ export async function run(args: string[]): Promise<void> {
     void hashed;
 
     const figures = {
-      baseline: 'raw kept bodies parsed as JSON (coverage); hashing both raw bodies of each pair alone (throughput); the same judge without control′ (false endpoints)',
+      baseline:
+        'raw kept bodies parsed as JSON (coverage); hashing both raw bodies of each pair alone (throughput); the same judge without control′ (false endpoints)',
       pairs: result.pairs,
       comparedBodies: result.comparedBodies,
       skipped: result.skipped,

@@ -23,14 +23,17 @@ import { startStack } from '../examples/stack/index.js';
 import { median } from './support/median.js';
 import { numberFlag } from './support/bench-args.js';
 
-
 interface Window {
   readonly endS: number;
   readonly cpuPerRequestMs: number;
   readonly mainPerRequestMs: number;
 }
 
-async function measureProcess(env: NodeJS.ProcessEnv, bodies: readonly Buffer[], o: { seconds: number; rate: number; windowS: number }): Promise<{ windows: Window[]; failed: number }> {
+async function measureProcess(
+  env: NodeJS.ProcessEnv,
+  bodies: readonly Buffer[],
+  o: { seconds: number; rate: number; windowS: number },
+): Promise<{ windows: Window[]; failed: number }> {
   const ranking = await startRankingProcess(env);
   const killer = setTimeout(() => ranking.child.kill('SIGKILL'), (o.seconds + 60) * 1000);
   try {
@@ -59,7 +62,12 @@ async function measureProcess(env: NodeJS.ProcessEnv, bodies: readonly Buffer[],
       if (sent % Math.round(o.rate * o.windowS) === 0) {
         const now = cpuNs(pid);
         const requests = answered - last.answered;
-        if (requests > 0) windows.push({ endS: (performance.now() - startMs) / 1000, cpuPerRequestMs: (now.all - last.all) / 1e6 / requests, mainPerRequestMs: (now.main - last.main) / 1e6 / requests });
+        if (requests > 0)
+          windows.push({
+            endS: (performance.now() - startMs) / 1000,
+            cpuPerRequestMs: (now.all - last.all) / 1e6 / requests,
+            mainPerRequestMs: (now.main - last.main) / 1e6 / requests,
+          });
         last = { ...now, answered };
       }
     }
@@ -93,7 +101,9 @@ export async function run(args: string[]): Promise<void> {
       const { windows, failed } = await measureProcess(env, bodies, { seconds, rate, windowS });
       series.push(windows);
       failedRequests += failed;
-      process.stderr.write(`cpu-settling: process ${p + 1}: ${windows.map((w) => `${w.cpuPerRequestMs.toFixed(2)}/${w.mainPerRequestMs.toFixed(2)}`).join(' ')} ms/request (all threads/main)${failed > 0 ? `, ${failed} request(s) failed` : ''}\n`);
+      process.stderr.write(
+        `cpu-settling: process ${p + 1}: ${windows.map((w) => `${w.cpuPerRequestMs.toFixed(2)}/${w.mainPerRequestMs.toFixed(2)}`).join(' ')} ms/request (all threads/main)${failed > 0 ? `, ${failed} request(s) failed` : ''}\n`,
+      );
     }
     // The window a trial with `warmupS` of warm-up measures: the first one ending after warm-up + one window.
     const early = (w: readonly Window[]): Window => w.find((x) => x.endS >= warmupS + windowS) ?? w[0]!;

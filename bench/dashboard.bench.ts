@@ -28,12 +28,25 @@ const T0 = Date.UTC(2026, 9, 1);
 async function seed(store: Store): Promise<string[]> {
   for (let i = 0; i < EXPERIMENTS; i++) {
     const status = i % 10 === 0 ? 'regressed' : i % 17 === 0 ? 'cancelled' : 'passed';
-    await store.experiments.put(experiment({ id: `exp-${String(i).padStart(5, '0')}`, workload: ['ranking', 'query'][i % 2]!, status, createdAtMs: T0 + i * 60_000, updatedAtMs: T0 + i * 60_000 + 1, trials: completedTrials(1 + (i % 6), T0), spec: { kind: 'experiment', stage: i % 5 === 0 ? 'land' : 'diff', change: `change-${i % 997}` }, verdict: { outcome: status === 'cancelled' ? 'no data' : status } }));
+    await store.experiments.put(
+      experiment({
+        id: `exp-${String(i).padStart(5, '0')}`,
+        workload: ['ranking', 'query'][i % 2]!,
+        status,
+        createdAtMs: T0 + i * 60_000,
+        updatedAtMs: T0 + i * 60_000 + 1,
+        trials: completedTrials(1 + (i % 6), T0),
+        spec: { kind: 'experiment', stage: i % 5 === 0 ? 'land' : 'diff', change: `change-${i % 997}` },
+        verdict: { outcome: status === 'cancelled' ? 'no data' : status },
+      }),
+    );
   }
   const judged: string[] = [];
   for (let i = 0; i < 9; i++) {
     const id = `exp-judged-${i}`;
-    await store.experiments.put(experiment({ id, status: 'regressed', createdAtMs: T0 - 1_000 - i, updatedAtMs: T0, trials: completedTrials(10, T0), verdict: { outcome: 'regressed' } }));
+    await store.experiments.put(
+      experiment({ id, status: 'regressed', createdAtMs: T0 - 1_000 - i, updatedAtMs: T0, trials: completedTrials(10, T0), verdict: { outcome: 'regressed' } }),
+    );
     await seedOutcomes(store, id, 10, { slowdown: 1.1, differ: i % 2 === 0, pairs: 200 });
     judged.push(id);
   }
@@ -76,11 +89,21 @@ async function timedGet(url: string, shows: (body: string) => boolean): Promise<
   return elapsed;
 }
 
-const fullFirstPage = (body: string): boolean => (body.match(/<tr data-id="exp-\d{5}"/g) ?? []).length === 50 && body.includes('10009 experiment(s) · page 1 of 201');
-const judgedReport = (body: string): boolean => body.includes('stored verdict <strong>regressed</strong>') && body.includes('Judged metrics') && body.includes('data-chart=');
+const fullFirstPage = (body: string): boolean =>
+  (body.match(/<tr data-id="exp-\d{5}"/g) ?? []).length === 50 && body.includes('10009 experiment(s) · page 1 of 201');
+const judgedReport = (body: string): boolean =>
+  body.includes('stored verdict <strong>regressed</strong>') && body.includes('Judged metrics') && body.includes('data-chart=');
 
 async function liveLag(url: string, store: Store): Promise<number[]> {
-  await store.experiments.put(experiment({ id: 'exp-live', status: 'running', createdAtMs: T0 - 5_000, updatedAtMs: T0, trials: [{ index: 0, attempt: 1, status: 'running', startedAtMs: T0 }] }));
+  await store.experiments.put(
+    experiment({
+      id: 'exp-live',
+      status: 'running',
+      createdAtMs: T0 - 5_000,
+      updatedAtMs: T0,
+      trials: [{ index: 0, attempt: 1, status: 'running', startedAtMs: T0 }],
+    }),
+  );
   const browser = await launchChromium();
   try {
     const page = await browser.newPage();
@@ -92,7 +115,23 @@ async function liveLag(url: string, store: Store): Promise<number[]> {
       // The page's clock when its live region first holds the new figure (checked every animation frame).
       const seen = page.waitForFunction(pagePredicates.liveShows, rate.toFixed(1), { polling: 'raf', timeout: 10_000 });
       const appended = Date.now();
-      await store.experiments.appendEvent({ experimentId: 'exp-live', timeMs: appended, type: 'progress', data: { trial: 0, attempt: 1, phase: 'measure', elapsedMs: i * 1000, remainingMs: 1000, sentPairs: i, droppedPairs: 0, inflight: { control: 0, treatment: 0 }, errors: { control: 0, treatment: 0 }, rate } });
+      await store.experiments.appendEvent({
+        experimentId: 'exp-live',
+        timeMs: appended,
+        type: 'progress',
+        data: {
+          trial: 0,
+          attempt: 1,
+          phase: 'measure',
+          elapsedMs: i * 1000,
+          remainingMs: 1000,
+          sentPairs: i,
+          droppedPairs: 0,
+          inflight: { control: 0, treatment: 0 },
+          errors: { control: 0, treatment: 0 },
+          rate,
+        },
+      });
       lags.push(Number(await (await seen).jsonValue()) - appended);
       // Events land at unrelated moments of the server's poll, as a worker's do.
       await new Promise((resolve) => setTimeout(resolve, 137 + ((i * 71) % 250)));
@@ -107,7 +146,10 @@ export async function run(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'tandem-bench-dashboard-'));
   let server: ChildProcess | undefined;
   try {
-    await writeFile(join(dir, 'tandem.config.yaml'), 'store: { kind: local, dir: .tandem }\nworkloads:\n  - { name: ranking, tier: ranking }\n  - { name: query, tier: query }\n');
+    await writeFile(
+      join(dir, 'tandem.config.yaml'),
+      'store: { kind: local, dir: .tandem }\nworkloads:\n  - { name: ranking, tier: ranking }\n  - { name: query, tier: query }\n',
+    );
     const store = createLocalStore({ dir: join(dir, '.tandem') });
     await store.init();
     const seedStart = performance.now();
@@ -141,7 +183,9 @@ export async function run(): Promise<void> {
       liveLagMs: round(median(lags)),
       liveLagMaxMs: round(Math.max(...lags)),
     };
-    process.stderr.write(`list page ${figures.listMs} ms (cold ${figures.listColdMs} ms) vs tandem status --json ${figures.statusListMs} ms; experiment page ${figures.experimentMs} ms vs tandem status <id> --json ${figures.statusExperimentMs} ms; live lag median ${figures.liveLagMs} ms, max ${figures.liveLagMaxMs} ms\n`);
+    process.stderr.write(
+      `list page ${figures.listMs} ms (cold ${figures.listColdMs} ms) vs tandem status --json ${figures.statusListMs} ms; experiment page ${figures.experimentMs} ms vs tandem status <id> --json ${figures.statusExperimentMs} ms; live lag median ${figures.liveLagMs} ms, max ${figures.liveLagMaxMs} ms\n`,
+    );
     const targets = {
       listMs: { value: figures.listMs, max: 100 },
       experimentMs: { value: figures.experimentMs, max: 200 },

@@ -25,7 +25,10 @@ import { numberFlag } from './support/bench-args.js';
 const here = import.meta.dirname;
 
 async function startWorker(dir: string, concurrency: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [join(here, '..', 'bin', 'tandem.js'), 'worker', '--concurrency', String(concurrency)], { cwd: dir, stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [join(here, '..', 'bin', 'tandem.js'), 'worker', '--concurrency', String(concurrency)], {
+    cwd: dir,
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   await new Promise<void>((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error('worker not ready within 30 s')), 30_000);
@@ -65,11 +68,15 @@ export async function run(args: string[]): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'tandem-bench-executor-'));
   const workers: ChildProcess[] = [];
   try {
-    await writeFile(join(dir, 'tandem.config.yaml'), [`queue: { kind: bullmq, redisUrl: "${redis.url}", prefix: bench }`, 'workloads:', '  - { name: noop, tier: noop }', ''].join('\n'));
+    await writeFile(
+      join(dir, 'tandem.config.yaml'),
+      [`queue: { kind: bullmq, redisUrl: "${redis.url}", prefix: bench }`, 'workloads:', '  - { name: noop, tier: noop }', ''].join('\n'),
+    );
     const { config } = await loadConfig({ cwd: dir });
     const store = createStore(config.store, { cwd: dir });
     await store.init();
-    const runner = (id: string, signal: AbortSignal) => runExperiment(id, { config, store, clock: systemClock, sharedSource: new SharedSource(systemClock), cwd: dir, signal });
+    const runner = (id: string, signal: AbortSignal) =>
+      runExperiment(id, { config, store, clock: systemClock, sharedSource: new SharedSource(systemClock), cwd: dir, signal });
     const noop = (tag: string) => parseRequest({ workload: 'noop', kind: 'noop', change: tag });
 
     // 1. Overhead, one at a time. Inline and BullMQ interleaved in rounds so machine noise hits both.
@@ -92,7 +99,8 @@ export async function run(args: string[]): Promise<void> {
     // 2. Throughput: N experiments, 4 workers x concurrency 4, against the inline queue at concurrency 16.
     const inlineWide = new InlineQueue({ store, clock: systemClock, run: runner, concurrency: 16 });
     let t0 = performance.now();
-    for (let i = 0; i < count; i += 50) await Promise.all(Array.from({ length: Math.min(50, count - i) }, (_, j) => inlineWide.submit(noop(`inline-t-${i + j}`))));
+    for (let i = 0; i < count; i += 50)
+      await Promise.all(Array.from({ length: Math.min(50, count - i) }, (_, j) => inlineWide.submit(noop(`inline-t-${i + j}`))));
     await inlineWide.idle();
     const inlineSeconds = (performance.now() - t0) / 1000;
 
@@ -123,8 +131,12 @@ export async function run(args: string[]): Promise<void> {
       bullmqSubmitsPerSecond: Number((count / submitSeconds).toFixed(1)),
       bullmqThroughputVsInline: Number((inlineSeconds / bullSeconds).toFixed(2)),
     };
-    process.stderr.write(`submit → start (median of ${overheadRounds}): inline ${figures.inlineSubmitToStartMsMedian} ms, BullMQ ${figures.bullmqSubmitToStartMsMedian} ms\n`);
-    process.stderr.write(`${count} no-op experiments: inline (concurrency 16) ${figures.inlineThroughputPerSecond}/s, BullMQ 4 workers x 4 ${figures.bullmq4WorkersThroughputPerSecond}/s (submits ${figures.bullmqSubmitsPerSecond}/s)\n`);
+    process.stderr.write(
+      `submit → start (median of ${overheadRounds}): inline ${figures.inlineSubmitToStartMsMedian} ms, BullMQ ${figures.bullmqSubmitToStartMsMedian} ms\n`,
+    );
+    process.stderr.write(
+      `${count} no-op experiments: inline (concurrency 16) ${figures.inlineThroughputPerSecond}/s, BullMQ 4 workers x 4 ${figures.bullmq4WorkersThroughputPerSecond}/s (submits ${figures.bullmqSubmitsPerSecond}/s)\n`,
+    );
     // The issue asks for these figures to be reported; the targets bound them loosely so a broken queue shows.
     const targets = {
       bullmqSubmitToStartMsMedian: { value: figures.bullmqSubmitToStartMsMedian, max: 1_000 },

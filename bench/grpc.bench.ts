@@ -59,7 +59,11 @@ async function replayFigures(children: BenchChild[], rounds: number): Promise<Re
     console.log(`replay round ${round + 1}: tandem ${tandem.at(-1)!.toFixed(0)} pairs/s, minimal grpc-js loop ${minimal.at(-1)!.toFixed(0)} pairs/s`);
   }
   await Promise.all([control.stop(), treatment.stop()]);
-  return { grpcPairsPerSecond: Math.round(median(tandem)), minimalPairsPerSecond: Math.round(median(minimal)), grpcReplayVsMinimal: fixed(median(tandem) / median(minimal)) };
+  return {
+    grpcPairsPerSecond: Math.round(median(tandem)),
+    minimalPairsPerSecond: Math.round(median(minimal)),
+    grpcReplayVsMinimal: fixed(median(tandem) / median(minimal)),
+  };
 }
 
 async function proxyFigures(children: BenchChild[], rounds: number, dir: string): Promise<Record<string, number>> {
@@ -83,22 +87,35 @@ async function proxyFigures(children: BenchChild[], rounds: number, dir: string)
       rate[name]!.push(result.callsPerSecond!);
       if (before && after) cpu[name]!.push(((after.cpuSeconds - before.cpuSeconds) * 1e6) / (result.callsPerSecond! * 5));
     }
-    console.log(`proxies round ${round + 1}: ${Object.entries(rate).map(([name, v]) => `${name} ${v.at(-1)!.toFixed(0)} calls/s`).join(', ')}`);
+    console.log(
+      `proxies round ${round + 1}: ${Object.entries(rate)
+        .map(([name, v]) => `${name} ${v.at(-1)!.toFixed(0)} calls/s`)
+        .join(', ')}`,
+    );
   }
   const latency = async (target: string) => loadRun('h2-load.ts', ['latency', target, '5', '1000']);
   const direct = await latency(url);
   const routed = await latency(router.info.url as string);
   const proxied = await latency(plain.info.url as string);
-  console.log(`1,000 calls/s: p50/p99 direct ${direct.p50Ms!.toFixed(3)}/${direct.p99Ms!.toFixed(3)} ms, router ${routed.p50Ms!.toFixed(3)}/${routed.p99Ms!.toFixed(3)} ms, minimal proxy ${proxied.p50Ms!.toFixed(3)}/${proxied.p99Ms!.toFixed(3)} ms`);
+  console.log(
+    `1,000 calls/s: p50/p99 direct ${direct.p50Ms!.toFixed(3)}/${direct.p99Ms!.toFixed(3)} ms, router ${routed.p50Ms!.toFixed(3)}/${routed.p99Ms!.toFixed(3)} ms, minimal proxy ${proxied.p50Ms!.toFixed(3)}/${proxied.p99Ms!.toFixed(3)} ms`,
+  );
   await Promise.all([plain.stop(), router.stop(), sparse.stop(), dense.stop()]);
   // Exact accounting at 0.01: what the sidecar sampled is written, dropped or still buffered, and what it wrote is stored.
-  const accounting = JSON.parse(await readFile(join(dir, 'dense', 'accounting.json'), 'utf8')) as { sampled: number; written: number; dropped: number; buffered: number };
+  const accounting = JSON.parse(await readFile(join(dir, 'dense', 'accounting.json'), 'utf8')) as {
+    sampled: number;
+    written: number;
+    dropped: number;
+    buffered: number;
+  };
   const store = createLocalStore({ dir: join(dir, 'dense') });
   let stored = 0;
   for await (const _ of store.corpus.read('bench', { sinceMs: 0 })) stored++;
   await store.close();
   const gap = Math.abs(accounting.sampled - accounting.written - accounting.dropped - accounting.buffered) + Math.abs(accounting.written - stored);
-  console.log(`sidecar at 0.01: sampled ${accounting.sampled}, written ${accounting.written}, dropped ${accounting.dropped}, buffered ${accounting.buffered}, stored ${stored}`);
+  console.log(
+    `sidecar at 0.01: sampled ${accounting.sampled}, written ${accounting.written}, dropped ${accounting.dropped}, buffered ${accounting.buffered}, stored ${stored}`,
+  );
   const m = (name: string): number => median(rate[name]!);
   return {
     minimalProxyCallsPerSecond: Math.round(m('plain')),
@@ -170,7 +187,12 @@ async function soakClient(url: string, untilMs: number, seed: number): Promise<{
     }
     if (message === 'reset') counts.resets++;
     else if (message.startsWith('goaway')) counts.goaways++;
-    const expected = message === 'reset' ? seen.failed : message.startsWith('fail') ? !seen.failed && seen.headers?.['grpc-status'] === '5' : !seen.failed && seen.trailers?.['grpc-status'] === '0';
+    const expected =
+      message === 'reset'
+        ? seen.failed
+        : message.startsWith('fail')
+          ? !seen.failed && seen.headers?.['grpc-status'] === '5'
+          : !seen.failed && seen.trailers?.['grpc-status'] === '0';
     if (!expected) counts.failures++;
     if (message.startsWith('goaway')) session.destroy();
   }
@@ -191,8 +213,15 @@ async function soak(children: BenchChild[], dir: string, seconds: number): Promi
   await Promise.all([sidecar.stop(), upstream.stop()]);
   children.splice(0);
   const sum = (list: typeof through, key: keyof (typeof through)[number]): number => list.reduce((n, c) => n + c[key], 0);
-  const accounting = JSON.parse(await readFile(join(dir, 'soak', 'accounting.json'), 'utf8')) as { sampled: number; written: number; dropped: number; buffered: number };
-  console.log(`soak ${seconds} s: through the sidecar ${sum(through, 'calls')} calls (${sum(through, 'resets')} resets, ${sum(through, 'goaways')} GOAWAYs), ${sum(through, 'failures')} failed; direct ${sum(direct, 'calls')} calls, ${sum(direct, 'failures')} failed; recorded ${accounting.written}`);
+  const accounting = JSON.parse(await readFile(join(dir, 'soak', 'accounting.json'), 'utf8')) as {
+    sampled: number;
+    written: number;
+    dropped: number;
+    buffered: number;
+  };
+  console.log(
+    `soak ${seconds} s: through the sidecar ${sum(through, 'calls')} calls (${sum(through, 'resets')} resets, ${sum(through, 'goaways')} GOAWAYs), ${sum(through, 'failures')} failed; direct ${sum(direct, 'calls')} calls, ${sum(direct, 'failures')} failed; recorded ${accounting.written}`,
+  );
   return {
     soakSeconds: seconds,
     soakCalls: sum(through, 'calls'),
@@ -217,7 +246,8 @@ export async function run(args: string[]): Promise<void> {
     const fidelityFigures = await fidelity(children, dir);
     const soakFigures = await soak(children, dir, soakSeconds);
     const figures = {
-      baseline: 'a minimal paired loop of two @grpc/grpc-js clients (replay) and a minimal node:http2 proxy (router, recorder), interleaved in the same run; direct calls for latency, fidelity and the soak',
+      baseline:
+        'a minimal paired loop of two @grpc/grpc-js clients (replay) and a minimal node:http2 proxy (router, recorder), interleaved in the same run; direct calls for latency, fidelity and the soak',
       ...replay,
       ...proxies,
       ...fidelityFigures,

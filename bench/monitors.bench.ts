@@ -25,7 +25,11 @@ function detectorConfig(config: Record<string, unknown>) {
 
 export async function run(): Promise<void> {
   const stack = await startStack({ shards: 1, workersPerShard: 8, restartDelayMs: 50 });
-  const faulty = await startService('ranking', { featuresUrl: stack.urls.features, inferenceUrl: stack.urls.gateway, faults: { malformedTensorModel: 'rank-video' } });
+  const faulty = await startService('ranking', {
+    featuresUrl: stack.urls.features,
+    inferenceUrl: stack.urls.gateway,
+    faults: { malformedTensorModel: 'rank-video' },
+  });
   const reactions: number[] = [];
   try {
     const corpus = rankingCorpus(3_000);
@@ -33,10 +37,13 @@ export async function run(): Promise<void> {
       const experimentId = `bench-${run}`;
       const controller = new AbortController();
       const observations: DetectorObservation[] = [];
-      const detector = experimentAttributedDetector(detectorConfig({ kind: 'experiment-attributed', source: `${stack.urls.shards[0]}/errors`, interval: `${INTERVAL_MS}ms`, consecutive: 2 }), {
-        jobs: { control: `${experimentId}.control`, treatment: `${experimentId}.treatment` },
-        sinceMs: Date.now(),
-      });
+      const detector = experimentAttributedDetector(
+        detectorConfig({ kind: 'experiment-attributed', source: `${stack.urls.shards[0]}/errors`, interval: `${INTERVAL_MS}ms`, consecutive: 2 }),
+        {
+          jobs: { control: `${experimentId}.control`, treatment: `${experimentId}.treatment` },
+          sinceMs: Date.now(),
+        },
+      );
       const monitoring = runMonitor({ experimentId, detectors: [detector], clock: systemClock, controller, onObservation: (o) => observations.push(o) });
       await pairedReplay({
         records: stream(corpus),
@@ -47,7 +54,13 @@ export async function run(): Promise<void> {
         warmupMs: 0,
         measureMs: 30_000,
         seed: run,
-        identity: { experimentId, trial: 0, attempt: 1, headerPrefix: 'x-tandem-', jobs: { control: `${experimentId}.control`, treatment: `${experimentId}.treatment` } },
+        identity: {
+          experimentId,
+          trial: 0,
+          attempt: 1,
+          headerPrefix: 'x-tandem-',
+          jobs: { control: `${experimentId}.control`, treatment: `${experimentId}.treatment` },
+        },
         clock: systemClock,
         signal: controller.signal,
         onOutcome: () => undefined,
@@ -62,7 +75,9 @@ export async function run(): Promise<void> {
     await faulty.close();
     await stack.stop();
   }
-  console.log(`reaction, first violating check to replay stopped (interval ${INTERVAL_MS} ms, consecutive 2): median ${median(reactions)} ms, max ${Math.max(...reactions)} ms over ${reactions.length} runs`);
+  console.log(
+    `reaction, first violating check to replay stopped (interval ${INTERVAL_MS} ms, consecutive 2): median ${median(reactions)} ms, max ${Math.max(...reactions)} ms over ${reactions.length} runs`,
+  );
 
   let scrapes = 0;
   const source = createServer((_req, res) => {
@@ -73,8 +88,23 @@ export async function run(): Promise<void> {
   const shared = new SharedSource(systemClock);
   const intervalMs = 200;
   const durationMs = 2_000;
-  const config = detectorConfig({ kind: 'dependency-health', source: `http://127.0.0.1:${(source.address() as AddressInfo).port}/metrics`, interval: `${intervalMs}ms`, maxDuration: `${durationMs}ms`, rule: { metric: 'worker_restarts_total' } });
-  await Promise.all(Array.from({ length: 200 }, (_, i) => runMonitor({ experimentId: `scale-${i}`, detectors: [dependencyHealthDetector(config, systemClock, shared)], clock: systemClock, controller: new AbortController() })));
+  const config = detectorConfig({
+    kind: 'dependency-health',
+    source: `http://127.0.0.1:${(source.address() as AddressInfo).port}/metrics`,
+    interval: `${intervalMs}ms`,
+    maxDuration: `${durationMs}ms`,
+    rule: { metric: 'worker_restarts_total' },
+  });
+  await Promise.all(
+    Array.from({ length: 200 }, (_, i) =>
+      runMonitor({
+        experimentId: `scale-${i}`,
+        detectors: [dependencyHealthDetector(config, systemClock, shared)],
+        clock: systemClock,
+        controller: new AbortController(),
+      }),
+    ),
+  );
   await new Promise<void>((resolve) => source.close(() => resolve()));
   const intervals = durationMs / intervalMs + 1;
   const scrapesPerInterval = (scrapes - 1) / intervals; // minus the shared priming scrape
@@ -93,7 +123,10 @@ export async function run(): Promise<void> {
     JSON.stringify({
       bench: 'monitors',
       figures,
-      targets: { reactionMedianMinusIntervalMs: { value: figures.reactionMedianMinusIntervalMs, max: 100 }, scaleScrapesPerInterval: { value: figures.scaleScrapesPerInterval, max: 1 } },
+      targets: {
+        reactionMedianMinusIntervalMs: { value: figures.reactionMedianMinusIntervalMs, max: 100 },
+        scaleScrapesPerInterval: { value: figures.scaleScrapesPerInterval, max: 1 },
+      },
     }),
   );
 }

@@ -100,8 +100,6 @@ interface Options {
   readonly inference: 'http' | 'grpc';
 }
 
-
-
 /** One trial: k fresh processes per side, every body to each, CPU per answered request over the measurement window. */
 async function pairedTrial(baseEnv: NodeJS.ProcessEnv, bodies: readonly Buffer[], offset: number, o: Options, variant: TrialVariant): Promise<TrialCpu> {
   const seed = String(1 + Math.floor(Math.random() * 2 ** 30));
@@ -164,7 +162,10 @@ async function pairedTrial(baseEnv: NodeJS.ProcessEnv, bodies: readonly Buffer[]
     await Promise.all(inFlight);
     const end = mark();
     const perRequest = (from: Mark, to: Mark, i: number): number => (to.cpu[i]! - from.cpu[i]!) / 1e6 / Math.max(1, to.answered[i]! - from.answered[i]!);
-    const pair = (from: Mark, to: Mark): SideValues => [processes.slice(0, k).map((_, i) => perRequest(from, to, i)), processes.slice(k).map((_, i) => perRequest(from, to, k + i))];
+    const pair = (from: Mark, to: Mark): SideValues => [
+      processes.slice(0, k).map((_, i) => perRequest(from, to, i)),
+      processes.slice(k).map((_, i) => perRequest(from, to, k + i)),
+    ];
     const rssMb = (i: number): number => rssSum[i]! / Math.max(1, rssSamples) / 2 ** 20;
     const rss: SideValues = [processes.slice(0, k).map((_, i) => rssMb(i)), processes.slice(k).map((_, i) => rssMb(k + i))];
     const faultsPerRequest = (i: number): number => (end.faults[i]! - start!.faults[i]!) / Math.max(1, end.answered[i]! - start!.answered[i]!);
@@ -231,7 +232,8 @@ function rssFiguresOf(trials: readonly TrialCpu[]): Record<string, number> {
   };
 }
 
-const suffixed = (figures: Record<string, number>, suffix: string): Record<string, number> => Object.fromEntries(Object.entries(figures).map(([k, v]) => [`${k}${suffix}`, v]));
+const suffixed = (figures: Record<string, number>, suffix: string): Record<string, number> =>
+  Object.fromEntries(Object.entries(figures).map(([k, v]) => [`${k}${suffix}`, v]));
 
 /** The shard the processes call over gRPC, as the demo pins its arms' calls to one shard's gRPC port. */
 function grpcShardOf(grpcShards: readonly string[]): string {
@@ -252,15 +254,25 @@ function inferenceFlag(args: readonly string[]): 'http' | 'grpc' {
 async function study(isolate: readonly StackService[], o: Options, label: string): Promise<Record<string, number>> {
   const stack = await startStack({ shards: o.shards, isolate });
   try {
-    const inference = o.inference === 'grpc' ? { INFERENCE_URL: grpcShardOf(stack.urls.grpcShards), INFERENCE_PROTOCOL: 'grpc' } : { INFERENCE_URL: stack.urls.gateway };
-    const env = { ...process.env, FEATURES_URL: stack.urls.features, ...inference, ...(o.crossRounds !== undefined ? { STACK_CROSS_ROUNDS: String(o.crossRounds) } : {}) };
+    const inference =
+      o.inference === 'grpc' ? { INFERENCE_URL: grpcShardOf(stack.urls.grpcShards), INFERENCE_PROTOCOL: 'grpc' } : { INFERENCE_URL: stack.urls.gateway };
+    const env = {
+      ...process.env,
+      FEATURES_URL: stack.urls.features,
+      ...inference,
+      ...(o.crossRounds !== undefined ? { STACK_CROSS_ROUNDS: String(o.crossRounds) } : {}),
+    };
     const bodies = rankingCorpus(3_000).map((r) => Buffer.from(r.body, 'base64'));
     const trials: TrialCpu[] = [];
     // Alternating trial by trial, not one setting after the other: a drift of the machine then reaches both alike.
     const alternates = o.alternateNice !== undefined || o.alternateNodeArgs !== undefined || o.alternateEnv !== undefined;
     const variantOf = (t: number): TrialVariant =>
       alternates && t % 2 === 1
-        ? { ...(o.alternateNice !== undefined ? { nice: o.alternateNice } : {}), ...(o.alternateNodeArgs !== undefined ? { nodeArgs: o.alternateNodeArgs } : {}), ...(o.alternateEnv !== undefined ? { env: o.alternateEnv } : {}) }
+        ? {
+            ...(o.alternateNice !== undefined ? { nice: o.alternateNice } : {}),
+            ...(o.alternateNodeArgs !== undefined ? { nodeArgs: o.alternateNodeArgs } : {}),
+            ...(o.alternateEnv !== undefined ? { env: o.alternateEnv } : {}),
+          }
         : {};
     for (let t = 0; t < o.trials; t++) {
       const variant = variantOf(t);
@@ -269,12 +281,23 @@ async function study(isolate: readonly StackService[], o: Options, label: string
       const perSide = trial.whole.map((side) => side.map((v) => v.toFixed(2)).join(' ')).join(' / ');
       const rss = trial.rss.map((side) => side.map((v) => v.toFixed(1)).join(' ')).join(' / ');
       const means = o.processes > 1 ? `, of the means ${(100 * effect(trial.whole, logMean)).toFixed(2)}%` : '';
-      const shown = [variant.nice !== undefined ? `nice ${variant.nice}` : '', variant.nodeArgs !== undefined ? variant.nodeArgs.join(' ') : '', variant.env !== undefined ? Object.entries(variant.env).map(([k, v]) => `${k}=${v}`).join(' ') : '']
+      const shown = [
+        variant.nice !== undefined ? `nice ${variant.nice}` : '',
+        variant.nodeArgs !== undefined ? variant.nodeArgs.join(' ') : '',
+        variant.env !== undefined
+          ? Object.entries(variant.env)
+              .map(([k, v]) => `${k}=${v}`)
+              .join(' ')
+          : '',
+      ]
         .filter(Boolean)
         .join(', ');
-      process.stderr.write(`paired-noise ${label}: trial ${t}${shown ? ` (${shown})` : ''}: ${perSide} ms/request, effect ${(100 * effect(trial.whole)).toFixed(2)}%${means} (halves ${trial.halves.map((h) => (100 * effect(h)).toFixed(2)).join(', ')}%); RSS ${rss} MB; minor faults ${trial.minorFaults.map((side) => side.map((v) => v.toFixed(0)).join(' ')).join(' / ')} per request${trial.failed > 0 ? `, ${trial.failed} request(s) failed` : ''}\n`);
+      process.stderr.write(
+        `paired-noise ${label}: trial ${t}${shown ? ` (${shown})` : ''}: ${perSide} ms/request, effect ${(100 * effect(trial.whole)).toFixed(2)}%${means} (halves ${trial.halves.map((h) => (100 * effect(h)).toFixed(2)).join(', ')}%); RSS ${rss} MB; minor faults ${trial.minorFaults.map((side) => side.map((v) => v.toFixed(0)).join(' ')).join(' / ')} per request${trial.failed > 0 ? `, ${trial.failed} request(s) failed` : ''}\n`,
+      );
     }
-    const perProcess = o.processes > 1 ? { ...suffixed(figuresOf(trials, logMean), 'MeanOfProcesses'), ...suffixed(figuresOf(trials, firstOnly), 'OneProcess') } : {};
+    const perProcess =
+      o.processes > 1 ? { ...suffixed(figuresOf(trials, logMean), 'MeanOfProcesses'), ...suffixed(figuresOf(trials, firstOnly), 'OneProcess') } : {};
     if (!alternates) return { ...figuresOf(trials), ...perProcess };
     const [own, other] = o.alternateNice !== undefined ? ['OwnNice', 'Reniced'] : ['OwnArgs', 'AlternateArgs'];
     return {
@@ -335,7 +358,8 @@ function alternateEnvFlag(args: readonly string[]): { alternateEnv?: Readonly<Re
   const words = (args[at + 1] ?? '').split(' ').filter(Boolean);
   if (words.length === 0) throw new UsageError('--alternate-env needs NAME=VALUE words, e.g. "GLIBC_TUNABLES=glibc.malloc.hugetlb=1"');
   const bad = words.find((word) => !/^[A-Z_][A-Z0-9_]*=[\w.,:=+-]*$/.test(word));
-  if (bad !== undefined) throw new UsageError(`--alternate-env takes NAME=VALUE words (an upper-case name, a value of letters, digits and . , : = + -), got ${JSON.stringify(bad)}`);
+  if (bad !== undefined)
+    throw new UsageError(`--alternate-env takes NAME=VALUE words (an upper-case name, a value of letters, digits and . , : = + -), got ${JSON.stringify(bad)}`);
   if (args.includes('--alternate-nice')) throw new UsageError('--alternate-env and --alternate-nice cannot be combined: alternate one thing at a time');
   return { alternateEnv: Object.fromEntries(words.map((word) => [word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)])) };
 }
@@ -359,7 +383,9 @@ export async function run(args: string[]): Promise<void> {
     fixedLayout: args.includes('--fixed-layout'),
     ...cpuListFlag(args),
     ...treatmentFaultsFlag(args),
-    ...(args.includes('--cross-rounds') ? { crossRounds: numberFlag(args, 'cross-rounds', CROSS_ROUNDS, { min: 1, max: MAX_CROSS_ROUNDS, integer: true }) } : {}),
+    ...(args.includes('--cross-rounds')
+      ? { crossRounds: numberFlag(args, 'cross-rounds', CROSS_ROUNDS, { min: 1, max: MAX_CROSS_ROUNDS, integer: true }) }
+      : {}),
     ...alternateNiceFlag(args),
     ...alternateNodeArgsFlag(args),
     ...alternateEnvFlag(args),
@@ -383,7 +409,12 @@ export async function run(args: string[]): Promise<void> {
     crossRounds: o.crossRounds ?? CROSS_ROUNDS,
     alternateNice: o.alternateNice ?? 'none',
     alternateNodeArgs: o.alternateNodeArgs?.join(' ') ?? 'none',
-    alternateEnv: o.alternateEnv !== undefined ? Object.entries(o.alternateEnv).map(([k, v]) => `${k}=${v}`).join(' ') : 'none',
+    alternateEnv:
+      o.alternateEnv !== undefined
+        ? Object.entries(o.alternateEnv)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(' ')
+        : 'none',
     processes: o.processes,
     prewarm: o.prewarm,
     ...Object.fromEntries(Object.entries(inProcess).map(([k, v]) => [`${k}InProcess`, v])),
@@ -391,5 +422,7 @@ export async function run(args: string[]): Promise<void> {
   };
   // A study, not a gate: its one target is that the window's own noise, once paired, is below what one process
   // varies by from trial to trial (pairing cancels the machine's common-mode swings; docs/harness.md).
-  process.stdout.write(`${JSON.stringify({ bench: 'paired-noise', figures, targets: { pairedWithinSdIsolated: { value: isolated.pairedWithinSd, max: isolated.unpairedSd } } })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ bench: 'paired-noise', figures, targets: { pairedWithinSdIsolated: { value: isolated.pairedWithinSd, max: isolated.unpairedSd } } })}\n`,
+  );
 }

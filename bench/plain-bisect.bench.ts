@@ -19,7 +19,9 @@ const COMMITS = 8;
 const FIRST_BAD = 5;
 
 async function git(repo: string, ...args: string[]): Promise<string> {
-  const { stdout } = await run$('git', ['-C', repo, ...args], { env: { ...process.env, GIT_AUTHOR_NAME: 'bench', GIT_AUTHOR_EMAIL: 'bench@127.0.0.1', GIT_COMMITTER_NAME: 'bench', GIT_COMMITTER_EMAIL: 'bench@127.0.0.1' } });
+  const { stdout } = await run$('git', ['-C', repo, ...args], {
+    env: { ...process.env, GIT_AUTHOR_NAME: 'bench', GIT_AUTHOR_EMAIL: 'bench@127.0.0.1', GIT_COMMITTER_NAME: 'bench', GIT_COMMITTER_EMAIL: 'bench@127.0.0.1' },
+  });
   return stdout.trim();
 }
 
@@ -41,7 +43,16 @@ async function scratchRepository(repo: string): Promise<string[]> {
 function configText(dir: string, repo: string, featuresUrl: string): string {
   const command = `'${process.execPath}' '${join(here, '..', 'examples', 'scorer', 'run.mjs')}' --port {port} --work "$(git -C '${repo}' show {revision}:WORK)"`;
   const arm = `{ deploy: { command: ${JSON.stringify(command)}, env: { FEATURES_URL: ${JSON.stringify(featuresUrl)} } } }`;
-  return [`store: { kind: local, dir: ${JSON.stringify(join(dir, '.tandem'))} }`, 'workloads:', '  - name: scorer', '    tier: scorer', '    arms:', `      control: ${arm}`, `      treatment: ${arm}`, ''].join('\n');
+  return [
+    `store: { kind: local, dir: ${JSON.stringify(join(dir, '.tandem'))} }`,
+    'workloads:',
+    '  - name: scorer',
+    '    tier: scorer',
+    '    arms:',
+    `      control: ${arm}`,
+    `      treatment: ${arm}`,
+    '',
+  ].join('\n');
 }
 
 interface BisectJson {
@@ -66,7 +77,21 @@ export async function run(): Promise<void> {
 
     const started = performance.now();
     const { code, out } = await new Promise<{ code: number | null; out: string }>((resolve, reject) => {
-      const args = [join(here, '..', 'bin', 'tandem.js'), 'bisect', '--config', configPath, '--workload', 'scorer', '--good', commits[0]!, '--bad', commits[COMMITS - 1]!, '--repo', repo, '--json'];
+      const args = [
+        join(here, '..', 'bin', 'tandem.js'),
+        'bisect',
+        '--config',
+        configPath,
+        '--workload',
+        'scorer',
+        '--good',
+        commits[0]!,
+        '--bad',
+        commits[COMMITS - 1]!,
+        '--repo',
+        repo,
+        '--json',
+      ];
       const child = spawn(process.execPath, args, { cwd: dir, stdio: ['ignore', 'pipe', 'inherit'] });
       let text = '';
       child.stdout.on('data', (chunk: Buffer) => (text += chunk.toString()));
@@ -81,7 +106,10 @@ export async function run(): Promise<void> {
       baseline: 'a linear scan of the same revisions from the good commit (the experiments it would run to reach the first bad one)',
       commits: COMMITS,
       firstBadCommit: `c${FIRST_BAD}`,
-      named: result.firstBad !== undefined ? `c${commits.indexOf(result.firstBad) + 1}` : `one of ${result.candidates.map((c) => `c${commits.indexOf(c) + 1}`).join(', ')}`,
+      named:
+        result.firstBad !== undefined
+          ? `c${commits.indexOf(result.firstBad) + 1}`
+          : `one of ${result.candidates.map((c) => `c${commits.indexOf(c) + 1}`).join(', ')}`,
       plainBisectNamedFirstBad: result.firstBad === commits[FIRST_BAD - 1] ? 1 : 0,
       plainBisectExit: code,
       plainBisectExperiments: experiments,

@@ -105,7 +105,12 @@ async function upstreamStreams(upstreamUrl: string): Promise<number> {
 }
 
 /** A flood at `url` from its own process, legitimate calls timed meanwhile, and the sidecar's memory sampled. */
-async function flood(url: string, connections: number, streams: number, watchPid?: number): Promise<{ worstMs: number; calls: number; peakRssMb: number; streamsSent: number }> {
+async function flood(
+  url: string,
+  connections: number,
+  streams: number,
+  watchPid?: number,
+): Promise<{ worstMs: number; calls: number; peakRssMb: number; streamsSent: number }> {
   let peakRssMb = 0;
   let sampling = true;
   const sampler = (async () => {
@@ -115,7 +120,11 @@ async function flood(url: string, connections: number, streams: number, watchPid
     }
   })();
   const port = new URL(url).port;
-  const flooding = startChild([...tsx, support('h2-flood-process.ts'), port, String(connections), String(streams)], { core: 1, readyKey: 'streamsSent', timeoutMs: LOOP_LIMIT.ms });
+  const flooding = startChild([...tsx, support('h2-flood-process.ts'), port, String(connections), String(streams)], {
+    core: 1,
+    readyKey: 'streamsSent',
+    timeoutMs: LOOP_LIMIT.ms,
+  });
   const latencies = await callsUntil(url, flooding);
   const done = await flooding;
   await done.stop();
@@ -171,7 +180,9 @@ export async function run(args: string[]): Promise<void> {
       reached += reachedNow;
       sent += floodThrough.streamsSent;
       peakRssMb = Math.max(peakRssMb, floodThrough.peakRssMb);
-      console.log(`rapid reset ${connections} × ${streams}, round ${round + 1}: direct worst call ${floodDirect.worstMs.toFixed(1)} ms (${floodDirect.calls} calls); through the sidecar worst ${floodThrough.worstMs.toFixed(1)} ms (${floodThrough.calls} calls), ${reachedNow} flood streams reached the upstream, sidecar RSS peak ${floodThrough.peakRssMb.toFixed(0)} MB (${rssBeforeMb.toFixed(0)} before the first)`);
+      console.log(
+        `rapid reset ${connections} × ${streams}, round ${round + 1}: direct worst call ${floodDirect.worstMs.toFixed(1)} ms (${floodDirect.calls} calls); through the sidecar worst ${floodThrough.worstMs.toFixed(1)} ms (${floodThrough.calls} calls), ${reachedNow} flood streams reached the upstream, sidecar RSS peak ${floodThrough.peakRssMb.toFixed(0)} MB (${rssBeforeMb.toFixed(0)} before the first)`,
+      );
     }
 
     // The stall: direct first (the upstream's own), then through a sidecar sampling none, then one sampling all.
@@ -181,8 +192,11 @@ export async function run(args: string[]): Promise<void> {
     const unsampled = await stall(plain.info.url as string, 10);
     await smallCallMedian(sampling.info.url as string, 200);
     const through = await stall(sampling.info.url as string, 10);
-    const line = (name: string, r: Awaited<ReturnType<typeof stall>>): string => `${name} worst ${r.worstMs.toFixed(1)} ms (median before ${r.medianMs.toFixed(2)} ms, big calls ${r.bigMs.toFixed(0)} ms)`;
-    console.log(`small calls while 10 big answers pass: ${line('direct', direct)}; ${line('through the sidecar sampling none', unsampled)}; ${line('sampling every call', through)}`);
+    const line = (name: string, r: Awaited<ReturnType<typeof stall>>): string =>
+      `${name} worst ${r.worstMs.toFixed(1)} ms (median before ${r.medianMs.toFixed(2)} ms, big calls ${r.bigMs.toFixed(0)} ms)`;
+    console.log(
+      `small calls while 10 big answers pass: ${line('direct', direct)}; ${line('through the sidecar sampling none', unsampled)}; ${line('sampling every call', through)}`,
+    );
 
     // The sampling sidecar recorded every call it passed (a sidecar that records nothing would not stall either).
     await sampling.stop();

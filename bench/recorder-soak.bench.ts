@@ -55,13 +55,21 @@ function send(base: string, sent: Sent): Promise<Answer> {
 /** A client that leaves: mid-body (announces more than it sends) or mid-response (after the first chunk). */
 function abandon(base: string, kind: 'mid-body' | 'mid-response'): Promise<void> {
   return new Promise((resolve) => {
-    const req = httpRequest(`${base}${kind === 'mid-body' ? '/echo' : '/slow'}`, { method: kind === 'mid-body' ? 'POST' : 'GET', agent: false, headers: kind === 'mid-body' ? { 'content-length': '100000', 'content-type': 'application/json' } : {} }, (res) => {
-      res.once('data', () => {
-        req.destroy();
-        resolve();
-      });
-      res.on('error', () => resolve());
-    });
+    const req = httpRequest(
+      `${base}${kind === 'mid-body' ? '/echo' : '/slow'}`,
+      {
+        method: kind === 'mid-body' ? 'POST' : 'GET',
+        agent: false,
+        headers: kind === 'mid-body' ? { 'content-length': '100000', 'content-type': 'application/json' } : {},
+      },
+      (res) => {
+        res.once('data', () => {
+          req.destroy();
+          resolve();
+        });
+        res.on('error', () => resolve());
+      },
+    );
     req.on('error', () => resolve());
     req.on('close', () => resolve());
     if (kind === 'mid-body') {
@@ -80,10 +88,18 @@ const big = Buffer.alloc(5 * 1_048_576, 0x61);
 function scenario(random: () => number, i: number): Sent | 'reset' | 'mid-body' | 'mid-response' {
   const r = random();
   const json = { 'content-type': 'application/json' };
-  if (r < 0.3) return { method: 'POST', path: `/echo?i=${i}`, headers: json, body: Buffer.from(JSON.stringify({ user: `u${i}`, password: 'hunter2', amount: 12345678901234567891n.toString(), price: 1.1 })) };
+  if (r < 0.3)
+    return {
+      method: 'POST',
+      path: `/echo?i=${i}`,
+      headers: json,
+      body: Buffer.from(JSON.stringify({ user: `u${i}`, password: 'hunter2', amount: 12345678901234567891n.toString(), price: 1.1 })),
+    };
   if (r < 0.45) return { method: 'GET', path: `/echo?q=${i}&access_token=tok${i}`, headers: {} };
-  if (r < 0.55) return { method: 'POST', path: '/echo', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: Buffer.from(`user=u${i}&password=p${i}`) };
-  if (r < 0.63) return { method: 'POST', path: '/echo', headers: { ...json, 'content-encoding': 'gzip' }, body: gzipSync(JSON.stringify({ token: `t${i}`, n: i })) };
+  if (r < 0.55)
+    return { method: 'POST', path: '/echo', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: Buffer.from(`user=u${i}&password=p${i}`) };
+  if (r < 0.63)
+    return { method: 'POST', path: '/echo', headers: { ...json, 'content-encoding': 'gzip' }, body: gzipSync(JSON.stringify({ token: `t${i}`, n: i })) };
   if (r < 0.68) return { method: 'POST', path: '/echo', headers: json, body: deep };
   if (r < 0.7) return { method: 'POST', path: '/echo', headers: { 'content-type': 'application/octet-stream' }, body: big };
   if (r < 0.8) return 'reset';
@@ -94,17 +110,40 @@ function scenario(random: () => number, i: number): Sent | 'reset' | 'mid-body' 
 const sameAnswer = (a: Answer, b: Answer): boolean => (a.ok && b.ok ? a.status === b.status && a.body === b.body : a.ok === b.ok);
 
 async function startRecorder(dir: string, upstream: string, rate = '1', tier = 'soak'): Promise<BenchChild> {
-  return startChild([join(here, '..', 'bin', 'tandem.js'), '--config', join(dir, 'soak.yaml'), 'record', '--tier', tier, '--listen', ':0', '--upstream', upstream, '--rate', rate, '--json']);
+  return startChild([
+    join(here, '..', 'bin', 'tandem.js'),
+    '--config',
+    join(dir, 'soak.yaml'),
+    'record',
+    '--tier',
+    tier,
+    '--listen',
+    ':0',
+    '--upstream',
+    upstream,
+    '--rate',
+    rate,
+    '--json',
+  ]);
 }
 
-async function metrics(adminUrl: string): Promise<{ sampled: number; written: number; dropped: number; buffered: number; abandoned: number; withheld: number }> {
+async function metrics(
+  adminUrl: string,
+): Promise<{ sampled: number; written: number; dropped: number; buffered: number; abandoned: number; withheld: number }> {
   const text = await (await fetch(`${adminUrl}/metrics`)).text();
   const sum = (name: string): number =>
     text
       .split('\n')
       .filter((l) => l.startsWith(name))
       .reduce((a, l) => a + Number(l.split(' ').pop()), 0);
-  return { sampled: sum('recorder_sampled_total'), written: sum('recorder_written_total'), dropped: sum('recorder_dropped_total'), buffered: sum('recorder_buffered_records'), abandoned: sum('recorder_abandoned_total'), withheld: sum('recorder_withheld_total') };
+  return {
+    sampled: sum('recorder_sampled_total'),
+    written: sum('recorder_written_total'),
+    dropped: sum('recorder_dropped_total'),
+    buffered: sum('recorder_buffered_records'),
+    abandoned: sum('recorder_abandoned_total'),
+    withheld: sum('recorder_withheld_total'),
+  };
 }
 
 /** Closed loop over `connections` connections for `seconds` (bounded by time and by a request cap). */
@@ -166,7 +205,9 @@ export async function run(args: string[]): Promise<void> {
       recorderRps.push(await closedLoop(recorder.info.url as string, 5, 32));
       unsampledRps.push(await closedLoop(unsampled.info.url as string, 5, 32));
     }
-    process.stderr.write(`throughput rounds (requests/s): plain ${plainRps.map(Math.round).join(', ')}; recorder ${recorderRps.map(Math.round).join(', ')}; unsampled ${unsampledRps.map(Math.round).join(', ')}\n`);
+    process.stderr.write(
+      `throughput rounds (requests/s): plain ${plainRps.map(Math.round).join(', ')}; recorder ${recorderRps.map(Math.round).join(', ')}; unsampled ${unsampledRps.map(Math.round).join(', ')}\n`,
+    );
 
     // The soak: 8 clients for `seconds`, an outage every 20 s.
     const random = seededRandom(2026);
@@ -207,7 +248,10 @@ export async function run(args: string[]): Promise<void> {
           counted.compared++;
           if (!sameAnswer(direct, proxied)) {
             counted.differing++;
-            if (examples.length < 5) examples.push(`${sent.method} ${sent.path.slice(0, 60)}: direct ${JSON.stringify(direct).slice(0, 120)} / recorded ${JSON.stringify(proxied).slice(0, 120)}`);
+            if (examples.length < 5)
+              examples.push(
+                `${sent.method} ${sent.path.slice(0, 60)}: direct ${JSON.stringify(direct).slice(0, 120)} / recorded ${JSON.stringify(proxied).slice(0, 120)}`,
+              );
           }
         }
       }),
@@ -229,7 +273,9 @@ export async function run(args: string[]): Promise<void> {
     for await (const _ of store.corpus.read('soak', { sinceMs: 0 })) stored++;
     await store.close();
     for (const line of examples) console.error(`differs: ${line}`);
-    console.error(`soak: ${counted.compared} compared, ${counted.differing} differing, ${counted.outage} caught by outages, ${counted.resets} resets, ${counted.abandoned} abandoned clients; recorder: ${JSON.stringify(m)}; ${stored} read back`);
+    console.error(
+      `soak: ${counted.compared} compared, ${counted.differing} differing, ${counted.outage} caught by outages, ${counted.resets} resets, ${counted.abandoned} abandoned clients; recorder: ${JSON.stringify(m)}; ${stored} read back`,
+    );
     const figures = {
       baseline: 'plain undici reverse proxy (bench/support/plain-proxy.ts), same run, interleaved',
       seconds,

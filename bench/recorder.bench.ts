@@ -69,7 +69,24 @@ export async function run(): Promise<void> {
     ] as const) {
       const configDir = join(dir, name);
       await writeFile(join(dir, `${name}.yaml`), `store: { kind: local, dir: ${configDir} }\nrecorder: { bufferRecords: 100000 }\n`);
-      const child = await startChild([join(here, '..', 'bin', 'tandem.js'), '--config', join(dir, `${name}.yaml`), 'record', '--tier', 'bench', '--listen', ':0', '--upstream', upstreamUrl, '--rate', rate, '--json'], { core: 0 });
+      const child = await startChild(
+        [
+          join(here, '..', 'bin', 'tandem.js'),
+          '--config',
+          join(dir, `${name}.yaml`),
+          'record',
+          '--tier',
+          'bench',
+          '--listen',
+          ':0',
+          '--upstream',
+          upstreamUrl,
+          '--rate',
+          rate,
+          '--json',
+        ],
+        { core: 0 },
+      );
       children.push(child);
       recorders[name] = child;
     }
@@ -82,12 +99,17 @@ export async function run(): Promise<void> {
     const results: Record<string, WrkResult[]> = Object.fromEntries(Object.keys(targets).map((k) => [k, []]));
     for (const url of Object.values(targets)) runWrk(`${url}/warm`, { seconds: 2, connections: 32, core: 1 });
     for (let round = 0; round < 3; round++) {
-      for (const [name, url] of Object.entries(targets)) results[name]!.push(runWrk(`${url}/recommend?surface=home&viewer=${round}`, { seconds: 5, connections: 32, core: 1 }));
+      for (const [name, url] of Object.entries(targets))
+        results[name]!.push(runWrk(`${url}/recommend?surface=home&viewer=${round}`, { seconds: 5, connections: 32, core: 1 }));
     }
     const summary = Object.fromEntries(
-      Object.entries(results).map(([name, runs]) => [name, { rps: median(runs.map((r) => r.requestsPerSecond)), p99Ms: median(runs.map((r) => r.p99Ms)), errors: runs.reduce((a, r) => a + r.errors, 0) }]),
+      Object.entries(results).map(([name, runs]) => [
+        name,
+        { rps: median(runs.map((r) => r.requestsPerSecond)), p99Ms: median(runs.map((r) => r.p99Ms)), errors: runs.reduce((a, r) => a + r.errors, 0) },
+      ]),
     );
-    for (const [name, s] of Object.entries(summary)) console.log(`${name.padEnd(14)} ${s.rps.toFixed(0).padStart(7)} req/s   p99 ${s.p99Ms.toFixed(2)} ms   errors ${s.errors}`);
+    for (const [name, s] of Object.entries(summary))
+      console.log(`${name.padEnd(14)} ${s.rps.toFixed(0).padStart(7)} req/s   p99 ${s.p99Ms.toFixed(2)} ms   errors ${s.errors}`);
     const plainRps = summary.plain_proxy!.rps;
     const figures = {
       baseline: 'an empty call in the same loop shape (hot path); direct calls and a plain undici reverse proxy (throughput), interleaved in the same run',

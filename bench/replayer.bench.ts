@@ -64,7 +64,9 @@ export async function run(): Promise<void> {
       rounds.replayer!.push((await load('replayer', [url, '5', '32'])).pairsPerSecond!);
       rounds.wrk!.push(runWrk(`${url}/item/1`, { seconds: 5, connections: 32, core: 1 }).requestsPerSecond);
       rounds.autocannon!.push((await load('autocannon', [url, '5', '32'])).requestsPerSecond!);
-      console.log(`round ${round + 1}: replayer ${rounds.replayer!.at(-1)!.toFixed(0)} pairs/s, minimal loop ${rounds.minimal!.at(-1)!.toFixed(0)} pairs/s, wrk ${rounds.wrk!.at(-1)!.toFixed(0)} req/s, autocannon ${rounds.autocannon!.at(-1)!.toFixed(0)} req/s`);
+      console.log(
+        `round ${round + 1}: replayer ${rounds.replayer!.at(-1)!.toFixed(0)} pairs/s, minimal loop ${rounds.minimal!.at(-1)!.toFixed(0)} pairs/s, wrk ${rounds.wrk!.at(-1)!.toFixed(0)} req/s, autocannon ${rounds.autocannon!.at(-1)!.toFixed(0)} req/s`,
+      );
     }
     // A fresh target for the latency comparison: after millions of requests at full speed, the
     // first one's heap and GC pauses would dominate a p99 at 4,000 requests per second.
@@ -77,7 +79,9 @@ export async function run(): Promise<void> {
     for (let round = 0; round < 3; round++) {
       fixedRuns.push(await load('fixed', [fresh, '5', '2000']));
       referenceRuns.push(await load('reference', [fresh, '5', '2000']));
-      console.log(`fixed 2000 pairs/s, round ${round + 1}: replayer ${fixedRuns.at(-1)!.achievedRate!.toFixed(1)} pairs/s p99 ${fixedRuns.at(-1)!.p99Ms!.toFixed(3)} ms; reference p99 ${referenceRuns.at(-1)!.p99Ms!.toFixed(3)} ms`);
+      console.log(
+        `fixed 2000 pairs/s, round ${round + 1}: replayer ${fixedRuns.at(-1)!.achievedRate!.toFixed(1)} pairs/s p99 ${fixedRuns.at(-1)!.p99Ms!.toFixed(3)} ms; reference p99 ${referenceRuns.at(-1)!.p99Ms!.toFixed(3)} ms`,
+      );
     }
     console.log('writing a 1M-record corpus …');
     await writeLargeCorpus(join(dir, 'store'), 1_000_000);

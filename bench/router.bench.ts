@@ -23,7 +23,14 @@ const tsx = ['--import', 'tsx'];
 function ensureNginx(): string {
   for (const path of ['/usr/sbin/nginx', '/usr/bin/nginx']) if (spawnSync(path, ['-v']).status === 0) return path;
   process.stderr.write('installing nginx (Debian package) for the benchmark\n');
-  const install = spawnSync('sh', ['-c', 'apt-get update -q >/dev/null; DEBIAN_FRONTEND=noninteractive apt-get install -y -q nginx-light >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q nginx >/dev/null'], { stdio: 'inherit' });
+  const install = spawnSync(
+    'sh',
+    [
+      '-c',
+      'apt-get update -q >/dev/null; DEBIAN_FRONTEND=noninteractive apt-get install -y -q nginx-light >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q nginx >/dev/null',
+    ],
+    { stdio: 'inherit' },
+  );
   if (install.status !== 0) throw new Error('nginx is needed: apt-get install -y nginx');
   return '/usr/sbin/nginx';
 }
@@ -108,7 +115,11 @@ export async function run(): Promise<void> {
         rps[name]!.push(result.requestsPerSecond);
         if (before && after) cpuPerRequest[name]!.push(((after.cpuSeconds - before.cpuSeconds) * 1e6) / (result.requestsPerSecond * 5));
       }
-      console.log(`round ${round + 1}: ${Object.entries(rps).map(([name, values]) => `${name} ${values.at(-1)!.toFixed(0)} req/s`).join(', ')}`);
+      console.log(
+        `round ${round + 1}: ${Object.entries(rps)
+          .map(([name, values]) => `${name} ${values.at(-1)!.toFixed(0)} req/s`)
+          .join(', ')}`,
+      );
     }
     // Fresh processes for the latency comparison: after millions of requests at full speed,
     // GC pauses of the first ones would dominate a p99 at 2,000 requests per second.
@@ -130,7 +141,9 @@ export async function run(): Promise<void> {
       direct.push((await load('single', [freshUpstream.info.url as string, '5', '2000'])).p99Ms!);
       routed.push((await load('single', [freshRouter.info.url as string, '5', '2000'])).p99Ms!);
       proxied.push((await load('single', [freshPlain.info.url as string, '5', '2000'])).p99Ms!);
-      console.log(`2000 req/s, round ${round + 1}: p99 direct ${direct.at(-1)!.toFixed(3)} ms, through the router ${routed.at(-1)!.toFixed(3)} ms, through the minimal proxy ${proxied.at(-1)!.toFixed(3)} ms`);
+      console.log(
+        `2000 req/s, round ${round + 1}: p99 direct ${direct.at(-1)!.toFixed(3)} ms, through the router ${routed.at(-1)!.toFixed(3)} ms, through the minimal proxy ${proxied.at(-1)!.toFixed(3)} ms`,
+      );
     }
     const m = (name: string): number => median(rps[name]!);
     const figures = {

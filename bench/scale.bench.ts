@@ -49,7 +49,15 @@ const BIN = join(import.meta.dirname, '..', 'bin', 'tandem.js');
 const MEASURE = join(import.meta.dirname, 'support', 'scale-measure.ts');
 const HOUR = 3_600_000;
 
-const WORKLOAD_LINES = ['workloads:', '  - name: scale', '    tier: scale', '  - name: big', '    tier: big', '    corpus: { lookback: 24h }', '    replay: { rate: 50, concurrency: 8, timeout: 2s }'];
+const WORKLOAD_LINES = [
+  'workloads:',
+  '  - name: scale',
+  '    tier: scale',
+  '  - name: big',
+  '    tier: big',
+  '    corpus: { lookback: 24h }',
+  '    replay: { rate: 50, concurrency: 8, timeout: 2s }',
+];
 
 async function project(storeLine: string): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'tandem-scale-'));
@@ -59,7 +67,10 @@ async function project(storeLine: string): Promise<string> {
 
 /** One measurement in a child process (scale-measure.ts). */
 async function measured(mode: string, dir: string, id: string): Promise<{ seconds: number; peakRssMb: number }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', MEASURE, mode, dir, id], { cwd: join(import.meta.dirname, '..'), stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', MEASURE, mode, dir, id], {
+    cwd: join(import.meta.dirname, '..'),
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let err = '';
   child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
   const [code] = (await once(child, 'close')) as [number];
@@ -152,7 +163,18 @@ async function measureBackend(dir: string, scale: number, log: (line: string) =>
     log('calibration of the same experiment (as if A/A), then its full-load baseline');
     const calibrate = await measured('calibrate', dir, 'exp-1200k');
     const calibrateFullLoad = await measured('calibrate-full-load', dir, 'exp-1200k');
-    return { calibrate, calibrateFullLoad, lookMsAt300k, lookMsAt1_2M, wholeLooksSeconds: wholeLooksMs / 1000, wholeLooksSecondsFullLoad: wholeLooksFullLoadMs / 1000, trialMetricsSeconds: written.measureMs / 1000, report, reportFullLoad, dashboard };
+    return {
+      calibrate,
+      calibrateFullLoad,
+      lookMsAt300k,
+      lookMsAt1_2M,
+      wholeLooksSeconds: wholeLooksMs / 1000,
+      wholeLooksSecondsFullLoad: wholeLooksFullLoadMs / 1000,
+      trialMetricsSeconds: written.measureMs / 1000,
+      report,
+      reportFullLoad,
+      dashboard,
+    };
   } finally {
     await store.close();
   }
@@ -170,7 +192,11 @@ async function replayStartSeconds(dir: string): Promise<number> {
   await once(arm, 'listening');
   const url = `http://127.0.0.1:${(arm.address() as AddressInfo).port}`;
   const started = performance.now();
-  const child = spawn(process.execPath, [BIN, 'replay', '--workload', 'big', '--control', url, '--treatment', url, '--trials', '1', '--warmup', '0s', '--measure', '3s', '--json'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [BIN, 'replay', '--workload', 'big', '--control', url, '--treatment', url, '--trials', '1', '--warmup', '0s', '--measure', '3s', '--json'],
+    { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   let err = '';
   child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
   const killer = setTimeout(() => child.kill('SIGKILL'), 120_000);
@@ -205,7 +231,12 @@ async function corpusFigures(dir: string, url: string, scale: number): Promise<C
       lsTimes.push(performance.now() - started);
       if (tiers.find((t) => t.tier === 'big')?.count !== records) throw new Error(`corpus ls counted ${JSON.stringify(tiers)}`);
       started = performance.now();
-      await (await client.query({ query: 'SELECT tier, count(), min(time_ms), max(time_ms), sum(size_bytes) FROM scale.corpus GROUP BY tier', format: 'JSONEachRow' })).json();
+      await (
+        await client.query({
+          query: 'SELECT tier, count(), min(time_ms), max(time_ms), sum(size_bytes) FROM scale.corpus GROUP BY tier',
+          format: 'JSONEachRow',
+        })
+      ).json();
       scanTimes.push(performance.now() - started);
     }
     const sinceMs = Date.now() - 24 * HOUR;
@@ -215,12 +246,21 @@ async function corpusFigures(dir: string, url: string, scale: number): Promise<C
     const sliced = (performance.now() - started) / 1000;
     await reader.return?.();
     started = performance.now();
-    const oneQuery = await client.query({ query: `SELECT tier, time_ms, id, method, path, headers, body, body_truncated, sample_rate, sample_mode, grpc FROM scale.corpus WHERE tier = 'big' AND time_ms >= ${sinceMs} AND time_ms < ${Date.now() + 1} ORDER BY time_ms, id`, format: 'JSONEachRow' });
+    const oneQuery = await client.query({
+      query: `SELECT tier, time_ms, id, method, path, headers, body, body_truncated, sample_rate, sample_mode, grpc FROM scale.corpus WHERE tier = 'big' AND time_ms >= ${sinceMs} AND time_ms < ${Date.now() + 1} ORDER BY time_ms, id`,
+      format: 'JSONEachRow',
+    });
     const stream = oneQuery.stream();
     for await (const rows of stream) if ((rows as unknown[]).length > 0) break;
     const whole = (performance.now() - started) / 1000;
     oneQuery.close();
-    return { corpusStartSecondsAt10M: await replayStartSeconds(dir), corpusFirstRowSecondsSliced: sliced, corpusFirstRowSecondsOneQuery: whole, corpusLsMsAt10M: median(lsTimes), corpusLsMsAt10MScan: median(scanTimes) };
+    return {
+      corpusStartSecondsAt10M: await replayStartSeconds(dir),
+      corpusFirstRowSecondsSliced: sliced,
+      corpusFirstRowSecondsOneQuery: whole,
+      corpusLsMsAt10M: median(lsTimes),
+      corpusLsMsAt10MScan: median(scanTimes),
+    };
   } finally {
     await client.close();
     await store.close();

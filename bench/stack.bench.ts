@@ -33,7 +33,6 @@ async function startMs(isolated: boolean): Promise<number> {
   return elapsed;
 }
 
-
 /** Ranking compute seconds per request over `count` requests. */
 async function computePerRequest(stack: Stack, count: number, seed: number): Promise<number> {
   const before = await metricTotal(stack.urls.ranking, 'compute_seconds_total');
@@ -51,7 +50,9 @@ export async function run(): Promise<void> {
     isolated.push(await startMs(true));
   }
   const startIsolatedMs = median(isolated);
-  console.log(`start-up: in-process ${median(inProcess).toFixed(0)} ms, isolated ${startIsolatedMs.toFixed(0)} ms, bare tsx process ${median(bare).toFixed(0)} ms`);
+  console.log(
+    `start-up: in-process ${median(inProcess).toFixed(0)} ms, isolated ${startIsolatedMs.toFixed(0)} ms, bare tsx process ${median(bare).toFixed(0)} ms`,
+  );
 
   // Each deployment's ranking runs in its own process so they do not share an event loop with the load.
   const clean = await startStack({ isolate: ['ranking'] });
@@ -69,21 +70,30 @@ export async function run(): Promise<void> {
   } finally {
     await Promise.all([clean.stop(), plus5.stop(), plus50.stop()]);
   }
-  console.log(`latency fault: ranking compute per request +5% work -> x${median(ratios5).toFixed(3)}, +50% work -> x${median(ratios50).toFixed(3)} (5 interleaved rounds, medians)`);
+  console.log(
+    `latency fault: ranking compute per request +5% work -> x${median(ratios5).toFixed(3)}, +50% work -> x${median(ratios50).toFixed(3)} (5 interleaved rounds, medians)`,
+  );
 
   const stack = await startStack();
   const levels: Record<string, { work: number; ndcg: number }> = {};
   try {
     const requests = Array.from({ length: 60 }, (_, i) => ({ ...productionRequest(i, 7), k: 10 }));
-    const reference = await Promise.all(requests.map(async (r) => ((await post(`${stack.urls.query}/recommend`, r)).items as { id: number }[]).map((item) => item.id)));
+    const reference = await Promise.all(
+      requests.map(async (r) => ((await post(`${stack.urls.query}/recommend`, r)).items as { id: number }[]).map((item) => item.id)),
+    );
     const totalWork = async (): Promise<number> =>
-      (await metricTotal(stack.urls.ranking, 'work_units_total')) + (await Promise.all(stack.urls.shards.map((u) => metricTotal(u, 'work_units_total')))).reduce((a, b) => a + b);
+      (await metricTotal(stack.urls.ranking, 'work_units_total')) +
+      (await Promise.all(stack.urls.shards.map((u) => metricTotal(u, 'work_units_total')))).reduce((a, b) => a + b);
     for (const header of ['ranking=0', 'ranking=1', 'ranking=2', 'ranking=3', 'ranking=4', 'ranking=5', 'prediction=1', 'prediction=2', 'prediction=3']) {
       const before = await totalWork();
       let ndcg = 0;
       for (const [i, r] of requests.entries()) {
         const items = (await post(`${stack.urls.query}/recommend`, r, { 'x-tandem-levels': header })).items as { id: number }[];
-        ndcg += ndcgAtK(items.map((item) => item.id), reference[i]!, 10);
+        ndcg += ndcgAtK(
+          items.map((item) => item.id),
+          reference[i]!,
+          10,
+        );
       }
       levels[header] = { work: ((await totalWork()) - before) / requests.length, ndcg: ndcg / requests.length };
     }
@@ -92,7 +102,8 @@ export async function run(): Promise<void> {
   }
   const full = levels['ranking=0']!.work;
   console.log('level           work (share of L0)   NDCG@10 vs L0');
-  for (const [header, { work, ndcg }] of Object.entries(levels)) console.log(`${header.padEnd(16)}${(work / full).toFixed(3).padStart(8)}             ${ndcg.toFixed(4)}`);
+  for (const [header, { work, ndcg }] of Object.entries(levels))
+    console.log(`${header.padEnd(16)}${(work / full).toFixed(3).padStart(8)}             ${ndcg.toFixed(4)}`);
 
   const figures = {
     baseline: 'one bare node --import tsx process start (start-up) and a clean ranking on the same requests (the latency fault), in the same run',

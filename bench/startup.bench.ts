@@ -147,7 +147,11 @@ export async function run(): Promise<void> {
       `${JSON.stringify({
         bench: 'startup',
         figures,
-        targets: { helpSeconds: { value: figures.helpSeconds, max: 0.25 }, affectedSeconds70: { value: figures.affectedSeconds70, max: 0.4 }, serviceStartSeconds: { value: figures.serviceStartSeconds, max: 0.3 } },
+        targets: {
+          helpSeconds: { value: figures.helpSeconds, max: 0.25 },
+          affectedSeconds70: { value: figures.affectedSeconds70, max: 0.4 },
+          serviceStartSeconds: { value: figures.serviceStartSeconds, max: 0.3 },
+        },
       })}\n`,
     );
   } finally {

@@ -19,7 +19,6 @@ import { readBothEndsFigures } from './support/both-ends-read.js';
 import { median } from './support/median.js';
 import { selectionHistoryFigures } from './support/selection-history.js';
 
-
 /** Reverse adjacency: for each target, the targets that depend on it. */
 function dependentsOf(targets: readonly BuildTarget[]): Map<string, string[]> {
   const dependents = new Map<string, string[]>();
@@ -83,7 +82,9 @@ async function selectionFigures(): Promise<Record<string, number>> {
     ...Array.from({ length: 10 }, () => `pkg${pkg()}/src/README.md`),
     ...Array.from({ length: 10 }, () => `pkg${pkg()}/src/__snapshots__/file.test.ts.snap`),
   ]);
-  const config = parseConfig({ workloads: Array.from({ length: 1000 }, (_, i) => ({ name: `w${i}`, tier: `t${i}`, triggers: { targets: [`//pkg${i * 100 + 99}:lib`] } })) });
+  const config = parseConfig({
+    workloads: Array.from({ length: 1000 }, (_, i) => ({ name: `w${i}`, tier: `t${i}`, triggers: { targets: [`//pkg${i * 100 + 99}:lib`] } })),
+  });
   const dependents = dependentsOf(targets);
   const fast: number[] = [];
   const select: number[] = [];
@@ -103,13 +104,17 @@ async function selectionFigures(): Promise<Record<string, number>> {
     fast.push(performance.now() - t0);
     reached = result.reached.size;
     t0 = performance.now();
-    const oneBfs = closure(sources.flatMap((file) => graph.owners(file)), dependents);
+    const oneBfs = closure(
+      sources.flatMap((file) => graph.owners(file)),
+      dependents,
+    );
     multiSource.push(performance.now() - t0);
     t0 = performance.now();
     const all = new Set<string>();
     for (const file of sources) for (const name of closure(graph.owners(file), dependents)) all.add(name);
     perFile.push(performance.now() - t0);
-    if (oneBfs.size !== result.reached.size || all.size !== result.reached.size) throw new Error(`closures differ: ${result.reached.size} vs ${oneBfs.size} (one BFS) and ${all.size} (BFS per file)`);
+    if (oneBfs.size !== result.reached.size || all.size !== result.reached.size)
+      throw new Error(`closures differ: ${result.reached.size} vs ${oneBfs.size} (one BFS) and ${all.size} (BFS per file)`);
   }
   const figures = {
     targets: targets.length,
@@ -124,7 +129,9 @@ async function selectionFigures(): Promise<Record<string, number>> {
     closureSpeedupVsMultiSourceBfs: Number((median(multiSource) / median(fast)).toFixed(2)),
     closureSpeedupVsPerFileBfs: Number((median(perFile) / median(fast)).toFixed(1)),
   };
-  process.stderr.write(`${targets.length} targets, ${edges} edges (both ends united in ${figures.unionIndexBuildMs} ms); 100-file change: selection ${figures.selectMs100k} ms; closure ${figures.closureMsMedian} ms vs ${figures.multiSourceBfsMsMedian} ms (one BFS over a Map) and ${figures.perFileBfsMsMedian} ms (BFS per file)\n`);
+  process.stderr.write(
+    `${targets.length} targets, ${edges} edges (both ends united in ${figures.unionIndexBuildMs} ms); 100-file change: selection ${figures.selectMs100k} ms; closure ${figures.closureMsMedian} ms vs ${figures.multiSourceBfsMsMedian} ms (one BFS over a Map) and ${figures.perFileBfsMsMedian} ms (BFS per file)\n`,
+  );
   return figures;
 }
 
@@ -132,12 +139,16 @@ export async function run(args: string[] = []): Promise<void> {
   const quick = args.includes('--quick');
   const selection = await selectionFigures();
   const read = await readBothEndsFigures();
-  process.stderr.write(`1,000-package workspace at two revisions: ${read.readBothEndsMs} ms (one end from the working tree: ${read.workingTreeOneEndMs} ms; git show per file, both ends: ${read.gitShowPerFileBothEndsMs} ms)\n`);
+  process.stderr.write(
+    `1,000-package workspace at two revisions: ${read.readBothEndsMs} ms (one end from the working tree: ${read.workingTreeOneEndMs} ms; git show per file, both ends: ${read.gitShowPerFileBothEndsMs} ms)\n`,
+  );
   const history = await selectionHistoryFigures(quick ? 14 : 40);
-  process.stderr.write(`history of ${history.historyCommits} commits: selected ${history.historyWorkloadsSelected}, reachable ${history.historyWorkloadsReachable} (${history.selectedVsReachable}); today's defaults ${history.historyWorkloadsToday} (${history.todaySelectedVsReachable}); missed ${history.missedReachableWorkloads}\n`);
+  process.stderr.write(
+    `history of ${history.historyCommits} commits: selected ${history.historyWorkloadsSelected}, reachable ${history.historyWorkloadsReachable} (${history.selectedVsReachable}); today's defaults ${history.historyWorkloadsToday} (${history.todaySelectedVsReachable}); missed ${history.missedReachableWorkloads}\n`,
+  );
   const figures: Record<string, number | string> = {
     baseline:
-      "closure: one multi-source BFS over a Map and a BFS per file, same owner lookup; reading: one end from the working tree, and git show per file at both ends; history: the defaults before this change (no input sets, no lockfile narrowing) on the same commits; all in the same run",
+      'closure: one multi-source BFS over a Map and a BFS per file, same owner lookup; reading: one end from the working tree, and git show per file at both ends; history: the defaults before this change (no input sets, no lockfile narrowing) on the same commits; all in the same run',
     ...selection,
     ...read,
     ...history,

@@ -57,7 +57,8 @@ interface StackOptions {
 }
 
 function configText(dir: string, featuresUrl: string, gatewayUrl: string, o: StackOptions): string {
-  const command = o.armCommand ?? `'${process.execPath}' '${join(here, '..', 'bin', 'tandem.js')}' example-stack --service ranking --port {port} --faults={revision}`;
+  const command =
+    o.armCommand ?? `'${process.execPath}' '${join(here, '..', 'bin', 'tandem.js')}' example-stack --service ranking --port {port} --faults={revision}`;
   return [
     `store: { kind: local, dir: ${JSON.stringify(join(dir, '.tandem'))} }`,
     'workloads:',
@@ -82,7 +83,16 @@ function configText(dir: string, featuresUrl: string, gatewayUrl: string, o: Sta
 function plainConfigText(dir: string, featuresUrl: string): string {
   const command = `'${process.execPath}' '${join(here, '..', 'examples', 'scorer', 'run.mjs')}' --port {port} --work {revision}`;
   const arm = `{ deploy: { command: ${JSON.stringify(command)}, env: { FEATURES_URL: ${JSON.stringify(featuresUrl)} } } }`;
-  return [`store: { kind: local, dir: ${JSON.stringify(join(dir, '.tandem'))} }`, 'workloads:', '  - name: scorer', '    tier: scorer', '    arms:', `      control: ${arm}`, `      treatment: ${arm}`, ''].join('\n');
+  return [
+    `store: { kind: local, dir: ${JSON.stringify(join(dir, '.tandem'))} }`,
+    'workloads:',
+    '  - name: scorer',
+    '    tier: scorer',
+    '    arms:',
+    `      control: ${arm}`,
+    `      treatment: ${arm}`,
+    '',
+  ].join('\n');
 }
 
 export async function run(args: string[]): Promise<void> {
@@ -96,24 +106,40 @@ export async function run(args: string[]): Promise<void> {
   const startCpus = cpuListPairArg(args, 'start-cpus');
   if (startCpus !== undefined && armCpus === undefined) throw new UsageError('--start-cpus needs --arm-cpus: the arms are moved onto them once started');
   const prestartCpus = cpuListPairArg(args, 'prestart');
-  if (prestartCpus !== undefined && armCpus === undefined) throw new UsageError('--prestart needs --arm-cpus: the arms started early are moved onto them when their trial begins');
+  if (prestartCpus !== undefined && armCpus === undefined)
+    throw new UsageError('--prestart needs --arm-cpus: the arms started early are moved onto them when their trial begins');
   const armKind = args.includes('--arm') ? args[args.indexOf('--arm') + 1] : 'cli';
   if (armKind !== 'cli' && armKind !== 'demo') throw new UsageError(`--arm takes cli, demo or plain, got ${JSON.stringify(armKind ?? '')}`);
-  const armCommand = armKind === 'demo' ? rankingArmCommand(pathToFileURL(join(await compiledBuild(join(here, '..')), 'examples', 'demo', 'demo-project.js')).href) : undefined;
+  const armCommand =
+    armKind === 'demo' ? rankingArmCommand(pathToFileURL(join(await compiledBuild(join(here, '..')), 'examples', 'demo', 'demo-project.js')).href) : undefined;
   const step = args.includes('--step') ? args[args.indexOf('--step') + 1]! : 'latency=2';
   // --unchanged-only: the A/A half alone, to study the unchanged build's spread run by run.
   const arms = args.includes('--unchanged-only') ? [''] : [step, ''];
   const dir = await mkdtemp(join(tmpdir(), 'tandem-bench-verdict-stack-'));
   const stack = await startStack({ shards: 2, isolate: ['features', 'gateway', 'prediction'] });
   const configFor = (prestarted: boolean): TandemConfig => {
-    const options = { processes, rate, ...(armCommand !== undefined ? { armCommand } : {}), ...(armCpus !== undefined ? { armCpus } : {}), ...(prestarted ? { startCpus: prestartCpus!, prestart: true } : startCpus !== undefined ? { startCpus } : {}) };
+    const options = {
+      processes,
+      rate,
+      ...(armCommand !== undefined ? { armCommand } : {}),
+      ...(armCpus !== undefined ? { armCpus } : {}),
+      ...(prestarted ? { startCpus: prestartCpus!, prestart: true } : startCpus !== undefined ? { startCpus } : {}),
+    };
     return parseConfigText(configText(dir, stack.urls.features, stack.urls.gateway, options), join(dir, 'tandem.config.yaml'));
   };
   const configs = prestartCpus !== undefined ? [configFor(false), configFor(true)] : [configFor(false)];
   const store = createLocalStore({ dir: join(dir, '.tandem') });
   const sharedSource = new SharedSource(systemClock);
   // One queue per config (the prestarted one second), one experiment at a time.
-  const queues = configs.map((config) => new InlineQueue({ store, clock: systemClock, run: (id, signal) => runExperiment(id, { config, store, clock: systemClock, sharedSource, cwd: dir, signal }), concurrency: 1 }));
+  const queues = configs.map(
+    (config) =>
+      new InlineQueue({
+        store,
+        clock: systemClock,
+        run: (id, signal) => runExperiment(id, { config, store, clock: systemClock, sharedSource, cwd: dir, signal }),
+        concurrency: 1,
+      }),
+  );
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
   const results: { faults: string; prestarted: boolean; record: ExperimentRecord; seconds: number }[] = [];
   try {
@@ -123,16 +149,27 @@ export async function run(args: string[]): Promise<void> {
       for (const [faults, prestarted] of arms.flatMap((f) => configs.map((_, c) => [f, c === 1] as const))) {
         const started = Date.now();
         const queue = queues[prestarted ? 1 : 0]!;
-        const { id } = await queue.submit(parseRequest({ workload: 'ranking', change: `bench-${i}-${faults || 'clean'}${prestarted ? '-prestart' : ''}`, seed: 1_000 + i, ...(faults ? { treatmentRevision: faults } : {}) }));
+        const { id } = await queue.submit(
+          parseRequest({
+            workload: 'ranking',
+            change: `bench-${i}-${faults || 'clean'}${prestarted ? '-prestart' : ''}`,
+            seed: 1_000 + i,
+            ...(faults ? { treatmentRevision: faults } : {}),
+          }),
+        );
         await queue.idle();
         const record = (await store.experiments.get(id))!;
         const seconds = (Date.now() - started) / 1000;
         results.push({ faults, prestarted, record, seconds });
         const metrics = (record.verdict?.metrics as { metric: string; verdict: string; estimate: number; low: number; high: number }[] | undefined) ?? [];
         // The headline metrics, and any other metric that regressed (an unchanged build regressed on rss_bytes or latency_p99 must say so).
-        const brief = metrics.filter((m) => ['latency_shift', 'cpu_per_request', 'error_share'].includes(m.metric) || m.verdict === 'regression').map((m) => `${m.metric} ${(m.estimate * 100).toFixed(2)}% [${(m.low * 100).toFixed(2)}, ${(m.high * 100).toFixed(2)}] ${m.verdict}`);
+        const brief = metrics
+          .filter((m) => ['latency_shift', 'cpu_per_request', 'error_share'].includes(m.metric) || m.verdict === 'regression')
+          .map((m) => `${m.metric} ${(m.estimate * 100).toFixed(2)}% [${(m.low * 100).toFixed(2)}, ${(m.high * 100).toFixed(2)}] ${m.verdict}`);
         log(`  per trial: ${await perTrialEffects(store, id)}`);
-        log(`${faults || 'unchanged'}${prestarted ? ' (prestart)' : ''} run ${i + 1}: ${record.status} after ${String(record.verdict?.trials ?? '?')} trials, ${seconds.toFixed(0)} s; ${brief.join('; ')}${record.status === 'failed' ? ` (${record.reason ?? ''})` : ''}`);
+        log(
+          `${faults || 'unchanged'}${prestarted ? ' (prestart)' : ''} run ${i + 1}: ${record.status} after ${String(record.verdict?.trials ?? '?')} trials, ${seconds.toFixed(0)} s; ${brief.join('; ')}${record.status === 'failed' ? ` (${record.reason ?? ''})` : ''}`,
+        );
       }
     }
   } finally {
@@ -146,8 +183,17 @@ export async function run(args: string[]): Promise<void> {
   const figuresOf = (of: typeof results) => {
     const fault = of.filter((r) => r.faults !== '');
     const clean = of.filter((r) => r.faults === '');
-    const decidedSeconds = of.filter((r) => r.record.verdict?.decided === true).map((r) => r.seconds).sort((a, b) => a - b);
-    const measuredCpu = fault.map((r) => (r.record.verdict?.metrics as { metric: string; estimate: number }[] | undefined)?.find((m) => m.metric === 'cpu_per_request')?.estimate ?? Number.NaN).filter(Number.isFinite);
+    const decidedSeconds = of
+      .filter((r) => r.record.verdict?.decided === true)
+      .map((r) => r.seconds)
+      .sort((a, b) => a - b);
+    const measuredCpu = fault
+      .map(
+        (r) =>
+          (r.record.verdict?.metrics as { metric: string; estimate: number }[] | undefined)?.find((m) => m.metric === 'cpu_per_request')?.estimate ??
+          Number.NaN,
+      )
+      .filter(Number.isFinite);
     return {
       stepCpuEffectMedian: Number((median([...measuredCpu].sort((a, b) => a - b)) * 100).toFixed(2)),
       stackPower2Cpu: fault.filter((r) => r.record.status === 'regressed').length,
@@ -160,7 +206,9 @@ export async function run(args: string[]): Promise<void> {
     };
   };
   if (results.every((r) => r.faults === '')) {
-    process.stdout.write(`${JSON.stringify({ bench: 'verdict-stack', figures: { runs, stackAaRegressed: results.filter((r) => r.record.status === 'regressed' && r.prestarted === compared).length }, targets: {} })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ bench: 'verdict-stack', figures: { runs, stackAaRegressed: results.filter((r) => r.record.status === 'regressed' && r.prestarted === compared).length }, targets: {} })}\n`,
+    );
     return;
   }
   const measured = figuresOf(results.filter((r) => r.prestarted === compared));
@@ -177,7 +225,12 @@ export async function run(args: string[]): Promise<void> {
     startCpus: compared ? `${prestartCpus!.join(':')}, started during the previous trial's warm-up` : (startCpus?.join(':') ?? 'slots, one after the other'),
     step,
     ...measured,
-    ...(asLanded ? { asLandedStartCpus: startCpus?.join(':') ?? 'slots, one after the other', ...Object.fromEntries(Object.entries(asLanded).map(([name, value]) => [`asLanded${name[0]!.toUpperCase()}${name.slice(1)}`, value])) } : {}),
+    ...(asLanded
+      ? {
+          asLandedStartCpus: startCpus?.join(':') ?? 'slots, one after the other',
+          ...Object.fromEntries(Object.entries(asLanded).map(([name, value]) => [`asLanded${name[0]!.toUpperCase()}${name.slice(1)}`, value])),
+        }
+      : {}),
   };
   const targets = {
     stackPower2Cpu: { value: figures.stackPower2Cpu, min: Math.ceil(runs * 0.8) },
@@ -187,7 +240,6 @@ export async function run(args: string[]): Promise<void> {
   process.stdout.write(`${JSON.stringify({ bench: 'verdict-stack', figures, targets })}\n`);
 }
 
-
 /**
  * `--arm plain`: N runs of the step and N of an unchanged build on the plain scoring service with Tandem's defaults.
  * Its same-run baseline is the unchanged build judged by the same judge (it must pass where the step regresses).
@@ -195,13 +247,20 @@ export async function run(args: string[]): Promise<void> {
 async function runPlain(args: string[]): Promise<void> {
   const runs = Math.max(1, Number(args[args.indexOf('--runs') + 1]) || 5);
   const step = args.includes('--step') ? (args[args.indexOf('--step') + 1] ?? '') : 'work=1.08';
-  if (!/^work=\d+(\.\d+)?$/.test(step)) throw new UsageError(`--step with --arm plain takes work=F (the scorer's work, e.g. work=1.08), got ${JSON.stringify(step)}`);
+  if (!/^work=\d+(\.\d+)?$/.test(step))
+    throw new UsageError(`--step with --arm plain takes work=F (the scorer's work, e.g. work=1.08), got ${JSON.stringify(step)}`);
   const dir = await mkdtemp(join(tmpdir(), 'tandem-bench-verdict-plain-'));
   const features = await startFeatureStore();
   const config = parseConfigText(plainConfigText(dir, features.url), join(dir, 'tandem.config.yaml'));
   const store = createLocalStore({ dir: join(dir, '.tandem') });
   const sharedSource = new SharedSource(systemClock);
-  const queue = new InlineQueue({ store, clock: systemClock, run: (id, signal) => runExperiment(id, { config, store, clock: systemClock, sharedSource, cwd: dir, signal, onLook: (look) => log(`    ${formatLook(look)}`) }), concurrency: 1 });
+  const queue = new InlineQueue({
+    store,
+    clock: systemClock,
+    run: (id, signal) =>
+      runExperiment(id, { config, store, clock: systemClock, sharedSource, cwd: dir, signal, onLook: (look) => log(`    ${formatLook(look)}`) }),
+    concurrency: 1,
+  });
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
   const results: { step: boolean; record: ExperimentRecord; seconds: number }[] = [];
   try {
@@ -210,12 +269,21 @@ async function runPlain(args: string[]): Promise<void> {
     for (let i = 0; i < runs; i++) {
       for (const stepped of [true, false]) {
         const started = Date.now();
-        const { id } = await queue.submit(parseRequest({ workload: 'scorer', change: `plain-${i}-${stepped ? 'step' : 'clean'}`, seed: 2_000 + i, ...(stepped ? { treatmentRevision: step } : {}) }));
+        const { id } = await queue.submit(
+          parseRequest({
+            workload: 'scorer',
+            change: `plain-${i}-${stepped ? 'step' : 'clean'}`,
+            seed: 2_000 + i,
+            ...(stepped ? { treatmentRevision: step } : {}),
+          }),
+        );
         await queue.idle();
         const record = (await store.experiments.get(id))!;
         const seconds = (Date.now() - started) / 1000;
         results.push({ step: stepped, record, seconds });
-        log(`${stepped ? step : 'unchanged'} run ${i + 1}: ${record.status} after ${String(record.verdict?.trials ?? '?')} trials, ${seconds.toFixed(0)} s; ${verdictBrief(record)}`);
+        log(
+          `${stepped ? step : 'unchanged'} run ${i + 1}: ${record.status} after ${String(record.verdict?.trials ?? '?')} trials, ${seconds.toFixed(0)} s; ${verdictBrief(record)}`,
+        );
       }
     }
   } finally {
@@ -226,18 +294,28 @@ async function runPlain(args: string[]): Promise<void> {
   }
   const stepped = results.filter((r) => r.step);
   const clean = results.filter((r) => !r.step);
-  const cpuEffects = stepped.map((r) => metricsOf(r.record).find((m) => m.metric === 'cpu_per_request')?.estimate ?? Number.NaN).filter(Number.isFinite).sort((a, b) => a - b);
+  const cpuEffects = stepped
+    .map((r) => metricsOf(r.record).find((m) => m.metric === 'cpu_per_request')?.estimate ?? Number.NaN)
+    .filter(Number.isFinite)
+    .sort((a, b) => a - b);
   const figures = {
     baseline: 'the unchanged build judged by the same judge in the same run, on the same service and corpus',
     runs,
     step,
-    settings: 'Tandem defaults: no trials or checks keys, no runtime flags or CPU pinning in the arms\' command',
+    settings: "Tandem defaults: no trials or checks keys, no runtime flags or CPU pinning in the arms' command",
     plainStepCpuEffectMedian: Number((median(cpuEffects) * 100).toFixed(2)),
     plainPower5Cpu: stepped.filter((r) => r.record.status === 'regressed').length,
     plainAaRegressed: clean.filter((r) => r.record.status === 'regressed').length,
     plainAaPassed: clean.filter((r) => r.record.status === 'passed').length,
     plainAaInconclusive: clean.filter((r) => r.record.status === 'inconclusive').length,
-    plainSecondsToDecision: Number(median(results.filter((r) => r.record.verdict?.decided === true).map((r) => r.seconds).sort((a, b) => a - b)).toFixed(1)),
+    plainSecondsToDecision: Number(
+      median(
+        results
+          .filter((r) => r.record.verdict?.decided === true)
+          .map((r) => r.seconds)
+          .sort((a, b) => a - b),
+      ).toFixed(1),
+    ),
     meanTrialsStep: Number((stepped.reduce((s, r) => s + Number(r.record.verdict?.trials ?? 0), 0) / stepped.length).toFixed(1)),
     meanTrialsUnchanged: Number((clean.reduce((s, r) => s + Number(r.record.verdict?.trials ?? 0), 0) / clean.length).toFixed(1)),
   };
@@ -250,7 +328,8 @@ async function runPlain(args: string[]): Promise<void> {
   process.stdout.write(`${JSON.stringify({ bench: 'verdict-stack', figures, targets })}\n`);
 }
 
-const metricsOf = (record: ExperimentRecord): { metric: string; verdict: string; estimate: number; low: number; high: number }[] => (record.verdict?.metrics as { metric: string; verdict: string; estimate: number; low: number; high: number }[] | undefined) ?? [];
+const metricsOf = (record: ExperimentRecord): { metric: string; verdict: string; estimate: number; low: number; high: number }[] =>
+  (record.verdict?.metrics as { metric: string; verdict: string; estimate: number; low: number; high: number }[] | undefined) ?? [];
 
 /** The headline metrics of a finished run, and any other metric that regressed. */
 function verdictBrief(record: ExperimentRecord): string {
@@ -272,7 +351,11 @@ async function perTrialEffects(store: ReturnType<typeof createLocalStore>, id: s
       };
       const cpu = metrics.find((x) => x.metric === 'cpu_per_request');
       const single = cpu && !cpu.processes ? ` (µs c ${(cpu.control * 1e6).toFixed(0)} t ${(cpu.treatment * 1e6).toFixed(0)})` : '';
-      const perProcess = single + (cpu?.processes ? ` (µs c ${cpu.processes.control.map((v) => (v * 1e6).toFixed(0)).join('/')} t ${cpu.processes.treatment.map((v) => (v * 1e6).toFixed(0)).join('/')})` : '');
+      const perProcess =
+        single +
+        (cpu?.processes
+          ? ` (µs c ${cpu.processes.control.map((v) => (v * 1e6).toFixed(0)).join('/')} t ${cpu.processes.treatment.map((v) => (v * 1e6).toFixed(0)).join('/')})`
+          : '');
       return `#${record.index}${slotsOf(record.details)} lat ${pick('latency_shift')} cpu ${pick('cpu_per_request')}${perProcess}`;
     })
     .join(' | ');

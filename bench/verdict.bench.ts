@@ -29,7 +29,22 @@ import { calibrate, metricPolicies, trialMetrics, type Calibration } from '../ha
 import { fleetFigures, rateWithUpper } from './support/fleet-scenarios.js';
 import { UsageError } from '../core/errors.js';
 import { syntheticExperiment } from './support/synthetic-experiment.js';
-import { DESIGN, NOISE, fixedJudge, syntheticOptionsOf, kayenta, makeExperiment, naiveThreshold, plainTTest, previousSequentialJudge, regressionAtAnyLook, sequentialJudge, slotSigns, type Experiment, type Scenario } from './support/verdict-scenarios.js';
+import {
+  DESIGN,
+  NOISE,
+  fixedJudge,
+  syntheticOptionsOf,
+  kayenta,
+  makeExperiment,
+  naiveThreshold,
+  plainTTest,
+  previousSequentialJudge,
+  regressionAtAnyLook,
+  sequentialJudge,
+  slotSigns,
+  type Experiment,
+  type Scenario,
+} from './support/verdict-scenarios.js';
 
 const FIXED_MAX = 40;
 /** Seeds of every figure start here; the judge's constants were chosen on seeds below it. */
@@ -116,10 +131,26 @@ function runScenario(scenario: Scenario, options: RunOptions): ScenarioResult {
     passed: share(passed, count),
     meanTrials: Number((usedTrials / count).toFixed(2)),
     anyFlagged: share(anyFlagged, count),
-    previousJudge: { regressed: share(previous.regressed, count), passed: share(previous.passed, count), meanTrials: Number((previous.trials / count).toFixed(2)) },
-    leastSquares: { regressed: share(leastSquares.regressed, count), passed: share(leastSquares.passed, count), meanTrials: Number((leastSquares.trials / count).toFixed(2)) },
-    withoutSignFlips: { regressed: share(unflipped.regressed, count), passed: share(unflipped.passed, count), meanTrials: Number((unflipped.trials / count).toFixed(2)) },
-    baselines: { naiveThreshold: share(baseline.naiveThreshold, count), tTestUncalibrated: share(baseline.tTestUncalibrated, count), kayentaPooled: share(baseline.kayentaPooled, count) },
+    previousJudge: {
+      regressed: share(previous.regressed, count),
+      passed: share(previous.passed, count),
+      meanTrials: Number((previous.trials / count).toFixed(2)),
+    },
+    leastSquares: {
+      regressed: share(leastSquares.regressed, count),
+      passed: share(leastSquares.passed, count),
+      meanTrials: Number((leastSquares.trials / count).toFixed(2)),
+    },
+    withoutSignFlips: {
+      regressed: share(unflipped.regressed, count),
+      passed: share(unflipped.passed, count),
+      meanTrials: Number((unflipped.trials / count).toFixed(2)),
+    },
+    baselines: {
+      naiveThreshold: share(baseline.naiveThreshold, count),
+      tTestUncalibrated: share(baseline.tTestUncalibrated, count),
+      kayentaPooled: share(baseline.kayentaPooled, count),
+    },
   };
 }
 
@@ -131,7 +162,20 @@ function calibrationsOf(scenario: Scenario, seed: number): Calibration[] {
 
 function calibrationOf(scenario: Scenario, seed: number, subsets: number): Calibration {
   const data = syntheticExperiment(syntheticOptionsOf(seed, { ...scenario, shift: 0 }, 40));
-  return calibrate(data.flatMap((t) => trialMetrics(t, { seed, resamples: 0 })), { experimentId: `synthetic-aa-${scenario.name}`, workload: 'synthetic', createdAtMs: 0, policies: metricPolicies([]), slotSigns, design: DESIGN, seed, subsets, processes: scenario.processes ?? 1 });
+  return calibrate(
+    data.flatMap((t) => trialMetrics(t, { seed, resamples: 0 })),
+    {
+      experimentId: `synthetic-aa-${scenario.name}`,
+      workload: 'synthetic',
+      createdAtMs: 0,
+      policies: metricPolicies([]),
+      slotSigns,
+      design: DESIGN,
+      seed,
+      subsets,
+      processes: scenario.processes ?? 1,
+    },
+  );
 }
 
 const BIMODAL: readonly { share: number; slowdown: number }[] = [
@@ -162,16 +206,34 @@ const PLUS3_FAMILIES: readonly Plus3Family[] = [
   { key: 'gaussian', scenario: { name: '+3%', shift: 0.03 }, calibrationSeed: 99, seedBase: 30_000 },
   { key: 'heavy', scenario: { ...HEAVY, shift: 0.03 }, calibrationSeed: 801, seedBase: 81_000 },
   { key: 'drift', scenario: { ...DRIFT, shift: 0.03 }, calibrationSeed: 901, seedBase: 91_000 },
-  ...BIMODAL.map((b, i) => ({ key: `bimodal${b.share}x${b.slowdown}`, scenario: { name: `bimodal ${b.share}x+${b.slowdown}`, shift: 0.03, processes: PROCESSES, slowShare: b.share, slowdown: b.slowdown }, calibrationSeed: 700 + i, seedBase: 70_000 + i * 1_000 })),
-  ...CLUSTERED.map((share, i) => ({ key: `clustered${share}`, scenario: { name: `clustered ${share}`, shift: 0.03, processes: 1, slowShare: share, slowdown: 0.11, noiseScale: 0.1 }, calibrationSeed: 950 + i, seedBase: 97_000 + i * 1_000 })),
+  ...BIMODAL.map((b, i) => ({
+    key: `bimodal${b.share}x${b.slowdown}`,
+    scenario: { name: `bimodal ${b.share}x+${b.slowdown}`, shift: 0.03, processes: PROCESSES, slowShare: b.share, slowdown: b.slowdown },
+    calibrationSeed: 700 + i,
+    seedBase: 70_000 + i * 1_000,
+  })),
+  ...CLUSTERED.map((share, i) => ({
+    key: `clustered${share}`,
+    scenario: { name: `clustered ${share}`, shift: 0.03, processes: 1, slowShare: share, slowdown: 0.11, noiseScale: 0.1 },
+    calibrationSeed: 950 + i,
+    seedBase: 97_000 + i * 1_000,
+  })),
 ];
 
 /** Tandem's judge alone on `count` experiments of every +3% family, from seeds apart from the full run's. */
 function falsePassFigures(count: number) {
-  const parts = Object.fromEntries(PLUS3_FAMILIES.map((f) => {
-    const r = runScenario(f.scenario, { count, seedBase: 500_000 + f.seedBase * 4, baselineTrials: DESIGN.maxTrials, calibration: calibrationsOf({ ...f.scenario, shift: 0 }, f.calibrationSeed), tandemOnly: true });
-    return [f.key, { passed: rateWithUpper(Math.round(r.passed * count), count), power: r.regressed, meanTrials: r.meanTrials }];
-  }));
+  const parts = Object.fromEntries(
+    PLUS3_FAMILIES.map((f) => {
+      const r = runScenario(f.scenario, {
+        count,
+        seedBase: 500_000 + f.seedBase * 4,
+        baselineTrials: DESIGN.maxTrials,
+        calibration: calibrationsOf({ ...f.scenario, shift: 0 }, f.calibrationSeed),
+        tandemOnly: true,
+      });
+      return [f.key, { passed: rateWithUpper(Math.round(r.passed * count), count), power: r.regressed, meanTrials: r.meanTrials }];
+    }),
+  );
   const worst = Object.values(parts).reduce((a, b) => (b.passed.rate > a.passed.rate ? b : a));
   return { experimentsPerFamily: count, falsePass3: worst.passed.rate, falsePass3Upper95: worst.passed.upper95, parts };
 }
@@ -195,11 +257,14 @@ export async function run(args: string[]): Promise<void> {
   const started = Date.now();
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
   const pct = (v: number): string => `${(v * 100).toFixed(1)}%`;
-  const baseline = 'fleet: the same experiments with the fastest process (as judged until 2026-12-07) and, under drift, with independent trials (ρ = 0); false-pass: none (a rate against its bound)';
+  const baseline =
+    'fleet: the same experiments with the fastest process (as judged until 2026-12-07) and, under drift, with independent trials (ρ = 0); false-pass: none (a rate against its bound)';
   if (only === 'fleet') {
     const fleet = fleetFigures(large, HELD_OUT + 2_000_000);
     log(`fleet: ${large} experiments per scenario, ${((Date.now() - started) / 1000).toFixed(0)} s`);
-    process.stdout.write(`${JSON.stringify({ bench: 'verdict', figures: { baseline, experimentsPerScenario: large, fleet }, targets: fleetTargets(fleet) })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ bench: 'verdict', figures: { baseline, experimentsPerScenario: large, fleet }, targets: fleetTargets(fleet) })}\n`,
+    );
     return;
   }
   if (only === 'false-pass') {
@@ -212,29 +277,56 @@ export async function run(args: string[]): Promise<void> {
 
   // +3%: the sequential judge, and the fixed-horizon judge at every n, on the same experiments.
   const fixedRegressed = new Array<number>(FIXED_MAX + 1).fill(0);
-  const plus3 = runScenario({ name: '+3%', shift: 0.03 }, { count, seedBase: 30_000, baselineTrials: DESIGN.maxTrials, calibration, trials: FIXED_MAX, judgeOne: (e) => {
-    for (let n = 6; n <= FIXED_MAX; n++) if (fixedJudge(e, n)) fixedRegressed[n]!++;
-  } });
+  const plus3 = runScenario(
+    { name: '+3%', shift: 0.03 },
+    {
+      count,
+      seedBase: 30_000,
+      baselineTrials: DESIGN.maxTrials,
+      calibration,
+      trials: FIXED_MAX,
+      judgeOne: (e) => {
+        for (let n = 6; n <= FIXED_MAX; n++) if (fixedJudge(e, n)) fixedRegressed[n]!++;
+      },
+    },
+  );
   const fixedPower = fixedRegressed.map((c) => c / count);
   // The fixed horizon the same judge needs for the power the sequential judge reached (the max is the bench's ceiling).
   const fixedTrials3 = fixedPower.findIndex((p, n) => n >= 6 && p >= plus3.regressed);
   const fixedN = fixedTrials3 > 0 ? fixedTrials3 : FIXED_MAX;
-  log(`+3%: sequential power ${pct(plus3.regressed)} in ${plus3.meanTrials} trials on average; the fixed horizon needs ${fixedTrials3 > 0 ? fixedTrials3 : `> ${FIXED_MAX}`} trials for it (power by n: ${[8, 12, 16, 20, 24, 32, 40].map((n) => `${n}:${pct(fixedPower[n]!)}`).join(' ')})`);
+  log(
+    `+3%: sequential power ${pct(plus3.regressed)} in ${plus3.meanTrials} trials on average; the fixed horizon needs ${fixedTrials3 > 0 ? fixedTrials3 : `> ${FIXED_MAX}`} trials for it (power by n: ${[8, 12, 16, 20, 24, 32, 40].map((n) => `${n}:${pct(fixedPower[n]!)}`).join(' ')})`,
+  );
 
   // Every other Gaussian scenario; the baselines judge with the fixed-horizon trial count (the same trial budget).
   const base = { count, baselineTrials: fixedN, calibration };
   let anyLook = 0;
-  const aa = runScenario({ name: 'A/A', shift: 0 }, { ...base, seedBase: 10_000, judgeOne: (e) => {
-    if (regressionAtAnyLook(e)) anyLook++;
-  } });
+  const aa = runScenario(
+    { name: 'A/A', shift: 0 },
+    {
+      ...base,
+      seedBase: 10_000,
+      judgeOne: (e) => {
+        if (regressionAtAnyLook(e)) anyLook++;
+      },
+    },
+  );
   const noise15 = runScenario({ name: 'A/A, noise 1.5x calibrated', shift: 0, noiseScale: 1.5 }, { ...base, seedBase: 11_000 });
   const noise2 = runScenario({ name: 'A/A, noise 2x calibrated', shift: 0, noiseScale: 2 }, { ...base, seedBase: 12_000 });
   let slotOdd = 0;
   let slotEven = 0;
-  const slot = runScenario({ name: 'A/A, 3% slot bias', shift: 0, slotBias: 0.03 }, { ...base, baselineTrials: fixedN | 1, seedBase: 13_000, judgeOne: (e) => {
-    if (fixedJudge(e, 7)) slotOdd++;
-    if (fixedJudge(e, 8)) slotEven++;
-  } });
+  const slot = runScenario(
+    { name: 'A/A, 3% slot bias', shift: 0, slotBias: 0.03 },
+    {
+      ...base,
+      baselineTrials: fixedN | 1,
+      seedBase: 13_000,
+      judgeOne: (e) => {
+        if (fixedJudge(e, 7)) slotOdd++;
+        if (fixedJudge(e, 8)) slotEven++;
+      },
+    },
+  );
   const plus1 = runScenario({ name: '+1% (below the 2% threshold)', shift: 0.01 }, { ...base, seedBase: 20_000 });
   const plus2 = runScenario({ name: '+2%', shift: 0.02 }, { ...base, seedBase: 40_000 });
   const plus5 = runScenario({ name: '+5%', shift: 0.05 }, { ...base, seedBase: 50_000 });
@@ -245,7 +337,11 @@ export async function run(args: string[]): Promise<void> {
     const own = calibrationsOf(scenario, 700 + i);
     const one = { ...scenario, processes: 1 };
     const aaRun = runScenario(scenario, { ...base, calibration: own, seedBase: 60_000 + i * 1_000, previousScenario: one });
-    return { ...b, aa: aaRun, plus3: runScenario({ ...scenario, shift: 0.03 }, { ...base, calibration: own, seedBase: 70_000 + i * 1_000, previousScenario: { ...one, shift: 0.03 } }) };
+    return {
+      ...b,
+      aa: aaRun,
+      plus3: runScenario({ ...scenario, shift: 0.03 }, { ...base, calibration: own, seedBase: 70_000 + i * 1_000, previousScenario: { ...one, shift: 0.03 } }),
+    };
   });
   const bimodalMain = bimodal.find((b) => b.share === 0.2 && b.slowdown === 0.2)!;
   const heavyScenario = HEAVY;
@@ -262,7 +358,11 @@ export async function run(args: string[]): Promise<void> {
   const clustered = CLUSTERED.map((share, i) => {
     const scenario = { name: `clustered ${share}`, shift: 0, processes: 1, slowShare: share, slowdown: 0.11, noiseScale: 0.1 };
     const own = calibrationsOf(scenario, 950 + i);
-    return { share, aa: runScenario(scenario, { ...base, calibration: own, seedBase: 95_000 + i * 1_000 }), plus3: runScenario({ ...scenario, shift: 0.03 }, { ...base, calibration: own, seedBase: 97_000 + i * 1_000 }) };
+    return {
+      share,
+      aa: runScenario(scenario, { ...base, calibration: own, seedBase: 95_000 + i * 1_000 }),
+      plus3: runScenario({ ...scenario, shift: 0.03 }, { ...base, calibration: own, seedBase: 97_000 + i * 1_000 }),
+    };
   });
 
   const scenarios: Record<string, ScenarioResult> = { aa, noise15, noise2, slot, plus1, plus2, plus3, plus5, heavy, heavy3, drift, drift3 };
@@ -274,18 +374,32 @@ export async function run(args: string[]): Promise<void> {
     scenarios[`bimodal${b.share}x${b.slowdown}`] = b.aa;
     scenarios[`bimodal${b.share}x${b.slowdown}plus3`] = b.plus3;
   }
-  log(`synthetic: ${count} experiments per scenario, ${NOISE.records} pairs per trial, design ${DESIGN.minTrials}..${DESIGN.maxTrials} trials; ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  log(
+    `synthetic: ${count} experiments per scenario, ${NOISE.records} pairs per trial, design ${DESIGN.minTrials}..${DESIGN.maxTrials} trials; ${((Date.now() - started) / 1000).toFixed(0)} s`,
+  );
   const first = (pool: readonly Calibration[]): Calibration => pool[0]!;
-  log(`first calibration of each pool (latency_shift sd, lag-1 autocorrelation, judge's FPR): base ${pct(first(calibration).metrics.latency_shift!.sd)} ${first(calibration).metrics.latency_shift!.autocorrelation?.toFixed(2)} ${pct(first(calibration).falsePositiveRate)}; heavy ${pct(first(heavyCalibration).metrics.latency_shift!.sd)}; drift ${pct(first(driftCalibration).metrics.latency_shift!.sd)} ρ ${first(driftCalibration).metrics.latency_shift!.autocorrelation?.toFixed(2)}`);
-  log(`scenario                         Tandem  passed trials | least squares (passed) trials | no sign flips (passed) trials | previous judge (passed) | naive threshold  t-test  Kayenta (baselines at ${fixedN} trials)`);
+  log(
+    `first calibration of each pool (latency_shift sd, lag-1 autocorrelation, judge's FPR): base ${pct(first(calibration).metrics.latency_shift!.sd)} ${first(calibration).metrics.latency_shift!.autocorrelation?.toFixed(2)} ${pct(first(calibration).falsePositiveRate)}; heavy ${pct(first(heavyCalibration).metrics.latency_shift!.sd)}; drift ${pct(first(driftCalibration).metrics.latency_shift!.sd)} ρ ${first(driftCalibration).metrics.latency_shift!.autocorrelation?.toFixed(2)}`,
+  );
+  log(
+    `scenario                         Tandem  passed trials | least squares (passed) trials | no sign flips (passed) trials | previous judge (passed) | naive threshold  t-test  Kayenta (baselines at ${fixedN} trials)`,
+  );
   for (const [name, r] of Object.entries(scenarios)) {
-    log(`  ${name.padEnd(30)} ${pct(r.regressed).padStart(6)} ${pct(r.passed).padStart(6)} ${String(r.meanTrials).padStart(6)} | ${pct(r.leastSquares.regressed).padStart(6)} (${pct(r.leastSquares.passed)}) ${String(r.leastSquares.meanTrials).padStart(6)} | ${pct(r.withoutSignFlips.regressed).padStart(6)} (${pct(r.withoutSignFlips.passed)}) ${String(r.withoutSignFlips.meanTrials).padStart(6)} | ${pct(r.previousJudge.regressed).padStart(6)} (${pct(r.previousJudge.passed)}) | ${pct(r.baselines.naiveThreshold).padStart(15)} ${pct(r.baselines.tTestUncalibrated).padStart(7)} ${pct(r.baselines.kayentaPooled).padStart(8)}`);
+    log(
+      `  ${name.padEnd(30)} ${pct(r.regressed).padStart(6)} ${pct(r.passed).padStart(6)} ${String(r.meanTrials).padStart(6)} | ${pct(r.leastSquares.regressed).padStart(6)} (${pct(r.leastSquares.passed)}) ${String(r.leastSquares.meanTrials).padStart(6)} | ${pct(r.withoutSignFlips.regressed).padStart(6)} (${pct(r.withoutSignFlips.passed)}) ${String(r.withoutSignFlips.meanTrials).padStart(6)} | ${pct(r.previousJudge.regressed).padStart(6)} (${pct(r.previousJudge.passed)}) | ${pct(r.baselines.naiveThreshold).padStart(15)} ${pct(r.baselines.tTestUncalibrated).padStart(7)} ${pct(r.baselines.kayentaPooled).padStart(8)}`,
+    );
   }
 
   const aaFprSlotBias = Math.max(slot.regressed, slotOdd / count, slotEven / count);
   const aaFprBimodal = Math.max(...bimodal.map((b) => b.aa.regressed));
   const aaFprClustered = Math.max(...clustered.map((c) => c.aa.regressed));
-  const plus3Families = { gaussian: plus3, heavy: heavy3, drift: drift3, ...Object.fromEntries(bimodal.map((b) => [`bimodal${b.share}x${b.slowdown}`, b.plus3])), ...Object.fromEntries(clustered.map((c) => [`clustered${c.share}`, c.plus3])) };
+  const plus3Families = {
+    gaussian: plus3,
+    heavy: heavy3,
+    drift: drift3,
+    ...Object.fromEntries(bimodal.map((b) => [`bimodal${b.share}x${b.slowdown}`, b.plus3])),
+    ...Object.fromEntries(clustered.map((c) => [`clustered${c.share}`, c.plus3])),
+  };
   // The false-pass figures from their own, larger runs (Tandem's judge alone), and the fleet's.
   const falsePass = falsePassFigures(large);
   const fleet = fleetFigures(large, HELD_OUT + 2_000_000);

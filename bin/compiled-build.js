@@ -9,13 +9,44 @@
 //
 // Only folders the user (or the package's owner, or root) controls are ever run from: see buildsDir.
 import { createHash } from 'node:crypto';
-import { accessSync, chmodSync, constants, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, utimesSync } from 'node:fs';
+import {
+  accessSync,
+  chmodSync,
+  constants,
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** Folders of product code (everything the CLI can load); tests and benches run from source. */
-const SOURCE_DIRS = ['core', 'net', 'store', 'dashboard', 'cli', 'executor', 'recorder', 'replayer', 'guardrails', 'triggers', 'harness', 'lattice', 'examples'];
+const SOURCE_DIRS = [
+  'core',
+  'net',
+  'store',
+  'dashboard',
+  'cli',
+  'executor',
+  'recorder',
+  'replayer',
+  'guardrails',
+  'triggers',
+  'harness',
+  'lattice',
+  'examples',
+];
 /**
  * Builds of other sources are removed once unused this long (each start that uses a build touches it): a
  * long-running worker may still load modules lazily from its own.
@@ -102,10 +133,20 @@ function buildsDir(root, host) {
     // A read-only package folder: builds go to the temp folder.
   }
   if (localWritable) {
-    verifyFolder(local, [host.uid, 0, statSync(root).uid], 0o022, `Remove it (it holds only compiled copies of the sources) or make it yours with mode 755, then start again.`);
+    verifyFolder(
+      local,
+      [host.uid, 0, statSync(root).uid],
+      0o022,
+      `Remove it (it holds only compiled copies of the sources) or make it yours with mode 755, then start again.`,
+    );
     return local;
   }
-  if (host.uid === -1) throw new UnsafeBuildFolderError(root, 'the package folder is not writable and this platform has no user id to make a private temporary folder with', 'Run from a writable copy of the package.');
+  if (host.uid === -1)
+    throw new UnsafeBuildFolderError(
+      root,
+      'the package folder is not writable and this platform has no user id to make a private temporary folder with',
+      'Run from a writable copy of the package.',
+    );
   const shared = join(host.tmp, `tandem-build-${host.uid}`);
   try {
     mkdirSync(shared, { recursive: true, mode: 0o700 });
@@ -224,7 +265,16 @@ export async function compiledBuild(root, host = defaultHost()) {
   const staging = join(dir, `${name}.staging-${process.pid}-${Math.random().toString(36).slice(2)}`);
   try {
     const { build } = await import('esbuild');
-    await build({ entryPoints: files.filter((f) => f.endsWith('.ts')), outdir: staging, outbase: root, format: 'esm', platform: 'node', target: 'node20', sourcemap: true, logLevel: 'error' });
+    await build({
+      entryPoints: files.filter((f) => f.endsWith('.ts')),
+      outdir: staging,
+      outbase: root,
+      format: 'esm',
+      platform: 'node',
+      target: 'node20',
+      sourcemap: true,
+      logLevel: 'error',
+    });
     await bundleServiceEntry(root, staging, dir, build);
     // Protocol Buffers definitions are read at run time (gRPC services load them beside their module).
     for (const file of files.filter((f) => f.endsWith('.proto'))) {

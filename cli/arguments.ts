@@ -21,7 +21,10 @@ export function parseRate(text: string, flag: string): number {
 
 export function parseDurationFlag(text: string, flag: string): number {
   const ms = parseDuration(text);
-  if (ms === undefined) throw new UsageError(`${flag} must be a duration like 30s, 4h or 7d (at most ${formatDuration(MAX_DURATION_MS)}, 15 digits per number), got ${JSON.stringify(text.slice(0, 60))}`);
+  if (ms === undefined)
+    throw new UsageError(
+      `${flag} must be a duration like 30s, 4h or 7d (at most ${formatDuration(MAX_DURATION_MS)}, 15 digits per number), got ${JSON.stringify(text.slice(0, 60))}`,
+    );
   return ms;
 }
 

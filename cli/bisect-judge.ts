@@ -28,12 +28,23 @@ export function oneLineReason(causes: readonly string[]): string {
 
 export function bisectWorkload(config: TandemConfig, name: string): WorkloadConfig {
   const workload = config.workloads.find((w) => w.name === name);
-  if (!workload) throw new UsageError(`no workload named ${JSON.stringify(name)} in the config (known: ${config.workloads.map((w) => w.name).join(', ') || 'none'})`);
-  if (!workload.arms?.control.deploy || !workload.arms.treatment.deploy) throw new UsageError(`workload ${name} needs deploy commands for both arms (with {revision}) to test revisions`);
+  if (!workload)
+    throw new UsageError(`no workload named ${JSON.stringify(name)} in the config (known: ${config.workloads.map((w) => w.name).join(', ') || 'none'})`);
+  if (!workload.arms?.control.deploy || !workload.arms.treatment.deploy)
+    throw new UsageError(`workload ${name} needs deploy commands for both arms (with {revision}) to test revisions`);
   return workload;
 }
 
-export async function judgeRevision(options: { config: TandemConfig; store: Store; cwd: string; workload: WorkloadConfig; good: string; revision: string; metric?: string | undefined; signal?: AbortSignal | undefined }): Promise<StepOutcome> {
+export async function judgeRevision(options: {
+  config: TandemConfig;
+  store: Store;
+  cwd: string;
+  workload: WorkloadConfig;
+  good: string;
+  revision: string;
+  metric?: string | undefined;
+  signal?: AbortSignal | undefined;
+}): Promise<StepOutcome> {
   const { workload } = options;
   const queue = new InlineQueue({ store: options.store, clock: systemClock, run: runnerFor(options.config, options.store, options.cwd), concurrency: 1 });
   const onAbort = (): void => void queue.close();
@@ -61,7 +72,8 @@ export async function judgeRevision(options: { config: TandemConfig; store: Stor
       }
       const metrics = (record.verdict?.metrics as JudgedMetric[] | undefined) ?? [];
       const focus = options.metric === undefined ? undefined : metrics.find((m) => m.metric === options.metric);
-      if (options.metric !== undefined && !noVerdict && focus === undefined) return { verdict: 'skip', reason: `metric ${options.metric} is not judged in this workload (add a check for it)`, experimentId: id };
+      if (options.metric !== undefined && !noVerdict && focus === undefined)
+        return { verdict: 'skip', reason: `metric ${options.metric} is not judged in this workload (add a check for it)`, experimentId: id };
       let inconclusive: string | undefined;
       if (noVerdict) inconclusive = oneLineReason([record.reason ?? 'no verdict']);
       else if (focus !== undefined) {
@@ -73,9 +85,12 @@ export async function judgeRevision(options: { config: TandemConfig; store: Stor
       } else {
         // Without a metric to chase, the experiment's verdict decides.
         const regressed = metrics.filter((m) => m.verdict === 'regression').map((m) => m.metric);
-        return record.status === 'regressed' ? { verdict: 'bad', reason: `regressed: ${regressed.join(', ')}`, experimentId: id } : { verdict: 'good', reason: 'passed', experimentId: id };
+        return record.status === 'regressed'
+          ? { verdict: 'bad', reason: `regressed: ${regressed.join(', ')}`, experimentId: id }
+          : { verdict: 'good', reason: 'passed', experimentId: id };
       }
-      if (attempt === 2) return { verdict: 'skip', reason: `inconclusive twice (${inconclusive}), the second time with up to ${trials} trials`, experimentId: id };
+      if (attempt === 2)
+        return { verdict: 'skip', reason: `inconclusive twice (${inconclusive}), the second time with up to ${trials} trials`, experimentId: id };
     }
     throw new InternalError('bisect judge: no outcome after the last attempt');
   } finally {

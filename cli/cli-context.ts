@@ -54,7 +54,12 @@ export function processContext(): CliContext {
  * there is nothing to select, and "0 workloads selected, exit 0" would turn a
  * CI job green that never ran.
  */
-export async function loadCommandConfig(options: GlobalOptions, ctx: CliContext, requireFile = false, graph: 'for-templates' | 'always' = 'for-templates'): Promise<LoadedConfig & { readonly graphTargets?: readonly { name: string; dir: string }[] }> {
+export async function loadCommandConfig(
+  options: GlobalOptions,
+  ctx: CliContext,
+  requireFile = false,
+  graph: 'for-templates' | 'always' = 'for-templates',
+): Promise<LoadedConfig & { readonly graphTargets?: readonly { name: string; dir: string }[] }> {
   // Loaded when a command reads its config: the schema (zod) and YAML parser are not needed for --help.
   const [{ loadConfig }, { configureTransport }] = await Promise.all([import('../core/config/load.js'), import('../net/transport-limits.js')]);
   const loaded = await loadConfig({ path: options.config, cwd: ctx.cwd, requireFile });
@@ -64,7 +69,10 @@ export async function loadCommandConfig(options: GlobalOptions, ctx: CliContext,
   if (source === undefined || (graph === 'for-templates' && loaded.config.workloadTemplates.length === 0)) return loaded;
   // Templated workloads exist per build target: expanded over the graph at HEAD, so `run`, `worker`
   // and `status` know them by name as `affected` and `submit` do (they also expand at both ends of a change).
-  const [{ loadGraphAtBothEnds }, { expandWorkloadTemplates, targetsWithoutWorkload, uncoveredTargetsWarning }] = await Promise.all([import('../triggers/graph-loaders.js'), import('../core/config/workload-templates.js')]);
+  const [{ loadGraphAtBothEnds }, { expandWorkloadTemplates, targetsWithoutWorkload, uncoveredTargetsWarning }] = await Promise.all([
+    import('../triggers/graph-loaders.js'),
+    import('../core/config/workload-templates.js'),
+  ]);
   // The repository the command reads (`--repo`), not the directory it was started in.
   const repo = (options as { readonly repo?: string }).repo;
   const { graph: built } = await loadGraphAtBothEnds(source, repo !== undefined ? resolve(ctx.cwd, repo) : ctx.cwd, 'HEAD', 'HEAD');

@@ -30,11 +30,15 @@ export interface ExperimentFlags extends GlobalOptions {
 }
 
 export function requestFromFlags(workload: string, config: TandemConfig, flags: ExperimentFlags): ExperimentRequest {
-  if (!config.workloads.some((w) => w.name === workload)) throw new UsageError(`no workload named ${JSON.stringify(workload)} in the config (known: ${config.workloads.map((w) => w.name).join(', ') || 'none'})`);
-  if (flags.stage !== undefined && !(STAGES as readonly string[]).includes(flags.stage)) throw new UsageError(`--stage must be one of ${STAGES.join(', ')}, got ${JSON.stringify(flags.stage)}`);
+  if (!config.workloads.some((w) => w.name === workload))
+    throw new UsageError(`no workload named ${JSON.stringify(workload)} in the config (known: ${config.workloads.map((w) => w.name).join(', ') || 'none'})`);
+  if (flags.stage !== undefined && !(STAGES as readonly string[]).includes(flags.stage))
+    throw new UsageError(`--stage must be one of ${STAGES.join(', ')}, got ${JSON.stringify(flags.stage)}`);
   if ((flags.control === undefined) !== (flags.treatment === undefined) && !flags.aa) throw new UsageError('give both --control and --treatment, or neither');
-  if (flags.trials !== undefined && (flags.minTrials !== undefined || flags.maxTrials !== undefined)) throw new UsageError('give either --trials (a fixed horizon) or --min-trials/--max-trials (sequential), not both');
-  if (flags.onInconclusive !== undefined && !ON_INCONCLUSIVE.includes(flags.onInconclusive)) throw new UsageError(`--on-inconclusive must be one of ${ON_INCONCLUSIVE.join(', ')}, got ${JSON.stringify(flags.onInconclusive)}`);
+  if (flags.trials !== undefined && (flags.minTrials !== undefined || flags.maxTrials !== undefined))
+    throw new UsageError('give either --trials (a fixed horizon) or --min-trials/--max-trials (sequential), not both');
+  if (flags.onInconclusive !== undefined && !ON_INCONCLUSIVE.includes(flags.onInconclusive))
+    throw new UsageError(`--on-inconclusive must be one of ${ON_INCONCLUSIVE.join(', ')}, got ${JSON.stringify(flags.onInconclusive)}`);
   const overrides = {
     ...(flags.trials !== undefined ? { trials: parsePositiveInteger(flags.trials, '--trials') } : {}),
     ...(flags.minTrials !== undefined ? { minTrials: atLeastTwo(flags.minTrials, '--min-trials') } : {}),
@@ -72,10 +76,14 @@ export function workloadLimits(config: TandemConfig): Map<string, number> {
 }
 
 /** The experiment runner of this process, optionally showing trial progress and each sequential look. */
-export function runnerFor(config: TandemConfig, store: Store, cwd: string, show: Pick<RunContext, 'onProgress' | 'onLook'> = {}): (id: string, signal: AbortSignal) => Promise<unknown> {
+export function runnerFor(
+  config: TandemConfig,
+  store: Store,
+  cwd: string,
+  show: Pick<RunContext, 'onProgress' | 'onLook'> = {},
+): (id: string, signal: AbortSignal) => Promise<unknown> {
   return (id, signal) => runExperiment(id, { config, store, clock: systemClock, sharedSource, cwd, signal, ...show });
 }
-
 
 /** The configured queue: inline runs here; BullMQ needs workers (`tandem worker`). */
 export async function queueFor(config: TandemConfig, store: Store, cwd: string): Promise<ExperimentQueue> {
@@ -83,5 +91,11 @@ export async function queueFor(config: TandemConfig, store: Store, cwd: string):
     const { BullMqQueue } = await import('../executor/bullmq-queue.js');
     return BullMqQueue.open({ redisUrl: config.queue.redisUrl, prefix: config.queue.prefix, store, clock: systemClock });
   }
-  return new InlineQueue({ store, clock: systemClock, run: runnerFor(config, store, cwd), concurrency: config.queue.concurrency, workloadLimits: workloadLimits(config) });
+  return new InlineQueue({
+    store,
+    clock: systemClock,
+    run: runnerFor(config, store, cwd),
+    concurrency: config.queue.concurrency,
+    workloadLimits: workloadLimits(config),
+  });
 }

@@ -52,7 +52,7 @@ export function buildProgram(ctx: CliContext, setExit: (code: number) => void): 
       'Exit codes: 0 ok, 1 the verdict says regression, 2 cancelled or runtime failure, 3 bad input or config, 4 no verdict, 5 inconclusive.',
       "Writes (the router's writes: block | tag | allow): any method but GET, HEAD, OPTIONS and TRACE (RFC 9110 §9.2.1),",
       'a safe method with X-HTTP-Method-Override, X-HTTP-Method, X-Method-Override or ?_method= naming an unsafe one,',
-      'and any path under a dependency\'s writePaths (matched decoded and normalized: /%61dmin, //admin, /x/../admin are /admin).',
+      "and any path under a dependency's writePaths (matched decoded and normalized: /%61dmin, //admin, /x/../admin are /admin).",
     ].join('\n'),
   );
 
@@ -107,7 +107,15 @@ export async function main(argv: readonly string[], context: CliContext = proces
       return ExitCode.badInput;
     }
     reportError(error, ctx, ours.includes('--verbose'));
-    if (ours.includes('--json')) ctx.out(jsonError(error instanceof TandemError ? error.code : 'TANDEM_ERR', errorMessage(error), exitCodeFor(error), error instanceof ConfigError ? error.issues : undefined));
+    if (ours.includes('--json'))
+      ctx.out(
+        jsonError(
+          error instanceof TandemError ? error.code : 'TANDEM_ERR',
+          errorMessage(error),
+          exitCodeFor(error),
+          error instanceof ConfigError ? error.issues : undefined,
+        ),
+      );
     return exitCodeFor(error);
   }
 }

@@ -61,4 +61,13 @@ export { DEFAULT_SECRET_NAMES } from './secret-names.js';
 export { REVISION_PATTERN, REVISION_RULE, REVISION_MAX_LENGTH, isRevision } from './revision.js';
 export { listenOn } from './listen.js';
 export { sketchOf, MAX_SKETCH_PATHS, type Json } from './json-sketch.js';
-export { latencyBucket, latencyBucketSql, sortedBuckets, sketchQuantile, LATENCY_SKETCH_GAMMA, LATENCY_SKETCH_RELATIVE_ERROR, ZERO_LATENCY_BUCKET, type LatencyBuckets } from './latency-sketch.js';
+export {
+  latencyBucket,
+  latencyBucketSql,
+  sortedBuckets,
+  sketchQuantile,
+  LATENCY_SKETCH_GAMMA,
+  LATENCY_SKETCH_RELATIVE_ERROR,
+  ZERO_LATENCY_BUCKET,
+  type LatencyBuckets,
+} from './latency-sketch.js';

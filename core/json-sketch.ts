@@ -51,7 +51,10 @@ export function sketchOf(value: Json): Record<string, readonly [string, string]>
   const sketch: Record<string, readonly [string, string]> = {};
   for (const [path, list] of values) {
     const first = list[0]!;
-    sketch[path] = [createHash('sha1').update(list.join('\u0000')).digest('hex').slice(0, 16), first.length > FIRST_VALUE_CHARS ? `${first.slice(0, FIRST_VALUE_CHARS - 3)}...` : first];
+    sketch[path] = [
+      createHash('sha1').update(list.join('\u0000')).digest('hex').slice(0, 16),
+      first.length > FIRST_VALUE_CHARS ? `${first.slice(0, FIRST_VALUE_CHARS - 3)}...` : first,
+    ];
   }
   return sketch;
 }

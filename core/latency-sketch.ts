@@ -52,7 +52,11 @@ export function sortedBuckets(buckets: LatencyBuckets): { readonly index: number
  * The q-quantile (0..1) of the sketched latencies: the bucket holding the order statistic of rank
  * round(q·(n − 1)), clamped to the exact minimum and maximum (so q = 0 and q = 1 are exact). NaN when empty.
  */
-export function sketchQuantile(sorted: readonly { readonly index: number; readonly count: number }[], q: number, bounds: { readonly min: number; readonly max: number }): number {
+export function sketchQuantile(
+  sorted: readonly { readonly index: number; readonly count: number }[],
+  q: number,
+  bounds: { readonly min: number; readonly max: number },
+): number {
   const total = sorted.reduce((sum, b) => sum + b.count, 0);
   if (total === 0) return Number.NaN;
   const rank = Math.round(Math.min(1, Math.max(0, q)) * (total - 1));

@@ -14,7 +14,14 @@ export async function listenOn(server: Server, port: number, host: string, what:
   } catch (error) {
     server.close();
     const code = (error as NodeJS.ErrnoException).code;
-    const why = code === 'EADDRINUSE' ? 'the address is in use' : code === 'EACCES' ? 'permission denied' : code === 'EADDRNOTAVAIL' ? 'no such local address' : errorMessage(error);
+    const why =
+      code === 'EADDRINUSE'
+        ? 'the address is in use'
+        : code === 'EACCES'
+          ? 'permission denied'
+          : code === 'EADDRNOTAVAIL'
+            ? 'no such local address'
+            : errorMessage(error);
     throw new UsageError(`cannot listen on ${host}:${port} (${what}): ${why}`, { cause: error });
   }
 }

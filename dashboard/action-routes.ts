@@ -38,11 +38,13 @@ export function actionRoutes(ctx: DashboardContext, options: ActionOptions): (re
     if (req.method !== 'POST') return replyJson(res, 405, { error: 'actions are POST' }, { allow: 'POST' });
     if (!actions) return replyJson(res, 403, { error: 'read-only: the dashboard was started without --token-env, so it takes no actions' });
     const origin = req.headers.origin;
-    if (origin !== undefined && !options.ownOrigin(origin.replace(/^https?:\/\//, '').toLowerCase())) return replyJson(res, 403, { error: 'cross-origin request refused' });
+    if (origin !== undefined && !options.ownOrigin(origin.replace(/^https?:\/\//, '').toLowerCase()))
+      return replyJson(res, 403, { error: 'cross-origin request refused' });
     const site = req.headers['sec-fetch-site'];
     if (site !== undefined && site !== 'same-origin' && site !== 'none') return replyJson(res, 403, { error: 'cross-site request refused' });
     if (!authorized(req)) return replyJson(res, 401, { error: 'missing or wrong bearer token' });
-    if (!(req.headers['content-type'] ?? '').startsWith('application/json')) return replyJson(res, 415, { error: 'send JSON (content-type: application/json)' });
+    if (!(req.headers['content-type'] ?? '').startsWith('application/json'))
+      return replyJson(res, 415, { error: 'send JSON (content-type: application/json)' });
     const text = await readBody(req, 4_096);
     if (text === undefined) return replyJson(res, 413, { error: 'body above 4 KiB' });
     let body: { reason?: unknown };
@@ -55,7 +57,8 @@ export function actionRoutes(ctx: DashboardContext, options: ActionOptions): (re
     if (segments[0] === 'experiments' && segments[2] === 'cancel' && segments.length === 3) {
       const id = experimentIdFrom(segments[1]!);
       const reason = body.reason === undefined ? 'cancelled from the dashboard' : body.reason;
-      if (typeof reason !== 'string' || reason.length > 200 || CONTROL.test(reason)) return replyJson(res, 400, { error: 'reason must be text of at most 200 characters without control characters' });
+      if (typeof reason !== 'string' || reason.length > 200 || CONTROL.test(reason))
+        return replyJson(res, 400, { error: 'reason must be text of at most 200 characters without control characters' });
       const result = await actions.cancel(id, reason);
       if (result === undefined) return replyJson(res, 404, { error: `no experiment ${id} in the store` });
       return replyJson(res, 200, { id, message: `${id}: ${result}` });

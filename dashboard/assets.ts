@@ -38,11 +38,24 @@ let built: Promise<Assets> | undefined;
 export function dashboardAssets(): Promise<Assets> {
   built ??= (async () => {
     const dir = clientDir();
-    const result = await build({ entryPoints: [join(dir, 'main.ts')], bundle: true, format: 'iife', platform: 'browser', target: 'es2020', minify: true, write: false, legalComments: 'eof', logLevel: 'silent' }).finally(() => {
+    const result = await build({
+      entryPoints: [join(dir, 'main.ts')],
+      bundle: true,
+      format: 'iife',
+      platform: 'browser',
+      target: 'es2020',
+      minify: true,
+      write: false,
+      legalComments: 'eof',
+      logLevel: 'silent',
+    }).finally(() => {
       // esbuild's service process would otherwise keep `tandem serve` alive after Ctrl-C or SIGTERM.
       void stop();
     });
-    return { script: asset(Buffer.from(result.outputFiles[0]!.contents), 'text/javascript; charset=utf-8'), style: asset(await readFile(join(dir, 'dashboard.css')), 'text/css; charset=utf-8') };
+    return {
+      script: asset(Buffer.from(result.outputFiles[0]!.contents), 'text/javascript; charset=utf-8'),
+      style: asset(await readFile(join(dir, 'dashboard.css')), 'text/css; charset=utf-8'),
+    };
   })();
   return built;
 }

@@ -33,20 +33,35 @@ export async function capacityView(ctx: DashboardContext, record: ExperimentReco
   const start = Math.min(...[...series.values()].flatMap((points) => points.map((p) => p[0])));
   const seconds = (name: string): [number, number][] => (series.get(name) ?? []).map(([t, v]) => [(t - start) / 1000, v]);
   const summary = (record.verdict?.summary ?? {}) as Record<string, unknown>;
-  const traffic = lineChartSpec('traffic, load-factor and lattice state', [
-    { name: 'target rate (req/s)', color: '#1f77b4', points: seconds('target_rate') },
-    { name: 'sent per bucket', color: '#17becf', points: seconds('sent') },
-  ], 'seconds');
-  const state = lineChartSpec('load-factor and state', [
-    { name: 'product load-factor', color: '#ff7f0e', points: seconds('product_load_factor') },
-    { name: 'lattice state (index)', color: '#d62728', points: seconds('lattice_state') },
-  ], 'seconds');
-  const quality = lineChartSpec('quality and no-result share', [
-    { name: 'quality (NDCG vs L0)', color: '#2ca02c', points: seconds('quality') },
-    { name: 'no-result share', color: '#8c564b', points: seconds('no_result_share') },
-    { name: 'errors per bucket', color: '#7f7f7f', points: seconds('errors') },
-  ], 'seconds');
-  const facts = Object.entries(summary).filter(([, v]) => typeof v === 'number' || typeof v === 'string').map(([k, v]) => `<tr><th scope="row">${e(k)}</th><td>${e(typeof v === 'number' ? Number(v.toPrecision(4)) : v)}</td></tr>`).join('');
+  const traffic = lineChartSpec(
+    'traffic, load-factor and lattice state',
+    [
+      { name: 'target rate (req/s)', color: '#1f77b4', points: seconds('target_rate') },
+      { name: 'sent per bucket', color: '#17becf', points: seconds('sent') },
+    ],
+    'seconds',
+  );
+  const state = lineChartSpec(
+    'load-factor and state',
+    [
+      { name: 'product load-factor', color: '#ff7f0e', points: seconds('product_load_factor') },
+      { name: 'lattice state (index)', color: '#d62728', points: seconds('lattice_state') },
+    ],
+    'seconds',
+  );
+  const quality = lineChartSpec(
+    'quality and no-result share',
+    [
+      { name: 'quality (NDCG vs L0)', color: '#2ca02c', points: seconds('quality') },
+      { name: 'no-result share', color: '#8c564b', points: seconds('no_result_share') },
+      { name: 'errors per bucket', color: '#7f7f7f', points: seconds('errors') },
+    ],
+    'seconds',
+  );
+  const facts = Object.entries(summary)
+    .filter(([, v]) => typeof v === 'number' || typeof v === 'string')
+    .map(([k, v]) => `<tr><th scope="row">${e(k)}</th><td>${e(typeof v === 'number' ? Number(v.toPrecision(4)) : v)}</td></tr>`)
+    .join('');
   return `<p>${statusBadge(record.status)} ${record.spec.coordinated === true ? 'coordinated' : 'uncoordinated'} · lattice ${e(String(record.spec.lattice ?? ''))}</p><table>${facts}</table>${chartElement(traffic, 'traffic')}${chartElement(state, 'load-factor and state')}${chartElement(quality, 'quality')}`;
 }
 
@@ -55,7 +70,10 @@ function finishedView(record: ExperimentRecord, report: ExperimentReport | Error
   const headline = `<p>${statusBadge(record.status)}${stored ? ` · stored verdict <strong>${e(stored)}</strong>` : ''}${record.reason ? ` · ${e(record.reason)}` : ''} <span class="meta">ended ${e(time(record.updatedAtMs))}</span></p>`;
   if (report instanceof Error) return `${headline}<p class="bad">The report could not be built: ${e(report.message)}</p>`;
   // The stored verdict is what CI gated on; a re-judgement that differs is said, never silently shown instead.
-  const differs = stored !== undefined && report.verdict.outcome !== stored ? `<p class="banner warn">Judged again now, the data says <strong>${e(report.verdict.outcome)}</strong>; the stored verdict is <strong>${e(stored)}</strong> (judged with the config and calibration of that time).</p>` : '';
+  const differs =
+    stored !== undefined && report.verdict.outcome !== stored
+      ? `<p class="banner warn">Judged again now, the data says <strong>${e(report.verdict.outcome)}</strong>; the stored verdict is <strong>${e(stored)}</strong> (judged with the config and calibration of that time).</p>`
+      : '';
   return `${headline}${differs}${reportSections(report, chartElement, { headline: 'h2' }).join('\n')}`;
 }
 

@@ -7,7 +7,8 @@ import type { ServerResponse } from 'node:http';
 import { InputError, NotFoundError, UsageError } from '../core/index.js';
 
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
-  'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'cross-origin-opener-policy': 'same-origin',
@@ -53,6 +54,7 @@ const EXPERIMENT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
 
 /** An experiment id from a URL, checked before it reaches the store. */
 export function experimentIdFrom(segment: string): string {
-  if (!EXPERIMENT_ID.test(segment)) throw new InputError(`experiment id must be letters, digits, '.', '_' or '-' (at most 200), got ${JSON.stringify(segment.slice(0, 60))}`);
+  if (!EXPERIMENT_ID.test(segment))
+    throw new InputError(`experiment id must be letters, digits, '.', '_' or '-' (at most 200), got ${JSON.stringify(segment.slice(0, 60))}`);
   return segment;
 }

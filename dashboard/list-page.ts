@@ -8,7 +8,6 @@ import { changeOf, type ExperimentQuery } from '../store/index.js';
 import { escapeHtml as e } from '../harness/index.js';
 import { href, statusBadge, time } from './page-shell.js';
 
-
 export const PAGE_SIZE = 50;
 const STATUSES: readonly ExperimentStatus[] = ['queued', 'running', 'passed', 'regressed', 'inconclusive', 'completed', 'cancelled', 'failed', 'deferred'];
 const STAGES = ['diff', 'land', 'release', 'periodic'];
@@ -27,7 +26,8 @@ export interface ListRequest {
 
 function parseTime(value: string, name: string): number {
   const ms = /^\d{4}-\d{2}-\d{2}/.test(value) ? Date.parse(value) : Number.NaN;
-  if (!Number.isFinite(ms)) throw new InputError(`${name} must be a date or time such as 2026-12-01 or 2026-12-01T10:00Z, got ${JSON.stringify(value.slice(0, 60))}`);
+  if (!Number.isFinite(ms))
+    throw new InputError(`${name} must be a date or time such as 2026-12-01 or 2026-12-01T10:00Z, got ${JSON.stringify(value.slice(0, 60))}`);
   return ms;
 }
 
@@ -39,16 +39,19 @@ function oneOf(value: string, allowed: readonly string[], name: string): string 
 /** The list's filters from the URL; a bad one is a 400 naming it. */
 export function parseListRequest(search: URLSearchParams): ListRequest {
   const known = new Set(['workload', 'change', 'status', 'stage', 'kind', 'outcome', 'since', 'until', 'page']);
-  for (const key of search.keys()) if (!known.has(key)) throw new InputError(`unknown filter ${JSON.stringify(key.slice(0, 60))} (known: ${[...known].join(', ')})`);
+  for (const key of search.keys())
+    if (!known.has(key)) throw new InputError(`unknown filter ${JSON.stringify(key.slice(0, 60))} (known: ${[...known].join(', ')})`);
   const params: Record<string, string> = {};
   for (const key of known) {
     const value = search.get(key)?.trim();
     if (value) params[key] = value;
   }
-  for (const name of TEXT_FILTERS) if (params[name] !== undefined && !TEXT_VALUE.test(params[name]!)) throw new InputError(`${name} must be 1-200 printable characters without spaces`);
+  for (const name of TEXT_FILTERS)
+    if (params[name] !== undefined && !TEXT_VALUE.test(params[name]!)) throw new InputError(`${name} must be 1-200 printable characters without spaces`);
   // Decimal digits only: Number() would also read `0x10`, `1e3` and ` 2 `.
   const page = params.page === undefined ? 1 : /^\d{1,7}$/.test(params.page) ? Number(params.page) : Number.NaN;
-  if (!Number.isInteger(page) || page < 1 || page > 1_000_000) throw new InputError(`page must be a whole number from 1, got ${JSON.stringify(params.page!.slice(0, 20))}`);
+  if (!Number.isInteger(page) || page < 1 || page > 1_000_000)
+    throw new InputError(`page must be a whole number from 1, got ${JSON.stringify(params.page!.slice(0, 20))}`);
   const query: ExperimentQuery = {
     ...(params.workload !== undefined ? { workload: params.workload } : {}),
     ...(params.change !== undefined ? { change: params.change } : {}),

@@ -21,15 +21,27 @@ export interface LiveSnapshot {
 
 const num = (value: unknown): number => (typeof value === 'number' ? value : Number.NaN);
 const fixed = (value: unknown, digits = 1): string => (Number.isFinite(num(value)) ? num(value).toFixed(digits) : 'n/a');
-const perArm = (value: unknown, arm: 'control' | 'treatment'): unknown => (value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[arm] : undefined);
+const perArm = (value: unknown, arm: 'control' | 'treatment'): unknown =>
+  value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[arm] : undefined;
 
 function progressSection(record: ExperimentRecord, events: readonly ExperimentEvent[]): string {
   const running = [...record.trials].reverse().find((t) => t.status === 'running');
-  const progress = [...events].reverse().find((ev) => ev.type === 'progress' && (running === undefined || (ev.data?.trial === running.index && ev.data?.attempt === running.attempt)));
+  const progress = [...events]
+    .reverse()
+    .find((ev) => ev.type === 'progress' && (running === undefined || (ev.data?.trial === running.index && ev.data?.attempt === running.attempt)));
   const completed = record.trials.filter((t) => t.status === 'completed').length;
   const design = (record.spec.design ?? {}) as { minTrials?: unknown; maxTrials?: unknown };
   const d = progress?.data ?? {};
-  const phase = running === undefined ? (record.status === 'queued' ? 'queued' : 'between trials') : progress === undefined ? 'deploying' : d.phase === 'warmup' ? 'warm-up' : 'measuring';
+  const phase =
+    running === undefined
+      ? record.status === 'queued'
+        ? 'queued'
+        : 'between trials'
+      : progress === undefined
+        ? 'deploying'
+        : d.phase === 'warmup'
+          ? 'warm-up'
+          : 'measuring';
   const cards = [
     ['Trial', running ? `${running.index + 1} (attempt ${running.attempt})` : '–'],
     ['Phase', phase],
@@ -40,19 +52,35 @@ function progressSection(record: ExperimentRecord, events: readonly ExperimentEv
     ['Errors control / treatment', progress ? `${String(perArm(d.errors, 'control') ?? 0)} / ${String(perArm(d.errors, 'treatment') ?? 0)}` : '–'],
     ['In flight control / treatment', progress ? `${String(perArm(d.inflight, 'control') ?? 0)} / ${String(perArm(d.inflight, 'treatment') ?? 0)}` : '–'],
   ];
-  const remaining = progress && Number.isFinite(num(d.remainingMs)) ? `<p class="meta">trial ${e((running?.index ?? 0) + 1)}: ${e(fixed(num(d.elapsedMs) / 1000))} s in, ${e(fixed(num(d.remainingMs) / 1000))} s left; progress at ${e(time(progress.timeMs))}</p>` : '';
+  const remaining =
+    progress && Number.isFinite(num(d.remainingMs))
+      ? `<p class="meta">trial ${e((running?.index ?? 0) + 1)}: ${e(fixed(num(d.elapsedMs) / 1000))} s in, ${e(fixed(num(d.remainingMs) / 1000))} s left; progress at ${e(time(progress.timeMs))}</p>`
+      : '';
   return `<div class="cards">${cards.map(([label, value]) => `<div class="card"><div class="meta">${e(label)}</div><div class="value">${e(value)}</div></div>`).join('')}</div>${remaining}`;
 }
 
 function looksSection(events: readonly ExperimentEvent[]): string {
-  const looks = events.filter((ev) => ev.type === 'look').map((ev) => ({ trials: num(ev.data?.trials), decided: ev.data?.decided === true, outcome: String(ev.data?.outcome ?? ''), metrics: (Array.isArray(ev.data?.metrics) ? ev.data.metrics : []) as LookMetric[] }));
-  if (looks.length === 0) return '<h2>Critical metrics</h2><p class="empty">No look yet: the sequential judge looks after each completed trial from the first look on.</p>';
+  const looks = events
+    .filter((ev) => ev.type === 'look')
+    .map((ev) => ({
+      trials: num(ev.data?.trials),
+      decided: ev.data?.decided === true,
+      outcome: String(ev.data?.outcome ?? ''),
+      metrics: (Array.isArray(ev.data?.metrics) ? ev.data.metrics : []) as LookMetric[],
+    }));
+  if (looks.length === 0)
+    return '<h2>Critical metrics</h2><p class="empty">No look yet: the sequential judge looks after each completed trial from the first look on.</p>';
   const names = [...new Set(looks.flatMap((l) => l.metrics.filter((m) => m.critical).map((m) => m.metric)))];
   const last = looks[looks.length - 1]!;
   const blocks = names.map((name) => {
     const rows = looks.flatMap((l) => l.metrics.filter((m) => m.metric === name).map((m) => ({ look: l, m })));
     const latest = rows[rows.length - 1]!.m;
-    const chart = intervalChartSpec(`${name} after each look`, rows.map(({ look, m }) => ({ label: `after ${look.trials} trials`, estimate: m.estimate, low: m.low, high: m.high })), 0, latest.scale);
+    const chart = intervalChartSpec(
+      `${name} after each look`,
+      rows.map(({ look, m }) => ({ label: `after ${look.trials} trials`, estimate: m.estimate, low: m.low, high: m.high })),
+      0,
+      latest.scale,
+    );
     return `<h3>${e(name)}: ${e(formatEffect(latest.estimate, latest.scale))} [${e(formatEffect(latest.low, latest.scale))}, ${e(formatEffect(latest.high, latest.scale))}] <span class="status">${e(latest.verdict)}</span></h3>${chartElement(chart, `${name} after each look`)}`;
   });
   return `<h2>Critical metrics</h2><p>After ${e(last.trials)} trial(s): ${last.decided ? `decided, <strong>${e(last.outcome)}</strong>` : 'undecided, next trial'}.</p>${blocks.join('')}`;
@@ -69,7 +97,9 @@ function detectorsSection(snapshot: LiveSnapshot): string {
     const skipped = checks.filter((o) => o.verdict === 'skipped').length;
     const last = checks[checks.length - 1];
     const threshold = config ? `${config.rule.compare} > ${config.rule.above}` : '';
-    const lastText = last ? `${last.verdict}${last.value !== null ? ` (${fixed(last.value, 3)})` : ''} at ${time(last.timeMs)}${last.message ? `: ${last.message}` : ''}` : 'no check yet';
+    const lastText = last
+      ? `${last.verdict}${last.value !== null ? ` (${fixed(last.value, 3)})` : ''} at ${time(last.timeMs)}${last.message ? `: ${last.message}` : ''}`
+      : 'no check yet';
     return `<tr><td>${e(name)}</td><td>${e(threshold)}</td><td class="n">${e(checks.length)}</td><td class="n">${e(skipped)}${config ? ` <span class="meta">(warm-up ${e(config.warmup / 1000)} s)</span>` : ''}</td><td class="n ${run > 0 ? 'bad' : ''}">${e(run)}${config ? ` of ${e(config.consecutive)}` : ''}</td><td>${e(lastText)}</td></tr>`;
   });
   return `<h2>Detector checks</h2><table><thead><tr><th scope="col">Detector</th><th scope="col">Violation when</th><th scope="col">Checks</th><th scope="col">Skipped in warm-up</th><th scope="col">Violations in a row</th><th scope="col">Last check</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
@@ -87,7 +117,12 @@ function cancellationBanner(record: ExperimentRecord, events: readonly Experimen
 
 function trialsTable(record: ExperimentRecord): string {
   if (record.trials.length === 0) return '';
-  const rows = record.trials.map((t) => `<tr><td>${e(t.index + 1)}</td><td>${e(t.attempt)}</td><td>${e(t.status)}</td><td class="n">${e(t.details?.achievedRate ?? '')}</td><td class="n">${e(typeof t.details?.otherWorkOnArmCpus === 'number' ? `${Math.round(t.details.otherWorkOnArmCpus * 100)}%` : '')}</td><td>${e(time(t.startedAtMs))}</td><td>${e(t.reason ?? '')}</td></tr>`).join('');
+  const rows = record.trials
+    .map(
+      (t) =>
+        `<tr><td>${e(t.index + 1)}</td><td>${e(t.attempt)}</td><td>${e(t.status)}</td><td class="n">${e(t.details?.achievedRate ?? '')}</td><td class="n">${e(typeof t.details?.otherWorkOnArmCpus === 'number' ? `${Math.round(t.details.otherWorkOnArmCpus * 100)}%` : '')}</td><td>${e(time(t.startedAtMs))}</td><td>${e(t.reason ?? '')}</td></tr>`,
+    )
+    .join('');
   return `<h2>Trials</h2><table><thead><tr><th scope="col">Trial</th><th scope="col">Attempt</th><th scope="col">Status</th><th scope="col">Pairs/s</th><th scope="col">Other work on the arms' CPUs</th><th scope="col">Started (UTC)</th><th scope="col">Reason</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 

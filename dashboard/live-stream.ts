@@ -16,7 +16,12 @@ export interface LiveRegion {
 /** A comment line now and then keeps proxies and idle timeouts from closing a quiet stream. */
 const HEARTBEAT_MS = 15_000;
 
-export async function streamRegion(req: IncomingMessage, res: ServerResponse, render: () => Promise<LiveRegion>, options: { clock: Clock; intervalMs: number; headers: Readonly<Record<string, string>> }): Promise<void> {
+export async function streamRegion(
+  req: IncomingMessage,
+  res: ServerResponse,
+  render: () => Promise<LiveRegion>,
+  options: { clock: Clock; intervalMs: number; headers: Readonly<Record<string, string>> },
+): Promise<void> {
   const gone = new AbortController();
   req.once('close', () => gone.abort());
   res.once('close', () => gone.abort());
@@ -30,7 +35,11 @@ export async function streamRegion(req: IncomingMessage, res: ServerResponse, re
       region = await render();
     } catch (error) {
       // A store that fails now may answer on the next poll; the page keeps what it shows.
-      res.write(`: store unavailable: ${String((error as Error).message).replace(/[\r\n]+/g, ' ').slice(0, 200)}\n\n`);
+      res.write(
+        `: store unavailable: ${String((error as Error).message)
+          .replace(/[\r\n]+/g, ' ')
+          .slice(0, 200)}\n\n`,
+      );
       region = { html: last ?? '', done: false };
     }
     if (region.html !== last) {

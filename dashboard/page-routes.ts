@@ -44,8 +44,13 @@ export function cachedReports(report: (record: ExperimentRecord) => Promise<Expe
 
 type Page = Omit<PageFrame, 'actions' | 'storeKind'>;
 
-export function pageRoutes(ctx: DashboardContext, assets: Assets, options: PageOptions): { route(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void>; fail(res: ServerResponse, error: unknown): void } {
-  const html = (res: ServerResponse, status: number, frame: Page): void => reply(res, status, 'text/html; charset=utf-8', page({ ...frame, actions: ctx.actions !== undefined, storeKind: ctx.store.kind }, assets));
+export function pageRoutes(
+  ctx: DashboardContext,
+  assets: Assets,
+  options: PageOptions,
+): { route(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void>; fail(res: ServerResponse, error: unknown): void } {
+  const html = (res: ServerResponse, status: number, frame: Page): void =>
+    reply(res, status, 'text/html; charset=utf-8', page({ ...frame, actions: ctx.actions !== undefined, storeKind: ctx.store.kind }, assets));
 
   async function experiment(segment: string): Promise<ExperimentRecord> {
     const id = experimentIdFrom(segment);
@@ -65,17 +70,36 @@ export function pageRoutes(ctx: DashboardContext, assets: Assets, options: PageO
     if (url.pathname === '/') {
       const request = parseListRequest(url.searchParams);
       const [records, total] = await Promise.all([ctx.store.experiments.list(request.query), ctx.store.experiments.count(request.query)]);
-      return { title: 'Experiments', section: '/', body: listBody(request, records, total, ctx.workloads.map((w) => w.name)) };
+      return {
+        title: 'Experiments',
+        section: '/',
+        body: listBody(
+          request,
+          records,
+          total,
+          ctx.workloads.map((w) => w.name),
+        ),
+      };
     }
     if (segments.length === 2 && first === 'experiments') {
       const record = await experiment(second!);
       return { title: `${record.workload} ${record.id}`, section: '/', body: await experimentBody(ctx, record) };
     }
     if (segments.length === 1 && first === 'workloads') return { title: 'Workloads', section: '/workloads', body: await workloadsBody(ctx) };
-    if (segments.length === 2 && first === 'workloads') return { title: `Workload ${second!}`, section: '/workloads', body: found(await workloadBody(ctx, second!), `no workload ${JSON.stringify(second!.slice(0, 100))} in the config or the store`) };
+    if (segments.length === 2 && first === 'workloads')
+      return {
+        title: `Workload ${second!}`,
+        section: '/workloads',
+        body: found(await workloadBody(ctx, second!), `no workload ${JSON.stringify(second!.slice(0, 100))} in the config or the store`),
+      };
     if (segments.length === 1 && first === 'capacity') return { title: 'Capacity and lattice', section: '/capacity', body: await capacityBody(ctx) };
     if (segments.length === 1 && first === 'changes') return { title: 'Changes', section: '/changes', body: await changesBody(ctx) };
-    if (segments.length === 2 && first === 'changes') return { title: `Change ${second!}`, section: '/changes', body: found(await changeBody(ctx, second!), `no experiment for change ${JSON.stringify(second!.slice(0, 100))}`) };
+    if (segments.length === 2 && first === 'changes')
+      return {
+        title: `Change ${second!}`,
+        section: '/changes',
+        body: found(await changeBody(ctx, second!), `no experiment for change ${JSON.stringify(second!.slice(0, 100))}`),
+      };
     return undefined;
   }
 
@@ -86,7 +110,11 @@ export function pageRoutes(ctx: DashboardContext, assets: Assets, options: PageO
     if (segments[0] === 'assets') return asset(res, url.pathname, assets);
     if (url.pathname === '/live/list') {
       const request = parseListRequest(url.searchParams);
-      return streamRegion(req, res, async () => ({ html: listRows(await ctx.store.experiments.list(request.query)), done: false }), { clock: ctx.clock, intervalMs: options.listPollMs, headers: SECURITY_HEADERS });
+      return streamRegion(req, res, async () => ({ html: listRows(await ctx.store.experiments.list(request.query)), done: false }), {
+        clock: ctx.clock,
+        intervalMs: options.listPollMs,
+        headers: SECURITY_HEADERS,
+      });
     }
     if (segments.length === 3 && segments[0] === 'live' && segments[1] === 'experiments') {
       const id = (await experiment(segments[2]!)).id;
@@ -110,7 +138,20 @@ export function pageRoutes(ctx: DashboardContext, assets: Assets, options: PageO
     const heading = status === 404 ? 'Not found' : status === 400 ? 'Bad request' : 'Error';
     const message = publicMessage(error, status, ctx.log);
     // Error pages go to whoever asked, found or not: no store path in the footer either.
-    reply(res, status, 'text/html; charset=utf-8', page({ title: heading, section: '/', body: `<h1>${heading}</h1><p class="bad">${e(message)}</p><p><a href="/">All experiments</a></p>`, actions: ctx.actions !== undefined }, assets));
+    reply(
+      res,
+      status,
+      'text/html; charset=utf-8',
+      page(
+        {
+          title: heading,
+          section: '/',
+          body: `<h1>${heading}</h1><p class="bad">${e(message)}</p><p><a href="/">All experiments</a></p>`,
+          actions: ctx.actions !== undefined,
+        },
+        assets,
+      ),
+    );
   }
 
   return { route, fail };

@@ -57,13 +57,29 @@ export function href(path: string, query: Readonly<Record<string, string | numbe
   return text ? `${path}?${text}` : path;
 }
 
-export const STATUS_CLASS: Readonly<Record<string, string>> = { passed: 'good', regressed: 'bad', failed: 'bad', cancelled: 'warn', inconclusive: 'warn', running: 'ok', queued: 'ok', completed: 'ok', deferred: 'warn' };
+export const STATUS_CLASS: Readonly<Record<string, string>> = {
+  passed: 'good',
+  regressed: 'bad',
+  failed: 'bad',
+  cancelled: 'warn',
+  inconclusive: 'warn',
+  running: 'ok',
+  queued: 'ok',
+  completed: 'ok',
+  deferred: 'warn',
+};
 
 export function statusBadge(status: string): string {
   return `<span class="status ${STATUS_CLASS[status] ?? ''}">${e(status)}</span>`;
 }
 
-export const time = (ms: number): string => (Number.isFinite(ms) ? new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '');
+export const time = (ms: number): string =>
+  Number.isFinite(ms)
+    ? new Date(ms)
+        .toISOString()
+        .replace('T', ' ')
+        .replace(/\.\d+Z$/, 'Z')
+    : '';
 
 /** A chart the dashboard's script draws from its ECharts option (JSON in an escaped attribute). */
 export function chartElement(spec: { title: string; height: number; option: unknown } | undefined, title: string): string {

@@ -68,11 +68,14 @@ export async function startDashboard(context: DashboardContext, options: Dashboa
   const pages = pageRoutes(ctx, assets, { livePollMs: options.livePollMs ?? 250, listPollMs: options.listPollMs ?? 1_000 });
   const act = actionRoutes(ctx, { token: options.token, actions, ownOrigin: (origin) => ownHost(origin) });
   const server: Server = createServer((req, res) => {
-    if (!ownHost((req.headers.host ?? '').toLowerCase())) return reply(res, 421, 'text/plain; charset=utf-8', 'this server answers only to its own address (Host header)\n');
+    if (!ownHost((req.headers.host ?? '').toLowerCase()))
+      return reply(res, 421, 'text/plain; charset=utf-8', 'this server answers only to its own address (Host header)\n');
     const url = new URL(req.url ?? '/', 'http://dashboard');
     if (url.pathname.startsWith('/api/')) {
       // An action's caller is a script: its errors are JSON too, never an HTML page.
-      void act(req, res, url.pathname).catch((error: unknown) => (res.headersSent ? res.destroy() : replyJson(res, statusOf(error), { error: publicMessage(error, statusOf(error), ctx.log) })));
+      void act(req, res, url.pathname).catch((error: unknown) =>
+        res.headersSent ? res.destroy() : replyJson(res, statusOf(error), { error: publicMessage(error, statusOf(error), ctx.log) }),
+      );
     } else void pages.route(req, res, url).catch((error: unknown) => pages.fail(res, error));
   });
   await listenOn(server, options.port ?? 8700, host, 'dashboard');

@@ -12,7 +12,16 @@ const LIBRARY = new Set(['core', 'net', 'store', 'executor', 'recorder', 'replay
 
 /** Backend implementations and the names that build them: only cli/ (and examples, tests, benches) compose backends. */
 const BACKEND_FILES = [/^store\/(clickhouse|local)(\/|-store\.ts$)/, /^executor\/(bullmq|inline)-(queue|worker)\.ts$/];
-const BACKEND_NAMES = new Set(['createStore', 'createLocalStore', 'createClickHouseStore', 'ClickHouseStore', 'LocalStore', 'BullMqQueue', 'BullMqWorker', 'InlineQueue']);
+const BACKEND_NAMES = new Set([
+  'createStore',
+  'createLocalStore',
+  'createClickHouseStore',
+  'ClickHouseStore',
+  'LocalStore',
+  'BullMqQueue',
+  'BullMqWorker',
+  'InlineQueue',
+]);
 
 /** The only cli/ files that run the examples: `tandem demo` and `tandem example-stack`. */
 const CLI_EXAMPLE_RUNNERS = new Set(['cli/commands/demo.ts', 'cli/commands/example-stack.ts']);
@@ -62,7 +71,8 @@ export function boundaryViolation(from, to, importedNames) {
   // Benches start their private ClickHouse and Redis with the tests' helpers.
   if (target === 'test' && source !== 'test' && !(source === 'bench' && to.startsWith('test/support/'))) return `nothing imports test/ (${to})`;
   if (target === 'examples' && LIBRARY.has(source)) return `the product never imports examples/ (${to})`;
-  if (target === 'examples' && source === 'cli' && !CLI_EXAMPLE_RUNNERS.has(from)) return `in cli/, only the demo and example-stack commands import examples/ (${to})`;
+  if (target === 'examples' && source === 'cli' && !CLI_EXAMPLE_RUNNERS.has(from))
+    return `in cli/, only the demo and example-stack commands import examples/ (${to})`;
   if (LIBRARY.has(source) && source !== target) {
     if (BACKEND_FILES.some((pattern) => pattern.test(to))) return `only cli/ composes backends (${to})`;
     const built = importedNames.filter((name) => BACKEND_NAMES.has(name));
@@ -78,12 +88,16 @@ export const importBoundaries = {
     const file = relative(ROOT, context.filename).split(sep).join('/');
     const check = (node, specifier, importedNames) => {
       if (typeof specifier !== 'string' || !specifier.startsWith('.')) return;
-      const target = relative(ROOT, resolve(dirname(context.filename), specifier)).split(sep).join('/').replace(/\.js$/, '.ts');
+      const target = relative(ROOT, resolve(dirname(context.filename), specifier))
+        .split(sep)
+        .join('/')
+        .replace(/\.js$/, '.ts');
       if (target.startsWith('..')) return;
       const why = boundaryViolation(file, target, importedNames);
       if (why) context.report({ node, messageId: 'violation', data: { why } });
     };
-    const names = (specifiers) => specifiers.map((s) => (s.type === 'ImportSpecifier' || s.type === 'ExportSpecifier' ? (s.imported ?? s.local).name ?? '' : '')).filter(Boolean);
+    const names = (specifiers) =>
+      specifiers.map((s) => (s.type === 'ImportSpecifier' || s.type === 'ExportSpecifier' ? ((s.imported ?? s.local).name ?? '') : '')).filter(Boolean);
     return {
       ImportDeclaration: (node) => check(node, node.source.value, names(node.specifiers)),
       ExportNamedDeclaration: (node) => node.source && check(node, node.source.value, names(node.specifiers)),

@@ -59,7 +59,12 @@ export class BullMqQueue implements ExperimentQueue {
     const id = await attemptIdFor(this.#options.store, request, this.#options.clock.now(), { rerun: options.rerun });
     const { record, created } = await createQueued(this.#options.store, id, request, this.#options.clock);
     // Adding is idempotent by job id, so a record whose job was never added (a crash in between) gets it now.
-    if (!isTerminal(record.status)) await this.queue.add('experiment', { id }, { jobId: id, priority: STAGE_PRIORITY[request.stage], removeOnComplete: { count: 10_000 }, removeOnFail: { count: 10_000 } });
+    if (!isTerminal(record.status))
+      await this.queue.add(
+        'experiment',
+        { id },
+        { jobId: id, priority: STAGE_PRIORITY[request.stage], removeOnComplete: { count: 10_000 }, removeOnFail: { count: 10_000 } },
+      );
     return { id, deduplicated: !created, record };
   }
 

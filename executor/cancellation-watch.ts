@@ -14,7 +14,14 @@ export async function requestCancel(store: Pick<Store, 'experiments'>, id: strin
 }
 
 /** Poll the store every `intervalMs` until a cancel request for `id` arrives (then abort) or `signal` ends the watch. */
-export async function watchCancellation(store: Pick<Store, 'experiments'>, id: string, controller: AbortController, clock: Clock, signal: AbortSignal, intervalMs = 250): Promise<void> {
+export async function watchCancellation(
+  store: Pick<Store, 'experiments'>,
+  id: string,
+  controller: AbortController,
+  clock: Clock,
+  signal: AbortSignal,
+  intervalMs = 250,
+): Promise<void> {
   while (!signal.aborted && !controller.signal.aborted) {
     try {
       const events = await store.experiments.events(id, { types: [CANCEL_EVENT] });

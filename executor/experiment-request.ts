@@ -23,7 +23,12 @@ const requestSchema = z.strictObject({
   /** `experiment`: control against treatment, judged; `aa`: control against control, calibrates; `noop`: exercises the queue only. */
   kind: z.enum(['experiment', 'aa', 'noop']).default('experiment'),
   // Printed in summaries, CI comments and the dashboard: no control, line-separator or bidi characters.
-  change: z.string().min(1).max(200).refine((text) => !hasControlCharacters(text), { error: 'must be printable: no control, line-separator or bidi characters' }).optional(),
+  change: z
+    .string()
+    .min(1)
+    .max(200)
+    .refine((text) => !hasControlCharacters(text), { error: 'must be printable: no control, line-separator or bidi characters' })
+    .optional(),
   control: z.string().url().optional(),
   treatment: z.string().url().optional(),
   // Checked here to fail at submission; deploy-command.ts checks again where revisions meet a command.
@@ -55,7 +60,8 @@ export type ExperimentRequestInput = z.input<typeof requestSchema>;
 /** Validate a request (from the CLI or from a queue's job data). */
 export function parseRequest(data: unknown): ExperimentRequest {
   const parsed = requestSchema.safeParse(data);
-  if (!parsed.success) throw new InputError(`invalid experiment request: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+  if (!parsed.success)
+    throw new InputError(`invalid experiment request: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
   return parsed.data;
 }
 

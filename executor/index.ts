@@ -1,7 +1,16 @@
 /** Running experiments: requests, the lifecycle, one experiment end to end with its sequential looks, inline and BullMQ queues. */
 export { replayExperiment, newExperimentId, type ReplayExperimentOptions, type ReplayExperimentResult } from './replay-experiment.js';
 export { armsFor, httpUrl, controlAgainstControl, type ArmChoice } from './experiment-arms.js';
-export { STAGES, STAGE_PRIORITY, parseRequest, dedupeKey, experimentIdFor, type Stage, type ExperimentRequest, type ExperimentRequestInput } from './experiment-request.js';
+export {
+  STAGES,
+  STAGE_PRIORITY,
+  parseRequest,
+  dedupeKey,
+  experimentIdFor,
+  type Stage,
+  type ExperimentRequest,
+  type ExperimentRequestInput,
+} from './experiment-request.js';
 export { attemptIdFor, createQueued, transition, isTerminal, requestOf, endedWithoutVerdict, TERMINAL_STATUSES } from './lifecycle.js';
 export { runExperiment, latestCalibration, applyOverrides, type RunContext } from './run-experiment.js';
 export { formatLook, type LookMetric, type LookSummary } from './look-summary.js';

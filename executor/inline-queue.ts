@@ -135,7 +135,10 @@ export class InlineQueue implements ExperimentQueue {
       if (lapsed !== undefined && (lapsed !== 'never' || record.status === 'running')) {
         // The arms its last trial started may still run: stopped now (only those that are still the same processes).
         stopLeftovers(leftoversOf(record.trials));
-        const why = lapsed === 'never' ? 'no runner holds a lease on it: the process that ran it is gone' : `its runner ${lapsed.holder} stopped renewing its lease at ${new Date(lapsed.expiredAtMs).toISOString()}: the process is gone`;
+        const why =
+          lapsed === 'never'
+            ? 'no runner holds a lease on it: the process that ran it is gone'
+            : `its runner ${lapsed.holder} stopped renewing its lease at ${new Date(lapsed.expiredAtMs).toISOString()}: the process is gone`;
         await transition(this.#options.store, record, 'cancelled', this.#options.clock, {}, `${reason} (${why})`);
         return 'orphan-cancelled';
       }

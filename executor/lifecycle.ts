@@ -8,7 +8,15 @@ import { UsageError, type Clock, type ExperimentRecord, type ExperimentStatus } 
 import type { Store } from '../store/index.js';
 import { STAGE_PRIORITY, dedupeKey, experimentIdFor, type ExperimentRequest } from './experiment-request.js';
 
-export const TERMINAL_STATUSES: ReadonlySet<ExperimentStatus> = new Set(['passed', 'regressed', 'inconclusive', 'cancelled', 'failed', 'completed', 'deferred']);
+export const TERMINAL_STATUSES: ReadonlySet<ExperimentStatus> = new Set([
+  'passed',
+  'regressed',
+  'inconclusive',
+  'cancelled',
+  'failed',
+  'completed',
+  'deferred',
+]);
 
 export const isTerminal = (status: ExperimentStatus): boolean => TERMINAL_STATUSES.has(status);
 
@@ -30,7 +38,12 @@ export const MAX_ATTEMPTS = 100;
  * An unfinished attempt is always reused: two runs of one change at once would
  * compete for the same arms.
  */
-export async function attemptIdFor(store: Pick<Store, 'experiments'>, request: ExperimentRequest, nowMs: number, options: { rerun?: boolean | undefined; deferring?: boolean } = {}): Promise<string> {
+export async function attemptIdFor(
+  store: Pick<Store, 'experiments'>,
+  request: ExperimentRequest,
+  nowMs: number,
+  options: { rerun?: boolean | undefined; deferring?: boolean } = {},
+): Promise<string> {
   const first = experimentIdFor(request, nowMs);
   if (dedupeKey(request) === undefined) return first;
   const idOf = (attempt: number): string => (attempt === 1 ? first : `${first}-${attempt}`);
@@ -50,7 +63,12 @@ export async function attemptIdFor(store: Pick<Store, 'experiments'>, request: E
 }
 
 /** Store a new queued experiment, or return the existing one with the same id (a deduplicated submission). */
-export async function createQueued(store: Pick<Store, 'experiments'>, id: string, request: ExperimentRequest, clock: Clock): Promise<{ record: ExperimentRecord; created: boolean }> {
+export async function createQueued(
+  store: Pick<Store, 'experiments'>,
+  id: string,
+  request: ExperimentRequest,
+  clock: Clock,
+): Promise<{ record: ExperimentRecord; created: boolean }> {
   const existing = await store.experiments.get(id);
   if (existing) return { record: existing, created: false };
   const nowMs = clock.now();
@@ -62,19 +80,50 @@ export async function createQueued(store: Pick<Store, 'experiments'>, id: string
     createdAtMs: nowMs,
     updatedAtMs: nowMs,
     seed: request.seed ?? Math.floor(Math.random() * 0xffffffff),
-    spec: { kind: request.kind === 'aa' ? 'calibration' : request.kind, stage: request.stage, priority: STAGE_PRIORITY[request.stage], request, ...(key !== undefined ? { dedupeKey: key } : {}) },
+    spec: {
+      kind: request.kind === 'aa' ? 'calibration' : request.kind,
+      stage: request.stage,
+      priority: STAGE_PRIORITY[request.stage],
+      request,
+      ...(key !== undefined ? { dedupeKey: key } : {}),
+    },
     trials: [],
   };
   await store.experiments.put(record);
-  await store.experiments.appendEvent({ experimentId: id, timeMs: nowMs, type: 'status', message: 'queued', data: { stage: request.stage, ...(request.change ? { change: request.change } : {}) } });
+  await store.experiments.appendEvent({
+    experimentId: id,
+    timeMs: nowMs,
+    type: 'status',
+    message: 'queued',
+    data: { stage: request.stage, ...(request.change ? { change: request.change } : {}) },
+  });
   return { record, created: true };
 }
 
 /** Move an experiment to `status`, storing the record and the event. */
-export async function transition(store: Pick<Store, 'experiments'>, record: ExperimentRecord, status: ExperimentStatus, clock: Clock, changes: Partial<ExperimentRecord> = {}, reason?: string): Promise<ExperimentRecord> {
-  const next: ExperimentRecord = { ...record, ...changes, status, updatedAtMs: Math.max(clock.now(), record.updatedAtMs + 1), ...(reason !== undefined ? { reason } : {}) };
+export async function transition(
+  store: Pick<Store, 'experiments'>,
+  record: ExperimentRecord,
+  status: ExperimentStatus,
+  clock: Clock,
+  changes: Partial<ExperimentRecord> = {},
+  reason?: string,
+): Promise<ExperimentRecord> {
+  const next: ExperimentRecord = {
+    ...record,
+    ...changes,
+    status,
+    updatedAtMs: Math.max(clock.now(), record.updatedAtMs + 1),
+    ...(reason !== undefined ? { reason } : {}),
+  };
   await store.experiments.put(next);
-  await store.experiments.appendEvent({ experimentId: record.id, timeMs: clock.now(), type: 'status', message: status, ...(reason !== undefined ? { data: { reason } } : {}) });
+  await store.experiments.appendEvent({
+    experimentId: record.id,
+    timeMs: clock.now(),
+    type: 'status',
+    message: status,
+    ...(reason !== undefined ? { data: { reason } } : {}),
+  });
   return next;
 }
 

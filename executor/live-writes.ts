@@ -45,7 +45,11 @@ export class LiveWrites {
     if (this.#lastProgress?.key === key && now - this.#lastProgress.atMs < PROGRESS_EVERY_MS) return;
     this.#lastProgress = { key, atMs: now };
     // Advisory: the trial ledger and the outcomes carry the facts, so a lost progress event loses nothing judged.
-    this.#enqueue(() => this.store.experiments.appendEvent({ experimentId: this.experimentId, timeMs: this.clock.now(), type: 'progress', data: { trial, attempt, ...progress } }).catch(() => undefined));
+    this.#enqueue(() =>
+      this.store.experiments
+        .appendEvent({ experimentId: this.experimentId, timeMs: this.clock.now(), type: 'progress', data: { trial, attempt, ...progress } })
+        .catch(() => undefined),
+    );
   }
 
   /** Waits for every write; observations that could not be written are written now, or the error is thrown. */

@@ -42,14 +42,19 @@ function trialsAndTime(trials: number, secondsPerTrial: number | undefined): str
 export function formatNoiseForecast(look: LookSummary): string | undefined {
   const parts = look.metrics
     .filter((m) => m.critical && m.forecast && m.threshold !== undefined && m.verdict !== 'regression')
-    .map((m) => `${m.metric}'s ${formatEffect(m.threshold!, m.scale).replace(/^\+/, '±')} needs ${trialsAndTime(m.forecast!.trialsForThreshold, look.secondsPerTrial)}; the design's ${m.forecast!.maxTrials} resolve ${formatEffect(m.forecast!.resolvableAtMax, m.scale)}`);
+    .map(
+      (m) =>
+        `${m.metric}'s ${formatEffect(m.threshold!, m.scale).replace(/^\+/, '±')} needs ${trialsAndTime(m.forecast!.trialsForThreshold, look.secondsPerTrial)}; the design's ${m.forecast!.maxTrials} resolve ${formatEffect(m.forecast!.resolvableAtMax, m.scale)}`,
+    );
   return parts.length > 0 ? `at this noise ${parts.join('; ')}` : undefined;
 }
 
 /** One line per look: each critical metric's estimate and interval, and whether the judge is done. */
 export function formatLook(look: LookSummary): string {
   const critical = look.metrics.filter((m) => m.critical);
-  const parts = (critical.length > 0 ? critical : look.metrics).map((m) => `${m.metric} ${formatEffect(m.estimate, m.scale)} [${formatEffect(m.low, m.scale)}, ${formatEffect(m.high, m.scale)}] ${m.verdict}`);
+  const parts = (critical.length > 0 ? critical : look.metrics).map(
+    (m) => `${m.metric} ${formatEffect(m.estimate, m.scale)} [${formatEffect(m.low, m.scale)}, ${formatEffect(m.high, m.scale)}] ${m.verdict}`,
+  );
   const forecast = look.decided ? undefined : formatNoiseForecast(look);
   return `after ${look.trials} trial(s): ${parts.join('; ')} → ${look.decided ? `decided: ${look.outcome}` : 'undecided, next trial'}${forecast ? ` (${forecast})` : ''}`;
 }

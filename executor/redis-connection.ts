@@ -27,14 +27,24 @@ const codeOf = (error: unknown): string => (error as NodeJS.ErrnoException).code
 
 /** Resolves once Redis at `url` answers PING; a QueueError naming the server and what to check otherwise. */
 export async function assertRedisReachable(url: string, timeoutMs = REACH_TIMEOUT_MS): Promise<void> {
-  const probe = new Redis(url, { lazyConnect: true, connectTimeout: timeoutMs, commandTimeout: timeoutMs, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
+  const probe = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: timeoutMs,
+    commandTimeout: timeoutMs,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    enableOfflineQueue: false,
+  });
   let last: unknown;
   probe.on('error', (error) => (last = error));
   try {
     await probe.connect();
     await probe.ping();
   } catch (error) {
-    throw new QueueError(`cannot reach Redis at ${shownRedisUrl(url)}: ${codeOf(last ?? error)}`, { cause: error, hint: 'start redis-server there, or fix queue.redisUrl in the config' });
+    throw new QueueError(`cannot reach Redis at ${shownRedisUrl(url)}: ${codeOf(last ?? error)}`, {
+      cause: error,
+      hint: 'start redis-server there, or fix queue.redisUrl in the config',
+    });
   } finally {
     probe.disconnect();
   }

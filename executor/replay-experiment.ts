@@ -12,7 +12,18 @@ import type { Store } from '../store/index.js';
 import { LiveWrites } from './live-writes.js';
 import { readCorpusWindow } from '../recorder/index.js';
 import { runTrials, type ArmProvider, type ReplayProgress } from '../replayer/index.js';
-import { dependencyHealthDetector, experimentAttributedDetector, grpcHealthDetector, loadDependencySchemas, runMonitor, startRouter, type Cancellation, type Detector, type EgressRouter, type SharedSource } from '../guardrails/index.js';
+import {
+  dependencyHealthDetector,
+  experimentAttributedDetector,
+  grpcHealthDetector,
+  loadDependencySchemas,
+  runMonitor,
+  startRouter,
+  type Cancellation,
+  type Detector,
+  type EgressRouter,
+  type SharedSource,
+} from '../guardrails/index.js';
 import { LiveOutcomes, duringCheckDetector, measureCompletedTrial, type DuringCheck } from '../harness/index.js';
 
 export interface ReplayExperimentOptions {
@@ -83,9 +94,21 @@ function reflectOnce(store: Store, experimentId: string, clock: Clock): (index: 
     const names = [...services].sort();
     try {
       const set = await reflectDescriptorSet(controlUrl, names, 5_000);
-      await store.experiments.appendEvent({ experimentId, timeMs: clock.now(), type: 'grpc-descriptors', message: `descriptors of ${names.join(', ')} by server reflection of the control arm`, data: { services: names, from: 'reflection', descriptorSet: Buffer.from(set).toString('base64') } });
+      await store.experiments.appendEvent({
+        experimentId,
+        timeMs: clock.now(),
+        type: 'grpc-descriptors',
+        message: `descriptors of ${names.join(', ')} by server reflection of the control arm`,
+        data: { services: names, from: 'reflection', descriptorSet: Buffer.from(set).toString('base64') },
+      });
     } catch (error) {
-      await store.experiments.appendEvent({ experimentId, timeMs: clock.now(), type: 'grpc-descriptors', message: `server reflection of the control arm failed (${(error as Error).message.slice(0, 200)}): gRPC responses are not compared; name harness.responses.grpc.descriptorSet or protoFiles`, data: { services: names, from: 'reflection' } });
+      await store.experiments.appendEvent({
+        experimentId,
+        timeMs: clock.now(),
+        type: 'grpc-descriptors',
+        message: `server reflection of the control arm failed (${(error as Error).message.slice(0, 200)}): gRPC responses are not compared; name harness.responses.grpc.descriptorSet or protoFiles`,
+        data: { services: names, from: 'reflection' },
+      });
     }
   };
 }
@@ -100,19 +123,46 @@ export async function replayExperiment(options: ReplayExperimentOptions): Promis
   const primeDeployed = workload.arms?.controlPrime?.deployed === true;
   const routed = options.deployed && workload.dependencies.length > 0;
   const grpcSchemas = routed ? await loadDependencySchemas(workload.dependencies, options.cwd ?? process.cwd()) : undefined;
-  const router = routed ? await startRouter({ experimentId, seed, dependencies: workload.dependencies, identityPrefix: workload.replay.identityHeaderPrefix, ...(grpcSchemas && grpcSchemas.size > 0 ? { grpcSchemas } : {}), ...(primeDeployed ? { arms: ['control', 'treatment', 'control-prime'] as const } : {}) }) : undefined;
+  const router = routed
+    ? await startRouter({
+        experimentId,
+        seed,
+        dependencies: workload.dependencies,
+        identityPrefix: workload.replay.identityHeaderPrefix,
+        ...(grpcSchemas && grpcSchemas.size > 0 ? { grpcSchemas } : {}),
+        ...(primeDeployed ? { arms: ['control', 'treatment', 'control-prime'] as const } : {}),
+      })
+    : undefined;
   try {
     const arms = options.arms(router);
     await store.init();
     const tier = workload.corpus.tier ?? workload.tier;
-    const corpus = () => readCorpusWindow(store.corpus, { tier, lookbackMs: workload.corpus.lookback, nowMs, ...(workload.corpus.limit !== undefined ? { limit: workload.corpus.limit } : {}) });
+    const corpus = () =>
+      readCorpusWindow(store.corpus, {
+        tier,
+        lookbackMs: workload.corpus.lookback,
+        nowMs,
+        ...(workload.corpus.limit !== undefined ? { limit: workload.corpus.limit } : {}),
+      });
     const probe = corpus()[Symbol.asyncIterator]();
     const first = await probe.next();
     // Only whether the window holds a record: the read stops here (a store's query is not left streaming).
     await probe.return?.();
-    if (first.done) throw new InputError(`no recorded requests of tier ${tier} in the last ${workload.corpus.lookback / 3_600_000} h: record some with \`tandem record\` or \`tandem corpus import\``);
+    if (first.done)
+      throw new InputError(
+        `no recorded requests of tier ${tier} in the last ${workload.corpus.lookback / 3_600_000} h: record some with \`tandem record\` or \`tandem corpus import\``,
+      );
     let record: ExperimentRecord = options.existing
-      ? { ...options.existing, status: 'running', spec: { ...options.existing.spec, design: { minTrials: workload.trials.min, maxTrials: workload.trials.max }, ...(arms.compared ? { compared: arms.compared } : {}), ...options.spec } }
+      ? {
+          ...options.existing,
+          status: 'running',
+          spec: {
+            ...options.existing.spec,
+            design: { minTrials: workload.trials.min, maxTrials: workload.trials.max },
+            ...(arms.compared ? { compared: arms.compared } : {}),
+            ...options.spec,
+          },
+        }
       : {
           id: experimentId,
           workload: workload.name,
@@ -120,7 +170,15 @@ export async function replayExperiment(options: ReplayExperimentOptions): Promis
           createdAtMs: nowMs,
           updatedAtMs: nowMs,
           seed,
-          spec: { kind: options.kind, arms: arms.kind, ...(arms.compared ? { compared: arms.compared } : {}), rate: workload.replay.rate, trials: workload.trials.max, design: { minTrials: workload.trials.min, maxTrials: workload.trials.max }, ...options.spec },
+          spec: {
+            kind: options.kind,
+            arms: arms.kind,
+            ...(arms.compared ? { compared: arms.compared } : {}),
+            rate: workload.replay.rate,
+            trials: workload.trials.max,
+            design: { minTrials: workload.trials.min, maxTrials: workload.trials.max },
+            ...options.spec,
+          },
           trials: [],
         };
     const save = async (changes: Partial<ExperimentRecord>): Promise<void> => {
@@ -129,8 +187,17 @@ export async function replayExperiment(options: ReplayExperimentOptions): Promis
     };
     await save({});
     const resumed = (options.existing?.trials.length ?? 0) > 0;
-    const runningData = { ...(options.runner ? { runner: options.runner } : {}), ...(resumed ? { reason: `resumed with ${options.existing!.trials.filter((t) => t.status === 'completed').length} completed trial(s)` } : {}) };
-    await store.experiments.appendEvent({ experimentId, timeMs: clock.now(), type: 'status', message: 'running', ...(Object.keys(runningData).length > 0 ? { data: runningData } : {}) });
+    const runningData = {
+      ...(options.runner ? { runner: options.runner } : {}),
+      ...(resumed ? { reason: `resumed with ${options.existing!.trials.filter((t) => t.status === 'completed').length} completed trial(s)` } : {}),
+    };
+    await store.experiments.appendEvent({
+      experimentId,
+      timeMs: clock.now(),
+      type: 'status',
+      message: 'running',
+      ...(Object.keys(runningData).length > 0 ? { data: runningData } : {}),
+    });
     options.onStart?.(experimentId, seed);
     let status: ExperimentRecord['status'] = 'completed';
     let reason: string | undefined;
@@ -140,13 +207,19 @@ export async function replayExperiment(options: ReplayExperimentOptions): Promis
     const live = new LiveOutcomes(clock);
     const detectors: Detector[] = [
       ...workload.detectors.map((d) =>
-        d.kind === 'dependency-health' ? dependencyHealthDetector(d, clock, options.sharedSource) : d.kind === 'grpc-health' ? grpcHealthDetector(d) : experimentAttributedDetector(d, { jobs, sinceMs: nowMs }),
+        d.kind === 'dependency-health'
+          ? dependencyHealthDetector(d, clock, options.sharedSource)
+          : d.kind === 'grpc-health'
+            ? grpcHealthDetector(d)
+            : experimentAttributedDetector(d, { jobs, sinceMs: nowMs }),
       ),
       ...(options.duringChecks ?? []).map((check) => duringCheckDetector(check, { experimentId, live, clock })),
     ];
     const liveWrites = new LiveWrites(store, experimentId, clock);
     const monitoring: Promise<Cancellation | undefined> =
-      detectors.length > 0 ? runMonitor({ experimentId, detectors, clock, controller: monitorController, onObservation: (o) => liveWrites.observation(o) }) : Promise.resolve(undefined);
+      detectors.length > 0
+        ? runMonitor({ experimentId, detectors, clock, controller: monitorController, onObservation: (o) => liveWrites.observation(o) })
+        : Promise.resolve(undefined);
     const signal = options.signal ? AbortSignal.any([options.signal, monitorController.signal]) : monitorController.signal;
     let cancellation: Cancellation | undefined;
     try {
@@ -176,12 +249,24 @@ export async function replayExperiment(options: ReplayExperimentOptions): Promis
         ...(needsReflection(workload) ? { afterMeasure: reflectOnce(store, experimentId, clock) } : {}),
       });
       if (result.stoppedBy && !result.cancelled) {
-        const why = { decided: 'the verdict was decided', max: `the maximum of ${workload.trials.max} trials was reached`, budget: `the trial budget of ${(workload.trials.budget ?? 0) / 1000} s was spent` }[result.stoppedBy];
-        await store.experiments.appendEvent({ experimentId, timeMs: clock.now(), type: 'trials-stopped', message: `stopped after ${result.completed} trial(s): ${why}`, data: { stoppedBy: result.stoppedBy, completed: result.completed, elapsedMs: clock.now() - nowMs } });
+        const why = {
+          decided: 'the verdict was decided',
+          max: `the maximum of ${workload.trials.max} trials was reached`,
+          budget: `the trial budget of ${(workload.trials.budget ?? 0) / 1000} s was spent`,
+        }[result.stoppedBy];
+        await store.experiments.appendEvent({
+          experimentId,
+          timeMs: clock.now(),
+          type: 'trials-stopped',
+          message: `stopped after ${result.completed} trial(s): ${why}`,
+          data: { stoppedBy: result.stoppedBy, completed: result.completed, elapsedMs: clock.now() - nowMs },
+        });
       }
       if (result.cancelled) {
         status = 'cancelled';
-        reason = monitorController.signal.aborted ? (monitorController.signal.reason as Error).message : ((options.signal?.reason as Error | undefined)?.message ?? 'interrupted');
+        reason = monitorController.signal.aborted
+          ? (monitorController.signal.reason as Error).message
+          : ((options.signal?.reason as Error | undefined)?.message ?? 'interrupted');
       }
     } catch (error) {
       status = 'failed';
@@ -191,7 +276,14 @@ export async function replayExperiment(options: ReplayExperimentOptions): Promis
       if (!monitorController.signal.aborted) monitorController.abort(new Error('replay finished'));
       cancellation = await monitoring;
       await liveWrites.finish();
-      if (cancellation) await store.experiments.appendEvent({ experimentId, timeMs: cancellation.terminatedMs, type: 'cancelled-by-monitor', message: cancellation.reason, data: { ...cancellation } });
+      if (cancellation)
+        await store.experiments.appendEvent({
+          experimentId,
+          timeMs: cancellation.terminatedMs,
+          type: 'cancelled-by-monitor',
+          message: cancellation.reason,
+          data: { ...cancellation },
+        });
       // A judged experiment stays running until its verdict is stored: `completed` is a plain replay's end.
       if (!(options.judgedAfter && status === 'completed')) {
         await save({ status, ...(reason ? { reason } : {}) });

@@ -11,7 +11,16 @@ import { hostname } from 'node:os';
 import { ConfigError, ExperimentCancelledError, type Clock, type ExperimentRecord, type TandemConfig, type WorkloadConfig } from '../core/index.js';
 import type { Store } from '../store/index.js';
 import type { SharedSource } from '../guardrails/index.js';
-import { calibrateStored, evaluateExperiment, joinSentences, loadChecksModule, loadGrpcSchema, lookAtExperiment, type Calibration, type OnInconclusive } from '../harness/index.js';
+import {
+  calibrateStored,
+  evaluateExperiment,
+  joinSentences,
+  loadChecksModule,
+  loadGrpcSchema,
+  lookAtExperiment,
+  type Calibration,
+  type OnInconclusive,
+} from '../harness/index.js';
 import type { ReplayProgress } from '../replayer/index.js';
 import { armsFor, controlAgainstControl } from './experiment-arms.js';
 import type { ExperimentRequest } from './experiment-request.js';
@@ -58,10 +67,18 @@ export function applyOverrides(workload: WorkloadConfig, overrides: ExperimentRe
 }
 
 /** The sequential look of a running experiment: judge its completed trials, store and show what was found. */
-function sequentialLook(ctx: RunContext, options: { workload: WorkloadConfig; calibration: Calibration | undefined; onInconclusive: OnInconclusive }): (id: string, completed: number) => Promise<boolean> {
+function sequentialLook(
+  ctx: RunContext,
+  options: { workload: WorkloadConfig; calibration: Calibration | undefined; onInconclusive: OnInconclusive },
+): (id: string, completed: number) => Promise<boolean> {
   const startedMs = ctx.clock.now();
   return async (id, completed) => {
-    const verdict = await lookAtExperiment(ctx.store, id, { workload: options.workload, onInconclusive: options.onInconclusive, ...(options.calibration ? { calibration: options.calibration } : {}), now: () => ctx.clock.now() });
+    const verdict = await lookAtExperiment(ctx.store, id, {
+      workload: options.workload,
+      onInconclusive: options.onInconclusive,
+      ...(options.calibration ? { calibration: options.calibration } : {}),
+      now: () => ctx.clock.now(),
+    });
     const summary: LookSummary = {
       experimentId: id,
       trials: completed,
@@ -69,10 +86,26 @@ function sequentialLook(ctx: RunContext, options: { workload: WorkloadConfig; ca
       outcome: verdict.outcome,
       metrics: verdict.metrics
         .filter((m) => m.judged && m.verdict !== 'no data')
-        .map((m) => ({ metric: m.metric, critical: m.policy?.critical ?? false, verdict: m.verdict, estimate: m.estimate, low: m.low, high: m.high, scale: m.scale, ...(m.policy ? { threshold: m.policy.threshold } : {}), ...(m.forecast ? { forecast: m.forecast } : {}) })),
+        .map((m) => ({
+          metric: m.metric,
+          critical: m.policy?.critical ?? false,
+          verdict: m.verdict,
+          estimate: m.estimate,
+          low: m.low,
+          high: m.high,
+          scale: m.scale,
+          ...(m.policy ? { threshold: m.policy.threshold } : {}),
+          ...(m.forecast ? { forecast: m.forecast } : {}),
+        })),
       ...(completed > 0 ? { secondsPerTrial: Number(((ctx.clock.now() - startedMs) / 1000 / completed).toFixed(2)) } : {}),
     };
-    await ctx.store.experiments.appendEvent({ experimentId: id, timeMs: ctx.clock.now(), type: 'look', message: `after ${completed} trial(s): ${verdict.decided ? `decided (${verdict.outcome})` : 'undecided'}`, data: { ...summary } });
+    await ctx.store.experiments.appendEvent({
+      experimentId: id,
+      timeMs: ctx.clock.now(),
+      type: 'look',
+      message: `after ${completed} trial(s): ${verdict.decided ? `decided (${verdict.outcome})` : 'undecided'}`,
+      data: { ...summary },
+    });
     ctx.onLook?.(summary);
     return verdict.decided;
   };
@@ -80,7 +113,9 @@ function sequentialLook(ctx: RunContext, options: { workload: WorkloadConfig; ca
 
 /** The newest completed A/A calibration of a workload. */
 export async function latestCalibration(store: Pick<Store, 'experiments'>, workload: string): Promise<Calibration | undefined> {
-  const calibrated = (records: readonly ExperimentRecord[]): Calibration | undefined => records.find((r) => r.spec.kind === 'calibration' && r.status === 'completed' && r.verdict?.calibration !== undefined)?.verdict?.calibration as Calibration | undefined;
+  const calibrated = (records: readonly ExperimentRecord[]): Calibration | undefined =>
+    records.find((r) => r.spec.kind === 'calibration' && r.status === 'completed' && r.verdict?.calibration !== undefined)?.verdict?.calibration as
+      Calibration | undefined;
   const found = calibrated(await store.experiments.list({ workload, kind: 'calibration', status: 'completed', limit: 20 }));
   if (found) return found;
   // Rows stored before listings could filter on kind (ClickHouse rows of an older Tandem) have kind '': looked through as before.
@@ -107,7 +142,9 @@ export async function runExperiment(id: string, ctx: RunContext): Promise<Experi
     const aa = request.kind === 'aa';
     const sameBuild = aa || request.sameBuild === true;
     const workload = applyOverrides(sameBuild ? controlAgainstControl(configured) : configured, request.overrides);
-    const choice = sameBuild ? { control: request.control, treatment: request.control, controlRevision: request.controlRevision, treatmentRevision: request.controlRevision } : request;
+    const choice = sameBuild
+      ? { control: request.control, treatment: request.control, controlRevision: request.controlRevision, treatmentRevision: request.controlRevision }
+      : request;
     const checks = workload.harness.checksModule !== undefined ? await loadChecksModule(workload.harness.checksModule, ctx.cwd) : undefined;
     const grpcSchema = workload.harness.responses?.grpc !== undefined ? await loadGrpcSchema(workload.harness.responses.grpc, ctx.cwd) : undefined;
     const onInconclusive = request.onInconclusive ?? workload.harness.onInconclusive;
@@ -139,7 +176,14 @@ export async function runExperiment(id: string, ctx: RunContext): Promise<Experi
       const { record: stored, calibration } = await calibrateStored(store, id, { workload: configured, createdAtMs: clock.now() });
       return await transition(store, stored, 'completed', clock, { verdict: { calibration } });
     }
-    const report = await evaluateExperiment(store, id, { workload, onInconclusive, ...(calibration ? { calibration } : {}), ...(checks ? { checks } : {}), ...(grpcSchema ? { grpcSchema } : {}), now: () => clock.now() });
+    const report = await evaluateExperiment(store, id, {
+      workload,
+      onInconclusive,
+      ...(calibration ? { calibration } : {}),
+      ...(checks ? { checks } : {}),
+      ...(grpcSchema ? { grpcSchema } : {}),
+      now: () => clock.now(),
+    });
     const latest = (await store.experiments.get(id)) ?? record;
     const verdict = {
       outcome: report.verdict.outcome,
@@ -149,9 +193,12 @@ export async function runExperiment(id: string, ctx: RunContext): Promise<Experi
       decided: report.verdict.decided,
       undecided: report.verdict.undecided,
       ...(report.verdict.inconclusivePolicy ? { inconclusivePolicy: report.verdict.inconclusivePolicy } : {}),
-      metrics: report.metrics.filter((m) => m.judged).map((m) => ({ metric: m.metric, verdict: m.verdict, estimate: m.estimate, low: m.low, high: m.high, critical: m.policy?.critical ?? false })),
+      metrics: report.metrics
+        .filter((m) => m.judged)
+        .map((m) => ({ metric: m.metric, verdict: m.verdict, estimate: m.estimate, low: m.low, high: m.high, critical: m.policy?.critical ?? false })),
     };
-    if (report.verdict.outcome === 'no data') return await transition(store, latest, 'failed', clock, { verdict }, `no verdict: ${joinSentences(report.verdict.reasons)}`);
+    if (report.verdict.outcome === 'no data')
+      return await transition(store, latest, 'failed', clock, { verdict }, `no verdict: ${joinSentences(report.verdict.reasons)}`);
     return await transition(store, latest, report.verdict.outcome, clock, { verdict }, joinSentences(report.verdict.reasons));
   } catch (error) {
     const latest = (await store.experiments.get(id).catch(() => undefined)) ?? record;

@@ -35,7 +35,8 @@ interface LeaseData {
  */
 const leaseOf = (event: ExperimentEvent): LeaseData | undefined => {
   const data = event.data as Partial<LeaseData> | undefined;
-  if (event.type !== 'lease' || typeof data?.holder !== 'string' || typeof data.expiresAtMs !== 'number' || !Number.isFinite(data.expiresAtMs)) return undefined;
+  if (event.type !== 'lease' || typeof data?.holder !== 'string' || typeof data.expiresAtMs !== 'number' || !Number.isFinite(data.expiresAtMs))
+    return undefined;
   return { holder: data.holder, expiresAtMs: Math.min(data.expiresAtMs, event.timeMs + LEASE_TTL_MS), claim: data.claim === true };
 };
 
@@ -59,7 +60,11 @@ export async function liveRunner(store: Pick<Store, 'experiments'>, id: string, 
  * A live runner that has stopped renewing: its last renewal is more than two renewal periods old, so its
  * process is most likely gone, though its lease has not lapsed yet. Undefined while it renews on time.
  */
-export async function silentRunner(store: Pick<Store, 'experiments'>, id: string, clock: Clock): Promise<{ holder: string; silentForMs: number; lapsesAtMs: number } | undefined> {
+export async function silentRunner(
+  store: Pick<Store, 'experiments'>,
+  id: string,
+  clock: Clock,
+): Promise<{ holder: string; silentForMs: number; lapsesAtMs: number } | undefined> {
   const holder = await liveRunner(store, id, clock);
   if (holder === undefined) return undefined;
   let last: { timeMs: number; expiresAtMs: number } | undefined;
@@ -76,15 +81,26 @@ export async function silentRunner(store: Pick<Store, 'experiments'>, id: string
  * When no runner holds the experiment: the one that did (its process died) and when its lease lapsed, or `never`
  * when no runner ever held a lease (every runner claims one before it starts: its process died before that).
  */
-export async function lapsedRunner(store: Pick<Store, 'experiments'>, id: string, clock: Clock): Promise<{ holder: string; expiredAtMs: number } | 'never' | undefined> {
+export async function lapsedRunner(
+  store: Pick<Store, 'experiments'>,
+  id: string,
+  clock: Clock,
+): Promise<{ holder: string; expiredAtMs: number } | 'never' | undefined> {
   if ((await liveRunner(store, id, clock)) !== undefined) return undefined;
   let last: LeaseData | undefined;
   for (const event of await store.experiments.events(id, { types: ['lease'] })) last = leaseOf(event) ?? last;
   return last === undefined ? 'never' : { holder: last.holder, expiredAtMs: last.expiresAtMs };
 }
 
-const append = (store: Pick<Store, 'experiments'>, id: string, clock: Clock, holder: string, expiresAtMs: number, claim: boolean, message: string): Promise<void> =>
-  store.experiments.appendEvent({ experimentId: id, timeMs: clock.now(), type: 'lease', message, data: { holder, expiresAtMs, claim } });
+const append = (
+  store: Pick<Store, 'experiments'>,
+  id: string,
+  clock: Clock,
+  holder: string,
+  expiresAtMs: number,
+  claim: boolean,
+  message: string,
+): Promise<void> => store.experiments.appendEvent({ experimentId: id, timeMs: clock.now(), type: 'lease', message, data: { holder, expiresAtMs, claim } });
 
 /** Claim the run; returns the runner that holds it (this one when `owner === holder`). */
 export async function claimRun(store: Pick<Store, 'experiments'>, id: string, holder: string, clock: Clock): Promise<string> {

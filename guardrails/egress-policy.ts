@@ -37,7 +37,8 @@ export class Counters {
 }
 
 /** What the policy decided for one call (EgressPolicy.decide). */
-export type Decision = { readonly kind: 'refused' | 'blocked'; readonly reason: string } | { readonly kind: 'forward'; readonly headers: Record<string, string | string[]> };
+export type Decision =
+  { readonly kind: 'refused' | 'blocked'; readonly reason: string } | { readonly kind: 'forward'; readonly headers: Record<string, string | string[]> };
 
 export interface Listener {
   readonly arm: RouterArm;
@@ -116,7 +117,10 @@ export class EgressPolicy {
     if (call.host !== listener.authority && call.host !== listener.localhost) return refuse(`Host ${call.host.slice(0, 100)} is not this dependency`);
     const normalized = normalizedPath(path);
     if (normalized === undefined) return refuse(`path ${path.slice(0, 100)} cannot be normalized (bad escape, control character, or ".." above the root)`);
-    const write = call.grpc !== undefined ? this.#grpcWrites.isWrite(dependency, call.grpc.service, call.grpc.method) : isWrite(dependency, { method, target: path, headers: call.headers }, normalized);
+    const write =
+      call.grpc !== undefined
+        ? this.#grpcWrites.isWrite(dependency, call.grpc.service, call.grpc.method)
+        : isWrite(dependency, { method, target: path, headers: call.headers }, normalized);
     if (write && dependency.writes === 'block') {
       counters.blocked++;
       const what = call.grpc !== undefined ? `gRPC method ${call.grpc.service}/${call.grpc.method}` : `${method} ${path.split('?')[0]}`;
@@ -142,7 +146,6 @@ export class EgressPolicy {
     if (write && dependency.writes === 'tag') headers[`${this.identityPrefix}write`] = '1';
     return { kind: 'forward', headers };
   }
-
 
   /**
    * A call to several targets (a pinned subset) whose body was over the buffer it is read into to fail over

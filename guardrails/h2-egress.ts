@@ -7,8 +7,27 @@
  * answered by the router itself with `PERMISSION_DENIED` and a message
  * saying why, and never reaches the dependency.
  */
-import { constants, createServer, type ClientHttp2Session, type ClientHttp2Stream, type Http2Server, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
-import { BodyCopy, encodeGrpcMessage, forwardStream, forwardableHeaders, grpcMethodOf, H2SessionPool, isGrpcContentType, withHeaderLimits, transportLimits, GRPC_STATUS } from '../net/index.js';
+import {
+  constants,
+  createServer,
+  type ClientHttp2Session,
+  type ClientHttp2Stream,
+  type Http2Server,
+  type IncomingHttpHeaders,
+  type ServerHttp2Stream,
+} from 'node:http2';
+import {
+  BodyCopy,
+  encodeGrpcMessage,
+  forwardStream,
+  forwardableHeaders,
+  grpcMethodOf,
+  H2SessionPool,
+  isGrpcContentType,
+  withHeaderLimits,
+  transportLimits,
+  GRPC_STATUS,
+} from '../net/index.js';
 import type { Decision, EgressPolicy, Listener } from './egress-policy.js';
 
 /** How often calls past their dependency's timeout are looked for. */
@@ -63,7 +82,16 @@ export class H2Egress {
     const tag = `${this.#policy.identityPrefix}${decision.kind}`;
     if (grpc) {
       const grpcStatus = status === 413 ? GRPC_STATUS.RESOURCE_EXHAUSTED : GRPC_STATUS.PERMISSION_DENIED;
-      stream.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': String(grpcStatus), 'grpc-message': encodeGrpcMessage(decision.reason), [tag]: printable(decision.reason) }, { endStream: true });
+      stream.respond(
+        {
+          ':status': 200,
+          'content-type': 'application/grpc',
+          'grpc-status': String(grpcStatus),
+          'grpc-message': encodeGrpcMessage(decision.reason),
+          [tag]: printable(decision.reason),
+        },
+        { endStream: true },
+      );
     } else {
       stream.respond({ ':status': status, 'content-type': 'text/plain', [tag]: printable(decision.reason) });
       stream.end(`${decision.reason}\n`);
@@ -75,13 +103,30 @@ export class H2Egress {
     const path = headers[':path'] ?? '/';
     const grpc = isGrpcContentType(headers['content-type']) ? grpcMethodOf(path) : undefined;
     const plain = forwardableHeaders(headers, () => false) as Record<string, string | string[] | undefined>;
-    const decision = this.#policy.decide(listener, { method: headers[':method'] ?? 'GET', path, host: headers[':authority'] ?? headers.host ?? '', headers: plain, ...(grpc ? { grpc } : {}) });
+    const decision = this.#policy.decide(listener, {
+      method: headers[':method'] ?? 'GET',
+      path,
+      host: headers[':authority'] ?? headers.host ?? '',
+      headers: plain,
+      ...(grpc ? { grpc } : {}),
+    });
     if (decision.kind !== 'forward') return this.#answer(stream, decision, isGrpcContentType(headers['content-type']));
     const { targets } = listener;
     const turn = this.#next.get(listener) ?? 0;
     this.#next.set(listener, turn + 1);
     const endStream = (flags & constants.NGHTTP2_FLAG_END_STREAM) !== 0;
-    const send = (attempt: number, body?: Buffer): void => this.#send(listener, stream, headers, decision.headers, endStream, turn + attempt, started, attempt + 1 < targets.length && body !== undefined ? () => send(attempt + 1, body) : undefined, body);
+    const send = (attempt: number, body?: Buffer): void =>
+      this.#send(
+        listener,
+        stream,
+        headers,
+        decision.headers,
+        endStream,
+        turn + attempt,
+        started,
+        attempt + 1 < targets.length && body !== undefined ? () => send(attempt + 1, body) : undefined,
+        body,
+      );
     // One target: stream the body through. Several (a pinned subset): read it whole first, to fail over between them.
     if (targets.length === 1 || endStream) return send(0, endStream && targets.length > 1 ? Buffer.alloc(0) : undefined);
     // Within the call's limit and the process's body budget (net/body-copy.ts); given back when the call ends.
@@ -90,17 +135,39 @@ export class H2Egress {
     stream.on('data', (chunk: Buffer) => copy.add(chunk));
     stream.once('end', () => {
       if (!copy.truncated) return send(0, copy.bytes());
-      this.#answer(stream, { kind: 'refused', reason: this.#policy.overBuffer(listener, started, performance.now()) }, isGrpcContentType(headers['content-type']), 413);
+      this.#answer(
+        stream,
+        { kind: 'refused', reason: this.#policy.overBuffer(listener, started, performance.now()) },
+        isGrpcContentType(headers['content-type']),
+        413,
+      );
     });
   }
 
   /** One attempt at the call on target `turn` of the allowed ones; `next` tries the following target when this one took no part. */
-  #send(listener: Listener, stream: ServerHttp2Stream, headers: IncomingHttpHeaders, forward: Record<string, string | string[]>, endStream: boolean, turn: number, started: number, next: (() => void) | undefined, body?: Buffer): void {
+  #send(
+    listener: Listener,
+    stream: ServerHttp2Stream,
+    headers: IncomingHttpHeaders,
+    forward: Record<string, string | string[]>,
+    endStream: boolean,
+    turn: number,
+    started: number,
+    next: (() => void) | undefined,
+    body?: Buffer,
+  ): void {
     const { counters, targets, dependency } = listener;
     // Spread across the allowed targets (a pinned subset); never anywhere else.
     const target = targets[turn % targets.length]!;
     counters.byTarget[target] = (counters.byTarget[target] ?? 0) + 1;
-    const upstreamHeaders = { ...forward, ...(headers.te === 'trailers' ? { te: 'trailers' } : {}), ':method': headers[':method'] ?? 'GET', ':path': headers[':path'] ?? '/', ':scheme': 'http', ':authority': this.#authority(target) };
+    const upstreamHeaders = {
+      ...forward,
+      ...(headers.te === 'trailers' ? { te: 'trailers' } : {}),
+      ':method': headers[':method'] ?? 'GET',
+      ':path': headers[':path'] ?? '/',
+      ':scheme': 'http',
+      ':authority': this.#authority(target),
+    };
     const up = forwardStream(
       stream,
       upstreamHeaders,

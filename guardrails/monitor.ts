@@ -36,7 +36,9 @@ export interface Detector {
 }
 
 /** A detector's schedule from its config (durations already in ms). */
-export function scheduleOf(config: DetectorConfig): Pick<Detector, 'name' | 'warmupMs' | 'intervalMs' | 'consecutive' | 'maxDurationMs' | 'maxErrors' | 'onUnavailable'> {
+export function scheduleOf(
+  config: DetectorConfig,
+): Pick<Detector, 'name' | 'warmupMs' | 'intervalMs' | 'consecutive' | 'maxDurationMs' | 'maxErrors' | 'onUnavailable'> {
   return {
     name: config.name,
     warmupMs: config.warmup,
@@ -85,8 +87,10 @@ export async function runMonitor(options: MonitorOptions): Promise<Cancellation 
   const { clock, controller } = options;
   const signal = controller.signal;
   const startMs = clock.now();
-  const observe = (detector: string, result: { verdict: DetectorObservation['verdict']; value: number | null; baseline: number | null; message?: string }): void =>
-    options.onObservation?.({ experimentId: options.experimentId, detector, timeMs: clock.now(), ...result });
+  const observe = (
+    detector: string,
+    result: { verdict: DetectorObservation['verdict']; value: number | null; baseline: number | null; message?: string },
+  ): void => options.onObservation?.({ experimentId: options.experimentId, detector, timeMs: clock.now(), ...result });
 
   const states: DetectorState[] = [];
   let misconfigured: { name: string; message: string } | undefined;
@@ -160,7 +164,10 @@ export async function runMonitor(options: MonitorOptions): Promise<Cancellation 
         if (state.violations === 0) state.firstBadMs = clock.now();
         state.violations++;
         if (state.violations >= detector.consecutive) {
-          return cancel(state, `${state.violations} violations in a row (value ${result.value}, baseline ${result.baseline})${result.message ? `: ${result.message}` : ''}`);
+          return cancel(
+            state,
+            `${state.violations} violations in a row (value ${result.value}, baseline ${result.baseline})${result.message ? `: ${result.message}` : ''}`,
+          );
         }
       } else {
         // FIRE §4.2: a clear check resets the count.

@@ -58,7 +58,8 @@ export function isWrite(dependency: Pick<DependencyConfig, 'writePaths'>, call: 
   }
   const query = call.target.indexOf('?');
   if (query >= 0) {
-    for (const [name, value] of new URLSearchParams(call.target.slice(query + 1))) if (name.toLowerCase() === '_method' && !SAFE_METHODS.has(value.trim().toUpperCase())) return true;
+    for (const [name, value] of new URLSearchParams(call.target.slice(query + 1)))
+      if (name.toLowerCase() === '_method' && !SAFE_METHODS.has(value.trim().toUpperCase())) return true;
   }
   return dependency.writePaths.some((prefix) => underPrefix(path, normalizedPath(prefix) ?? prefix.toLowerCase()));
 }

@@ -248,7 +248,12 @@ export class EgressRouter {
           }
           finish(true);
           const timeout = failure === 'timeout';
-          this.#answer(res, timeout ? 504 : 502, 'error', `${dependency.name}: ${timeout ? `no answer within ${dependency.timeout} ms` : `upstream failed (${code || (error as Error).message})`}`);
+          this.#answer(
+            res,
+            timeout ? 504 : 502,
+            'error',
+            `${dependency.name}: ${timeout ? `no answer within ${dependency.timeout} ms` : `upstream failed (${code || (error as Error).message})`}`,
+          );
         },
       );
   }

@@ -110,7 +110,15 @@ export function tInterval(values: readonly number[], confidence = 0.95): TInterv
   let pValue: number;
   if (standardError === 0) pValue = estimate === 0 ? 1 : 0;
   else pValue = 2 * (1 - studentTCdf(Math.abs(estimate / standardError), n - 1));
-  return { n, estimate, sd, standardError, low: estimate - critical * standardError, high: estimate + critical * standardError, pValue: Math.min(1, Math.max(0, pValue)) };
+  return {
+    n,
+    estimate,
+    sd,
+    standardError,
+    low: estimate - critical * standardError,
+    high: estimate + critical * standardError,
+    pValue: Math.min(1, Math.max(0, pValue)),
+  };
 }
 
 /** P(F <= x) for the F distribution with (d1, d2) degrees of freedom. */
@@ -147,7 +155,10 @@ export function benjaminiHochberg(pValues: readonly number[], familySize?: numbe
 /** The q-quantile of unsorted values (linear interpolation, as simple-statistics does). */
 export function quantileOf(values: readonly number[], q: number): number {
   if (values.length === 0) return Number.NaN;
-  return quantileSorted([...values].sort((a, b) => a - b), q);
+  return quantileSorted(
+    [...values].sort((a, b) => a - b),
+    q,
+  );
 }
 
 export interface BootstrapOptions {
@@ -163,7 +174,11 @@ export interface BootstrapOptions {
  * seeded generator: the same seed gives the same interval. For diagnostics
  * inside one trial (thousands of records), never across a handful of trials.
  */
-export function bootstrapInterval<T>(values: readonly T[], statistic: (sample: readonly T[]) => number, options: BootstrapOptions): { low: number; high: number } {
+export function bootstrapInterval<T>(
+  values: readonly T[],
+  statistic: (sample: readonly T[]) => number,
+  options: BootstrapOptions,
+): { low: number; high: number } {
   const n = values.length;
   if (n === 0) return { low: Number.NaN, high: Number.NaN };
   const random = seededRandom(options.seed);

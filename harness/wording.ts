@@ -12,7 +12,10 @@ export function formatP(p: number): string {
 
 /** Sentences joined into one: each ends with its own full stop, so none gets a second mark (no "threshold.; final check"). */
 export function joinSentences(sentences: readonly string[]): string {
-  return sentences.map((s) => s.trim().replace(/[.;]+$/, '')).filter((s) => s !== '').join('; ');
+  return sentences
+    .map((s) => s.trim().replace(/[.;]+$/, ''))
+    .filter((s) => s !== '')
+    .join('; ');
 }
 
 /** "+3.1%" on a relative scale, "+0.40 pp" on an absolute one (shares). */

@@ -7,7 +7,15 @@ import { escapeHtml as e, lineChart } from '../harness/index.js';
 
 import type { CapacityBucket, CapacitySummary } from './capacity-test.js';
 
-export function renderCapacityHtml(input: { title: string; baselineRate: number; bucketMs: number; buckets: readonly CapacityBucket[]; summary: CapacitySummary; states: readonly string[]; ok: boolean }): string {
+export function renderCapacityHtml(input: {
+  title: string;
+  baselineRate: number;
+  bucketMs: number;
+  buckets: readonly CapacityBucket[];
+  summary: CapacitySummary;
+  states: readonly string[];
+  ok: boolean;
+}): string {
   const { buckets, summary } = input;
   const seconds = (b: CapacityBucket): number => b.startMs / 1000;
   const xDomain: [number, number] = [0, buckets.length > 0 ? seconds(buckets[buckets.length - 1]!) : 1];

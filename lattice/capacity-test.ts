@@ -146,7 +146,10 @@ export async function runCapacityTest(options: CapacityTestOptions): Promise<{ b
       const response = await pool.request({
         method: record.method as 'POST',
         path: record.path,
-        headers: { ...Object.fromEntries(Object.entries(record.headers).filter(([name]) => !['host', 'content-length', 'connection'].includes(name))), ...options.headers },
+        headers: {
+          ...Object.fromEntries(Object.entries(record.headers).filter(([name]) => !['host', 'content-length', 'connection'].includes(name))),
+          ...options.headers,
+        },
         body: record.body === '' ? null : Buffer.from(record.body, 'base64'),
       });
       return { status: response.statusCode, body: await response.body.text() };
@@ -159,7 +162,16 @@ export async function runCapacityTest(options: CapacityTestOptions): Promise<{ b
 
     const total = profile.leadMs + profile.rampMs + profile.holdMs + profile.cooldownMs;
     const bucketCount = Math.ceil(total / bucketMs);
-    const acc = Array.from({ length: bucketCount }, (): BucketTally => ({ sent: 0, dropped: 0, answered: 0, errors: 0, empty: 0, ndcg: [], compared: 0, identical: 0 }));
+    const acc = Array.from({ length: bucketCount }, (): BucketTally => ({
+      sent: 0,
+      dropped: 0,
+      answered: 0,
+      errors: 0,
+      empty: 0,
+      ndcg: [],
+      compared: 0,
+      identical: 0,
+    }));
     const lastAnswer = new Map<string, { hash: string; bucket: number }>();
     const controllerSamples: { state?: string; productLoadFactor?: number | null }[] = new Array(bucketCount).fill(undefined).map(() => ({}));
     const start = clock.monotonic();
@@ -171,7 +183,7 @@ export async function runCapacityTest(options: CapacityTestOptions): Promise<{ b
       if (options.controllerUrl) controllerSamples[bucket] = await controllerSample(options.controllerUrl);
     };
     let sinceYield = 0;
-    for (let dueMs = 0; dueMs < total && !options.signal?.aborted; ) {
+    for (let dueMs = 0; dueMs < total && !options.signal?.aborted;) {
       const now = clock.monotonic() - start;
       if (now >= total) break; // bounded in time even when far behind schedule
       if (dueMs <= now && ++sinceYield >= 16) {
@@ -200,7 +212,12 @@ export async function runCapacityTest(options: CapacityTestOptions): Promise<{ b
       inflight++;
       const work = send(record).then((answer) => {
         inflight--;
-        tallyAnswer(acc[bucket]!, bucket, record.id, answer, { reference, lastAnswer, ranking: options.ranking, stabilityBuckets: options.stabilityBuckets ?? 10 });
+        tallyAnswer(acc[bucket]!, bucket, record.id, answer, {
+          reference,
+          lastAnswer,
+          ranking: options.ranking,
+          stabilityBuckets: options.stabilityBuckets ?? 10,
+        });
       });
       pending.add(work);
       void work.finally(() => pending.delete(work));
@@ -241,7 +258,11 @@ type Answer = { status: number; body: string } | undefined;
  * Reference pass: every distinct request's answer at L0, before any load, paced at the baseline rate so
  * the pass itself does not push the service into a degraded state.
  */
-async function referencePass(records: readonly CorpusRecord[], send: (record: CorpusRecord) => Promise<Answer>, options: CapacityTestOptions): Promise<Map<string, string[]>> {
+async function referencePass(
+  records: readonly CorpusRecord[],
+  send: (record: CorpusRecord) => Promise<Answer>,
+  options: CapacityTestOptions,
+): Promise<Map<string, string[]>> {
   const reference = new Map<string, string[]>();
   const distinct = records.slice(0, 2_000);
   for (let i = 0; i < distinct.length && !options.signal?.aborted; i += 8) {
@@ -276,7 +297,12 @@ function tallyAnswer(
   bucket: number,
   recordId: string,
   answer: Answer,
-  context: { reference: ReadonlyMap<string, readonly string[]>; lastAnswer: Map<string, { hash: string; bucket: number }>; ranking: CapacityTestOptions['ranking']; stabilityBuckets: number },
+  context: {
+    reference: ReadonlyMap<string, readonly string[]>;
+    lastAnswer: Map<string, { hash: string; bucket: number }>;
+    ranking: CapacityTestOptions['ranking'];
+    stabilityBuckets: number;
+  },
 ): void {
   if (!answer || answer.status >= 500) {
     a.errors++;

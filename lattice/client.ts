@@ -54,7 +54,10 @@ export class LatticeClient {
 
   /** Ask the controller once; false when it could not be reached (the previous assignment then ages out). */
   async poll(): Promise<boolean> {
-    const query = new URLSearchParams({ ...(this.#options.scenario ? { scenario: this.#options.scenario } : {}), ...(this.#options.priority ? { priority: this.#options.priority } : {}) });
+    const query = new URLSearchParams({
+      ...(this.#options.scenario ? { scenario: this.#options.scenario } : {}),
+      ...(this.#options.priority ? { priority: this.#options.priority } : {}),
+    });
     try {
       const timeout = this.#options.timeoutMs ?? 500;
       const response = await request(`${this.#options.controllerUrl}/levels?${query}`, { headersTimeout: timeout, bodyTimeout: timeout });
@@ -71,7 +74,13 @@ export class LatticeClient {
 
   async reportLoadFactor(value: number): Promise<boolean> {
     try {
-      const response = await request(`${this.#options.controllerUrl}/load-factor`, { method: 'POST', body: JSON.stringify({ service: this.#options.service, value }), headers: { 'content-type': 'application/json' }, headersTimeout: 500, bodyTimeout: 500 });
+      const response = await request(`${this.#options.controllerUrl}/load-factor`, {
+        method: 'POST',
+        body: JSON.stringify({ service: this.#options.service, value }),
+        headers: { 'content-type': 'application/json' },
+        headersTimeout: 500,
+        bodyTimeout: 500,
+      });
       await response.body.dump();
       return response.statusCode === 202;
     } catch {

@@ -18,7 +18,15 @@ export interface ControllerServer {
   close(): Promise<void>;
 }
 
-export async function startControllerServer(options: { lattice: LatticeConfig; controller: LatticeController; loadFactors: LoadFactors; host?: string; port?: number; token?: string | undefined; recentDecisions?: () => readonly unknown[] }): Promise<ControllerServer> {
+export async function startControllerServer(options: {
+  lattice: LatticeConfig;
+  controller: LatticeController;
+  loadFactors: LoadFactors;
+  host?: string;
+  port?: number;
+  token?: string | undefined;
+  recentDecisions?: () => readonly unknown[];
+}): Promise<ControllerServer> {
   const authorized = bearerCheck(options.token);
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://controller');
@@ -27,9 +35,16 @@ export async function startControllerServer(options: { lattice: LatticeConfig; c
       const scenario = url.searchParams.get('scenario') ?? options.lattice.scenarios[0]!;
       if (!options.lattice.scenarios.includes(scenario)) return replyJson(res, 404, { error: `no scenario "${scenario}" in lattice ${options.lattice.name}` });
       const priority = url.searchParams.get('priority') ?? undefined;
-      return replyJson(res, 200, { lattice: options.lattice.name, scenario, state: options.controller.state, levels: options.controller.levels(priority), decidedAtMs: options.controller.lastDecision?.timeMs ?? null });
+      return replyJson(res, 200, {
+        lattice: options.lattice.name,
+        scenario,
+        state: options.controller.state,
+        levels: options.controller.levels(priority),
+        decidedAtMs: options.controller.lastDecision?.timeMs ?? null,
+      });
     }
-    if (req.method === 'GET' && url.pathname === '/decisions') return replyJson(res, 200, options.recentDecisions?.() ?? (options.controller.lastDecision ? [options.controller.lastDecision] : []));
+    if (req.method === 'GET' && url.pathname === '/decisions')
+      return replyJson(res, 200, options.recentDecisions?.() ?? (options.controller.lastDecision ? [options.controller.lastDecision] : []));
     if (url.pathname !== '/load-factor') return replyJson(res, 404, { error: 'not found' });
     if (req.method !== 'POST') return replyJson(res, 405, { error: 'use POST' });
     if (!authorized(req)) return replyJson(res, 401, { error: 'missing or wrong bearer token' });

@@ -5,6 +5,14 @@ export { LatticeController, type Decision, type Transition, type ControllerOptio
 export { startControllerServer, type ControllerServer } from './controller-server.js';
 export { LatticeClient, type LatticeClientOptions } from './client.js';
 export { levelsHeaderValue, measureState, checkPromise, type StateMeasurement, type StateValidation } from './state-validation.js';
-export { runCapacityTest, rateAt, rankedIds, type CapacityProfile, type CapacityBucket, type CapacitySummary, type CapacityTestOptions } from './capacity-test.js';
+export {
+  runCapacityTest,
+  rateAt,
+  rankedIds,
+  type CapacityProfile,
+  type CapacityBucket,
+  type CapacitySummary,
+  type CapacityTestOptions,
+} from './capacity-test.js';
 export { renderCapacityHtml } from './capacity-report.js';
 export { storeCapacityTest, withinQualityTarget, type CapacityRecord } from './capacity-record.js';

@@ -41,7 +41,11 @@ export class LoadFactors {
     const problem = this.problem(service, value);
     if (problem !== undefined) throw new InputError(problem);
     let reservoir = this.#reservoirs.get(service);
-    if (!reservoir) this.#reservoirs.set(service, (reservoir = new Reservoir<Report>(this.#lattice.reservoirSize, [...service].reduce((h, c) => h * 31 + c.charCodeAt(0), 7) >>> 0)));
+    if (!reservoir)
+      this.#reservoirs.set(
+        service,
+        (reservoir = new Reservoir<Report>(this.#lattice.reservoirSize, [...service].reduce((h, c) => h * 31 + c.charCodeAt(0), 7) >>> 0)),
+      );
     reservoir.add({ value, timeMs: this.#clock.now() });
   }
 
@@ -51,7 +55,14 @@ export class LoadFactors {
     const values = new Map<string, number>();
     for (const [service, reservoir] of this.#reservoirs) {
       reservoir.retain((r) => r.timeMs >= since);
-      if (reservoir.items.length > 0) values.set(service, quantileOf(reservoir.items.map((r) => r.value), 0.5));
+      if (reservoir.items.length > 0)
+        values.set(
+          service,
+          quantileOf(
+            reservoir.items.map((r) => r.value),
+            0.5,
+          ),
+        );
     }
     return values;
   }

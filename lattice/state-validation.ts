@@ -45,7 +45,8 @@ export interface StateValidation {
 export function measureState(state: string, report: ExperimentReport): StateMeasurement {
   const metric = (name: string) => report.metrics.find((m) => m.metric === name && Number.isFinite(m.estimate));
   const callReduction: Record<string, number> = {};
-  for (const m of report.metrics) if (m.metric.startsWith('fanout:') && Number.isFinite(m.estimate)) callReduction[m.metric.slice('fanout:'.length)] = -m.estimate;
+  for (const m of report.metrics)
+    if (m.metric.startsWith('fanout:') && Number.isFinite(m.estimate)) callReduction[m.metric.slice('fanout:'.length)] = -m.estimate;
   const ranking = report.comparison?.ranking;
   // Unattributed fan-out (null: the service does not forward the record id) counts as no evidence.
   const calls = (arm: string): number => report.fanout.filter((f) => f.arm === arm).reduce((sum, f) => sum + (f.fanOut ?? 0), 0);
@@ -54,7 +55,16 @@ export function measureState(state: string, report: ExperimentReport): StateMeas
   // Exact call counts decide when a state changes how often the service calls out; otherwise its own CPU does.
   if (controlCalls > 0 && Math.abs(1 - calls('treatment') / controlCalls) > 1e-9) {
     const reclaimed = 1 - calls('treatment') / controlCalls;
-    return { state, experimentId: report.experiment.id, capacityReclaimed: reclaimed, capacityMeasure: 'calls', capacityInterval: [reclaimed, reclaimed], callReduction, ndcgLoss: ranking ? 1 - ranking.ndcg.mean : Number.NaN, noResultShare: ranking ? ranking.noResultShare.treatment : Number.NaN };
+    return {
+      state,
+      experimentId: report.experiment.id,
+      capacityReclaimed: reclaimed,
+      capacityMeasure: 'calls',
+      capacityInterval: [reclaimed, reclaimed],
+      callReduction,
+      ndcgLoss: ranking ? 1 - ranking.ndcg.mean : Number.NaN,
+      noResultShare: ranking ? ranking.noResultShare.treatment : Number.NaN,
+    };
   }
   const capacity = cpu ?? metric('latency_shift');
   return {
@@ -77,13 +87,25 @@ export function checkPromise(lattice: LatticeConfig, states: readonly StateMeasu
     const [a, b] = [ordered[i - 1]!, ordered[i]!];
     // A state measured as reclaiming less than the one before it by more than the noise breaks the promise.
     const capacityOk = !(b.capacityReclaimed < a.capacityReclaimed - Math.max(tolerance, (a.capacityInterval[1] - a.capacityInterval[0]) / 2));
-    checks.push({ name: `capacity ${a.state} <= ${b.state}`, ok: capacityOk, detail: `${(a.capacityReclaimed * 100).toFixed(1)}% then ${(b.capacityReclaimed * 100).toFixed(1)}% (${b.capacityMeasure})` });
+    checks.push({
+      name: `capacity ${a.state} <= ${b.state}`,
+      ok: capacityOk,
+      detail: `${(a.capacityReclaimed * 100).toFixed(1)}% then ${(b.capacityReclaimed * 100).toFixed(1)}% (${b.capacityMeasure})`,
+    });
     const qualityOk = !(b.ndcgLoss < a.ndcgLoss - tolerance);
     checks.push({ name: `quality ${a.state} >= ${b.state}`, ok: qualityOk, detail: `NDCG loss ${a.ndcgLoss.toFixed(4)} then ${b.ndcgLoss.toFixed(4)}` });
   }
   for (const s of ordered) {
-    checks.push({ name: `${s.state} quality within target`, ok: s.ndcgLoss <= lattice.qualityTarget.maxNdcgLoss, detail: `NDCG loss ${s.ndcgLoss.toFixed(4)} (target <= ${lattice.qualityTarget.maxNdcgLoss})` });
-    checks.push({ name: `${s.state} no-result rate within target`, ok: s.noResultShare <= lattice.qualityTarget.maxNoResultShare, detail: `${(s.noResultShare * 100).toFixed(2)}% (target <= ${(lattice.qualityTarget.maxNoResultShare * 100).toFixed(2)}%)` });
+    checks.push({
+      name: `${s.state} quality within target`,
+      ok: s.ndcgLoss <= lattice.qualityTarget.maxNdcgLoss,
+      detail: `NDCG loss ${s.ndcgLoss.toFixed(4)} (target <= ${lattice.qualityTarget.maxNdcgLoss})`,
+    });
+    checks.push({
+      name: `${s.state} no-result rate within target`,
+      ok: s.noResultShare <= lattice.qualityTarget.maxNoResultShare,
+      detail: `${(s.noResultShare * 100).toFixed(2)}% (target <= ${(lattice.qualityTarget.maxNoResultShare * 100).toFixed(2)}%)`,
+    });
   }
   return { lattice: lattice.name, states: ordered, checks, ok: checks.every((c) => c.ok) };
 }

@@ -33,10 +33,14 @@ const reflection = protobuf.Root.fromJSON({
 const Request = reflection.lookupType('Request');
 const Response = reflection.lookupType('Response');
 /** `name` (1) and `dependency` (3) of google.protobuf.FileDescriptorProto: what is needed to follow imports. */
-const FileHeader = protobuf.Root.fromJSON({ nested: { FileHeader: { fields: { name: { type: 'string', id: 1 }, dependency: { rule: 'repeated', type: 'string', id: 3 } } } } }).lookupType('FileHeader');
+const FileHeader = protobuf.Root.fromJSON({
+  nested: { FileHeader: { fields: { name: { type: 'string', id: 1 }, dependency: { rule: 'repeated', type: 'string', id: 3 } } } },
+}).lookupType('FileHeader');
 
 /** FileDescriptorSet: field 1, repeated FileDescriptorProto — the files written as received, as bytes. */
-const DescriptorSet = protobuf.Root.fromJSON({ nested: { DescriptorSet: { fields: { file: { rule: 'repeated', type: 'bytes', id: 1 } } } } }).lookupType('DescriptorSet');
+const DescriptorSet = protobuf.Root.fromJSON({ nested: { DescriptorSet: { fields: { file: { rule: 'repeated', type: 'bytes', id: 1 } } } } }).lookupType(
+  'DescriptorSet',
+);
 
 type Decoded = { fileDescriptorResponse?: { fileDescriptorProto?: Uint8Array[] }; errorResponse?: { errorCode?: number; errorMessage?: string } };
 
@@ -86,7 +90,10 @@ function conversation(url: string, path: string, services: readonly string[], de
     const onMessage = (payload: Buffer): void => {
       pending--;
       const answer = Response.toObject(Response.decode(payload), { bytes: Uint8Array }) as Decoded;
-      if (answer.errorResponse) return finish(new ReflectionError(`reflection answered ${grpcStatusName(answer.errorResponse.errorCode ?? 2)}: ${answer.errorResponse.errorMessage ?? ''}`));
+      if (answer.errorResponse)
+        return finish(
+          new ReflectionError(`reflection answered ${grpcStatusName(answer.errorResponse.errorCode ?? 2)}: ${answer.errorResponse.errorMessage ?? ''}`),
+        );
       for (const bytes of answer.fileDescriptorResponse?.fileDescriptorProto ?? []) {
         const name = (FileHeader.toObject(FileHeader.decode(bytes)) as { name?: string }).name ?? `(unnamed ${files.size})`;
         if (files.size < MAX_FILES) files.set(name, bytes);
@@ -114,7 +121,9 @@ function conversation(url: string, path: string, services: readonly string[], de
           onMessage(payload);
         }
       } catch (error) {
-        finish(new ReflectionError(`the reflection answer is not a ServerReflectionResponse with FileDescriptorProtos (${(error as Error).message.slice(0, 120)})`));
+        finish(
+          new ReflectionError(`the reflection answer is not a ServerReflectionResponse with FileDescriptorProtos (${(error as Error).message.slice(0, 120)})`),
+        );
       }
     });
     stream.on('error', () => undefined);
@@ -122,9 +131,12 @@ function conversation(url: string, path: string, services: readonly string[], de
       const status = ending?.['grpc-status'];
       if (status !== undefined && status !== '0') {
         const code = Number(status);
-        return finish(new ReflectionError(`reflection answered ${grpcStatusName(code)}: ${decodeGrpcMessage(ending?.['grpc-message'] as string | undefined)}`, code === 12));
+        return finish(
+          new ReflectionError(`reflection answered ${grpcStatusName(code)}: ${decodeGrpcMessage(ending?.['grpc-message'] as string | undefined)}`, code === 12),
+        );
       }
-      if (stream!.rstCode !== undefined && stream!.rstCode !== constants.NGHTTP2_NO_ERROR && pending > 0) return finish(new ReflectionError(`reflection stream reset (code ${stream!.rstCode})`));
+      if (stream!.rstCode !== undefined && stream!.rstCode !== constants.NGHTTP2_NO_ERROR && pending > 0)
+        return finish(new ReflectionError(`reflection stream reset (code ${stream!.rstCode})`));
       finish();
     });
     for (const service of services) ask({ fileContainingSymbol: service });

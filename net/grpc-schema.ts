@@ -64,7 +64,9 @@ export function schemaFromDescriptorSet(bytes: Uint8Array, file: string, where =
     root.resolveAll();
     return grpcSchemaOf(root);
   } catch (error) {
-    throw new ConfigError([`${where}: ${file} is not a FileDescriptorSet protobufjs can read (${(error as Error).message.slice(0, 200)}); make one with protoc --include_imports --descriptor_set_out, or buf build -o`]);
+    throw new ConfigError([
+      `${where}: ${file} is not a FileDescriptorSet protobufjs can read (${(error as Error).message.slice(0, 200)}); make one with protoc --include_imports --descriptor_set_out, or buf build -o`,
+    ]);
   }
 }
 

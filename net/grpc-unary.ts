@@ -29,7 +29,13 @@ export function grpcUnaryCall(url: string, path: string, request: Uint8Array, ti
     };
     const timer = setTimeout(() => finish(new Error(`no answer from ${url}${path} within ${timeoutMs} ms`)), timeoutMs);
     session.on('error', (error) => finish(error));
-    const stream = session.request({ ':method': 'POST', ':path': path, 'content-type': 'application/grpc', te: 'trailers', 'grpc-timeout': `${Math.max(1, Math.floor(timeoutMs))}m` });
+    const stream = session.request({
+      ':method': 'POST',
+      ':path': path,
+      'content-type': 'application/grpc',
+      te: 'trailers',
+      'grpc-timeout': `${Math.max(1, Math.floor(timeoutMs))}m`,
+    });
     const chunks: Buffer[] = [];
     let ending: Record<string, unknown> | undefined;
     stream.on('response', (headers) => {
@@ -39,7 +45,8 @@ export function grpcUnaryCall(url: string, path: string, request: Uint8Array, ti
     stream.on('data', (chunk: Buffer) => chunks.push(chunk));
     stream.on('error', (error) => finish(error));
     stream.on('close', () => {
-      if (stream.rstCode !== undefined && stream.rstCode !== constants.NGHTTP2_NO_ERROR && ending === undefined) return finish(new Error(`${url}${path}: stream reset (code ${stream.rstCode})`));
+      if (stream.rstCode !== undefined && stream.rstCode !== constants.NGHTTP2_NO_ERROR && ending === undefined)
+        return finish(new Error(`${url}${path}: stream reset (code ${stream.rstCode})`));
       const { status, message } = grpcEndingOf(undefined, ending);
       const payload = splitMessages(Buffer.concat(chunks)).messages[0]?.payload;
       finish(undefined, { status, message, ...(payload ? { payload } : {}) });

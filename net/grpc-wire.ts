@@ -31,7 +31,18 @@ export const GRPC_STATUS_NAMES: readonly string[] = [
   'DATA_LOSS',
   'UNAUTHENTICATED',
 ];
-export const GRPC_STATUS = { OK: 0, CANCELLED: 1, UNKNOWN: 2, INVALID_ARGUMENT: 3, DEADLINE_EXCEEDED: 4, PERMISSION_DENIED: 7, RESOURCE_EXHAUSTED: 8, UNIMPLEMENTED: 12, INTERNAL: 13, UNAVAILABLE: 14 } as const;
+export const GRPC_STATUS = {
+  OK: 0,
+  CANCELLED: 1,
+  UNKNOWN: 2,
+  INVALID_ARGUMENT: 3,
+  DEADLINE_EXCEEDED: 4,
+  PERMISSION_DENIED: 7,
+  RESOURCE_EXHAUSTED: 8,
+  UNIMPLEMENTED: 12,
+  INTERNAL: 13,
+  UNAVAILABLE: 14,
+} as const;
 
 export const grpcStatusName = (code: number): string => GRPC_STATUS_NAMES[code] ?? `status ${code}`;
 
@@ -71,7 +82,8 @@ export function splitMessages(body: Buffer, maxMessageBytes = GRPC_DEFAULT_MAX_M
     if (flag > 1) return { messages, problem: `message ${messages.length + 1} has flag ${flag} (only 0 and 1 are defined)` };
     const length = body.readUInt32BE(offset + 1);
     if (length > maxMessageBytes) return { messages, problem: `message ${messages.length + 1} is ${length} bytes, over the ${maxMessageBytes}-byte limit` };
-    if (offset + 5 + length > body.length) return { messages, problem: `message ${messages.length + 1}'s prefix says ${length} bytes, but ${body.length - offset - 5} follow` };
+    if (offset + 5 + length > body.length)
+      return { messages, problem: `message ${messages.length + 1}'s prefix says ${length} bytes, but ${body.length - offset - 5} follow` };
     messages.push({ compressed: flag === 1, payload: body.subarray(offset + 5, offset + 5 + length) });
     offset += 5 + length;
   }
@@ -111,12 +123,17 @@ export interface DecodedMessages {
  * A message stream read whole, as the recorder and the replayer both read answers: split, each message's compression
  * undone within `maxMessageBytes`, at most `maxMessages` of them; the messages before a problem are kept.
  */
-export function decodedMessages(body: Buffer, encoding: string | undefined, limits: { readonly maxMessageBytes?: number; readonly maxMessages?: number } = {}): DecodedMessages {
+export function decodedMessages(
+  body: Buffer,
+  encoding: string | undefined,
+  limits: { readonly maxMessageBytes?: number; readonly maxMessages?: number } = {},
+): DecodedMessages {
   const maxMessageBytes = limits.maxMessageBytes ?? GRPC_DEFAULT_MAX_MESSAGE_BYTES;
   const split = splitMessages(body, maxMessageBytes);
   const payloads: Buffer[] = [];
   for (const message of split.messages) {
-    if (limits.maxMessages !== undefined && payloads.length === limits.maxMessages) return { payloads, count: split.messages.length, problem: `more than ${limits.maxMessages} messages` };
+    if (limits.maxMessages !== undefined && payloads.length === limits.maxMessages)
+      return { payloads, count: split.messages.length, problem: `more than ${limits.maxMessages} messages` };
     try {
       payloads.push(uncompressedPayload(message, encoding, maxMessageBytes));
     } catch (error) {
@@ -141,10 +158,17 @@ type Fields = Readonly<Record<string, unknown>>;
  * Where a call's status is: its trailers, or the headers of a trailers-only answer; with the status as a
  * number (-1 when the call ended without one) and its message decoded.
  */
-export function grpcEndingOf<T extends Fields>(headers: T | undefined, trailers: T | undefined): { readonly ending: T | undefined; readonly status: number; readonly message: string } {
+export function grpcEndingOf<T extends Fields>(
+  headers: T | undefined,
+  trailers: T | undefined,
+): { readonly ending: T | undefined; readonly status: number; readonly message: string } {
   const ending = trailers ?? (headers?.['grpc-status'] !== undefined ? headers : undefined);
   const text = ending?.['grpc-status'];
-  return { ending, status: typeof text === 'string' && /^\d{1,3}$/.test(text) ? Number(text) : -1, message: decodeGrpcMessage(ending?.['grpc-message'] as string | undefined) };
+  return {
+    ending,
+    status: typeof text === 'string' && /^\d{1,3}$/.test(text) ? Number(text) : -1,
+    message: decodeGrpcMessage(ending?.['grpc-message'] as string | undefined),
+  };
 }
 
 /** `grpc-message` is percent-encoded on the wire (the protocol's own escaping). */

@@ -8,10 +8,16 @@
  * upstream never sent. A gRPC response keeps `grpc-status` where the upstream
  * put it: in trailers, or in the headers of a trailers-only response.
  */
-import { constants, type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
+import {
+  constants,
+  type ClientHttp2Session,
+  type ClientHttp2Stream,
+  type IncomingHttpHeaders,
+  type OutgoingHttpHeaders,
+  type ServerHttp2Stream,
+} from 'node:http2';
 import { isGrpcContentType } from './grpc-wire.js';
 import { CONNECTION_HEADERS } from './hop-by-hop.js';
-
 
 /** Headers as received, ready to send on: pseudo-headers kept or dropped by `keepPseudo`, connection-specific ones dropped (`te` may only be `trailers`). */
 export function forwardableHeaders(headers: IncomingHttpHeaders, keepPseudo: (name: string) => boolean): OutgoingHttpHeaders {
@@ -65,7 +71,14 @@ export function clientFinished(stream: ServerHttp2Stream): boolean {
  * ready for the upstream) over `upstream`; `endStream` when the request had no body.
  * Returns the upstream stream, or undefined when the session could not open one (the client's stream is reset).
  */
-export function forwardStream(stream: ServerHttp2Stream, requestHeaders: OutgoingHttpHeaders, endStream: boolean, upstream: ClientHttp2Session, tap: ForwardTap = {}, bufferedBody?: Buffer): ClientHttp2Stream | undefined {
+export function forwardStream(
+  stream: ServerHttp2Stream,
+  requestHeaders: OutgoingHttpHeaders,
+  endStream: boolean,
+  upstream: ClientHttp2Session,
+  tap: ForwardTap = {},
+  bufferedBody?: Buffer,
+): ClientHttp2Stream | undefined {
   let up: ClientHttp2Stream;
   try {
     up = upstream.request(requestHeaders, { endStream: bufferedBody !== undefined ? bufferedBody.length === 0 : endStream });
@@ -128,7 +141,10 @@ export function forwardStream(stream: ServerHttp2Stream, requestHeaders: Outgoin
     expectsTrailers = !trailersOnly && (isGrpcContentType(headers['content-type']) || headers.trailer !== undefined);
     const expectTrailers = expectsTrailers;
     try {
-      stream.respond(forwardableHeaders(headers, (n) => n === ':status'), { endStream: trailersOnly, waitForTrailers: expectTrailers });
+      stream.respond(
+        forwardableHeaders(headers, (n) => n === ':status'),
+        { endStream: trailersOnly, waitForTrailers: expectTrailers },
+      );
     } catch {
       stream.close(constants.NGHTTP2_INTERNAL_ERROR);
       return;

@@ -17,5 +17,10 @@ type HeaderLimits = Pick<ServerOptions & ClientSessionOptions, 'maxHeaderListPai
  */
 export function withHeaderLimits<T extends { settings?: object }>(options: T): T & HeaderLimits {
   const bytes = transportLimits().http2.maxHeaderListBytes;
-  return { ...options, maxHeaderListPairs: Math.floor(bytes / 32), maxSendHeaderBlockLength: bytes, settings: { ...options.settings, maxHeaderListSize: bytes } };
+  return {
+    ...options,
+    maxHeaderListPairs: Math.floor(bytes / 32),
+    maxSendHeaderBlockLength: bytes,
+    settings: { ...options.settings, maxHeaderListSize: bytes },
+  };
 }

@@ -28,7 +28,9 @@ export class H2SessionPool<K> {
     const existing = this.#sessions.get(key);
     if (existing && !existing.closed && !existing.destroyed) return existing;
     const { peerMaxConcurrentStreams } = this.#options;
-    const session = watchConnection(connect(origin, withHeaderLimits({ settings: { enablePush: false }, ...(peerMaxConcurrentStreams !== undefined ? { peerMaxConcurrentStreams } : {}) })));
+    const session = watchConnection(
+      connect(origin, withHeaderLimits({ settings: { enablePush: false }, ...(peerMaxConcurrentStreams !== undefined ? { peerMaxConcurrentStreams } : {}) })),
+    );
     // Each stream reports its own failure.
     session.on('error', () => undefined);
     const forget = (): void => {

@@ -66,20 +66,23 @@ export interface TlsIdentity {
 export function tlsProtocolListener(http1: HttpServer, http2: Http2Server, identity: TlsIdentity, options: ProtocolListenerOptions = {}): ProtocolListener {
   const sockets = new Set<Socket>();
   const silentMs = options.firstBytesTimeoutMs ?? FIRST_BYTES_TIMEOUT_MS;
-  const server = createTlsServer({ cert: identity.cert, key: identity.key, ALPNProtocols: ['h2', 'http/1.1'], handshakeTimeout: silentMs }, (socket: TLSSocket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-    // Handed over with its first bytes, as a cleartext connection is, and closed like one when silent: the servers
-    // wait for a first request forever, and once HTTP/2 reads a socket itself its timer no longer sees the traffic.
-    socket.setTimeout(silentMs, () => socket.destroy());
-    socket.once('data', (first: Buffer) => {
-      socket.setTimeout(0);
-      socket.pause();
-      socket.unshift(first);
-      (socket.alpnProtocol === 'h2' ? http2 : http1).emit('connection', socket);
-      process.nextTick(() => socket.resume());
-    });
-  });
+  const server = createTlsServer(
+    { cert: identity.cert, key: identity.key, ALPNProtocols: ['h2', 'http/1.1'], handshakeTimeout: silentMs },
+    (socket: TLSSocket) => {
+      sockets.add(socket);
+      socket.once('close', () => sockets.delete(socket));
+      // Handed over with its first bytes, as a cleartext connection is, and closed like one when silent: the servers
+      // wait for a first request forever, and once HTTP/2 reads a socket itself its timer no longer sees the traffic.
+      socket.setTimeout(silentMs, () => socket.destroy());
+      socket.once('data', (first: Buffer) => {
+        socket.setTimeout(0);
+        socket.pause();
+        socket.unshift(first);
+        (socket.alpnProtocol === 'h2' ? http2 : http1).emit('connection', socket);
+        process.nextTick(() => socket.resume());
+      });
+    },
+  );
   server.on('tlsClientError', (_error, socket) => socket.destroy());
   return { server, sockets };
 }

@@ -12,7 +12,11 @@ export type BodyCapture = BodyCopy;
  * listener of ours would start it flowing before the reader is ready and lose
  * the first chunks.
  */
-export function watchBody(req: IncomingMessage, limit: number, on: { readonly end: (capture: BodyCapture) => void; readonly close?: (capture: BodyCapture) => void }): BodyCapture {
+export function watchBody(
+  req: IncomingMessage,
+  limit: number,
+  on: { readonly end: (capture: BodyCapture) => void; readonly close?: (capture: BodyCapture) => void },
+): BodyCapture {
   const capture = new BodyCopy(limit);
   let settled = false;
   const emit = req.emit;

@@ -122,18 +122,21 @@ export class CorpusWriter {
     const cutByBytes = length < Math.min(this.#buffer.length, this.#options.batchSize ?? 500);
     const batch = this.#buffer.splice(0, length);
     this.#inFlight = batch.length;
-    this.#writing = this.#options.store.append(batch).then(
-      () => {
-        this.#written += batch.length;
-        this.#options.onWritten?.(batch.length);
-      },
-      (error: unknown) => this.#drop('store-error', batch.length, error),
-    ).finally(() => {
-      this.#inFlight = 0;
-      this.#writing = undefined;
-      // A slow write may have let a full batch accumulate behind it.
-      if (cutByBytes || this.#buffer.length >= (this.#options.batchSize ?? 500)) this.#startWrite();
-    });
+    this.#writing = this.#options.store
+      .append(batch)
+      .then(
+        () => {
+          this.#written += batch.length;
+          this.#options.onWritten?.(batch.length);
+        },
+        (error: unknown) => this.#drop('store-error', batch.length, error),
+      )
+      .finally(() => {
+        this.#inFlight = 0;
+        this.#writing = undefined;
+        // A slow write may have let a full batch accumulate behind it.
+        if (cutByBytes || this.#buffer.length >= (this.#options.batchSize ?? 500)) this.#startWrite();
+      });
   }
 
   /** How many of the buffered records the next write takes: up to the batch size and the batch bytes, at least one. */

@@ -46,7 +46,14 @@ function requestTo(target: UpstreamTarget, options: RequestOptions): ClientReque
 /** A request carrying `Expect`, forwarded so the upstream answers the expectation. */
 export function forwardExpectation(req: IncomingMessage, res: ServerResponse, target: UpstreamTarget, agent: Agent, onFailure: (error: unknown) => void): void {
   let settled = false;
-  const upstream = requestTo(target, { hostname: target.hostname, port: target.port, path: `${target.prefix}${req.url ?? '/'}`, method: req.method, headers: withoutHopByHop(req.headers), agent });
+  const upstream = requestTo(target, {
+    hostname: target.hostname,
+    port: target.port,
+    path: `${target.prefix}${req.url ?? '/'}`,
+    method: req.method,
+    headers: withoutHopByHop(req.headers),
+    agent,
+  });
   const fail = (error: unknown): void => {
     if (settled) return;
     settled = true;
@@ -89,8 +96,17 @@ function headText(statusCode: number, statusMessage: string | undefined, list: r
 export function forwardTunnel(req: IncomingMessage, socket: Duplex, head: Buffer, target: UpstreamTarget, onFailure: (error: unknown) => void): void {
   const isConnect = req.method === 'CONNECT';
   // An upgrade's own Connection and Upgrade headers are what it is; everything else hop-by-hop stays behind.
-  const headers = isConnect ? withoutHopByHop(req.headers) : { ...withoutHopByHop(req.headers), connection: 'Upgrade', upgrade: String(req.headers.upgrade ?? '') };
-  const upstream = requestTo(target, { hostname: target.hostname, port: target.port, path: isConnect ? (req.url ?? '/') : `${target.prefix}${req.url ?? '/'}`, method: req.method, headers, agent: false });
+  const headers = isConnect
+    ? withoutHopByHop(req.headers)
+    : { ...withoutHopByHop(req.headers), connection: 'Upgrade', upgrade: String(req.headers.upgrade ?? '') };
+  const upstream = requestTo(target, {
+    hostname: target.hostname,
+    port: target.port,
+    path: isConnect ? (req.url ?? '/') : `${target.prefix}${req.url ?? '/'}`,
+    method: req.method,
+    headers,
+    agent: false,
+  });
   let settled = false;
   const fail = (error: unknown): void => {
     if (settled) return;

@@ -19,7 +19,8 @@ export const GRPC_CALL_SCHEMA = {
     headers: {
       type: 'object',
       additionalProperties: { type: 'string' },
-      description: 'Request metadata, lower-case, redacted like HTTP headers (authorization, cookies, secret names); `-bin` values are the base64 they are on the wire.',
+      description:
+        'Request metadata, lower-case, redacted like HTTP headers (authorization, cookies, secret names); `-bin` values are the base64 they are on the wire.',
     },
     body: { ...base64, description: 'The request messages, length-prefixed (flag byte, 4-byte length) exactly as sent.' },
     bodyTruncated: { type: 'boolean', description: 'The request was over the recorder body limit and is not stored; replay skips it.' },
@@ -33,11 +34,22 @@ export const GRPC_CALL_SCHEMA = {
         service: { type: 'string', description: 'package.Service' },
         method: { type: 'string', description: 'The method name within its service.' },
         requestMessages: { type: 'integer', minimum: 0, description: 'Messages in the request body.' },
-        responseMessages: { type: 'array', items: base64, description: "Each response message's payload, compression undone; one for a unary call, all of a server stream." },
-        responseTruncated: { type: 'boolean', description: 'Not every response message is kept: over the body limit, an undecodable compression, or a stream that ended mid-message.' },
+        responseMessages: {
+          type: 'array',
+          items: base64,
+          description: "Each response message's payload, compression undone; one for a unary call, all of a server stream.",
+        },
+        responseTruncated: {
+          type: 'boolean',
+          description: 'Not every response message is kept: over the body limit, an undecodable compression, or a stream that ended mid-message.',
+        },
         status: { type: 'integer', minimum: -1, description: 'grpc-status; -1 when the call ended without one (a reset stream, a dead upstream).' },
         statusMessage: { type: 'string', description: 'grpc-message, percent-decoded.' },
-        trailers: { type: 'object', additionalProperties: { type: 'string' }, description: 'Response trailers (or the headers of a trailers-only response), redacted like request headers.' },
+        trailers: {
+          type: 'object',
+          additionalProperties: { type: 'string' },
+          description: 'Response trailers (or the headers of a trailers-only response), redacted like request headers.',
+        },
       },
     },
   },

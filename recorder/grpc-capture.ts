@@ -45,7 +45,10 @@ export function grpcCallOf(requestBody: Buffer, copied: CopiedGrpcCall, maxMessa
   const { responseHeaders, trailers, responseBody, complete } = copied;
   const { ending, status, message } = grpcEndingOf(responseHeaders, trailers);
   const encoding = responseHeaders['grpc-encoding'];
-  const decoded = responseBody === undefined ? undefined : decodedMessages(responseBody, typeof encoding === 'string' ? encoding : undefined, { maxMessageBytes, maxMessages: MAX_KEPT_RESPONSE_MESSAGES });
+  const decoded =
+    responseBody === undefined
+      ? undefined
+      : decodedMessages(responseBody, typeof encoding === 'string' ? encoding : undefined, { maxMessageBytes, maxMessages: MAX_KEPT_RESPONSE_MESSAGES });
   const messages: Buffer[] = [];
   let truncated = decoded === undefined || decoded.problem !== undefined || !complete;
   for (const payload of decoded?.payloads ?? []) {
@@ -69,13 +72,20 @@ export function grpcCallOf(requestBody: Buffer, copied: CopiedGrpcCall, maxMessa
   };
 }
 
-export const withoutPseudo = (headers: IncomingHttpHeaders): Record<string, string | string[] | undefined> => forwardableHeaders(headers, () => false) as Record<string, string | string[] | undefined>;
+export const withoutPseudo = (headers: IncomingHttpHeaders): Record<string, string | string[] | undefined> =>
+  forwardableHeaders(headers, () => false) as Record<string, string | string[] | undefined>;
 
 /**
  * A gRPC request body with its messages' secrets replaced (Redactor.grpcMessage), framed again; the bytes as
  * sent when none held one. Withheld when a message cannot be read (cut off, undecodable, unreadable JSON).
  */
-export function redactedGrpcBody(body: Buffer, headers: Readonly<Record<string, string>>, redactor: Redactor, maxMessageBytes: number, call?: { readonly service: string; readonly method: string }): RedactedBody {
+export function redactedGrpcBody(
+  body: Buffer,
+  headers: Readonly<Record<string, string>>,
+  redactor: Redactor,
+  maxMessageBytes: number,
+  call?: { readonly service: string; readonly method: string },
+): RedactedBody {
   const split = splitMessages(body, maxMessageBytes);
   if (split.problem !== undefined) return { withheld: `not a whole gRPC message stream (${split.problem})` };
   let changed = false;

@@ -9,8 +9,28 @@
  * Recording only copies bytes as they pass; records are built in a worker
  * thread and nothing waits for them.
  */
-import { constants, createServer, type ClientHttp2Session, type ClientHttp2Stream, type Http2Server, type IncomingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
-import { BodyCopy, forwardStream, forwardableHeaders, grpcMethodOf, H2SessionPool, isGrpcContentType, ResetBudget, transportFailureOf, transportLimits, withHeaderLimits } from '../net/index.js';
+import {
+  constants,
+  createServer,
+  type ClientHttp2Session,
+  type ClientHttp2Stream,
+  type Http2Server,
+  type IncomingHttpHeaders,
+  type ServerHttp2Session,
+  type ServerHttp2Stream,
+} from 'node:http2';
+import {
+  BodyCopy,
+  forwardStream,
+  forwardableHeaders,
+  grpcMethodOf,
+  H2SessionPool,
+  isGrpcContentType,
+  ResetBudget,
+  transportFailureOf,
+  transportLimits,
+  withHeaderLimits,
+} from '../net/index.js';
 import type { Recorder } from './recorder.js';
 import { withoutPseudo } from './grpc-capture.js';
 
@@ -55,15 +75,17 @@ export function h2SidecarSide(recorder: Recorder, upstreamOrigin: string, pathPr
 
   // Streams a client reset before their answer while their upstream streams were open (net/reset-budget.ts).
   const resets = new WeakMap<ServerHttp2Session, ResetBudget>();
-  const clientLeft = (session: ServerHttp2Session) => (answered: boolean): void => {
-    if (answered || session.destroyed) return;
-    let budget = resets.get(session);
-    if (!budget) resets.set(session, (budget = new ResetBudget({ burst: limits.resetBurst, perSecond: limits.resetsPerSecond }, recorder.now())));
-    if (budget.spend(recorder.now())) return;
-    recorder.connectionOverResetBudget();
-    session.goaway(constants.NGHTTP2_ENHANCE_YOUR_CALM);
-    session.destroy();
-  };
+  const clientLeft =
+    (session: ServerHttp2Session) =>
+    (answered: boolean): void => {
+      if (answered || session.destroyed) return;
+      let budget = resets.get(session);
+      if (!budget) resets.set(session, (budget = new ResetBudget({ burst: limits.resetBurst, perSecond: limits.resetsPerSecond }, recorder.now())));
+      if (budget.spend(recorder.now())) return;
+      recorder.connectionOverResetBudget();
+      session.goaway(constants.NGHTTP2_ENHANCE_YOUR_CALM);
+      session.destroy();
+    };
 
   // A stream is passed on at the next turn of the loop, once the client's bytes read with its HEADERS are handled:
   // one it reset in the same read (HTTP/2 rapid reset, CVE-2023-44487) is gone by then and never opened upstream.
@@ -82,7 +104,11 @@ export function h2SidecarSide(recorder: Recorder, upstreamOrigin: string, pathPr
     const path = headers[':path'] ?? '/';
     const plain = withoutPseudo(headers);
     const sampled = recorder.shouldRecord(path, plain);
-    const upstreamHeaders = { ...forwardableHeaders(headers, (n) => n === ':method' || n === ':scheme'), ':path': `${pathPrefix}${path}`, ':authority': authority };
+    const upstreamHeaders = {
+      ...forwardableHeaders(headers, (n) => n === ':method' || n === ':scheme'),
+      ':path': `${pathPrefix}${path}`,
+      ':authority': authority,
+    };
     const endStream = (flags & constants.NGHTTP2_FLAG_END_STREAM) !== 0;
     const onClientLeft = clientLeft(session);
     if (!sampled) return opened(session, forwardStream(stream, upstreamHeaders, endStream, upstreamFor(session), { onClientLeft }));
@@ -105,7 +131,11 @@ export function h2SidecarSide(recorder: Recorder, upstreamOrigin: string, pathPr
           // Only bytes are copied here; the record is built off the event loop (record-thread.ts).
           const captured = { timeMs, method: headers[':method'] ?? 'POST', url: path, headers: plain, body: request.bytes(), truncated: request.truncated };
           if (!call) recorder.record(captured);
-          else recorder.record({ ...captured, grpcCopy: { ...call, responseHeaders, trailers, responseBody: response.truncated || !keepResponse ? undefined : response.bytes(), complete } });
+          else
+            recorder.record({
+              ...captured,
+              grpcCopy: { ...call, responseHeaders, trailers, responseBody: response.truncated || !keepResponse ? undefined : response.bytes(), complete },
+            });
         } else recorder.abandon();
         // Recorder.record has posted the bytes to its worker.
         request.release();

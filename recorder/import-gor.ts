@@ -85,14 +85,16 @@ export function parseGor(data: Buffer, options: { tier: string; redactor: Redact
     }
     const body = headEnd < 0 ? Buffer.alloc(0) : Buffer.from(message.subarray(headEnd + separatorLength));
     const target = requestLine[2]!;
-    const path = target.startsWith('/') ? target : (() => {
-      try {
-        const url = new URL(target);
-        return `${url.pathname}${url.search}`;
-      } catch {
-        return undefined;
-      }
-    })();
+    const path = target.startsWith('/')
+      ? target
+      : (() => {
+          try {
+            const url = new URL(target);
+            return `${url.pathname}${url.search}`;
+          } catch {
+            return undefined;
+          }
+        })();
     if (path === undefined) {
       skipped.push({ where, reason: `request target "${target.slice(0, 60)}" is neither a path nor a URL` });
       continue;
@@ -104,7 +106,12 @@ export function parseGor(data: Buffer, options: { tier: string; redactor: Redact
       continue;
     }
     records.push(
-      buildRecord(options.tier, options.redactor, { timeMs, method: requestLine[1]!, url: path, headers, body, truncated: body.length > options.maxBodyBytes }, { rate: 1, mode: 'import' }),
+      buildRecord(
+        options.tier,
+        options.redactor,
+        { timeMs, method: requestLine[1]!, url: path, headers, body, truncated: body.length > options.maxBodyBytes },
+        { rate: 1, mode: 'import' },
+      ),
     );
   }
   return { records, skipped, ignoredResponses };
@@ -114,7 +121,10 @@ export function parseGor(data: Buffer, options: { tier: string; redactor: Redact
 export function formatGor(records: readonly CorpusRecord[]): Buffer {
   const parts = records.map((record, i) => {
     const head = [`${record.method} ${record.path} HTTP/1.1`, ...Object.entries(record.headers).map(([name, value]) => `${name}: ${value}`)].join('\r\n');
-    return Buffer.concat([Buffer.from(`1 ${i.toString(16).padStart(24, '0')} ${BigInt(record.timeMs) * 1_000_000n}\n${head}\r\n\r\n`), Buffer.from(record.body, 'base64')]);
+    return Buffer.concat([
+      Buffer.from(`1 ${i.toString(16).padStart(24, '0')} ${BigInt(record.timeMs) * 1_000_000n}\n${head}\r\n\r\n`),
+      Buffer.from(record.body, 'base64'),
+    ]);
   });
   const out: Buffer[] = [];
   parts.forEach((part, i) => {

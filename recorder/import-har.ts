@@ -42,7 +42,8 @@ export function parseHar(text: string, options: { tier: string; redactor: Redact
     const request = (entry as { request?: Record<string, unknown> } | null)?.request;
     const started = Date.parse(String((entry as { startedDateTime?: unknown } | null)?.startedDateTime ?? ''));
     if (!request || typeof request !== 'object') return skipped.push({ where, reason: 'no request object' });
-    if (typeof request.method !== 'string' || !/^[A-Za-z]+$/.test(request.method)) return skipped.push({ where, reason: `request.method ${JSON.stringify(request.method)} is not an HTTP method` });
+    if (typeof request.method !== 'string' || !/^[A-Za-z]+$/.test(request.method))
+      return skipped.push({ where, reason: `request.method ${JSON.stringify(request.method)} is not an HTTP method` });
     let url: URL;
     try {
       url = new URL(String(request.url));
@@ -50,7 +51,8 @@ export function parseHar(text: string, options: { tier: string; redactor: Redact
       return skipped.push({ where, reason: `request.url ${JSON.stringify(request.url)} is not an absolute URL` });
     }
     // Only HTTP requests replay: `javascript:alert(1)` would become the path `alert(1)`, `data:` a body as a path.
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') return skipped.push({ where, reason: `request.url ${JSON.stringify(String(request.url).slice(0, 100))} is not an http(s) URL (${url.protocol})` });
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      return skipped.push({ where, reason: `request.url ${JSON.stringify(String(request.url).slice(0, 100))} is not an http(s) URL (${url.protocol})` });
     if (!Number.isFinite(started)) return skipped.push({ where, reason: 'startedDateTime is not a date' });
     if (!Array.isArray(request.headers)) return skipped.push({ where, reason: 'request.headers is not a list' });
     const headers: Record<string, string> = {};
@@ -66,13 +68,19 @@ export function parseHar(text: string, options: { tier: string; redactor: Redact
     if (postData !== undefined) {
       if (typeof postData.text !== 'string') return skipped.push({ where, reason: 'request.postData.text is not a string' });
       body = Buffer.from(postData.text, postData.encoding === 'base64' ? 'base64' : 'utf8');
-      if (headers['content-type'] === undefined && typeof postData.mimeType === 'string' && postData.mimeType !== '') headers['content-type'] = postData.mimeType;
+      if (headers['content-type'] === undefined && typeof postData.mimeType === 'string' && postData.mimeType !== '')
+        headers['content-type'] = postData.mimeType;
     }
     const truncated = body.length > options.maxBodyBytes;
     const problem = importProblem({ timeMs: started, method: request.method, headers });
     if (problem !== undefined) return skipped.push({ where, reason: problem });
     records.push(
-      buildRecord(options.tier, options.redactor, { timeMs: started, method: request.method, url: `${url.pathname}${url.search}`, headers, body, truncated }, { rate: 1, mode: 'import' }),
+      buildRecord(
+        options.tier,
+        options.redactor,
+        { timeMs: started, method: request.method, url: `${url.pathname}${url.search}`, headers, body, truncated },
+        { rate: 1, mode: 'import' },
+      ),
     );
     return undefined;
   });

@@ -44,7 +44,10 @@ function headersOf(raw: Dispatcher.DispatchOptions['headers']): Record<string, s
     for (let i = 0; i + 1 < raw.length; i += 2) out[String(raw[i]).toLowerCase()] = String(raw[i + 1]);
     return out;
   }
-  const entries = Symbol.iterator in (raw as object) ? [...(raw as Iterable<[string, string | string[] | undefined]>)] : Object.entries(raw as Record<string, string | string[] | undefined>);
+  const entries =
+    Symbol.iterator in (raw as object)
+      ? [...(raw as Iterable<[string, string | string[] | undefined]>)]
+      : Object.entries(raw as Record<string, string | string[] | undefined>);
   for (const [name, value] of entries) if (value !== undefined) out[name.toLowerCase()] = value;
   return out;
 }
@@ -61,7 +64,14 @@ export function recordingInterceptor(recorder: Recorder): Dispatcher.DispatcherC
       const body = options.body;
       const bytes = typeof body === 'string' ? Buffer.from(body) : body instanceof Uint8Array ? Buffer.from(body) : undefined;
       const truncated = (body !== undefined && body !== null && bytes === undefined) || (bytes?.length ?? 0) > recorder.maxBodyBytes;
-      recorder.record({ timeMs: recorder.now(), method: options.method, url: options.path, headers, body: truncated ? Buffer.alloc(0) : (bytes ?? Buffer.alloc(0)), truncated });
+      recorder.record({
+        timeMs: recorder.now(),
+        method: options.method,
+        url: options.path,
+        headers,
+        body: truncated ? Buffer.alloc(0) : (bytes ?? Buffer.alloc(0)),
+        truncated,
+      });
     }
     return dispatch(options, handler);
   };

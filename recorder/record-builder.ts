@@ -4,7 +4,6 @@ import type { CorpusRecord } from '../core/index.js';
 import type { Redactor } from './redact.js';
 import { grpcCallOf, redactedGrpcBody, type CopiedGrpcCall } from './grpc-capture.js';
 
-
 export interface CapturedRequest {
   readonly timeMs: number;
   readonly method: string;
@@ -19,7 +18,6 @@ export interface CapturedRequest {
   readonly grpcCopy?: CopiedGrpcCall;
 }
 
-
 export function buildRecord(
   tier: string,
   redactor: Redactor,
@@ -30,7 +28,11 @@ export function buildRecord(
   const grpc = request.grpcCopy && grpcCallOf(request.truncated ? Buffer.alloc(0) : request.body, request.grpcCopy, maxMessageBytes, redactor);
   const headers = redactor.headers(request.headers);
   // A truncated body is not stored at all: it could not be redacted reliably. A call's body is its messages.
-  const redacted = request.truncated ? { body: Buffer.alloc(0) } : grpc !== undefined ? redactedGrpcBody(request.body, headers, redactor, maxMessageBytes, grpc) : redactor.body(request.body, headers);
+  const redacted = request.truncated
+    ? { body: Buffer.alloc(0) }
+    : grpc !== undefined
+      ? redactedGrpcBody(request.body, headers, redactor, maxMessageBytes, grpc)
+      : redactor.body(request.body, headers);
   const record: { -readonly [K in keyof CorpusRecord]: CorpusRecord[K] } = {
     id: randomUUID(),
     tier,

@@ -20,7 +20,9 @@ try {
 
 const settings = workerData as RecordThreadSettings;
 // The set was read and checked on the recorder's side (loadDescriptorSet); a protobufjs tree does not cross threads.
-const grpcSchema = settings.descriptorSet ? schemaFromDescriptorSet(settings.descriptorSet, 'the recorder\'s descriptor set', 'recorder.grpc.descriptors') : undefined;
+const grpcSchema = settings.descriptorSet
+  ? schemaFromDescriptorSet(settings.descriptorSet, "the recorder's descriptor set", 'recorder.grpc.descriptors')
+  : undefined;
 const redactor = new Redactor(settings.rules, { maxDecodedBytes: settings.maxBodyBytes, ...(grpcSchema ? { grpcSchema } : {}) });
 
 // Built records go back one at a time, each once the recorder has taken the one before (an `ack`): the recorder's

@@ -59,7 +59,17 @@ export class Recorder {
   readonly #writer: CorpusWriter;
   readonly #clock: Clock;
   readonly #closeTimeoutMs: number;
-  readonly #counts = { forwarded: 0, sampled: 0, skippedReplay: 0, withheld: 0, abandoned: 0, resetUnforwarded: 0, resetBudgetClosed: 0, bytes: 0, upstreamErrors: new Map<string, number>() };
+  readonly #counts = {
+    forwarded: 0,
+    sampled: 0,
+    skippedReplay: 0,
+    withheld: 0,
+    abandoned: 0,
+    resetUnforwarded: 0,
+    resetBudgetClosed: 0,
+    bytes: 0,
+    upstreamErrors: new Map<string, number>(),
+  };
   readonly #skipHeaders: readonly string[];
   readonly #withoutResponses: ReadonlySet<string>;
 
@@ -80,7 +90,9 @@ export class Recorder {
       ...(options.random ? { random: options.random } : {}),
       ...(options.recoveryIntervalMs !== undefined ? { recoveryIntervalMs: options.recoveryIntervalMs } : {}),
       onRateChange: (rate, reason) =>
-        log(`tandem recorder (${options.tier}): ${reason === 'shed' ? 'shedding' : 'recovering'}, sampling rate now ${rate.toPrecision(3)} (configured ${options.rate})`),
+        log(
+          `tandem recorder (${options.tier}): ${reason === 'shed' ? 'shedding' : 'recovering'}, sampling rate now ${rate.toPrecision(3)} (configured ${options.rate})`,
+        ),
     }));
     const counts = this.#counts;
     /** A Prometheus counter read from a plain number: the request path only does `n++`. */
@@ -100,8 +112,16 @@ export class Recorder {
     counter('recorder_written_total', 'Records written to the corpus store.', () => this.#writer.written);
     counter('recorder_withheld_total', 'Sampled records stored without their body because it could not be redacted.', () => counts.withheld);
     counter('recorder_abandoned_total', 'Sampled requests whose client never finished sending the body (not recorded).', () => counts.abandoned);
-    counter('recorder_reset_unforwarded_total', 'HTTP/2 streams the client reset, or that were over its connection\'s upstream stream limit, before they were forwarded (never opened upstream).', () => counts.resetUnforwarded);
-    counter('recorder_reset_budget_closed_total', 'HTTP/2 client connections closed for resetting streams before their answer faster than their budget (rapid reset).', () => counts.resetBudgetClosed);
+    counter(
+      'recorder_reset_unforwarded_total',
+      "HTTP/2 streams the client reset, or that were over its connection's upstream stream limit, before they were forwarded (never opened upstream).",
+      () => counts.resetUnforwarded,
+    );
+    counter(
+      'recorder_reset_budget_closed_total',
+      'HTTP/2 client connections closed for resetting streams before their answer faster than their budget (rapid reset).',
+      () => counts.resetBudgetClosed,
+    );
     counter('recorder_bytes_total', 'Body bytes of sampled records.', () => counts.bytes);
     const writer = (): CorpusWriter => this.#writer;
     const waiting = (): number => this.#writer.buffered + this.#thread.pending;
@@ -201,7 +221,14 @@ export class Recorder {
   /** What became of sampled requests: sampled = written + dropped + buffered (waiting to be built or written); abandoned ones (client left mid-body) are not sampled records. */
   get accounting(): { sampled: number; written: number; dropped: number; buffered: number; withheld: number; abandoned: number } {
     const dropped = Object.values(this.#writer.dropped).reduce((a, b) => a + b, 0);
-    return { sampled: this.#counts.sampled, written: this.#writer.written, dropped, buffered: this.#writer.buffered + this.#thread.pending, withheld: this.#counts.withheld, abandoned: this.#counts.abandoned };
+    return {
+      sampled: this.#counts.sampled,
+      written: this.#writer.written,
+      dropped,
+      buffered: this.#writer.buffered + this.#thread.pending,
+      withheld: this.#counts.withheld,
+      abandoned: this.#counts.abandoned,
+    };
   }
 
   /** A sampled request whose body never completed: not recorded, counted. */

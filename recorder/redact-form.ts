@@ -23,7 +23,7 @@ export function redactFormText(text: string, isSecret: (name: string) => boolean
   // One pass with indexOf, copying only when a value is replaced: this runs on every recorded query string.
   let out: string | undefined;
   let copiedTo = 0;
-  for (let start = 0; start <= text.length; ) {
+  for (let start = 0; start <= text.length;) {
     let end = text.indexOf('&', start);
     if (end < 0) end = text.length;
     const eq = text.indexOf('=', start);

@@ -10,7 +10,10 @@
  */
 
 export class JsonSyntaxError extends Error {
-  constructor(readonly offset: number, what: string) {
+  constructor(
+    readonly offset: number,
+    what: string,
+  ) {
     super(`${what} at byte ${offset}`);
   }
 }

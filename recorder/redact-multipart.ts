@@ -37,7 +37,12 @@ export function multipartParts(body: Buffer, boundary: string): MultipartPart[] 
     const next = text.indexOf(`\r\n${delimiter}`, headersEnd + 4);
     if (next < 0) throw new MultipartSyntaxError('the closing boundary is missing');
     const headerText = text.slice(afterDelimiter + 2, headersEnd);
-    parts.push({ contentStart: headersEnd + 4, contentEnd: next, name: partHeader(headerText, /content-disposition:[^\r]*?;\s*name="([^"]*)"/i), contentType: partHeader(headerText, /content-type:\s*([^\r;]+)/i) });
+    parts.push({
+      contentStart: headersEnd + 4,
+      contentEnd: next,
+      name: partHeader(headerText, /content-disposition:[^\r]*?;\s*name="([^"]*)"/i),
+      contentType: partHeader(headerText, /content-type:\s*([^\r;]+)/i),
+    });
     at = next + 2;
   }
 }

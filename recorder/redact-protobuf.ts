@@ -66,7 +66,8 @@ function redactMessage(bytes: Uint8Array, type: protobuf.Type, isSecretName: IsS
     const valueStart = reader.pos;
     if (wire !== WIRE_LENGTH) {
       reader.skipType(wire);
-      if (field && isSecretField(field, isSecretName) && (wire === WIRE_VARINT || wire === WIRE_FIXED64 || wire === WIRE_FIXED32)) replace(valueStart, reader.pos, zeroOf(wire), false);
+      if (field && isSecretField(field, isSecretName) && (wire === WIRE_VARINT || wire === WIRE_FIXED64 || wire === WIRE_FIXED32))
+        replace(valueStart, reader.pos, zeroOf(wire), false);
       continue;
     }
     const length = reader.uint32();

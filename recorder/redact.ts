@@ -119,7 +119,10 @@ export class Redactor {
         return { withheld: withheldReason(error) };
       }
     }
-    const type = of && this.#grpcSchema && (of.direction === 'request' ? this.#grpcSchema.requestType(of.service, of.method) : this.#grpcSchema.responseType(of.service, of.method));
+    const type =
+      of &&
+      this.#grpcSchema &&
+      (of.direction === 'request' ? this.#grpcSchema.requestType(of.service, of.method) : this.#grpcSchema.responseType(of.service, of.method));
     if (!type) return { body: payload };
     try {
       return { body: redactProtobuf(payload, type, this.#isSecretName) ?? payload };

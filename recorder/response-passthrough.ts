@@ -32,7 +32,13 @@ export function rawHeaderList(raw: RawHeaders): string[] {
  */
 export function endToEndHeaders(list: readonly string[], allowTrailer = true): string[] {
   let named: string[] | undefined;
-  for (let i = 0; i < list.length; i += 2) if (list[i]!.toLowerCase() === 'connection') (named ??= []).push(...list[i + 1]!.toLowerCase().split(',').map((h) => h.trim()));
+  for (let i = 0; i < list.length; i += 2)
+    if (list[i]!.toLowerCase() === 'connection')
+      (named ??= []).push(
+        ...list[i + 1]!.toLowerCase()
+          .split(',')
+          .map((h) => h.trim()),
+      );
   const out: string[] = [];
   for (let i = 0; i < list.length; i += 2) {
     const name = list[i]!.toLowerCase();
@@ -48,7 +54,13 @@ function hasLength(list: readonly string[]): boolean {
 }
 
 /** A final response's head, written to the client. */
-export function writeFinalHead(req: IncomingMessage, res: ServerResponse, statusCode: number, statusMessage: string | undefined, list: readonly string[]): void {
+export function writeFinalHead(
+  req: IncomingMessage,
+  res: ServerResponse,
+  statusCode: number,
+  statusMessage: string | undefined,
+  list: readonly string[],
+): void {
   const chunkable = req.httpVersion === '1.1' && !hasLength(list);
   res.writeHead(statusCode, statusMessage ?? '', endToEndHeaders(list, chunkable));
 }

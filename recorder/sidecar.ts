@@ -68,7 +68,12 @@ function failureKind(error: unknown): string {
  * nothing here may throw — an exception on this path would take every other
  * client's request down with the process.
  */
-export function passOnUpstreamFailure(req: Pick<IncomingMessage, 'socket'>, res: Pick<ServerResponse, 'destroyed' | 'writableFinished' | 'destroy'> & { readonly socket: ServerResponse['socket'] }, error: unknown, recorder: Pick<Recorder, 'upstreamError'>): void {
+export function passOnUpstreamFailure(
+  req: Pick<IncomingMessage, 'socket'>,
+  res: Pick<ServerResponse, 'destroyed' | 'writableFinished' | 'destroy'> & { readonly socket: ServerResponse['socket'] },
+  error: unknown,
+  recorder: Pick<Recorder, 'upstreamError'>,
+): void {
   const socket = req.socket ?? res.socket ?? null;
   if (res.destroyed && !res.writableFinished && (socket === null || socket.destroyed)) return; // the client left first
   recorder.upstreamError(failureKind(error));
@@ -88,7 +93,14 @@ class PendingRecord {
   }
 
   end(capture: BodyCapture): void {
-    this.recorder.record({ timeMs: this.#timeMs, method: this.req.method ?? 'GET', url: this.url, headers: this.req.headers, body: capture.bytes(), truncated: capture.truncated });
+    this.recorder.record({
+      timeMs: this.#timeMs,
+      method: this.req.method ?? 'GET',
+      url: this.url,
+      headers: this.req.headers,
+      body: capture.bytes(),
+      truncated: capture.truncated,
+    });
   }
 
   close(): void {
@@ -135,7 +147,10 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const url = req.url ?? '/';
     const body = sample(req, url);
-    pool.dispatch({ path: `${prefix}${url}`, method: (req.method ?? 'GET') as 'GET', headers: withoutHopByHop(req.headers), body: body ?? null }, new ResponsePassthrough(req, res, fail(req, res)));
+    pool.dispatch(
+      { path: `${prefix}${url}`, method: (req.method ?? 'GET') as 'GET', headers: withoutHopByHop(req.headers), body: body ?? null },
+      new ResponsePassthrough(req, res, fail(req, res)),
+    );
   };
   const handleExpectation = (req: IncomingMessage, res: ServerResponse): void => {
     sample(req, req.url ?? '/');
@@ -175,7 +190,10 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
     })();
   });
   try {
-    await Promise.all([listenOn(listener.server, options.port ?? 0, options.host ?? '127.0.0.1', 'proxy'), listenOn(admin, options.adminPort ?? 0, options.adminHost ?? options.host ?? '127.0.0.1', 'admin')]);
+    await Promise.all([
+      listenOn(listener.server, options.port ?? 0, options.host ?? '127.0.0.1', 'proxy'),
+      listenOn(admin, options.adminPort ?? 0, options.adminHost ?? options.host ?? '127.0.0.1', 'admin'),
+    ]);
   } catch (error) {
     // Nothing may keep the process alive after a failed start: close what did start, and the writer's timer.
     listener.server.close();

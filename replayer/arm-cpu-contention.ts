@@ -72,5 +72,9 @@ export function otherWorkShare(before: ArmCpuReading, after: ArmCpuReading): num
 export async function readArmCpus(cpus: readonly number[], pids: readonly number[]): Promise<ArmCpuReading | undefined> {
   const [procStat, stats] = await Promise.all([readFile('/proc/stat', 'utf8').catch(() => undefined), Promise.all(pids.map((pid) => processStats(pid)))]);
   if (procStat === undefined || stats.some((s) => s === undefined)) return undefined;
-  return armCpuReadingOf(procStat, cpus, stats.reduce((sum, s) => sum + s!.cpuSeconds, 0));
+  return armCpuReadingOf(
+    procStat,
+    cpus,
+    stats.reduce((sum, s) => sum + s!.cpuSeconds, 0),
+  );
 }

@@ -60,7 +60,8 @@ export interface GroupMove {
  */
 export async function moveProcessGroups(moves: readonly GroupMove[]): Promise<number[]> {
   for (const { group, cpus } of moves) {
-    if (cpusOfList(cpus).length === 0 || !Number.isInteger(group) || group <= 1) throw new Error(`cannot move process group ${group} to CPUs ${JSON.stringify(cpus)}`);
+    if (cpusOfList(cpus).length === 0 || !Number.isInteger(group) || group <= 1)
+      throw new Error(`cannot move process group ${group} to CPUs ${JSON.stringify(cpus)}`);
   }
   const members = processGroupMembers(moves.map((m) => m.group));
   // Every member at once: each taskset is a process started from this one, and between two trials a demo's two arms

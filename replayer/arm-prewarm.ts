@@ -99,7 +99,8 @@ export async function prewarmArms(deployments: Readonly<Record<ArmName, ArmDeplo
         now = clock.monotonic();
         if (options.until?.aborted) break;
       }
-      for (const arm of ARMS) for (let process = 0; process < senders.processes[arm]; process++) senders.send(arm, record, headers[arm], body, now, arm === 'control', process);
+      for (const arm of ARMS)
+        for (let process = 0; process < senders.processes[arm]; process++) senders.send(arm, record, headers[arm], body, now, arm === 'control', process);
       sent++;
       await senders.drained();
     }

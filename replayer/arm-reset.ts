@@ -18,10 +18,20 @@ export interface ResetSpec {
   readonly cwd?: string;
 }
 
-export async function resetArm(arm: ArmName, spec: ResetSpec, target: { readonly url: string; readonly revision?: string }, signal?: AbortSignal): Promise<void> {
+export async function resetArm(
+  arm: ArmName,
+  spec: ResetSpec,
+  target: { readonly url: string; readonly revision?: string },
+  signal?: AbortSignal,
+): Promise<void> {
   const port = Number(new URL(target.url).port) || 80;
   const rendered = deployCommand(spec.command, { port, arm, revision: target.revision ?? '', dependencies: {} });
-  const child = spawn('sh', ['-c', rendered.shell], { cwd: spec.cwd, env: { ...process.env, ...rendered.env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn('sh', ['-c', rendered.shell], {
+    cwd: spec.cwd,
+    env: { ...process.env, ...rendered.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   let output = '';
   const collect = (chunk: Buffer): void => {
     output = (output + chunk.toString('utf8')).slice(-4_096);
@@ -43,7 +53,10 @@ export async function resetArm(arm: ArmName, spec: ResetSpec, target: { readonly
       child.once('close', (c, s) => resolve([c, s]));
     })) as [number | null, NodeJS.Signals | null];
     if (code === 0) return;
-    const why = signalName !== null ? `was stopped (${signalName}${signalName === 'SIGKILL' && !signal?.aborted ? `, after its timeout of ${spec.timeoutMs} ms` : ''})` : `exited ${code}`;
+    const why =
+      signalName !== null
+        ? `was stopped (${signalName}${signalName === 'SIGKILL' && !signal?.aborted ? `, after its timeout of ${spec.timeoutMs} ms` : ''})`
+        : `exited ${code}`;
     throw new ArmNotReadyError(arm, `${arm} reset ${why}: ${rendered.display}${lastLines(output)}`, output);
   } finally {
     clearTimeout(timer);

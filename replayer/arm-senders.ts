@@ -64,10 +64,19 @@ export class ArmSenders {
 
   constructor(options: ArmSendersOptions) {
     this.options = options;
-    const poolOf = (url: string): Pool => new Pool(url, { connections: options.concurrency, headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs, keepAliveTimeout: 10_000 });
+    const poolOf = (url: string): Pool =>
+      new Pool(url, { connections: options.concurrency, headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs, keepAliveTimeout: 10_000 });
     const urls = (arm: ArmName): readonly string[] => (typeof options.arms[arm] === 'string' ? [options.arms[arm]] : options.arms[arm]);
-    this.urls = { control: urls('control'), treatment: urls('treatment'), ...(options.controlPrime !== undefined ? { 'control-prime': [options.controlPrime] } : {}) };
-    this.pools = { control: urls('control').map(poolOf), treatment: urls('treatment').map(poolOf), ...(options.controlPrime !== undefined ? { 'control-prime': [poolOf(options.controlPrime)] } : {}) };
+    this.urls = {
+      control: urls('control'),
+      treatment: urls('treatment'),
+      ...(options.controlPrime !== undefined ? { 'control-prime': [options.controlPrime] } : {}),
+    };
+    this.pools = {
+      control: urls('control').map(poolOf),
+      treatment: urls('treatment').map(poolOf),
+      ...(options.controlPrime !== undefined ? { 'control-prime': [poolOf(options.controlPrime)] } : {}),
+    };
     this.processes = { control: urls('control').length, treatment: urls('treatment').length };
     this.sendArms = Object.keys(this.pools) as SendArm[];
     this.hasControlPrime = options.controlPrime !== undefined;
@@ -177,21 +186,54 @@ export class ArmSenders {
       exchange.body.release();
       const errorClass: ErrorClass = result.errorClass !== '' && this.stopped.signal.aborted ? 'cancelled' : result.errorClass;
       if (this.#settle(arm, dueMono, errorClass)) {
-        this.#emit(arm, record, dueMono, first, process, { status: exchange.status, bytes: exchange.body.size, errorClass, bodyHash: result.bodyHash, grpcStatus: result.grpcStatus }, result.body, result.view);
+        this.#emit(
+          arm,
+          record,
+          dueMono,
+          first,
+          process,
+          { status: exchange.status, bytes: exchange.body.size, errorClass, bodyHash: result.bodyHash, grpcStatus: result.grpcStatus },
+          result.body,
+          result.view,
+        );
       }
       this.#drainedCheck();
     });
   }
 
-  #handOn(arm: SendArm, record: CorpusRecord, dueMono: number, first: boolean, status: number, response: BodyCopy, responseHeaders: Record<string, string | string[] | undefined>, errorClass: ErrorClass, process: number): void {
+  #handOn(
+    arm: SendArm,
+    record: CorpusRecord,
+    dueMono: number,
+    first: boolean,
+    status: number,
+    response: BodyCopy,
+    responseHeaders: Record<string, string | string[] | undefined>,
+    errorClass: ErrorClass,
+    process: number,
+  ): void {
     const { keepBodyBytes } = this.options;
     const bodyHash = status === 0 ? '' : response.digest();
-    const compared = keepBodyBytes > 0 && status !== 0 ? (response.truncated ? tooLargeToCompare(record, response) : comparableResponse(response.bytes(), responseHeaders, record, keepBodyBytes, bodyHash)) : undefined;
+    const compared =
+      keepBodyBytes > 0 && status !== 0
+        ? response.truncated
+          ? tooLargeToCompare(record, response)
+          : comparableResponse(response.bytes(), responseHeaders, record, keepBodyBytes, bodyHash)
+        : undefined;
     this.#emit(arm, record, dueMono, first, process, { status, bytes: response.size, errorClass, bodyHash }, compared?.body, compared?.view);
   }
 
   /** One measurement-window outcome, whatever protocol carried it, handed on. */
-  #emit(arm: SendArm, record: CorpusRecord, dueMono: number, first: boolean, process: number, answer: Pick<RequestOutcome, 'status' | 'bytes' | 'errorClass' | 'bodyHash' | 'grpcStatus'>, body: Buffer | undefined, view: ResponseView | undefined): void {
+  #emit(
+    arm: SendArm,
+    record: CorpusRecord,
+    dueMono: number,
+    first: boolean,
+    process: number,
+    answer: Pick<RequestOutcome, 'status' | 'bytes' | 'errorClass' | 'bodyHash' | 'grpcStatus'>,
+    body: Buffer | undefined,
+    view: ResponseView | undefined,
+  ): void {
     const { identity, clock, startEpoch, startMono } = this.options;
     this.options.onOutcome({
       experimentId: identity.experimentId,
@@ -219,5 +261,13 @@ export const MAX_READ_RESPONSE_BYTES = 16 * 1_048_576;
 const readBytesFor = (keepBodyBytes: number): number => (keepBodyBytes > 0 ? MAX_READ_RESPONSE_BYTES : 0);
 
 function tooLargeToCompare(record: CorpusRecord, response: BodyCopy): { view: ResponseView; body?: undefined } {
-  return { view: { method: record.method, path: record.path, decodedBytes: 0, contentHash: '', skipped: `response of ${response.size} bytes, over the ${response.limit} the replayer reads for comparison` } };
+  return {
+    view: {
+      method: record.method,
+      path: record.path,
+      decodedBytes: 0,
+      contentHash: '',
+      skipped: `response of ${response.size} bytes, over the ${response.limit} the replayer reads for comparison`,
+    },
+  };
 }

@@ -170,13 +170,17 @@ export class DeployedArms implements ArmProvider {
   readonly kind = 'deployed';
   constructor(readonly options: DeployedArmsOptions) {
     // Started on their start CPUs, arms are moved onto their slots' (the config requires both, and so does this).
-    if (options.startCpus !== undefined && options.slotCpus === undefined) throw new Error('startCpus needs slotCpus: arms are moved onto their slot\'s CPUs once started');
+    if (options.startCpus !== undefined && options.slotCpus === undefined)
+      throw new Error("startCpus needs slotCpus: arms are moved onto their slot's CPUs once started");
     for (const [arm, revision] of Object.entries(options.revisions ?? {}) as [ArmName, string][]) checkRevision(arm, revision);
   }
 
   get compared(): Readonly<Record<ArmName, ArmIdentity>> {
     const revisions = this.options.revisions ?? {};
-    return { control: revisions.control !== undefined ? { revision: revisions.control } : {}, treatment: revisions.treatment !== undefined ? { revision: revisions.treatment } : {} };
+    return {
+      control: revisions.control !== undefined ? { revision: revisions.control } : {},
+      treatment: revisions.treatment !== undefined ? { revision: revisions.treatment } : {},
+    };
   }
 
   /** Trial k's slots in ABBA order (core/slot-order.ts): trials 0 and 3 of each four put control in slot A. */
@@ -229,10 +233,19 @@ export class DeployedArms implements ArmProvider {
     // Not moved is not pinned where its slot says: the trial is replaced, like an arm that did not start.
     const moved = await moveProcessGroups(moves).catch((error: Error) => {
       const failed = moves.find((m) => error instanceof GroupMoveError && m.group === error.group) ?? moves[0]!;
-      throw new ArmNotReadyError(failed.deployment.arm, `${failed.deployment.arm} could not be moved onto CPUs ${failed.cpus}: ${error.message}`, failed.deployment.log());
+      throw new ArmNotReadyError(
+        failed.deployment.arm,
+        `${failed.deployment.arm} could not be moved onto CPUs ${failed.cpus}: ${error.message}`,
+        failed.deployment.log(),
+      );
     });
     const gone = moves.find((_, i) => moved[i] === 0);
-    if (gone) throw new ArmNotReadyError(gone.deployment.arm, `${gone.deployment.arm} exited before it could be moved onto CPUs ${gone.cpus}${lastLines(gone.deployment.log())}`, gone.deployment.log());
+    if (gone)
+      throw new ArmNotReadyError(
+        gone.deployment.arm,
+        `${gone.deployment.arm} exited before it could be moved onto CPUs ${gone.cpus}${lastLines(gone.deployment.log())}`,
+        gone.deployment.log(),
+      );
   }
 
   /**
@@ -275,7 +288,15 @@ export class DeployedArms implements ArmProvider {
     const rendered = deployCommand(spec.command, { port, arm: label, revision: this.options.revisions?.[arm] ?? '', dependencies });
     const command = rendered.display;
     const cpus = as !== undefined ? undefined : (this.options.startCpus ?? this.options.slotCpus)?.[slot === 'A' ? 0 : 1];
-    const env: Record<string, string> = { ...process.env, ...spec.env, ...rendered.env, PORT: String(port), TANDEM_ARM: label, TANDEM_SLOT: as !== undefined ? '' : slot, TANDEM_PROCESS: String(processIndex) } as Record<string, string>;
+    const env: Record<string, string> = {
+      ...process.env,
+      ...spec.env,
+      ...rendered.env,
+      PORT: String(port),
+      TANDEM_ARM: label,
+      TANDEM_SLOT: as !== undefined ? '' : slot,
+      TANDEM_PROCESS: String(processIndex),
+    } as Record<string, string>;
     for (const [name, url] of Object.entries(dependencies)) {
       const variable = this.options.dependencyEnv?.[name];
       if (variable) env[variable] = url;
@@ -292,14 +313,27 @@ export class DeployedArms implements ArmProvider {
     child.stdout?.on('data', (chunk: Buffer) => output.add(chunk));
     child.stderr?.on('data', (chunk: Buffer) => output.add(chunk));
     const url = `http://127.0.0.1:${port}`;
-    const deployment: ArmDeployment = { arm, url, slot, port, pid: child.pid!, fingerprint: localFingerprint(), log: () => output.toString(), stop: () => stopProcess(child) };
+    const deployment: ArmDeployment = {
+      arm,
+      url,
+      slot,
+      port,
+      pid: child.pid!,
+      fingerprint: localFingerprint(),
+      log: () => output.toString(),
+      stop: () => stopProcess(child),
+    };
     const deadline = this.options.clock.monotonic() + spec.readyTimeoutMs;
     let lastAnswer: number | string | undefined;
     const grpcProbe = spec.readyProbe === 'grpc-health';
     const probed = grpcProbe ? 'grpc.health.v1.Health/Check' : spec.readyPath;
     for (;;) {
       if (child.exitCode !== null || child.signalCode !== null) {
-        throw new ArmNotReadyError(arm, `${label} exited (${child.exitCode ?? child.signalCode}) before it was ready: ${command}${lastLines(output.toString())}`, output.toString());
+        throw new ArmNotReadyError(
+          arm,
+          `${label} exited (${child.exitCode ?? child.signalCode}) before it was ready: ${command}${lastLines(output.toString())}`,
+          output.toString(),
+        );
       }
       if (signal?.aborted) {
         await deployment.stop();
@@ -324,7 +358,11 @@ export class DeployedArms implements ArmProvider {
         // A service without the ready path answers (404, say) but never "ready": say so, and where to set it.
         const fix = grpcProbe ? 'it must answer SERVING when ready' : "set the arm's deploy.readyPath to a path that answers 2xx when ready";
         const answered = lastAnswer !== undefined ? `; it answered ${probed} with ${lastAnswer} (${fix})` : '';
-        throw new ArmNotReadyError(arm, `${label} was not ready at ${url}${grpcProbe ? ` (${probed})` : spec.readyPath} within ${spec.readyTimeoutMs} ms: ${command}${answered}${lastLines(output.toString())}`, output.toString());
+        throw new ArmNotReadyError(
+          arm,
+          `${label} was not ready at ${url}${grpcProbe ? ` (${probed})` : spec.readyPath} within ${spec.readyTimeoutMs} ms: ${command}${answered}${lastLines(output.toString())}`,
+          output.toString(),
+        );
       }
       await this.options.clock.sleep(50, signal).catch(() => undefined);
     }

@@ -60,7 +60,11 @@ export async function scrapeCounters(options: CounterScraperOptions, signal: Abo
         if (pid !== undefined) {
           const stats = await processStats(pid);
           const labels = Object.keys(extra).length > 0 ? { labels: extra } : {};
-          if (stats) batch.push({ ...base, metric: 'process_cpu_seconds', value: stats.cpuSeconds, ...labels }, { ...base, metric: 'process_rss_bytes', value: stats.rssBytes, ...labels });
+          if (stats)
+            batch.push(
+              { ...base, metric: 'process_cpu_seconds', value: stats.cpuSeconds, ...labels },
+              { ...base, metric: 'process_rss_bytes', value: stats.rssBytes, ...labels },
+            );
         }
       }),
     );
@@ -84,13 +88,25 @@ export async function scrapeCounters(options: CounterScraperOptions, signal: Abo
  * trial's CPU per request covers exactly the requests it measured (scrapes on an interval miss the edges by
  * up to a second, several percent of a short window).
  */
-export async function markProcessCpu(options: Pick<CounterScraperOptions, 'experimentId' | 'trial' | 'arms' | 'samples' | 'clock'>, mark: 'measure-start' | 'measure-end'): Promise<void> {
+export async function markProcessCpu(
+  options: Pick<CounterScraperOptions, 'experimentId' | 'trial' | 'arms' | 'samples' | 'clock'>,
+  mark: 'measure-start' | 'measure-end',
+): Promise<void> {
   const batch: Sample[] = [];
   await Promise.all(
     options.arms.map(async ({ arm, pid, process }) => {
       if (pid === undefined) return;
       const stats = await processStats(pid);
-      if (stats) batch.push({ experimentId: options.experimentId, trial: options.trial, arm, metric: 'process_cpu_seconds', timeMs: options.clock.now(), value: stats.cpuSeconds, labels: { mark, ...processLabel(process) } });
+      if (stats)
+        batch.push({
+          experimentId: options.experimentId,
+          trial: options.trial,
+          arm,
+          metric: 'process_cpu_seconds',
+          timeMs: options.clock.now(),
+          value: stats.cpuSeconds,
+          labels: { mark, ...processLabel(process) },
+        });
     }),
   );
   if (batch.length > 0) await options.samples.append(batch);

@@ -37,12 +37,19 @@ export function checkRevision(arm: ArmName | 'control-prime', revision: string):
   if (revision !== '' && !isRevision(revision)) throw new InputError(`the ${arm} revision ${JSON.stringify(revision.slice(0, 80))} is not ${REVISION_RULE}`);
 }
 
-const variableFor = (key: string): string => (key.startsWith('dep:') ? `TANDEM_DEP_${key.slice(4).toUpperCase().replace(/[^A-Z0-9]/g, '_')}` : `TANDEM_${key.toUpperCase()}`);
+const variableFor = (key: string): string =>
+  key.startsWith('dep:')
+    ? `TANDEM_DEP_${key
+        .slice(4)
+        .toUpperCase()
+        .replace(/[^A-Z0-9]/g, '_')}`
+    : `TANDEM_${key.toUpperCase()}`;
 
 /** Substitute a deploy template; an unknown placeholder, dependency or a bad revision is an InputError naming it. */
 export function deployCommand(template: string, values: DeployValues): DeployCommand {
   const unknown = template.match(/\{[^}]*\}/g)?.filter((p) => !new RegExp(`^${PLACEHOLDER.source}$`).test(p));
-  if (unknown && unknown.length > 0) throw new InputError(`deploy command has unknown placeholder ${unknown[0]} (known: {port}, {arm}, {revision}, {dep:NAME})`);
+  if (unknown && unknown.length > 0)
+    throw new InputError(`deploy command has unknown placeholder ${unknown[0]} (known: {port}, {arm}, {revision}, {dep:NAME})`);
   checkRevision(values.arm, values.revision);
   const env: Record<string, string> = {};
   const valueOf = (key: string): string => {

@@ -31,7 +31,9 @@ export function localFingerprint(): Fingerprint {
 
 function isFingerprint(value: unknown): value is Fingerprint {
   const v = value as Record<string, unknown> | null;
-  return typeof v === 'object' && v !== null && ['cpuModel', 'kernel', 'node', 'arch', 'host'].every((k) => typeof v[k] === 'string') && typeof v.cores === 'number';
+  return (
+    typeof v === 'object' && v !== null && ['cpuModel', 'kernel', 'node', 'arch', 'host'].every((k) => typeof v[k] === 'string') && typeof v.cores === 'number'
+  );
 }
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|\[::1\])$/;

@@ -16,7 +16,12 @@ import type { H2Exchange } from './h2-sessions.js';
 /** Recorded names that HTTP/2 forbids or the transport sets itself. */
 const NOT_SENT = new Set([...CONNECTION_HEADERS, 'host', 'content-length', 'te', 'expect']);
 
-export function grpcHeaders(record: CorpusRecord, flat: readonly string[], url: string, timeoutMs: number): { requestHeaders: OutgoingHttpHeaders; deadlineMs: number } {
+export function grpcHeaders(
+  record: CorpusRecord,
+  flat: readonly string[],
+  url: string,
+  timeoutMs: number,
+): { requestHeaders: OutgoingHttpHeaders; deadlineMs: number } {
   const requestHeaders: OutgoingHttpHeaders = { ':method': 'POST', ':path': record.path, ':scheme': 'http', ':authority': new URL(url).host, te: 'trailers' };
   for (let i = 0; i + 1 < flat.length; i += 2) {
     const name = flat[i]!.toLowerCase();
@@ -55,7 +60,15 @@ export function grpcOutcomeOf(exchange: H2Exchange, record: CorpusRecord, keepBy
 /** An answer over what the replayer reads for comparison (MAX_READ_RESPONSE_BYTES): counted and hashed, not compared. */
 function tooLargeToCompare(record: CorpusRecord, exchange: H2Exchange, grpcStatus: number): ResponseView {
   const { message } = grpcEndingOf(exchange.headers, exchange.trailers);
-  return { method: record.method, path: record.path, contentType: String(exchange.headers['content-type'] ?? ''), grpc: { status: grpcStatus, statusMessage: message, messages: 0 }, decodedBytes: 0, contentHash: '', skipped: `gRPC response of ${exchange.body.size} bytes, over the ${exchange.body.limit} the replayer reads for comparison` };
+  return {
+    method: record.method,
+    path: record.path,
+    contentType: String(exchange.headers['content-type'] ?? ''),
+    grpc: { status: grpcStatus, statusMessage: message, messages: 0 },
+    decodedBytes: 0,
+    contentHash: '',
+    skipped: `gRPC response of ${exchange.body.size} bytes, over the ${exchange.body.limit} the replayer reads for comparison`,
+  };
 }
 
 /** The messages with compression undone, re-framed, as the comparison reads them; or why they cannot be compared. */

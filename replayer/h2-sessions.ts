@@ -47,7 +47,6 @@ export class H2Sessions {
     return this.#sessions.get(this.#next++ % this.#slots, this.#url);
   }
 
-
   /** Sends one request; `done` is called exactly once. */
   request(headers: OutgoingHttpHeaders, body: Buffer | null, deadlineMs: number, keepBytes: number, done: (exchange: H2Exchange) => void): void {
     let status = 0;

@@ -26,7 +26,9 @@ type Warm = (deployments: Deployed, index: number, trialEnded: AbortSignal) => P
 
 /** Every process of the deployed arms, recorded for leftoversOf (control′ with its own name). */
 export function processesOf(deployments: Deployed, prime?: ArmDeployment): RecordedProcess[] {
-  const arms = (['control', 'treatment'] as const).flatMap((arm) => instancesOf(deployments[arm]).flatMap((i) => (i.pid !== undefined ? [recordProcess(arm, i.pid)] : [])));
+  const arms = (['control', 'treatment'] as const).flatMap((arm) =>
+    instancesOf(deployments[arm]).flatMap((i) => (i.pid !== undefined ? [recordProcess(arm, i.pid)] : [])),
+  );
   return prime?.pid !== undefined ? [...arms, recordProcess('control-prime', prime.pid)] : arms;
 }
 
@@ -55,15 +57,18 @@ export class NextTrialArms {
       const warming = new AbortController();
       const started = this.#arms.deploy(index, this.#signal, { place: false });
       // Warmed where they started, while the trial before runs; a failed warm-up stops them and fails their trial.
-      const deployed = warm === undefined ? started : started.then(async (deployments) => {
-        try {
-          await warm(deployments, index, warming.signal);
-        } catch (error) {
-          await Promise.all([deployments.control.stop(), deployments.treatment.stop()]);
-          throw error;
-        }
-        return deployments;
-      });
+      const deployed =
+        warm === undefined
+          ? started
+          : started.then(async (deployments) => {
+              try {
+                await warm(deployments, index, warming.signal);
+              } catch (error) {
+                await Promise.all([deployments.control.stop(), deployments.treatment.stop()]);
+                throw error;
+              }
+              return deployments;
+            });
       // Not awaited until the trial takes them: a failure is that trial's, never an unhandled rejection.
       deployed.catch(() => undefined);
       this.#next = { index, deployed, warming };

@@ -124,7 +124,13 @@ const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmedi
  */
 export function headerBuilder(identity: TrialIdentity, armHeaders: PairedReplayOptions['armHeaders']): (record: CorpusRecord) => Record<SendArm, string[]> {
   const prefix = identity.headerPrefix;
-  const [experimentHeader, trialHeader, recordHeader, armHeader, jobHeader] = ['experiment', 'trial', 'record', 'arm', 'job'].map((h) => `${prefix}${h}`) as [string, string, string, string, string];
+  const [experimentHeader, trialHeader, recordHeader, armHeader, jobHeader] = ['experiment', 'trial', 'record', 'arm', 'job'].map((h) => `${prefix}${h}`) as [
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
   const trialValue = String(identity.trial);
   const control = [armHeader, 'control', jobHeader, identity.jobs.control, ...Object.entries(armHeaders?.control ?? {}).flat()];
   const treatment = [armHeader, 'treatment', jobHeader, identity.jobs.treatment, ...Object.entries(armHeaders?.treatment ?? {}).flat()];
@@ -176,7 +182,17 @@ export async function pairedReplay(options: PairedReplayOptions): Promise<Paired
   const onCancel = (): void => senders.stop(options.signal?.reason);
   if (options.signal?.aborted) onCancel();
   else options.signal?.addEventListener('abort', onCancel, { once: true });
-  const counts: ScheduleCounts = { sentPairs: 0, warmupPairs: 0, droppedPairs: 0, skippedTruncated: 0, controlPrimeSkipped: 0, maxLag: 0, lagSum: 0, corpusExhausted: false, firstSide: { control: 0, treatment: 0 } };
+  const counts: ScheduleCounts = {
+    sentPairs: 0,
+    warmupPairs: 0,
+    droppedPairs: 0,
+    skippedTruncated: 0,
+    controlPrimeSkipped: 0,
+    maxLag: 0,
+    lagSum: 0,
+    corpusExhausted: false,
+    firstSide: { control: 0, treatment: 0 },
+  };
   const windowPairs = pairsInWindow(options.ratePerSecond, options.warmupMs + options.measureMs);
   const records = options.records[Symbol.asyncIterator]();
   try {
@@ -208,7 +224,10 @@ export async function pairedReplay(options: PairedReplayOptions): Promise<Paired
     achievedRate: measureSpan > 0 ? (measuredPairs * 1000) / options.measureMs : 0,
     firstSide: counts.firstSide,
     errors: { control: errors.control, treatment: errors.treatment },
-    connectionErrorShare: { control: sent.control > 0 ? connectionErrors.control / sent.control : 0, treatment: sent.treatment > 0 ? connectionErrors.treatment / sent.treatment : 0 },
+    connectionErrorShare: {
+      control: sent.control > 0 ? connectionErrors.control / sent.control : 0,
+      treatment: sent.treatment > 0 ? connectionErrors.treatment / sent.treatment : 0,
+    },
     cancelled: options.signal?.aborted ?? false,
     corpusExhausted: counts.corpusExhausted,
     controlPrimeSkipped: counts.controlPrimeSkipped,
@@ -219,7 +238,14 @@ export async function pairedReplay(options: PairedReplayOptions): Promise<Paired
  * The open-loop schedule: pair i falls due at start + i/rate; each is sent on time to both arms (first
  * side seeded), dropped when an arm is at its cap, or cut when the window ends first.
  */
-async function runSchedule(options: PairedReplayOptions, senders: ArmSenders, records: AsyncIterator<CorpusRecord>, counts: ScheduleCounts, startMono: number, windowPairs: number): Promise<void> {
+async function runSchedule(
+  options: PairedReplayOptions,
+  senders: ArmSenders,
+  records: AsyncIterator<CorpusRecord>,
+  counts: ScheduleCounts,
+  startMono: number,
+  windowPairs: number,
+): Promise<void> {
   const { clock } = options;
   const stopped = senders.signal;
   const headersFor = headerBuilder(options.identity, options.armHeaders);
@@ -230,7 +256,7 @@ async function runSchedule(options: PairedReplayOptions, senders: ArmSenders, re
   let carried: CorpusRecord | undefined;
   let sinceYield = 0;
   // By count, not by comparing floats: the window holds exactly windowPairs pairs, whatever the start value.
-  for (let index = 0; index < windowPairs && !stopped.aborted; ) {
+  for (let index = 0; index < windowPairs && !stopped.aborted;) {
     const dueMono = intendedTime(startMono, options.ratePerSecond, index);
     let record = carried;
     carried = undefined;
@@ -265,7 +291,10 @@ async function runSchedule(options: PairedReplayOptions, senders: ArmSenders, re
     const lag = Math.max(0, now - dueMono);
     counts.maxLag = Math.max(counts.maxLag, lag);
     counts.lagSum += lag;
-    if (senders.inflight.control >= options.concurrency * senders.processes.control || senders.inflight.treatment >= options.concurrency * senders.processes.treatment) {
+    if (
+      senders.inflight.control >= options.concurrency * senders.processes.control ||
+      senders.inflight.treatment >= options.concurrency * senders.processes.treatment
+    ) {
       // At the cap: this pair is dropped, and so is every pair that falls due while waiting
       // for a slot — counted, not sent late, and without spinning through the corpus.
       counts.droppedPairs++;
@@ -304,7 +333,13 @@ async function runSchedule(options: PairedReplayOptions, senders: ArmSenders, re
 }
 
 /** A progress report at most every `progressIntervalMs`: phase, pairs, drops, in-flight, errors and the recent rate. */
-function progressReporter(options: PairedReplayOptions, senders: ArmSenders, counts: ScheduleCounts, startMono: number, endMono: number): (nowMono: number) => void {
+function progressReporter(
+  options: PairedReplayOptions,
+  senders: ArmSenders,
+  counts: ScheduleCounts,
+  startMono: number,
+  endMono: number,
+): (nowMono: number) => void {
   const interval = options.progressIntervalMs ?? 1_000;
   let last = { at: startMono, pairs: 0 };
   return (nowMono) => {
@@ -313,7 +348,16 @@ function progressReporter(options: PairedReplayOptions, senders: ArmSenders, cou
     const rate = ((counts.sentPairs - last.pairs) * 1000) / Math.max(1, nowMono - last.at);
     const inflight = { control: senders.inflight.control, treatment: senders.inflight.treatment };
     const errors = { control: senders.errorTotal('control'), treatment: senders.errorTotal('treatment') };
-    options.onProgress({ phase: elapsed < options.warmupMs ? 'warmup' : 'measure', elapsedMs: elapsed, remainingMs: Math.max(0, endMono - nowMono), sentPairs: counts.sentPairs, droppedPairs: counts.droppedPairs, inflight, errors, rate });
+    options.onProgress({
+      phase: elapsed < options.warmupMs ? 'warmup' : 'measure',
+      elapsedMs: elapsed,
+      remainingMs: Math.max(0, endMono - nowMono),
+      sentPairs: counts.sentPairs,
+      droppedPairs: counts.droppedPairs,
+      inflight,
+      errors,
+      rate,
+    });
     last = { at: nowMono, pairs: counts.sentPairs };
   };
 }

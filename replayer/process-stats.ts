@@ -23,7 +23,14 @@ export interface ProcessStats {
 async function schedstatCpuSeconds(pid: number): Promise<number | undefined> {
   try {
     const tids = await readdir(`/proc/${pid}/task`);
-    const times = await Promise.all(tids.map((tid) => readFile(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').then((text) => Number(text.split(' ')[0]), () => 0)));
+    const times = await Promise.all(
+      tids.map((tid) =>
+        readFile(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').then(
+          (text) => Number(text.split(' ')[0]),
+          () => 0,
+        ),
+      ),
+    );
     const total = times.reduce((sum, ns) => sum + (Number.isFinite(ns) ? ns : 0), 0);
     return total > 0 ? total / 1e9 : undefined;
   } catch {

@@ -29,7 +29,8 @@ const pathOf = (path: string): string => {
 export function shapeCorpus(records: AsyncIterable<CorpusRecord>, shaping: ReplayShaping): ShapedCorpus {
   const methods = shaping.filter?.methods?.map((m) => m.toUpperCase());
   const include = shaping.filter?.paths && shaping.filter.paths.length > 0 ? picomatch([...shaping.filter.paths], { dot: true }) : undefined;
-  const exclude = shaping.filter?.excludePaths && shaping.filter.excludePaths.length > 0 ? picomatch([...shaping.filter.excludePaths], { dot: true }) : undefined;
+  const exclude =
+    shaping.filter?.excludePaths && shaping.filter.excludePaths.length > 0 ? picomatch([...shaping.filter.excludePaths], { dot: true }) : undefined;
   const drop = new Set((shaping.rewrite?.dropHeaders ?? []).map((h) => h.toLowerCase()));
   const set = Object.entries(shaping.rewrite?.setHeaders ?? {}).map(([name, value]) => [name.toLowerCase(), value] as const);
   const rewrites = drop.size > 0 || set.length > 0;

@@ -59,7 +59,8 @@ export function comparableResponse(
   };
   const encoding = (header('content-encoding') ?? '').trim().toLowerCase();
   const contentType = header('content-type');
-  const requestBody = request.body !== undefined && request.body !== '' ? Buffer.from(request.body, 'base64').subarray(0, REQUEST_BODY_BYTES).toString('utf8') : undefined;
+  const requestBody =
+    request.body !== undefined && request.body !== '' ? Buffer.from(request.body, 'base64').subarray(0, REQUEST_BODY_BYTES).toString('utf8') : undefined;
   const base = {
     method: request.method,
     path: request.path,

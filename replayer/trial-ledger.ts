@@ -71,7 +71,9 @@ export class TrialLedger {
   async replaceOrFail(record: TrialRecord): Promise<void> {
     await this.settle(record);
     if (++this.#replacements > this.#maxReplacements) {
-      const reasons = this.trials.filter((t) => t.status === 'replaced' || t.status === 'excluded').map((t) => `trial ${t.index + 1} attempt ${t.attempt}: ${t.reason}`);
+      const reasons = this.trials
+        .filter((t) => t.status === 'replaced' || t.status === 'excluded')
+        .map((t) => `trial ${t.index + 1} attempt ${t.attempt}: ${t.reason}`);
       throw new ReplayFailedError(`more than ${this.#maxReplacements} trial(s) failed for infrastructure reasons:\n  ${reasons.join('\n  ')}`);
     }
   }

@@ -8,7 +8,15 @@
  * `maxReplacements`; attempted, replaced, excluded and cancelled trials all
  * stay recorded with their reason.
  */
-import { type Clock, type CorpusRecord, type RequestOutcome, type DependencyCounters, type TrialDetails, type TrialRecord, type WorkloadConfig } from '../core/index.js';
+import {
+  type Clock,
+  type CorpusRecord,
+  type RequestOutcome,
+  type DependencyCounters,
+  type TrialDetails,
+  type TrialRecord,
+  type WorkloadConfig,
+} from '../core/index.js';
 import type { Store } from '../store/index.js';
 import { ArmNotReadyError, instancesOf, type ArmDeployment, type ArmProvider, type ArmIdentity, type Slot } from './arms.js';
 import { trialCorpus, type ShapedCorpus } from './replay-shaping.js';
@@ -111,7 +119,10 @@ export async function runTrials(options: RunTrialsOptions): Promise<TrialsResult
   const startedMs = clock.now();
   let stoppedBy: TrialsResult['stoppedBy'] = 'max';
   const prewarms = trialPrewarmsOf(options, options.arms.kind === 'deployed', (index) => ledger.nextAttempt(index));
-  const next = workload.trials.prestart && options.arms.kind === 'deployed' ? new NextTrialArms(options.arms, options.signal, prewarms && ((deployments, index, trialEnded) => prewarms.warm(deployments, index, trialEnded))) : undefined;
+  const next =
+    workload.trials.prestart && options.arms.kind === 'deployed'
+      ? new NextTrialArms(options.arms, options.signal, prewarms && ((deployments, index, trialEnded) => prewarms.warm(deployments, index, trialEnded)))
+      : undefined;
   try {
     for (let index = 0; ledger.completed < workload.trials.max; index++) {
       if (ledger.hasCompleted(index)) continue;
@@ -153,7 +164,14 @@ function upcomingTrial(ledger: TrialLedger, index: number, max: number): number 
 type AttemptEnd = 'completed' | 'replaced' | 'cancelled';
 
 /** One attempt at trial `index`: deploy, reset, measure, and settle it in the ledger. */
-async function runAttempt(options: RunTrialsOptions, ledger: TrialLedger, index: number, attempt: number, next: NextTrialArms | undefined, prewarms: TrialPrewarms | undefined): Promise<AttemptEnd> {
+async function runAttempt(
+  options: RunTrialsOptions,
+  ledger: TrialLedger,
+  index: number,
+  attempt: number,
+  next: NextTrialArms | undefined,
+  prewarms: TrialPrewarms | undefined,
+): Promise<AttemptEnd> {
   const { workload, clock } = options;
   const startedAtMs = clock.now();
   await ledger.start(index, attempt, startedAtMs);
@@ -162,7 +180,15 @@ async function runAttempt(options: RunTrialsOptions, ledger: TrialLedger, index:
   const arms = await deployAttempt(options, ledger, index, attempt, startedAtMs, early, early === undefined ? prewarms : undefined);
   if (typeof arms === 'string') return arms;
   const { deployments, slots } = arms;
-  const ended = (status: TrialRecord['status'], details: TrialDetails, reason?: string): TrialRecord => ({ index, attempt, status, startedAtMs, endedAtMs: clock.now(), ...(reason !== undefined ? { reason } : {}), details });
+  const ended = (status: TrialRecord['status'], details: TrialDetails, reason?: string): TrialRecord => ({
+    index,
+    attempt,
+    status,
+    startedAtMs,
+    endedAtMs: clock.now(),
+    ...(reason !== undefined ? { reason } : {}),
+    details,
+  });
   // The next trial's arms, started during this one's warm-up (trials.prestart), and their record on this attempt:
   // written before any other write of the ledger, so two writes never race.
   let prestarted: Promise<RecordedProcess[]> = Promise.resolve([]);
@@ -233,10 +259,26 @@ interface AttemptArms {
  * `prestarted`: the arms started during the trial before (trials.prestart), taken instead of deploying; they
  * fail as a deployment would.
  */
-async function deployAttempt(options: RunTrialsOptions, ledger: TrialLedger, index: number, attempt: number, startedAtMs: number, prestarted?: Promise<Record<ArmName, ArmDeployment>>, prewarms?: TrialPrewarms): Promise<AttemptArms | 'replaced' | 'cancelled'> {
+async function deployAttempt(
+  options: RunTrialsOptions,
+  ledger: TrialLedger,
+  index: number,
+  attempt: number,
+  startedAtMs: number,
+  prestarted?: Promise<Record<ArmName, ArmDeployment>>,
+  prewarms?: TrialPrewarms,
+): Promise<AttemptArms | 'replaced' | 'cancelled'> {
   const { workload, clock, signal } = options;
   const replaced = async (error: ArmNotReadyError, details: TrialDetails = {}): Promise<'replaced'> => {
-    await ledger.replaceOrFail({ index, attempt, status: 'replaced', startedAtMs, endedAtMs: clock.now(), reason: error.message, details: { output: error.output.slice(-2_000), ...details } });
+    await ledger.replaceOrFail({
+      index,
+      attempt,
+      status: 'replaced',
+      startedAtMs,
+      endedAtMs: clock.now(),
+      reason: error.message,
+      details: { output: error.output.slice(-2_000), ...details },
+    });
     return 'replaced';
   };
   let deployments: Record<ArmName, ArmDeployment>;
@@ -244,7 +286,14 @@ async function deployAttempt(options: RunTrialsOptions, ledger: TrialLedger, ind
     deployments = await (prestarted ?? options.arms.deploy(index, signal));
   } catch (error) {
     if (signal?.aborted || !(error instanceof ArmNotReadyError)) {
-      await ledger.settle({ index, attempt, status: signal?.aborted ? 'cancelled' : 'failed', startedAtMs, endedAtMs: clock.now(), reason: signal?.aborted ? 'cancelled' : (error as Error).message });
+      await ledger.settle({
+        index,
+        attempt,
+        status: signal?.aborted ? 'cancelled' : 'failed',
+        startedAtMs,
+        endedAtMs: clock.now(),
+        reason: signal?.aborted ? 'cancelled' : (error as Error).message,
+      });
       if (signal?.aborted) return 'cancelled';
       throw error;
     }
@@ -288,7 +337,12 @@ async function* notingServices(records: AsyncIterable<CorpusRecord>, services: S
  * their CPU marked at the measurement window's edges, the router told which trial its calls belong to. With
  * pinned arms (`trials.slotCpus`), also the share of their CPUs other work took in the window.
  */
-async function measureAttempt(options: RunTrialsOptions, index: number, attempt: number, { deployments, prime }: AttemptArms): Promise<{ result: PairedReplayResult; shaped: ShapedCorpus; otherWorkOnArmCpus?: number }> {
+async function measureAttempt(
+  options: RunTrialsOptions,
+  index: number,
+  attempt: number,
+  { deployments, prime }: AttemptArms,
+): Promise<{ result: PairedReplayResult; shaped: ShapedCorpus; otherWorkOnArmCpus?: number }> {
   const { workload, clock } = options;
   options.router?.setTrial(index);
   const buffer: RequestOutcome[] = [];
@@ -358,13 +412,23 @@ async function measureAttempt(options: RunTrialsOptions, index: number, attempt:
 }
 
 /** Each arm's configured reset, before the trial's warm-up (both at once: they are independent deployments). */
-async function resetArms(workload: WorkloadConfig, deployments: Record<ArmName, ArmDeployment>, compared: Readonly<Record<ArmName, ArmIdentity>> | undefined, signal?: AbortSignal): Promise<void> {
+async function resetArms(
+  workload: WorkloadConfig,
+  deployments: Record<ArmName, ArmDeployment>,
+  compared: Readonly<Record<ArmName, ArmIdentity>> | undefined,
+  signal?: AbortSignal,
+): Promise<void> {
   await Promise.all(
     (['control', 'treatment'] as const).map(async (arm) => {
       const reset = workload.arms?.[arm].reset;
       if (reset === undefined) return;
       const revision = compared?.[arm]?.revision;
-      await resetArm(arm, { command: reset.command, timeoutMs: reset.timeout, ...(reset.cwd !== undefined ? { cwd: reset.cwd } : {}) }, { url: deployments[arm].url, ...(revision !== undefined ? { revision } : {}) }, signal);
+      await resetArm(
+        arm,
+        { command: reset.command, timeoutMs: reset.timeout, ...(reset.cwd !== undefined ? { cwd: reset.cwd } : {}) },
+        { url: deployments[arm].url, ...(revision !== undefined ? { revision } : {}) },
+        signal,
+      );
     }),
   );
 }

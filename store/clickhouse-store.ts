@@ -3,14 +3,7 @@
  * sharing one store between many `tandem worker` machines. Rows go in as
  * JSONEachRow; every value in a WHERE clause goes through store/sql.ts.
  */
-import type {
-  ConfigRead,
-  DependencyErrorRecord,
-  DetectorObservation,
-  ExperimentEvent,
-  ExperimentRecord,
-  Sample,
-} from '../core/index.js';
+import type { ConfigRead, DependencyErrorRecord, DetectorObservation, ExperimentEvent, ExperimentRecord, Sample } from '../core/index.js';
 import { systemClock, type Clock } from '../core/index.js';
 import type {
   ConfigReadStore,
@@ -85,9 +78,7 @@ class ClickHouseExperimentStore implements ExperimentStore {
 
   async put(record: ExperimentRecord): Promise<void> {
     assertName(record.id, 'experiment id');
-    await this.t.connection.insert(this.t.table('experiments'), [
-      experimentRow(record),
-    ]);
+    await this.t.connection.insert(this.t.table('experiments'), [experimentRow(record)]);
   }
 
   async get(id: string): Promise<ExperimentRecord | undefined> {
@@ -116,7 +107,15 @@ class ClickHouseExperimentStore implements ExperimentStore {
     const inner = query.workload !== undefined ? sql` WHERE workload = ${query.workload}` : new SqlFragment('');
     const conditions = [new SqlFragment('1')];
     const statuses = statusesOf(query);
-    if (statuses !== undefined) conditions.push(statuses.length === 0 ? new SqlFragment('0') : sql`status IN (${joinSql(statuses.map((x) => sql`${x}`), ', ')})`);
+    if (statuses !== undefined)
+      conditions.push(
+        statuses.length === 0
+          ? new SqlFragment('0')
+          : sql`status IN (${joinSql(
+              statuses.map((x) => sql`${x}`),
+              ', ',
+            )})`,
+      );
     if (query.kind !== undefined) conditions.push(sql`kind = ${query.kind}`);
     if (query.stage !== undefined) conditions.push(sql`stage = ${query.stage}`);
     if (query.change !== undefined) conditions.push(sql`change_id = ${query.change}`);
@@ -141,7 +140,15 @@ class ClickHouseExperimentStore implements ExperimentStore {
   }
 
   async events(experimentId: string, options: ReadOptions & { types?: readonly string[] } = {}): Promise<ExperimentEvent[]> {
-    const types = options.types === undefined ? new SqlFragment('') : options.types.length === 0 ? new SqlFragment(' AND 0') : sql` AND type IN (${joinSql(options.types.map((t) => sql`${t}`), ', ')})`;
+    const types =
+      options.types === undefined
+        ? new SqlFragment('')
+        : options.types.length === 0
+          ? new SqlFragment(' AND 0')
+          : sql` AND type IN (${joinSql(
+              options.types.map((t) => sql`${t}`),
+              ', ',
+            )})`;
     const rows = await this.t.connection.rows<{ time_ms: string; type: string; message: string; data: string }>(
       sql`SELECT time_ms, type, message, data FROM ${this.t.table('experiment_events')} WHERE experiment_id = ${experimentId}${types} ORDER BY time_ms, seq`,
       options.signal,
@@ -310,8 +317,11 @@ export class ClickHouseStore implements Store {
     for (const statement of createStatements(this.#tables.database)) await this.#tables.connection.command(statement);
     const { database, connection } = this.#tables;
     for (const added of ADDED_COLUMNS) {
-      const present = await connection.rows<{ name: string }>(sql`SELECT name FROM system.columns WHERE database = ${database} AND table = ${added.table} AND name = ${added.column}`);
-      if (present.length === 0) await connection.command(new SqlFragment(`ALTER TABLE ${qualified(database, added.table).text} ADD COLUMN ${ident(added.column).text} ${added.type}`));
+      const present = await connection.rows<{ name: string }>(
+        sql`SELECT name FROM system.columns WHERE database = ${database} AND table = ${added.table} AND name = ${added.column}`,
+      );
+      if (present.length === 0)
+        await connection.command(new SqlFragment(`ALTER TABLE ${qualified(database, added.table).text} ADD COLUMN ${ident(added.column).text} ${added.type}`));
     }
     await fillSummaryColumns(this.#tables);
     await ensureCorpusSummary(this.#tables);

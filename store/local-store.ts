@@ -15,15 +15,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import type {
-  ConfigRead,
-  DependencyErrorRecord,
-  DetectorObservation,
-  ExperimentEvent,
-  ExperimentRecord,
-  RequestOutcome,
-  Sample,
-} from '../core/index.js';
+import type { ConfigRead, DependencyErrorRecord, DetectorObservation, ExperimentEvent, ExperimentRecord, RequestOutcome, Sample } from '../core/index.js';
 import type {
   ConfigReadStore,
   ConfigReadSummary,
@@ -233,7 +225,8 @@ class LocalExperimentStore implements ExperimentStore {
   async events(experimentId: string, options: ReadOptions & { types?: readonly string[] } = {}): Promise<ExperimentEvent[]> {
     const events: ExperimentEvent[] = [];
     const wanted = options.types === undefined ? undefined : new Set(options.types);
-    for await (const e of readJsonLines(this.#path(experimentId, '.events.ndjson'), isExperimentEvent, options)) if (!wanted || wanted.has(e.type)) events.push(e);
+    for await (const e of readJsonLines(this.#path(experimentId, '.events.ndjson'), isExperimentEvent, options))
+      if (!wanted || wanted.has(e.type)) events.push(e);
     return events;
   }
 }

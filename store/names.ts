@@ -13,6 +13,7 @@ export function assertName(value: string, what: string): string {
 
 /** A record's time must name an hour bucket and an ISO date: from the epoch to the end of year 9999. */
 export function assertRecordTime(timeMs: number, what: string): number {
-  if (!Number.isFinite(timeMs) || timeMs < 0 || timeMs > LATEST_RECORD_MS) throw new InputError(`${what} ${String(timeMs)} is not a time between 1970 and 9999 (epoch ms)`);
+  if (!Number.isFinite(timeMs) || timeMs < 0 || timeMs > LATEST_RECORD_MS)
+    throw new InputError(`${what} ${String(timeMs)} is not a time between 1970 and 9999 (epoch ms)`);
   return timeMs;
 }

@@ -17,7 +17,18 @@ export class OutcomeAggregator {
     const key = `${trial}\u0000${attempt}\u0000${arm}`;
     let group = this.#groups.get(key);
     if (!group) {
-      group = { trial, attempt, arm, count: 0, latencySumMs: 0, latencyMinMs: Number.POSITIVE_INFINITY, latencyMaxMs: Number.NEGATIVE_INFINITY, bytesSum: 0, errors: {}, latencyBuckets: {} };
+      group = {
+        trial,
+        attempt,
+        arm,
+        count: 0,
+        latencySumMs: 0,
+        latencyMinMs: Number.POSITIVE_INFINITY,
+        latencyMaxMs: Number.NEGATIVE_INFINITY,
+        bytesSum: 0,
+        errors: {},
+        latencyBuckets: {},
+      };
       this.#groups.set(key, group);
     }
     return group;

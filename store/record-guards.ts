@@ -31,7 +31,16 @@ function hasFields(value: unknown, fields: Fields): value is Record<string, unkn
 
 /** A recorded gRPC answer read back: every field of its type, messages and trailers as strings. */
 const isGrpcCall = (v: unknown): boolean =>
-  hasFields(v, { service: 'string', method: 'string', requestMessages: 'number', responseMessages: 'object', responseTruncated: 'boolean', status: 'number', statusMessage: 'string', trailers: 'object' }) &&
+  hasFields(v, {
+    service: 'string',
+    method: 'string',
+    requestMessages: 'number',
+    responseMessages: 'object',
+    responseTruncated: 'boolean',
+    status: 'number',
+    statusMessage: 'string',
+    trailers: 'object',
+  }) &&
   Array.isArray(v.responseMessages) &&
   v.responseMessages.every((m) => typeof m === 'string') &&
   !Array.isArray(v.trailers) &&
@@ -56,7 +65,16 @@ export const isSample = (v: unknown): v is Sample =>
   hasFields(v, { experimentId: 'string', trial: 'number', arm: 'string', metric: 'string', timeMs: 'number', value: 'number' });
 
 export const isExperimentRecord = (v: unknown): v is ExperimentRecord =>
-  hasFields(v, { id: 'string', workload: 'string', status: 'string', createdAtMs: 'number', updatedAtMs: 'number', seed: 'number', spec: 'object', trials: 'object' }) && Array.isArray(v.trials);
+  hasFields(v, {
+    id: 'string',
+    workload: 'string',
+    status: 'string',
+    createdAtMs: 'number',
+    updatedAtMs: 'number',
+    seed: 'number',
+    spec: 'object',
+    trials: 'object',
+  }) && Array.isArray(v.trials);
 
 /** What decides whether a completed trial is judged, and how: unreadable, the trial is not judged. */
 const JUDGING_DETAILS = new Set(['load', 'slots']);
@@ -90,18 +108,17 @@ function checkedTrial(trial: TrialRecord): TrialRecord {
   if (unreadable.length === 0) return { ...trial, details: kept };
   const details = { ...kept, unreadable };
   const judging = unreadable.filter((u) => JUDGING_DETAILS.has(u.split(':')[0]!) || u.startsWith('details:'));
-  if (trial.status === 'completed' && judging.length > 0) return { ...trial, status: 'excluded', reason: `its stored details are unreadable (${judging.join('; ')})`, details };
+  if (trial.status === 'completed' && judging.length > 0)
+    return { ...trial, status: 'excluded', reason: `its stored details are unreadable (${judging.join('; ')})`, details };
   return { ...trial, details };
 }
 
-export const isExperimentEvent = (v: unknown): v is ExperimentEvent =>
-  hasFields(v, { experimentId: 'string', timeMs: 'number', type: 'string' });
+export const isExperimentEvent = (v: unknown): v is ExperimentEvent => hasFields(v, { experimentId: 'string', timeMs: 'number', type: 'string' });
 
 export const isDetectorObservation = (v: unknown): v is DetectorObservation =>
   hasFields(v, { experimentId: 'string', detector: 'string', timeMs: 'number', verdict: 'string' });
 
-export const isConfigRead = (v: unknown): v is ConfigRead =>
-  hasFields(v, { service: 'string', file: 'string', setting: 'string', timeMs: 'number' });
+export const isConfigRead = (v: unknown): v is ConfigRead => hasFields(v, { service: 'string', file: 'string', setting: 'string', timeMs: 'number' });
 
 export const isDependencyErrorRecord = (v: unknown): v is DependencyErrorRecord =>
   hasFields(v, {
@@ -119,7 +136,10 @@ export const isDependencyErrorRecord = (v: unknown): v is DependencyErrorRecord 
 
 /** A sketch read back is stored data: every entry must be a [hash, first value] pair of strings before anything destructures it. */
 const isSketch = (v: unknown): boolean =>
-  v !== null && typeof v === 'object' && !Array.isArray(v) && Object.values(v).every((e) => Array.isArray(e) && e.length === 2 && typeof e[0] === 'string' && typeof e[1] === 'string');
+  v !== null &&
+  typeof v === 'object' &&
+  !Array.isArray(v) &&
+  Object.values(v).every((e) => Array.isArray(e) && e.length === 2 && typeof e[0] === 'string' && typeof e[1] === 'string');
 
 export const isResponseView = (v: unknown): v is ResponseView =>
   hasFields(v, { method: 'string', path: 'string', decodedBytes: 'number', contentHash: 'string' }) &&

@@ -33,7 +33,11 @@ export interface BisectResult {
  * `revisions`: the commits after the good one up to and including the bad one, oldest first.
  * `test` judges one revision.
  */
-export async function bisectRevisions(revisions: readonly string[], test: (revision: string) => Promise<StepOutcome>, options: { signal?: AbortSignal } = {}): Promise<BisectResult> {
+export async function bisectRevisions(
+  revisions: readonly string[],
+  test: (revision: string) => Promise<StepOutcome>,
+  options: { signal?: AbortSignal } = {},
+): Promise<BisectResult> {
   const steps: BisectStep[] = [];
   if (revisions.length === 0) return { candidates: [], steps };
   let good = -1; // index of the newest known-good revision (-1: the good endpoint itself)

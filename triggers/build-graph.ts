@@ -54,7 +54,14 @@ export function unionTargets(a: readonly BuildTarget[], b: readonly BuildTarget[
       if (kind !== DEPENDENCY) kinds[dep] = kind;
     }
     const external = m.externalDeps || t.externalDeps ? { externalDeps: [...new Set([...(m.externalDeps ?? []), ...(t.externalDeps ?? [])])] } : {};
-    merged.set(t.name, { name: t.name, srcs: [...new Set([...m.srcs, ...t.srcs])], deps, ...(Object.keys(kinds).length > 0 ? { depKinds: kinds } : {}), ...external, ...(m.srcsAreFiles && t.srcsAreFiles ? { srcsAreFiles: true } : {}) });
+    merged.set(t.name, {
+      name: t.name,
+      srcs: [...new Set([...m.srcs, ...t.srcs])],
+      deps,
+      ...(Object.keys(kinds).length > 0 ? { depKinds: kinds } : {}),
+      ...external,
+      ...(m.srcsAreFiles && t.srcsAreFiles ? { srcsAreFiles: true } : {}),
+    });
   }
   return [...merged.values()];
 }
@@ -170,7 +177,8 @@ export class BuildGraph {
   /** Each target with its root (the static directory of its first source), for templates and input sets. */
   targets(): { name: string; dir: string }[] {
     const dirs = new Map<number, string>();
-    for (const list of this.#owners.values()) for (const o of list) if (!dirs.has(o.target) || o.root.length < dirs.get(o.target)!.length) dirs.set(o.target, o.root);
+    for (const list of this.#owners.values())
+      for (const o of list) if (!dirs.has(o.target) || o.root.length < dirs.get(o.target)!.length) dirs.set(o.target, o.root);
     return this.names.map((name, i) => ({ name, dir: dirs.get(i) ?? '' }));
   }
 
@@ -264,7 +272,14 @@ export class Reached {
   readonly #fileOf: ReadonlyMap<number, string>;
   readonly #kindOf: (target: number) => string;
 
-  constructor(names: readonly string[], index: ReadonlyMap<string, number>, parent: Int32Array, order: Int32Array, fileOf: ReadonlyMap<number, string>, kindOf: (target: number) => string) {
+  constructor(
+    names: readonly string[],
+    index: ReadonlyMap<string, number>,
+    parent: Int32Array,
+    order: Int32Array,
+    fileOf: ReadonlyMap<number, string>,
+    kindOf: (target: number) => string,
+  ) {
     this.#kindOf = kindOf;
     this.#names = names;
     this.#index = index;

@@ -121,7 +121,12 @@ function validate(entry: unknown, index: number, nowMs: number): ConfigRead | st
   if (e.timeMs !== undefined && (typeof e.timeMs !== 'number' || !Number.isSafeInteger(e.timeMs) || e.timeMs < 0 || e.timeMs > nowMs + 60_000)) {
     return `entry ${index}: "timeMs" must be whole epoch milliseconds from 0 (1970) to now, got ${JSON.stringify(e.timeMs)?.slice(0, 40) ?? String(e.timeMs)}`;
   }
-  return { service: e.service as string, file: e.file as string, setting: (e.setting as string | undefined) ?? '', timeMs: (e.timeMs as number | undefined) ?? nowMs };
+  return {
+    service: e.service as string,
+    file: e.file as string,
+    setting: (e.setting as string | undefined) ?? '',
+    timeMs: (e.timeMs as number | undefined) ?? nowMs,
+  };
 }
 
 export interface IngestServer {
@@ -134,7 +139,13 @@ export interface IngestServer {
  * 202 when stored, 400 naming the bad entry (nothing of that request is stored), 401 without
  * the bearer token when one is configured, 413 above 1 MiB.
  */
-export async function startIngestServer(options: { host: string; port: number; token?: string | undefined; sink: ConfigReadSink; clock: Clock }): Promise<IngestServer> {
+export async function startIngestServer(options: {
+  host: string;
+  port: number;
+  token?: string | undefined;
+  sink: ConfigReadSink;
+  clock: Clock;
+}): Promise<IngestServer> {
   const authorized = bearerCheck(options.token);
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (req.method === 'GET' && req.url === '/healthz') return replyJson(res, 200, { ok: true });

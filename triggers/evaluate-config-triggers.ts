@@ -33,7 +33,12 @@ export interface ConfigTriggerEvaluation {
   readonly fileLevelFallbacks: number;
 }
 
-export async function evaluateConfigTriggers(options: { repo: string; sinceMs: number; reads: readonly ConfigReadSummary[]; recencyMs: number }): Promise<ConfigTriggerEvaluation> {
+export async function evaluateConfigTriggers(options: {
+  repo: string;
+  sinceMs: number;
+  reads: readonly ConfigReadSummary[];
+  recencyMs: number;
+}): Promise<ConfigTriggerEvaluation> {
   const commits = await commitsSince(options.repo, options.sinceMs);
   const readers = new Map<string, ConfigReadSummary[]>();
   for (const r of options.reads) readers.set(r.file, [...(readers.get(r.file) ?? []), r]);
@@ -48,7 +53,10 @@ export async function evaluateConfigTriggers(options: { repo: string; sinceMs: n
       const reads = readers.get(file);
       if (!reads) continue;
       configChanges++;
-      const [before, after] = await Promise.all([commit.parent ? fileAt(options.repo, commit.parent, file) : Promise.resolve(undefined), fileAt(options.repo, commit.commit, file)]);
+      const [before, after] = await Promise.all([
+        commit.parent ? fileAt(options.repo, commit.parent, file) : Promise.resolve(undefined),
+        fileAt(options.repo, commit.commit, file),
+      ]);
       const settings = changedSettings(file, before, after);
       for (const service of new Set(reads.map((r) => r.service))) {
         fileLevel++;
@@ -58,8 +66,11 @@ export async function evaluateConfigTriggers(options: { repo: string; sinceMs: n
           settingLevel++;
           continue;
         }
-        const touches = (setting: string, r: ConfigReadSummary): boolean => r.setting === setting || setting.startsWith(`${r.setting}.`) || r.setting.startsWith(`${setting}.`);
-        const readBefore = settings.filter((s) => settingReads.some((r) => touches(s, r) && r.lastReadMs < commit.timeMs && r.lastReadMs >= commit.timeMs - options.recencyMs));
+        const touches = (setting: string, r: ConfigReadSummary): boolean =>
+          r.setting === setting || setting.startsWith(`${r.setting}.`) || r.setting.startsWith(`${setting}.`);
+        const readBefore = settings.filter((s) =>
+          settingReads.some((r) => touches(s, r) && r.lastReadMs < commit.timeMs && r.lastReadMs >= commit.timeMs - options.recencyMs),
+        );
         if (readBefore.length > 0) {
           settingLevel++;
           continue;

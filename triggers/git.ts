@@ -66,6 +66,11 @@ export async function commitsSince(cwd: string, sinceMs: number): Promise<Commit
       const [header, ...files] = block.trim().split('\n');
       // "<commit> <parents…> <time>": a root commit has no parent, a merge several (the first is the line's).
       const parts = header!.split(' ');
-      return { commit: parts[0]!, parent: parts.length > 2 ? parts[1]! : '', timeMs: Number(parts[parts.length - 1]) * 1000, files: files.filter((f) => f !== '') };
+      return {
+        commit: parts[0]!,
+        parent: parts.length > 2 ? parts[1]! : '',
+        timeMs: Number(parts[parts.length - 1]) * 1000,
+        files: files.filter((f) => f !== ''),
+      };
     });
 }

@@ -23,7 +23,11 @@ function parseJsonText(text: string, source: string): unknown {
 /** `data` checked against `schema`; errors name `source` and the path, from `at` (the value's own place in the file) down. */
 function check<T>(schema: z.ZodType<T>, data: unknown, source: string, at: readonly string[] = []): T {
   const parsed = schema.safeParse(data);
-  if (!parsed.success) throw new ConfigError(parsed.error.issues.map((i) => `${source}: ${[...at, ...i.path.map(String)].join('.') || '(root)'}: ${i.message}`), 'build graph');
+  if (!parsed.success)
+    throw new ConfigError(
+      parsed.error.issues.map((i) => `${source}: ${[...at, ...i.path.map(String)].join('.') || '(root)'}: ${i.message}`),
+      'build graph',
+    );
   return parsed.data;
 }
 
@@ -49,7 +53,9 @@ function nxGraph(data: unknown, source: string): { nodes: Map<string, z.output<t
 }
 
 const turboDry = z.object({
-  tasks: z.array(z.object({ taskId: z.string().min(1), package: z.string().min(1), directory: z.string().optional(), dependencies: z.array(z.string()).default([]) })),
+  tasks: z.array(
+    z.object({ taskId: z.string().min(1), package: z.string().min(1), directory: z.string().optional(), dependencies: z.array(z.string()).default([]) }),
+  ),
 });
 
 const bazelTarget = z.object({
@@ -78,7 +84,10 @@ function fromNx(graph: ReturnType<typeof nxGraph>): BuildTarget[] {
   return [...graph.nodes].map(([name, node]) => {
     const edges = graph.dependencies.get(name) ?? [];
     const deps = edges.filter((e) => projects.has(e.target) && e.target !== name);
-    const depKinds: Record<string, string> = Object.assign(Object.create(null) as Record<string, string>, Object.fromEntries(deps.filter((e) => e.type !== undefined && e.type !== 'static').map((e) => [e.target, `nx ${e.type!}`])));
+    const depKinds: Record<string, string> = Object.assign(
+      Object.create(null) as Record<string, string>,
+      Object.fromEntries(deps.filter((e) => e.type !== undefined && e.type !== 'static').map((e) => [e.target, `nx ${e.type!}`])),
+    );
     return {
       name,
       srcs: [node.data.root === '' || node.data.root === '.' ? '**' : node.data.root],
@@ -129,7 +138,9 @@ function fromBazel(text: string, source: string): BuildTarget[] {
     const { target } = check(z.object({ target: z.array(z.unknown()) }), whole, source);
     items = target.map((data, i) => ({ data, where: `${source}: target[${i}]` }));
   } else {
-    items = text.split('\n').flatMap((line, i) => (line.trim() === '' ? [] : [{ data: parseJsonText(line, `${source}:${i + 1}`), where: `${source}:${i + 1}` }]));
+    items = text
+      .split('\n')
+      .flatMap((line, i) => (line.trim() === '' ? [] : [{ data: parseJsonText(line, `${source}:${i + 1}`), where: `${source}:${i + 1}` }]));
   }
   const targets = items.map((item) => check(bazelTarget, item.data, item.where));
   const rules = new Set(targets.flatMap((t) => (t.rule ? [t.rule.name] : [])));

@@ -53,7 +53,8 @@ export async function loadWorkspaces(files: GraphFiles, root: string): Promise<B
   let patterns: string[] = [];
   const declared = manifest?.workspaces;
   if (Array.isArray(declared)) patterns = declared.map(String);
-  else if (declared && typeof declared === 'object' && Array.isArray((declared as { packages?: unknown }).packages)) patterns = (declared as { packages: unknown[] }).packages.map(String);
+  else if (declared && typeof declared === 'object' && Array.isArray((declared as { packages?: unknown }).packages))
+    patterns = (declared as { packages: unknown[] }).packages.map(String);
   const pnpmText = await files.readOne(at('pnpm-workspace.yaml'));
   if (pnpmText !== undefined) {
     let pnpm: unknown;
@@ -65,7 +66,11 @@ export async function loadWorkspaces(files: GraphFiles, root: string): Promise<B
     const list = (pnpm as { packages?: unknown } | null)?.packages;
     if (Array.isArray(list)) patterns.push(...list.map(String));
   }
-  if (patterns.length === 0) throw new ConfigError([`${at('package.json')} at ${files.revision}: no "workspaces" (npm, yarn) and no pnpm-workspace.yaml: not a workspace root`], 'build graph');
+  if (patterns.length === 0)
+    throw new ConfigError(
+      [`${at('package.json')} at ${files.revision}: no "workspaces" (npm, yarn) and no pnpm-workspace.yaml: not a workspace root`],
+      'build graph',
+    );
   const include = patterns.filter((p) => !p.startsWith('!')).map((p) => globToRegExp(p.replace(/^\.\//, '').replace(/\/$/, '')));
   const exclude = patterns.filter((p) => p.startsWith('!')).map((p) => globToRegExp(p.slice(1).replace(/^\.\//, '').replace(/\/$/, '')));
   const prefix = root === '' ? '' : `${root}/`;
@@ -79,7 +84,8 @@ export async function loadWorkspaces(files: GraphFiles, root: string): Promise<B
   const texts = await files.read(manifests);
   const packages = manifests.sort().map((file) => {
     const pkg = parseJsonObject(texts.get(file)!, file, files.revision);
-    if (typeof pkg.name !== 'string' || pkg.name === '') throw new ConfigError([`${file} at ${files.revision}: a workspace package needs a "name" (string)`], 'build graph');
+    if (typeof pkg.name !== 'string' || pkg.name === '')
+      throw new ConfigError([`${file} at ${files.revision}: a workspace package needs a "name" (string)`], 'build graph');
     // The first field naming a dependency decides its kind: a plain dependency outranks a dev one.
     const kinds = new Map<string, string>();
     for (const [field, kind] of FIELDS) {
@@ -92,7 +98,13 @@ export async function loadWorkspaces(files: GraphFiles, root: string): Promise<B
   return packages.map((p) => {
     const internal = [...p.kinds].filter(([d]) => names.has(d) && d !== p.name);
     const depKinds = Object.fromEntries(internal.filter(([, k]) => k !== 'dependency'));
-    return { name: p.name, srcs: [p.dir], deps: internal.map(([d]) => d), ...(Object.keys(depKinds).length > 0 ? { depKinds } : {}), externalDeps: [...p.kinds.keys()].filter((d) => !names.has(d)) };
+    return {
+      name: p.name,
+      srcs: [p.dir],
+      deps: internal.map(([d]) => d),
+      ...(Object.keys(depKinds).length > 0 ? { depKinds } : {}),
+      externalDeps: [...p.kinds.keys()].filter((d) => !names.has(d)),
+    };
   });
 }
 
@@ -108,9 +120,14 @@ export interface LoadedGraph {
 export async function loadGraphAtBothEnds(source: GraphSource, repo: string, base: string, head: string): Promise<LoadedGraph> {
   const cache = new Map<string, Promise<string>>();
   // One revision at both ends (`run` expanding templates at HEAD) is listed once.
-  const [atBase, atHead] = head === base ? await RevisionFiles.open(repo, base, cache).then((one): [RevisionFiles, RevisionFiles] => [one, one]) : await Promise.all([RevisionFiles.open(repo, base, cache), RevisionFiles.open(repo, head, cache)]);
+  const [atBase, atHead] =
+    head === base
+      ? await RevisionFiles.open(repo, base, cache).then((one): [RevisionFiles, RevisionFiles] => [one, one])
+      : await Promise.all([RevisionFiles.open(repo, base, cache), RevisionFiles.open(repo, head, cache)]);
   if (source.kind === 'workspaces') {
-    const root = relative(repo, resolve(repo, source.root ?? '.')).split('\\').join('/');
+    const root = relative(repo, resolve(repo, source.root ?? '.'))
+      .split('\\')
+      .join('/');
     const ends = await Promise.all([atBase, atHead].map((files) => loadWorkspaces(files, root).catch((error: unknown) => error as Error)));
     // A manifest that does not parse is the repository's error, at whichever end: selecting through the other
     // end's graph could miss what the change reaches (exit 3, naming the file and the revision).
@@ -119,7 +136,10 @@ export async function loadGraphAtBothEnds(source: GraphSource, repo: string, bas
     // A workspace that exists at one end only (introduced or removed by the change) is read from that end.
     const loaded = ends.filter((e): e is BuildTarget[] => !(e instanceof Error));
     if (loaded.length === 0) throw ends[1] as Error;
-    return { graph: new BuildGraph(loaded.length === 2 ? unionTargets(loaded[0]!, loaded[1]!) : loaded[0]!), notes: loaded.length === 2 ? [] : [`the workspace is readable at one end of the change only: ${(ends.find((e) => e instanceof Error) as Error).message}`] };
+    return {
+      graph: new BuildGraph(loaded.length === 2 ? unionTargets(loaded[0]!, loaded[1]!) : loaded[0]!),
+      notes: loaded.length === 2 ? [] : [`the workspace is readable at one end of the change only: ${(ends.find((e) => e instanceof Error) as Error).message}`],
+    };
   }
   const file = relative(repo, resolve(repo, source.file)).split('\\').join('/');
   const [before, after] = await Promise.all([atBase.readOne(file), atHead.readOne(file)]);
@@ -130,7 +150,11 @@ export async function loadGraphAtBothEnds(source: GraphSource, repo: string, bas
     } catch {
       throw new ConfigError([`triggers.graph.file: ${file} is neither committed at base or head nor present in the working tree`], 'build graph');
     }
-    return { graph: new BuildGraph(parseGraph(source.kind, text, file)), file, notes: [`${file} is not committed at base or head: read from the working tree (generate it at the head of the change)`] };
+    return {
+      graph: new BuildGraph(parseGraph(source.kind, text, file)),
+      file,
+      notes: [`${file} is not committed at base or head: read from the working tree (generate it at the head of the change)`],
+    };
   }
   const targets = [before, after].flatMap((text, i) => (text === undefined ? [] : [parseGraph(source.kind, text, `${file} at ${i === 0 ? 'base' : 'head'}`)]));
   return { graph: new BuildGraph(targets.length === 2 ? unionTargets(targets[0]!, targets[1]!) : targets[0]!), file, notes: [] };

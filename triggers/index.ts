@@ -8,7 +8,17 @@ export { graphMessage, reasonGroup, type Reason, type ReasonKind } from './reaso
 export { globToRegExp, staticPrefix } from './glob.js';
 export { changedFiles, fileAt, resolveRevision, revisionsBetween } from './git.js';
 export { changedSettings } from './config-diff.js';
-export { selectWorkloads, assertTargetsExist, sampleValue, serviceOf, type Selection, type SelectedWorkload, type ConfigChange, type SelectOptions, type IgnoredFile } from './select.js';
+export {
+  selectWorkloads,
+  assertTargetsExist,
+  sampleValue,
+  serviceOf,
+  type Selection,
+  type SelectedWorkload,
+  type ConfigChange,
+  type SelectOptions,
+  type IgnoredFile,
+} from './select.js';
 export { selectForChange, type ChangeSelection } from './select-for-change.js';
 export { bisectRevisions, type BisectResult, type BisectStep, type StepOutcome, type StepVerdict } from './bisect.js';
 export { ConfigReadReporter, httpConfigReadSink, startIngestServer, type ConfigReadSink, type IngestServer } from './config-reads.js';

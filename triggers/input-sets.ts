@@ -29,7 +29,9 @@ export class InputSets {
   }
 
   #rules(entries: readonly string[]): Rule[] {
-    return entries.map((entry) => (isInputSetName(entry) && this.#sets.has(entry) ? { label: entry, patterns: this.#sets.get(entry)! } : { label: entry, patterns: [globToRegExp(entry)] }));
+    return entries.map((entry) =>
+      isInputSetName(entry) && this.#sets.has(entry) ? { label: entry, patterns: this.#sets.get(entry)! } : { label: entry, patterns: [globToRegExp(entry)] },
+    );
   }
 
   #rulesFor(target: string | undefined): readonly Rule[] {

@@ -20,7 +20,7 @@ function statesOf(text: string | undefined, file: string): LatticeState[] | unde
   } catch {
     return undefined;
   }
-  const lattices = Array.isArray((data as { lattices?: unknown })?.lattices) ? ((data as { lattices: unknown[] }).lattices) : [data];
+  const lattices = Array.isArray((data as { lattices?: unknown })?.lattices) ? (data as { lattices: unknown[] }).lattices : [data];
   const states: LatticeState[] = [];
   for (const lattice of lattices) {
     const list = (lattice as { states?: unknown })?.states;

@@ -43,10 +43,12 @@ export function lockfileChange(file: string, before: string | undefined, after: 
   if (typeof b === 'string') return { unreadable: b };
 
   const changed = new Set<string>();
-  for (const key of new Set([...a.entries.keys(), ...b.entries.keys()])) if (a.entries.get(key)?.fingerprint !== b.entries.get(key)?.fingerprint) changed.add(key);
+  for (const key of new Set([...a.entries.keys(), ...b.entries.keys()]))
+    if (a.entries.get(key)?.fingerprint !== b.entries.get(key)?.fingerprint) changed.add(key);
   // Dependents of each entry at either end; then everything above a changed entry.
   const dependents = new Map<string, string[]>();
-  for (const model of [a, b]) for (const [key, e] of model.entries) for (const dep of e.deps) (dependents.get(dep) ?? dependents.set(dep, []).get(dep)!).push(key);
+  for (const model of [a, b])
+    for (const [key, e] of model.entries) for (const dep of e.deps) (dependents.get(dep) ?? dependents.set(dep, []).get(dep)!).push(key);
   const nameOf = (key: string): string => (a.entries.get(key) ?? b.entries.get(key))!.name;
   // Everything above each bumped entry, remembering which bumps lie below (a reason names what was bumped,
   // not only the declared dependency whose closure it is in).
@@ -80,7 +82,9 @@ export function lockfileChange(file: string, before: string | undefined, after: 
   for (const importer of new Set([...(a.importers?.keys() ?? []), ...(b.importers?.keys() ?? [])])) {
     const before = a.importers?.get(importer) ?? new Map<string, string>();
     const after = b.importers?.get(importer) ?? new Map<string, string>();
-    const touched = [...new Set([...before.keys(), ...after.keys()])].some((name) => before.get(name) !== after.get(name) || changed.has(after.get(name) ?? '') || changed.has(before.get(name) ?? ''));
+    const touched = [...new Set([...before.keys(), ...after.keys()])].some(
+      (name) => before.get(name) !== after.get(name) || changed.has(after.get(name) ?? '') || changed.has(before.get(name) ?? ''),
+    );
     if (touched) importers.add(importer === '.' ? dir : dir === '' ? importer : `${dir}/${importer}`);
   }
   return { packages, bumpedUnder, importers };

@@ -39,7 +39,8 @@ export function lockfileKind(file: string): LockfileKind | undefined {
 type Dict = Record<string, unknown>;
 const isDict = (v: unknown): v is Dict => v !== null && typeof v === 'object' && !Array.isArray(v);
 const str = (v: unknown): string => (typeof v === 'string' || typeof v === 'number' ? String(v) : '');
-const depNames = (entry: Dict, fields: readonly string[]): [string, string][] => fields.flatMap((f) => (isDict(entry[f]) ? Object.entries(entry[f]).map(([n, r]): [string, string] => [n, str(r)]) : []));
+const depNames = (entry: Dict, fields: readonly string[]): [string, string][] =>
+  fields.flatMap((f) => (isDict(entry[f]) ? Object.entries(entry[f]).map(([n, r]): [string, string] => [n, str(r)]) : []));
 
 /** Package name of a descriptor or key like `@scope/name@range` (the last `@` not at the start). */
 function nameOf(descriptor: string): string {
@@ -76,7 +77,7 @@ function parseNpm(text: string): LockModel {
   for (const [path, e] of flat) {
     const deps = depNames(e, ['dependencies', 'optionalDependencies', 'peerDependencies']).flatMap(([dep]) => {
       // Node's resolution: the nearest node_modules/dep walking up from the entry's own folder.
-      for (let dir = path; ; ) {
+      for (let dir = path; ;) {
         const candidate = `${dir}/node_modules/${dep}`;
         if (flat.has(candidate)) return [candidate];
         const up = dir.lastIndexOf('/node_modules/');
@@ -84,7 +85,11 @@ function parseNpm(text: string): LockModel {
         dir = dir.slice(0, up);
       }
     });
-    entries.set(path, { name: path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length), fingerprint: `${str(e.version)}|${str(e.resolved)}|${str(e.integrity)}`, deps });
+    entries.set(path, {
+      name: path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length),
+      fingerprint: `${str(e.version)}|${str(e.resolved)}|${str(e.integrity)}`,
+      deps,
+    });
   }
   return { entries };
 }
@@ -97,7 +102,10 @@ function parseYarn(text: string): LockModel {
   const raw = new Map<string, Dict>();
   for (const [key, e] of Object.entries(lock)) {
     if (key === '__metadata' || !isDict(e)) continue;
-    const descriptors = key.split(/,\s*/).map((d) => d.trim()).filter((d) => d !== '');
+    const descriptors = key
+      .split(/,\s*/)
+      .map((d) => d.trim())
+      .filter((d) => d !== '');
     const resolution = str(e.resolution);
     // Workspace and portal packages are the build graph's business.
     if (descriptors.some((d) => /@(workspace|portal|link):/.test(d)) || /@(workspace|portal|link):/.test(resolution)) continue;
@@ -120,7 +128,11 @@ function parseYarn(text: string): LockModel {
       const found = byDescriptor.get(`${dep}@${range}`) ?? byDescriptor.get(`${dep}@npm:${range}`);
       return found !== undefined ? [found] : (byName.get(dep) ?? []);
     });
-    entries.set(key, { name: nameOf(key), fingerprint: `${str(e.version)}|${str(e.resolved)}|${str(e.resolution)}|${str(e.integrity)}|${str(e.checksum)}`, deps });
+    entries.set(key, {
+      name: nameOf(key),
+      fingerprint: `${str(e.version)}|${str(e.resolved)}|${str(e.resolution)}|${str(e.integrity)}|${str(e.checksum)}`,
+      deps,
+    });
   }
   return { entries };
 }
@@ -155,12 +167,15 @@ function parsePnpm(text: string): LockModel {
     const e: Dict = value ?? {};
     // v9 keeps the resolution under packages (without the peer suffix) and the dependencies under snapshots.
     const meta = snapshots ? packages[key.replace(/\(.*$/, '')] : e;
-    const resolution = isDict(meta) && isDict(meta.resolution) ? `${str(meta.resolution.integrity)}|${str(meta.resolution.tarball)}|${str(meta.resolution.commit)}` : '';
+    const resolution =
+      isDict(meta) && isDict(meta.resolution) ? `${str(meta.resolution.integrity)}|${str(meta.resolution.tarball)}|${str(meta.resolution.commit)}` : '';
     const deps = depNames(e, ['dependencies', 'optionalDependencies']).flatMap(([dep, version]) => resolve(dep, version));
     entries.set(key, { name: pnpmName(key), fingerprint: `${key}|${resolution}`, deps });
   }
   const importers = new Map<string, Map<string, string>>();
-  const importerDicts: [string, Dict][] = isDict(lock.importers) ? Object.entries(lock.importers).filter((e): e is [string, Dict] => isDict(e[1])) : [['.', lock]];
+  const importerDicts: [string, Dict][] = isDict(lock.importers)
+    ? Object.entries(lock.importers).filter((e): e is [string, Dict] => isDict(e[1]))
+    : [['.', lock]];
   for (const [dir, importer] of importerDicts) {
     const direct = new Map<string, string>();
     for (const field of ['dependencies', 'devDependencies', 'optionalDependencies']) {

@@ -44,7 +44,12 @@ export function graphMessage(path: readonly string[], edges: readonly string[], 
 export function reasonGroup(reason: Reason): { key: string; heading: string } {
   switch (reason.kind) {
     case 'graph':
-      return { key: `graph\0${reason.file}`, heading: reason.packages ? `${reason.file} changed ${reason.packages.slice(0, 5).join(', ')}${reason.packages.length > 5 ? ', …' : ''} (lockfile), through the build graph` : `${reason.file} changed, through the build graph` };
+      return {
+        key: `graph\0${reason.file}`,
+        heading: reason.packages
+          ? `${reason.file} changed ${reason.packages.slice(0, 5).join(', ')}${reason.packages.length > 5 ? ', …' : ''} (lockfile), through the build graph`
+          : `${reason.file} changed, through the build graph`,
+      };
     case 'lattice':
       return { key: `lattice\0${reason.file}`, heading: `lattice ${reason.file} changed a level` };
     case 'sampled':

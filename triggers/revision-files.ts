@@ -30,7 +30,9 @@ export class RevisionFiles {
     try {
       ({ stdout } = await run('git', ['ls-tree', '-r', '-z', '--full-tree', revision], { cwd: repo, maxBuffer: 512 * 1024 * 1024 }));
     } catch (error) {
-      throw new InputError(`git ls-tree ${revision} failed in ${repo}: ${String((error as { stderr?: string }).stderr ?? (error as Error).message).trim()}`, { cause: error });
+      throw new InputError(`git ls-tree ${revision} failed in ${repo}: ${String((error as { stderr?: string }).stderr ?? (error as Error).message).trim()}`, {
+        cause: error,
+      });
     }
     const blobs = new Map<string, string>();
     for (const line of stdout.split('\0')) {
@@ -58,7 +60,11 @@ export class RevisionFiles {
     if (missing.length > 0) {
       // Both ends of a change read at once: a blob already being read by the other is awaited, not read twice.
       const batch = catFileBatch(this.#repo, missing);
-      for (const id of missing) this.#cache.set(id, batch.then((texts) => texts.get(id)!));
+      for (const id of missing)
+        this.#cache.set(
+          id,
+          batch.then((texts) => texts.get(id)!),
+        );
     }
     return new Map(await Promise.all(wanted.map(async (p): Promise<[string, string]> => [p, await this.#cache.get(this.#blobs.get(p)!)!])));
   }

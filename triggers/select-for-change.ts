@@ -24,7 +24,14 @@ export interface ChangeSelection extends Selection {
   readonly config: TandemConfig;
 }
 
-export async function selectForChange(options: { config: TandemConfig; repo: string; base: string; head: string; configReads: ConfigReadStore; nowMs: number }): Promise<ChangeSelection> {
+export async function selectForChange(options: {
+  config: TandemConfig;
+  repo: string;
+  base: string;
+  head: string;
+  configReads: ConfigReadStore;
+  nowMs: number;
+}): Promise<ChangeSelection> {
   const { repo } = options;
   const base = await resolveRevision(repo, options.base, '--base');
   const head = await resolveRevision(repo, options.head, '--head');

@@ -90,7 +90,8 @@ export function sampleValue(change: string, workload: string): number {
 export function assertTargetsExist(workloads: readonly WorkloadConfig[], graph: Pick<BuildGraph, 'has'>): void {
   const problems: string[] = [];
   workloads.forEach((w, i) => {
-    for (const target of w.triggers.targets) if (!graph.has(target)) problems.push(`workloads[${i}] (${w.name}).triggers.targets: "${target}" is not a target of the build graph`);
+    for (const target of w.triggers.targets)
+      if (!graph.has(target)) problems.push(`workloads[${i}] (${w.name}).triggers.targets: "${target}" is not a target of the build graph`);
   });
   if (problems.length > 0) throw new ConfigError(problems, 'config');
 }
@@ -107,7 +108,8 @@ export function selectWorkloads(options: SelectOptions): Selection {
   const configGlobs = new Map(workloads.map((w) => [w.name, w.triggers.configFiles.map(globToRegExp)]));
   const readFiles = new Set((options.configReads ?? []).map((r) => r.file));
   const latticeGlobs = config.triggers.latticeFiles.map(globToRegExp);
-  const isConfigFile = (file: string): boolean => readFiles.has(file) || matchesAny(file, latticeGlobs) || [...configGlobs.values()].some((globs) => matchesAny(file, globs));
+  const isConfigFile = (file: string): boolean =>
+    readFiles.has(file) || matchesAny(file, latticeGlobs) || [...configGlobs.values()].some((globs) => matchesAny(file, globs));
   const inputs = new InputSets(config.triggers);
   const notes = [...(options.notes ?? [])];
 
@@ -121,7 +123,8 @@ export function selectWorkloads(options: SelectOptions): Selection {
   for (const file of changedFiles) {
     if (!matchesAny(file, globalInputs)) continue;
     const reading = options.lockfileChanges?.get(file);
-    if (reading && 'unreadable' in reading) everything({ kind: 'global', file, message: `global input ${file} changed and could not be narrowed (${reading.unreadable})` });
+    if (reading && 'unreadable' in reading)
+      everything({ kind: 'global', file, message: `global input ${file} changed and could not be narrowed (${reading.unreadable})` });
     else if (reading && graph?.knowsExternalDeps) seeds.push(...lockfileSeeds(file, reading, graph, notes));
     else everything({ kind: 'global', file, message: `global input ${file} changed` });
   }
@@ -160,20 +163,31 @@ export function selectWorkloads(options: SelectOptions): Selection {
     assertTargetsExist(workloads, graph);
     // Source files first: among equally short paths, the cause shown is code, not a doc or test.
     const ordered = [...counted.filter((f) => !inputs.isNonSource(f)), ...counted.filter((f) => inputs.isNonSource(f))];
-    const { reached } = graph.affected(ordered, seeds.map((s) => ({ target: s.target, cause: s.cause })));
+    const { reached } = graph.affected(
+      ordered,
+      seeds.map((s) => ({ target: s.target, cause: s.cause })),
+    );
     const packagesOf = new Map(seeds.map((s) => [`${s.cause}\0${s.target}`, s.packages]));
     for (const w of workloads) {
       const best = nearest(w, (target) => reached.get(target));
       if (!best) continue;
       const packages = packagesOf.get(`${best.path[0]!}\0${best.path[1]!}`);
-      reasons.get(w.name)!.push({ kind: 'graph', file: best.path[0]!, path: best.path, edges: best.edges, ...(packages ? { packages } : {}), message: graphMessage(best.path, best.edges, packages) });
+      reasons.get(w.name)!.push({
+        kind: 'graph',
+        file: best.path[0]!,
+        path: best.path,
+        edges: best.edges,
+        ...(packages ? { packages } : {}),
+        message: graphMessage(best.path, best.edges, packages),
+      });
       paths.set(w.name, best.path);
     }
   }
 
   addConfigReasons(options, configGlobs, reasons);
   const candidates = addLatticeReasons(options, reasons, everything);
-  const ignoredReach = graph && ignoredFiles.some((f) => f.target !== undefined) ? ignoredReasons(graph, workloads, ignoredFiles, reasons) : new Map<string, Reason>();
+  const ignoredReach =
+    graph && ignoredFiles.some((f) => f.target !== undefined) ? ignoredReasons(graph, workloads, ignoredFiles, reasons) : new Map<string, Reason>();
   return { changedFiles, ...partition(options, reasons, paths, candidates, ignoredReach), ignoredFiles, notes };
 }
 
@@ -192,7 +206,12 @@ function lockfileSeeds(file: string, change: Exclude<LockfileReading, { unreadab
   const packages = [...change.packages].sort();
   const targets = new Set(graph.usersOf(change.packages));
   for (const dir of change.importers ?? []) for (const owner of graph.owners(dir === '' ? 'package.json' : `${dir}/package.json`)) targets.add(owner);
-  if (targets.size === 0) notes.push(packages.length === 0 ? `${file} changed, but no resolved package in it did` : `${file} changed ${packages.length} resolved package(s) (${packages.slice(0, 5).join(', ')}${packages.length > 5 ? ', …' : ''}) that no target declares`);
+  if (targets.size === 0)
+    notes.push(
+      packages.length === 0
+        ? `${file} changed, but no resolved package in it did`
+        : `${file} changed ${packages.length} resolved package(s) (${packages.slice(0, 5).join(', ')}${packages.length > 5 ? ', …' : ''}) that no target declares`,
+    );
   // Named by what was bumped below the target's declared dependencies (`lodash`, reached through `express`).
   return [...targets].map((target) => {
     const declared = packages.filter((p) => graph.usersOf([p]).includes(target));
@@ -202,7 +221,12 @@ function lockfileSeeds(file: string, change: Exclude<LockfileReading, { unreadab
 }
 
 /** Skipped workloads that only ignored files reach: said so, with the file and its input set. */
-function ignoredReasons(graph: BuildGraph, workloads: readonly WorkloadConfig[], ignoredFiles: readonly IgnoredFile[], reasons: ReadonlyMap<string, Reason[]>): Map<string, Reason> {
+function ignoredReasons(
+  graph: BuildGraph,
+  workloads: readonly WorkloadConfig[],
+  ignoredFiles: readonly IgnoredFile[],
+  reasons: ReadonlyMap<string, Reason[]>,
+): Map<string, Reason> {
   const { reached } = graph.affected(ignoredFiles.filter((f) => f.target !== undefined).map((f) => f.file));
   const setOf = new Map(ignoredFiles.map((f) => [f.file, f]));
   const out = new Map<string, Reason>();
@@ -211,7 +235,15 @@ function ignoredReasons(graph: BuildGraph, workloads: readonly WorkloadConfig[],
     const best = nearest(w, (target) => reached.get(target));
     if (!best) continue;
     const ignored = setOf.get(best.path[0]!)!;
-    out.set(w.name, { kind: 'ignored', file: ignored.file, target: ignored.target!, inputSet: ignored.inputSet, path: best.path, edges: best.edges, message: `${ignored.file} would reach its targets but is in ignored inputs (${ignored.inputSet}) of ${ignored.target}` });
+    out.set(w.name, {
+      kind: 'ignored',
+      file: ignored.file,
+      target: ignored.target!,
+      inputSet: ignored.inputSet,
+      path: best.path,
+      edges: best.edges,
+      message: `${ignored.file} would reach its targets but is in ignored inputs (${ignored.inputSet}) of ${ignored.target}`,
+    });
   }
   return out;
 }
@@ -225,16 +257,27 @@ function addConfigReasons(options: SelectOptions, configGlobs: ReadonlyMap<strin
       const service = serviceOf(w);
       const fileReads = reads.filter((r) => r.service === service && r.file === file);
       if (fileReads.length === 0) {
-        if (matchesAny(file, configGlobs.get(w.name)!) && reads.length === 0) reasons.get(w.name)!.push({ kind: 'config', file, level: 'declared', message: `config ${file} changed (declared in triggers.configFiles; no consumption index yet)` });
+        if (matchesAny(file, configGlobs.get(w.name)!) && reads.length === 0)
+          reasons
+            .get(w.name)!
+            .push({ kind: 'config', file, level: 'declared', message: `config ${file} changed (declared in triggers.configFiles; no consumption index yet)` });
         continue;
       }
       const settingReads = fileReads.filter((r) => r.setting !== '');
       if (change.settings === undefined || settingReads.length === 0) {
-        reasons.get(w.name)!.push({ kind: 'config', file, level: 'file', message: `config ${file} changed and ${service} read it (file level${change.settings === undefined ? ': not comparable setting by setting' : ': no per-setting evidence'})` });
+        reasons.get(w.name)!.push({
+          kind: 'config',
+          file,
+          level: 'file',
+          message: `config ${file} changed and ${service} read it (file level${change.settings === undefined ? ': not comparable setting by setting' : ': no per-setting evidence'})`,
+        });
         continue;
       }
       const read = change.settings.filter((s) => settingReads.some((r) => r.setting === s || s.startsWith(`${r.setting}.`) || r.setting.startsWith(`${s}.`)));
-      if (read.length > 0) reasons.get(w.name)!.push({ kind: 'config', file, level: 'setting', settings: read, message: `config ${file}: ${service} read changed setting(s) ${read.join(', ')}` });
+      if (read.length > 0)
+        reasons
+          .get(w.name)!
+          .push({ kind: 'config', file, level: 'setting', settings: read, message: `config ${file}: ${service} read changed setting(s) ${read.join(', ')}` });
     }
   }
 }
@@ -250,7 +293,9 @@ function addLatticeReasons(options: SelectOptions, reasons: Map<string, Reason[]
     for (const w of options.config.workloads) {
       const states = change.services.get(serviceOf(w));
       if (!states || states.length === 0) continue;
-      reasons.get(w.name)!.push({ kind: 'lattice', file: change.file, states, message: `lattice ${change.file} changed ${serviceOf(w)}'s level in ${states.join(', ')}` });
+      reasons
+        .get(w.name)!
+        .push({ kind: 'lattice', file: change.file, states, message: `lattice ${change.file} changed ${serviceOf(w)}'s level in ${states.join(', ')}` });
       const set = candidates.get(w.name) ?? new Set<string>();
       for (const s of states) set.add(s);
       candidates.set(w.name, set);
@@ -274,14 +319,31 @@ function partition(
     const why = [...new Map(reasons.get(w.name)!.map((r) => [r.message, r])).values()];
     if (why.length === 0) {
       const declaresNothing = w.triggers.targets.length === 0 && w.triggers.configFiles.length === 0;
-      skipped.push({ workload: w.name, reason: ignoredReach.get(w.name) ?? { kind: 'unreached', message: declaresNothing ? 'declares no trigger targets or config files' : 'no changed file reaches its targets, and no changed config setting it reads' } });
+      skipped.push({
+        workload: w.name,
+        reason: ignoredReach.get(w.name) ?? {
+          kind: 'unreached',
+          message: declaresNothing
+            ? 'declares no trigger targets or config files'
+            : 'no changed file reaches its targets, and no changed config setting it reads',
+        },
+      });
       continue;
     }
     if (w.triggers.priority === 'low' && w.triggers.sampleProbability < 1) {
       const hash = sampleValue(options.change, w.name);
       const p = w.triggers.sampleProbability;
       if (hash >= p) {
-        deferred.push({ workload: w.name, reason: { kind: 'deferred', hash, probability: p, message: `low priority: sampled out at diff time (hash ${hash.toFixed(3)} >= p ${p}); runs at land` }, reasons: why });
+        deferred.push({
+          workload: w.name,
+          reason: {
+            kind: 'deferred',
+            hash,
+            probability: p,
+            message: `low priority: sampled out at diff time (hash ${hash.toFixed(3)} >= p ${p}); runs at land`,
+          },
+          reasons: why,
+        });
         continue;
       }
       why.push({ kind: 'sampled', hash, probability: p, message: `low priority: sampled in at diff time (hash ${hash.toFixed(3)} < p ${p})` });

@@ -20,7 +20,9 @@ export function numberFlag(args: readonly string[], name: string, fallback: numb
   // Number('') and Number(' ') are 0: an empty value is missing, not zero.
   const value = text === undefined || text.trim() === '' ? Number.NaN : Number(text);
   if (!Number.isFinite(value) || value < range.min || value > range.max || (range.integer === true && !Number.isInteger(value))) {
-    throw new UsageError(`--${name} needs ${range.integer === true ? 'a whole number' : 'a number'} from ${range.min} to ${range.max}, got ${text === undefined ? 'nothing' : JSON.stringify(text)}`);
+    throw new UsageError(
+      `--${name} needs ${range.integer === true ? 'a whole number' : 'a number'} from ${range.min} to ${range.max}, got ${text === undefined ? 'nothing' : JSON.stringify(text)}`,
+    );
   }
   return value;
 }
@@ -48,6 +50,7 @@ export function cpuListPairArg(args: readonly string[], name: string): readonly 
   if (at < 0) return undefined;
   const text = args[at + 1] ?? '';
   const [a, b, ...rest] = text.split(':');
-  if (a === undefined || b === undefined || rest.length > 0 || !CPU_LIST.test(a) || !CPU_LIST.test(b)) throw new UsageError(`--${name} needs two CPU lists as A:B, like "0:1", got ${JSON.stringify(text)}`);
+  if (a === undefined || b === undefined || rest.length > 0 || !CPU_LIST.test(a) || !CPU_LIST.test(b))
+    throw new UsageError(`--${name} needs two CPU lists as A:B, like "0:1", got ${JSON.stringify(text)}`);
   return [a, b];
 }

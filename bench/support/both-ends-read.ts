@@ -70,9 +70,21 @@ export async function readBothEndsFigures(): Promise<Record<string, number>> {
   try {
     const random = seededRandom(5);
     const packages = 1000;
-    const manifest = (i: number, extra: number[] = []): string => JSON.stringify({ name: `@w/p${i}`, version: '1.0.0', dependencies: Object.fromEntries([...Array.from({ length: i === 0 ? 0 : 1 + Math.floor(random() * 4) }, () => Math.floor(random() * i)), ...extra].map((d) => [`@w/p${d}`, '*'])) });
+    const manifest = (i: number, extra: number[] = []): string =>
+      JSON.stringify({
+        name: `@w/p${i}`,
+        version: '1.0.0',
+        dependencies: Object.fromEntries(
+          [...Array.from({ length: i === 0 ? 0 : 1 + Math.floor(random() * 4) }, () => Math.floor(random() * i)), ...extra].map((d) => [`@w/p${d}`, '*']),
+        ),
+      });
     const files: Record<string, string> = { 'package.json': JSON.stringify({ name: 'root', private: true, workspaces: ['packages/*'] }) };
-    for (let i = 0; i < packages; i++) Object.assign(files, { [`packages/p${i}/package.json`]: manifest(i), [`packages/p${i}/src/index.ts`]: `export const p${i} = ${i};\n`, [`packages/p${i}/README.md`]: `# p${i}\n` });
+    for (let i = 0; i < packages; i++)
+      Object.assign(files, {
+        [`packages/p${i}/package.json`]: manifest(i),
+        [`packages/p${i}/src/index.ts`]: `export const p${i} = ${i};\n`,
+        [`packages/p${i}/README.md`]: `# p${i}\n`,
+      });
     const commit = async (batch: Record<string, string>, message: string): Promise<string> => {
       for (const [file, text] of Object.entries(batch)) {
         await mkdir(dirname(join(dir, file)), { recursive: true });

@@ -39,7 +39,11 @@ export function rateWithUpper(count: number, of: number): { readonly rate: numbe
   return { rate: Number((count / of).toFixed(4)), upper95: Number(wilsonInterval(count, of).high.toFixed(4)) };
 }
 
-const summary = (tally: Tally, count: number) => ({ regressed: rateWithUpper(tally.regressed, count), passed: rateWithUpper(tally.passed, count), meanTrials: Number((tally.trials / count).toFixed(2)) });
+const summary = (tally: Tally, count: number) => ({
+  regressed: rateWithUpper(tally.regressed, count),
+  passed: rateWithUpper(tally.passed, count),
+  meanTrials: Number((tally.trials / count).toFixed(2)),
+});
 
 function run(scenario: Scenario, count: number, seedBase: number, each: (e: Experiment, run: JudgedRun) => void): void {
   for (let i = 0; i < count; i++) {

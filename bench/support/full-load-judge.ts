@@ -8,9 +8,30 @@
  */
 import type { RequestOutcome, Sample, WorkloadConfig } from '../../core/index.js';
 import type { Store } from '../../store/index.js';
-import { calibrate, judge, metricPolicies, missingDataCauses, selectTrials, trialMetrics, type Calibration, type ExperimentVerdict, type TrialMetric } from '../../harness/index.js';
+import {
+  calibrate,
+  judge,
+  metricPolicies,
+  missingDataCauses,
+  selectTrials,
+  trialMetrics,
+  type Calibration,
+  type ExperimentVerdict,
+  type TrialMetric,
+} from '../../harness/index.js';
 
-async function loadEverything(store: Store, id: string, workload: WorkloadConfig, resamples: number): Promise<{ verdict: ExperimentVerdict; outcomes: Map<number, RequestOutcome[]>; metrics: TrialMetric[]; slotSigns: ReadonlyMap<number, number>; seed: number }> {
+async function loadEverything(
+  store: Store,
+  id: string,
+  workload: WorkloadConfig,
+  resamples: number,
+): Promise<{
+  verdict: ExperimentVerdict;
+  outcomes: Map<number, RequestOutcome[]>;
+  metrics: TrialMetric[];
+  slotSigns: ReadonlyMap<number, number>;
+  seed: number;
+}> {
   const record = await store.experiments.get(id);
   if (!record) throw new Error(`no experiment ${id}`);
   const selection = selectTrials(record);
@@ -29,10 +50,25 @@ async function loadEverything(store: Store, id: string, workload: WorkloadConfig
     samples.set(s.trial, list);
   }
   const metrics = selection.used.flatMap((t) =>
-    trialMetrics({ index: t.index, outcomes: outcomes.get(t.index) ?? [], samples: (samples.get(t.index) ?? []).filter((s) => s.timeMs >= t.startedAtMs && (t.endedAtMs === undefined || s.timeMs <= t.endedAtMs + 5_000)) }, { seed: record.seed, resamples }),
+    trialMetrics(
+      {
+        index: t.index,
+        outcomes: outcomes.get(t.index) ?? [],
+        samples: (samples.get(t.index) ?? []).filter((s) => s.timeMs >= t.startedAtMs && (t.endedAtMs === undefined || s.timeMs <= t.endedAtMs + 5_000)),
+      },
+      { seed: record.seed, resamples },
+    ),
   );
   const design = record.spec.design as { minTrials: number; maxTrials: number };
-  const verdict = judge(metrics, { policies: metricPolicies(workload.checks), alpha: workload.harness.alpha, minPoints: workload.harness.minPoints, slotSigns: selection.slotSigns, design, onInconclusive: workload.harness.onInconclusive, noDataCauses: missingDataCauses(selection) });
+  const verdict = judge(metrics, {
+    policies: metricPolicies(workload.checks),
+    alpha: workload.harness.alpha,
+    minPoints: workload.harness.minPoints,
+    slotSigns: selection.slotSigns,
+    design,
+    onInconclusive: workload.harness.onInconclusive,
+    noDataCauses: missingDataCauses(selection),
+  });
   return { verdict, outcomes, metrics, slotSigns: selection.slotSigns, seed: record.seed };
 }
 
@@ -42,7 +78,11 @@ export async function fullLoadLook(store: Store, id: string, workload: WorkloadC
 }
 
 /** The verdict and arm summaries of a report as they were: intervals bootstrapped per trial, every latency sorted. */
-export async function fullLoadReport(store: Store, id: string, workload: WorkloadConfig): Promise<{ outcome: string; p99: Record<'control' | 'treatment', number> }> {
+export async function fullLoadReport(
+  store: Store,
+  id: string,
+  workload: WorkloadConfig,
+): Promise<{ outcome: string; p99: Record<'control' | 'treatment', number> }> {
   const { verdict, outcomes } = await loadEverything(store, id, workload, 200);
   const p99 = (arm: 'control' | 'treatment'): number => {
     const sorted = [...outcomes.values()].flatMap((list) => list.filter((o) => o.arm === arm).map((o) => o.latencyMs)).sort((a, b) => a - b);
@@ -54,5 +94,15 @@ export async function fullLoadReport(store: Store, id: string, workload: Workloa
 /** `tandem calibrate` after its replay, as it was: everything loaded, every trial's metrics with intervals, then calibrated. */
 export async function fullLoadCalibration(store: Store, id: string, workload: WorkloadConfig): Promise<Calibration> {
   const { metrics, slotSigns, seed } = await loadEverything(store, id, workload, 200);
-  return calibrate(metrics, { experimentId: id, workload: workload.name, createdAtMs: Date.now(), policies: metricPolicies(workload.checks), slotSigns, design: { minTrials: workload.trials.min, maxTrials: workload.trials.max }, seed, alpha: workload.harness.alpha, minPoints: workload.harness.minPoints });
+  return calibrate(metrics, {
+    experimentId: id,
+    workload: workload.name,
+    createdAtMs: Date.now(),
+    policies: metricPolicies(workload.checks),
+    slotSigns,
+    design: { minTrials: workload.trials.min, maxTrials: workload.trials.max },
+    seed,
+    alpha: workload.harness.alpha,
+    minPoints: workload.harness.minPoints,
+  });
 }

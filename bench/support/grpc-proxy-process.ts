@@ -12,7 +12,9 @@ import { createLocalStore } from '../../store/index.js';
 
 const [mode, upstream, rate, dir] = process.argv.slice(2);
 if (mode === 'router') {
-  const dependencies = parseConfig({ workloads: [{ name: 'bench', tier: 'bench', dependencies: [{ name: 'upstream', policy: 'shared', target: upstream!, writes: 'allow' }] }] }).workloads[0]!.dependencies;
+  const dependencies = parseConfig({
+    workloads: [{ name: 'bench', tier: 'bench', dependencies: [{ name: 'upstream', policy: 'shared', target: upstream!, writes: 'allow' }] }],
+  }).workloads[0]!.dependencies;
   const router = await startRouter({ experimentId: 'bench', seed: 1, dependencies, arms: ['treatment'] });
   process.stdout.write(`${JSON.stringify({ url: router.urls.treatment.upstream, pid: process.pid })}\n`);
   process.stdin.resume();

@@ -30,7 +30,16 @@ const records: CorpusRecord[] = ids.map((id, i) => ({
   bodyTruncated: false,
   sampleRate: 1,
   sampleMode: 'uniform',
-  grpc: { service: 'tandem.test.Catalog', method: 'Lookup', requestMessages: 1, responseMessages: [], responseTruncated: false, status: 0, statusMessage: '', trailers: {} },
+  grpc: {
+    service: 'tandem.test.Catalog',
+    method: 'Lookup',
+    requestMessages: 1,
+    responseMessages: [],
+    responseTruncated: false,
+    status: 0,
+    statusMessage: '',
+    trailers: {},
+  },
 }));
 
 async function* cycled(): AsyncIterable<CorpusRecord> {
@@ -58,8 +67,15 @@ if (mode === 'tandem') {
   process.stdout.write(`${JSON.stringify({ mode, pairsPerSecond: result.achievedRate, errors })}\n`);
 } else {
   type Client = grpc.Client & { Lookup(request: { id: string }, callback: (error: grpc.ServiceError | null) => void): void };
-  const Catalog = (grpc.loadPackageDefinition(loadSync(CATALOG_PROTO_FILE, { keepCase: true })) as unknown as { tandem: { test: { Catalog: new (address: string, credentials: grpc.ChannelCredentials) => Client } } }).tandem.test.Catalog;
-  const clients = [new Catalog(new URL(control!).host, grpc.credentials.createInsecure()), new Catalog(new URL(treatment!).host, grpc.credentials.createInsecure())];
+  const Catalog = (
+    grpc.loadPackageDefinition(loadSync(CATALOG_PROTO_FILE, { keepCase: true })) as unknown as {
+      tandem: { test: { Catalog: new (address: string, credentials: grpc.ChannelCredentials) => Client } };
+    }
+  ).tandem.test.Catalog;
+  const clients = [
+    new Catalog(new URL(control!).host, grpc.credentials.createInsecure()),
+    new Catalog(new URL(treatment!).host, grpc.credentials.createInsecure()),
+  ];
   let pairs = 0;
   let errors = 0;
   let measuring = false;

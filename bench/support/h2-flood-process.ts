@@ -7,6 +7,12 @@ import { rapidReset } from '../../test/support/h2-rapid-reset.js';
 
 const [port, connections, streams] = process.argv.slice(2).map(Number);
 const started = performance.now();
-const { streamsSent } = await rapidReset({ port: port!, connections: connections!, streamsPerConnection: streams!, path: '/bench.Flood/Call', frameByFrame: true });
+const { streamsSent } = await rapidReset({
+  port: port!,
+  connections: connections!,
+  streamsPerConnection: streams!,
+  path: '/bench.Flood/Call',
+  frameByFrame: true,
+});
 process.stdout.write(`${JSON.stringify({ streamsSent, ms: Math.round(performance.now() - started) })}\n`);
 process.exit(0);

@@ -16,7 +16,7 @@ export interface KayentaResult {
 
 /** Standard normal CDF (Abramowitz–Stegun 7.1.26 via erf). */
 function normalCdf(x: number): number {
-  const t = 1 / (1 + 0.3275911 * Math.abs(x) / Math.SQRT2);
+  const t = 1 / (1 + (0.3275911 * Math.abs(x)) / Math.SQRT2);
   const erf = 1 - ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * Math.exp(-(x * x) / 2);
   return x >= 0 ? 0.5 * (1 + erf) : 0.5 * (1 - erf);
 }
@@ -27,7 +27,7 @@ export function kayentaJudge(control: readonly number[], treatment: readonly num
   const all = [...control.map((v) => [v, 0] as const), ...treatment.map((v) => [v, 1] as const)].sort((a, b) => a[0] - b[0]);
   let rankSumTreatment = 0;
   let tieTerm = 0;
-  for (let i = 0; i < all.length; ) {
+  for (let i = 0; i < all.length;) {
     let j = i;
     while (j + 1 < all.length && all[j + 1]![0] === all[i]![0]) j++;
     const rank = (i + j + 2) / 2;

@@ -66,17 +66,37 @@ function lockfile(kind: LockKind, model: Model): [string, string] {
       for (const d of model.deps[i]!) lines.push(`      '${name(d)}': { specifier: 'workspace:*', version: 'link:../p${d}' }`);
     });
     lines.push('packages:', ...exts.flatMap((e) => [`  ${e}@${v(e)}:`, `    resolution: { integrity: sha512-${e}${v(e)} }`]));
-    lines.push('snapshots:', ...exts.flatMap((e) => [`  ${e}@${v(e)}:`, ...(model.ext.get(e)!.deps.length > 0 ? ['    dependencies:', ...model.ext.get(e)!.deps.map((d) => `      ${d}: ${v(d)}`)] : [])]));
+    lines.push(
+      'snapshots:',
+      ...exts.flatMap((e) => [
+        `  ${e}@${v(e)}:`,
+        ...(model.ext.get(e)!.deps.length > 0 ? ['    dependencies:', ...model.ext.get(e)!.deps.map((d) => `      ${d}: ${v(d)}`)] : []),
+      ]),
+    );
     return ['pnpm-lock.yaml', `${lines.join('\n')}\n`];
   }
   const packages: Record<string, unknown> = { '': { name: 'root', workspaces: ['packages/*'] } };
   for (let i = 0; i < PACKAGES; i++) packages[`node_modules/${name(i)}`] = { resolved: `packages/p${i}`, link: true };
-  for (const e of exts) packages[`node_modules/${e}`] = { version: v(e), resolved: `https://registry.example/${e}-${v(e)}.tgz`, integrity: `sha512-${e}${v(e)}`, dependencies: Object.fromEntries(model.ext.get(e)!.deps.map((d) => [d, '^1.0.0'])) };
+  for (const e of exts)
+    packages[`node_modules/${e}`] = {
+      version: v(e),
+      resolved: `https://registry.example/${e}-${v(e)}.tgz`,
+      integrity: `sha512-${e}${v(e)}`,
+      dependencies: Object.fromEntries(model.ext.get(e)!.deps.map((d) => [d, '^1.0.0'])),
+    };
   return ['package-lock.json', JSON.stringify({ name: 'root', lockfileVersion: 3, packages }, null, 2)];
 }
 
 function manifest(model: Model, i: number): string {
-  return JSON.stringify({ name: name(i), version: '1.0.0', dependencies: Object.fromEntries([...[...model.deps[i]!].map((d) => [name(d), '*']), ...model.externals[i]!.map((e) => [e, '^1.0.0'])]) }, null, 2);
+  return JSON.stringify(
+    {
+      name: name(i),
+      version: '1.0.0',
+      dependencies: Object.fromEntries([...[...model.deps[i]!].map((d) => [name(d), '*']), ...model.externals[i]!.map((e) => [e, '^1.0.0'])]),
+    },
+    null,
+    2,
+  );
 }
 
 /** Generate `commits` commits (after an initial one) in `dir`, with the lockfile of `kind`. */
@@ -84,10 +104,13 @@ export async function generateHistory(dir: string, kind: LockKind, commits: numb
   const random = seededRandom(seed);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
   const ext = new Map<string, { version: number; deps: string[] }>();
-  for (let k = EXTERNALS - 1; k >= 0; k--) ext.set(`ext-${k}`, { version: 0, deps: Array.from({ length: EXTERNALS - 1 - k }, (_, j) => `ext-${k + 1 + j}`).filter(() => random() < 0.12) });
+  for (let k = EXTERNALS - 1; k >= 0; k--)
+    ext.set(`ext-${k}`, { version: 0, deps: Array.from({ length: EXTERNALS - 1 - k }, (_, j) => `ext-${k + 1 + j}`).filter(() => random() < 0.12) });
   const model: Model = {
     deps: Array.from({ length: PACKAGES }, (_, i) => new Set(Array.from({ length: i === 0 ? 0 : Math.floor(random() * 3) }, () => Math.floor(random() * i)))),
-    externals: Array.from({ length: PACKAGES }, () => [...new Set(Array.from({ length: 1 + Math.floor(random() * 2) }, () => `ext-${Math.floor(random() * EXTERNALS)}`))]),
+    externals: Array.from({ length: PACKAGES }, () => [
+      ...new Set(Array.from({ length: 1 + Math.floor(random() * 2) }, () => `ext-${Math.floor(random() * EXTERNALS)}`)),
+    ]),
     ext,
   };
   const git = (...args: string[]): string => execFileSync('git', args, { cwd: dir, encoding: 'utf8', env: ENV }).trim();
@@ -106,13 +129,33 @@ export async function generateHistory(dir: string, kind: LockKind, commits: numb
     'docs/architecture.md': '# architecture\n',
     'tandem.config.yaml': 'triggers: { graph: { kind: workspaces } }\nworkloadTemplates:\n  - { targets: ["@m/*"], workload: {} }\n',
   };
-  for (let i = 0; i < PACKAGES; i++) Object.assign(initial, { [`packages/p${i}/package.json`]: manifest(model, i), [`packages/p${i}/src/index.ts`]: edit(), [`packages/p${i}/README.md`]: `# p${i}\n` });
+  for (let i = 0; i < PACKAGES; i++)
+    Object.assign(initial, {
+      [`packages/p${i}/package.json`]: manifest(model, i),
+      [`packages/p${i}/src/index.ts`]: edit(),
+      [`packages/p${i}/README.md`]: `# p${i}\n`,
+    });
   const [lockName, lockText] = lockfile(kind, model);
   await write({ ...initial, [lockName]: lockText });
   git('add', '-A');
   git('commit', '-q', '-m', 'initial');
 
-  const kinds = ['docs', 'docs', 'root-docs', 'tests', 'tests', 'snapshots', 'stories', 'source', 'source', 'source', 'source+readme', 'lockfile', 'lockfile', 'dependency'];
+  const kinds = [
+    'docs',
+    'docs',
+    'root-docs',
+    'tests',
+    'tests',
+    'snapshots',
+    'stories',
+    'source',
+    'source',
+    'source',
+    'source+readme',
+    'lockfile',
+    'lockfile',
+    'dependency',
+  ];
   const history: HistoryCommit[] = [];
   for (let c = 0; c < commits; c++) {
     // Every kind appears at least once in the first rounds; then at random.

@@ -11,11 +11,19 @@ const pool = new Pool(upstream, { connections: 128, headersTimeout: 0, bodyTimeo
 const server = createServer((req, res) => {
   const { connection: _c, 'keep-alive': _k, 'transfer-encoding': _t, ...headers } = req.headers;
   pool
-    .stream({ path: req.url ?? '/', method: (req.method ?? 'GET') as 'GET', headers, body: req.headers['content-length'] || req.headers['transfer-encoding'] ? req : null }, ({ statusCode, headers: h }) => {
-      const { connection: _c2, 'keep-alive': _k2, 'transfer-encoding': _t2, ...out } = h as Record<string, string>;
-      res.writeHead(statusCode, out);
-      return res;
-    })
+    .stream(
+      {
+        path: req.url ?? '/',
+        method: (req.method ?? 'GET') as 'GET',
+        headers,
+        body: req.headers['content-length'] || req.headers['transfer-encoding'] ? req : null,
+      },
+      ({ statusCode, headers: h }) => {
+        const { connection: _c2, 'keep-alive': _k2, 'transfer-encoding': _t2, ...out } = h as Record<string, string>;
+        res.writeHead(statusCode, out);
+        return res;
+      },
+    )
     .catch(() => req.socket.destroy());
 });
 server.keepAliveTimeout = 30_000;

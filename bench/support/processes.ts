@@ -15,7 +15,10 @@ export function pinned(core: number | undefined, command: string, args: readonly
 }
 
 /** Start `args` (node arguments) and wait for its first JSON line on stdout. */
-export async function startChild(args: readonly string[], options: { core?: number; env?: NodeJS.ProcessEnv; readyKey?: string; timeoutMs?: number } = {}): Promise<BenchChild> {
+export async function startChild(
+  args: readonly string[],
+  options: { core?: number; env?: NodeJS.ProcessEnv; readyKey?: string; timeoutMs?: number } = {},
+): Promise<BenchChild> {
   const [command, argv] = pinned(options.core, process.execPath, args);
   const child = spawn(command, argv, { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, ...options.env } });
   const info = await new Promise<Record<string, unknown>>((resolve, reject) => {

@@ -45,12 +45,16 @@ export function rssBytes(pid: number): number {
  */
 export function post(url: URL, body: Buffer, agent?: Agent): Promise<boolean> {
   return new Promise((resolve) => {
-    const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': body.length }, timeout: 5_000, ...(agent ? { agent } : {}) }, (res) => {
-      res.resume();
-      const ok = res.statusCode !== undefined && res.statusCode >= 200 && res.statusCode < 300;
-      res.on('end', () => resolve(ok));
-      res.on('error', () => resolve(false));
-    });
+    const req = request(
+      url,
+      { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': body.length }, timeout: 5_000, ...(agent ? { agent } : {}) },
+      (res) => {
+        res.resume();
+        const ok = res.statusCode !== undefined && res.statusCode >= 200 && res.statusCode < 300;
+        res.on('end', () => resolve(ok));
+        res.on('error', () => resolve(false));
+      },
+    );
     req.on('error', () => resolve(false));
     req.on('timeout', () => req.destroy());
     req.end(body);
@@ -95,7 +99,11 @@ async function expectNice(pid: number, nice: number, stop: () => Promise<void>):
 }
 
 /** Start `tandem example-stack --service ranking` on a free port; resolves once it printed its address. */
-export async function startRankingProcess(env: NodeJS.ProcessEnv, nodeArgs: readonly string[] = [], options: { fixedLayout?: boolean; cpus?: string; nice?: number } = {}): Promise<RankingProcess> {
+export async function startRankingProcess(
+  env: NodeJS.ProcessEnv,
+  nodeArgs: readonly string[] = [],
+  options: { fixedLayout?: boolean; cpus?: string; nice?: number } = {},
+): Promise<RankingProcess> {
   let argv = [process.execPath, ...nodeArgs, BIN, 'example-stack', '--service', 'ranking', '--port', '0', '--json'];
   // setarch -R: the kernel's address-space randomization off for this process (personality ADDR_NO_RANDOMIZE).
   if (options.fixedLayout) argv = ['setarch', '-R', ...argv];

@@ -25,7 +25,18 @@ const identity = { experimentId: 'bench', trial: 0, attempt: 1, headerPrefix: 'x
 
 async function* endless(): AsyncGenerator<CorpusRecord> {
   for (let i = 0; ; i++) {
-    yield { id: `r${i}`, tier: 'bench', timeMs: 0, method: 'GET', path: `/item/${i % 1000}`, headers: { accept: 'application/json' }, body: '', bodyTruncated: false, sampleRate: 1, sampleMode: 'uniform' };
+    yield {
+      id: `r${i}`,
+      tier: 'bench',
+      timeMs: 0,
+      method: 'GET',
+      path: `/item/${i % 1000}`,
+      headers: { accept: 'application/json' },
+      body: '',
+      bodyTruncated: false,
+      sampleRate: 1,
+      sampleMode: 'uniform',
+    };
   }
 }
 
@@ -107,7 +118,14 @@ async function fixed(seconds: number, rate: number): Promise<Record<string, numb
   // measures: each of its two requests counts as answered at the deadline.
   const missedPairs = result.droppedPairs + result.cutPairs;
   for (let m = 0; m < 2 * missedPairs; m++) latencies.push(10_000);
-  return { achievedRate: result.achievedRate, p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99), droppedPairs: result.droppedPairs, missedPairs, maxLagMs: result.maxLagMs };
+  return {
+    achievedRate: result.achievedRate,
+    p50Ms: percentile(latencies, 0.5),
+    p99Ms: percentile(latencies, 0.99),
+    droppedPairs: result.droppedPairs,
+    missedPairs,
+    maxLagMs: result.maxLagMs,
+  };
 }
 
 /**
@@ -165,7 +183,12 @@ async function rss(storeDir: string, tier: string): Promise<Record<string, numbe
     onOutcome: () => void outcomes++,
   });
   clearInterval(timer);
-  return { peakRssBytes: Math.max(peak, process.memoryUsage().rss), recordsRead: result.sentPairs + result.skippedTruncated, sentPairs: result.sentPairs, corpusExhausted: result.corpusExhausted ? 1 : 0 };
+  return {
+    peakRssBytes: Math.max(peak, process.memoryUsage().rss),
+    recordsRead: result.sentPairs + result.skippedTruncated,
+    sentPairs: result.sentPairs,
+    corpusExhausted: result.corpusExhausted ? 1 : 0,
+  };
 }
 
 const run: Record<string, () => Promise<Record<string, number>>> = {

@@ -3,7 +3,9 @@ import { parseConfig } from '../../core/index.js';
 import { startRouter } from '../../guardrails/index.js';
 
 const upstream = process.argv[2]!;
-const dependencies = parseConfig({ workloads: [{ name: 'bench', tier: 'bench', dependencies: [{ name: 'upstream', policy: 'shared', target: upstream, writes: 'allow' }] }] }).workloads[0]!.dependencies;
+const dependencies = parseConfig({
+  workloads: [{ name: 'bench', tier: 'bench', dependencies: [{ name: 'upstream', policy: 'shared', target: upstream, writes: 'allow' }] }],
+}).workloads[0]!.dependencies;
 const router = await startRouter({ experimentId: 'bench', seed: 1, dependencies, arms: ['treatment'], connections: 128 });
 process.stdout.write(`${JSON.stringify({ url: router.urls.treatment.upstream, pid: process.pid })}\n`);
 process.stdin.resume();

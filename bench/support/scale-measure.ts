@@ -14,7 +14,8 @@ import { calibrateStored } from '../../harness/index.js';
 import { fullLoadCalibration, fullLoadReport } from './full-load-judge.js';
 
 const [mode, dir, id] = process.argv.slice(2);
-if (mode === undefined || dir === undefined || id === undefined) throw new Error('usage: scale-measure.ts <report|report-full-load> <project dir> <experiment id>');
+if (mode === undefined || dir === undefined || id === undefined)
+  throw new Error('usage: scale-measure.ts <report|report-full-load> <project dir> <experiment id>');
 process.chdir(dir);
 const started = performance.now();
 let code = 0;
@@ -30,7 +31,10 @@ if (mode === 'report') {
   const { config } = await loadConfig({ cwd: dir });
   const store = createStore(config.store, { cwd: dir });
   const workload = config.workloads[0]!;
-  const { calibration } = mode === 'calibrate' ? await calibrateStored(store, id, { workload, createdAtMs: Date.now() }) : { calibration: await fullLoadCalibration(store, id, workload) };
+  const { calibration } =
+    mode === 'calibrate'
+      ? await calibrateStored(store, id, { workload, createdAtMs: Date.now() })
+      : { calibration: await fullLoadCalibration(store, id, workload) };
   if (!(calibration.trials > 0)) throw new Error('calibrated nothing');
   await store.close();
 } else throw new Error(`unknown mode ${mode}`);

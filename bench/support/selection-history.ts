@@ -51,7 +51,10 @@ export async function selectionHistoryFigures(commitsPerKind: number): Promise<R
       await rm(dir, { recursive: true, force: true });
     }
   }
-  for (const [kind, e] of [...byKind].sort()) process.stderr.write(`  ${kind.padEnd(14)} selected ${String(e.selected).padStart(5)}  today ${String(e.today).padStart(5)}  reachable ${String(e.reachable).padStart(5)}\n`);
+  for (const [kind, e] of [...byKind].sort())
+    process.stderr.write(
+      `  ${kind.padEnd(14)} selected ${String(e.selected).padStart(5)}  today ${String(e.today).padStart(5)}  reachable ${String(e.reachable).padStart(5)}\n`,
+    );
   return {
     historyCommits: now.commits,
     historyWorkloadsSelected: now.selected,

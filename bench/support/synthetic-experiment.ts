@@ -63,7 +63,10 @@ export function normal(random: () => number): () => number {
 }
 
 /** Student's t with 3 df, scaled to unit variance (its variance is 3). */
-export const studentT3 = (z: () => number): (() => number) => () => z() / Math.sqrt((z() ** 2 + z() ** 2 + z() ** 2) / 3) / Math.sqrt(3);
+export const studentT3 =
+  (z: () => number): (() => number) =>
+  () =>
+    z() / Math.sqrt((z() ** 2 + z() ** 2 + z() ** 2) / 3) / Math.sqrt(3);
 
 /** Each process's CPU seconds at the window's start and end: 1 ms a request at level 1, `records` requests each. */
 function cpuSamples(trial: number, records: number, processes: number, level: (arm: 'control' | 'treatment', process: number) => number): Sample[] {
@@ -92,7 +95,8 @@ export function syntheticExperiment(options: SyntheticOptions): TrialData[] {
     const drift = Math.exp((options.trialDrift ?? 0.05) * z());
     const slotA = 1 + (options.slotBias ?? 0);
     const treatmentInA = syntheticSlotSign(t) === 1;
-    for (const arm of ['control', 'treatment'] as const) driftState[arm] = t === 0 ? driftState[arm] : rho * driftState[arm] + Math.sqrt(1 - rho * rho) * armDraw();
+    for (const arm of ['control', 'treatment'] as const)
+      driftState[arm] = t === 0 ? driftState[arm] : rho * driftState[arm] + Math.sqrt(1 - rho * rho) * armDraw();
     const armFactor = {
       control: Math.max(0.05, 1 + (options.armDrift ?? 0.005) * driftState.control) * (treatmentInA ? 1 : slotA),
       treatment: Math.max(0.05, 1 + (options.armDrift ?? 0.005) * driftState.treatment) * (1 + options.shift) * (treatmentInA ? slotA : 1),
@@ -108,27 +112,39 @@ export function syntheticExperiment(options: SyntheticOptions): TrialData[] {
     for (let r = 0; r < options.records; r++) {
       // As the replayer sends them: every record to every process of both arms.
       for (let process = 0; process < processes; process++)
-      for (const arm of ['control', 'treatment'] as const) {
-        const latencyMs = cost[r]! * drift * armFactor[arm] * processFactor[arm][process]! * Math.exp((options.requestSigma ?? 0.25) * z());
-        const failed = random() < 0.001;
-        outcomes.push({
-          experimentId: 'synthetic',
-          trial: t,
-          attempt: 1,
-          arm,
-          recordId: `r${r}`,
-          intendedMs: 1_000_000 + t * 60_000 + r * 20,
-          latencyMs,
-          status: failed ? 503 : 200,
-          bytes: 500,
-          errorClass: failed ? '5xx' : '',
-          bodyHash: '',
-          first: random() < 0.5,
-          ...(processes > 1 ? { process } : {}),
-        });
-      }
+        for (const arm of ['control', 'treatment'] as const) {
+          const latencyMs = cost[r]! * drift * armFactor[arm] * processFactor[arm][process]! * Math.exp((options.requestSigma ?? 0.25) * z());
+          const failed = random() < 0.001;
+          outcomes.push({
+            experimentId: 'synthetic',
+            trial: t,
+            attempt: 1,
+            arm,
+            recordId: `r${r}`,
+            intendedMs: 1_000_000 + t * 60_000 + r * 20,
+            latencyMs,
+            status: failed ? 503 : 200,
+            bytes: 500,
+            errorClass: failed ? '5xx' : '',
+            bodyHash: '',
+            first: random() < 0.5,
+            ...(processes > 1 ? { process } : {}),
+          });
+        }
     }
-    trials.push({ index: t, outcomes, samples: options.cpuSigma === undefined ? [] : cpuSamples(t, options.records, processes, (arm, process) => drift * armFactor[arm] * processFactor[arm][process]! * Math.exp(options.cpuSigma! * z())) });
+    trials.push({
+      index: t,
+      outcomes,
+      samples:
+        options.cpuSigma === undefined
+          ? []
+          : cpuSamples(
+              t,
+              options.records,
+              processes,
+              (arm, process) => drift * armFactor[arm] * processFactor[arm][process]! * Math.exp(options.cpuSigma! * z()),
+            ),
+    });
   }
   return trials;
 }

@@ -4,7 +4,18 @@
  * beat. Each experiment's trials are generated once and reduced to per-trial
  * metrics once; every judge then reads the same trials.
  */
-import { judge, judgeSequentially, lookByLook, metricPolicies, tInterval, trialMetrics, type Calibration, type LookEstimator, type SerialCorrelation, type TrialMetric } from '../../harness/index.js';
+import {
+  judge,
+  judgeSequentially,
+  lookByLook,
+  metricPolicies,
+  tInterval,
+  trialMetrics,
+  type Calibration,
+  type LookEstimator,
+  type SerialCorrelation,
+  type TrialMetric,
+} from '../../harness/index.js';
 import { kayentaJudge } from './kayenta-judge.js';
 import { judge as previousJudge } from './previous-judge/verdict.js';
 import { syntheticExperiment, syntheticSlotSign, type SyntheticOptions } from './synthetic-experiment.js';
@@ -79,7 +90,10 @@ export function makeExperiment(seed: number, scenario: Scenario, trials: number)
   return {
     shocked,
     trials: data.map((t) => trialMetrics(t, { seed, resamples: 0 })),
-    latencies: data.map((t) => ({ control: t.outcomes.filter((o) => o.arm === 'control').map((o) => o.latencyMs), treatment: t.outcomes.filter((o) => o.arm === 'treatment').map((o) => o.latencyMs) })),
+    latencies: data.map((t) => ({
+      control: t.outcomes.filter((o) => o.arm === 'control').map((o) => o.latencyMs),
+      treatment: t.outcomes.filter((o) => o.arm === 'treatment').map((o) => o.latencyMs),
+    })),
   };
 }
 
@@ -100,8 +114,24 @@ const judgedRun = (run: { verdict: { outcome: string; metrics: readonly { judged
 });
 
 /** Tandem's judge as an experiment meets it: looks from min to max, stop when decided. */
-export function sequentialJudge(e: Experiment, calibration?: Calibration, estimator: LookEstimator = 'huber', signFlips = true, serialCorrelation?: SerialCorrelation): JudgedRun {
-  return judgedRun(judgeSequentially(e.trials.slice(0, DESIGN.maxTrials), { policies, slotSigns, design: DESIGN, estimator, signFlips, ...(calibration ? { calibration } : {}), ...(serialCorrelation ? { serialCorrelation } : {}) }));
+export function sequentialJudge(
+  e: Experiment,
+  calibration?: Calibration,
+  estimator: LookEstimator = 'huber',
+  signFlips = true,
+  serialCorrelation?: SerialCorrelation,
+): JudgedRun {
+  return judgedRun(
+    judgeSequentially(e.trials.slice(0, DESIGN.maxTrials), {
+      policies,
+      slotSigns,
+      design: DESIGN,
+      estimator,
+      signFlips,
+      ...(calibration ? { calibration } : {}),
+      ...(serialCorrelation ? { serialCorrelation } : {}),
+    }),
+  );
 }
 
 /** The judge before issue 30 (bench/support/previous-judge), the same way, on the same trials. */

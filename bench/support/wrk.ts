@@ -6,7 +6,9 @@ import { pinned } from './processes.js';
 export function ensureWrk(): void {
   if (spawnSync('wrk', ['--version']).error === undefined) return;
   process.stderr.write('installing wrk (Debian package) for the benchmark\n');
-  const install = spawnSync('sh', ['-c', 'apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q wrk >/dev/null'], { stdio: 'inherit' });
+  const install = spawnSync('sh', ['-c', 'apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q wrk >/dev/null'], {
+    stdio: 'inherit',
+  });
   if (install.status !== 0) throw new Error('wrk is needed: apt-get install -y wrk');
 }
 
@@ -25,7 +27,16 @@ function toMs(value: string, unit: string): number {
 /** Run wrk against `url` (a 127.0.0.1 address) for `seconds`, bounded by wrk itself. */
 export function runWrk(url: string, options: { seconds: number; connections: number; threads?: number; core?: number }): WrkResult {
   if (!url.startsWith('http://127.0.0.1:')) throw new Error(`benchmarks only load 127.0.0.1, not ${url}`);
-  const [command, args] = pinned(options.core, 'wrk', ['-t', String(options.threads ?? 1), '-c', String(options.connections), '-d', `${options.seconds}s`, '--latency', url]);
+  const [command, args] = pinned(options.core, 'wrk', [
+    '-t',
+    String(options.threads ?? 1),
+    '-c',
+    String(options.connections),
+    '-d',
+    `${options.seconds}s`,
+    '--latency',
+    url,
+  ]);
   const run = spawnSync(command, args, { encoding: 'utf8', timeout: (options.seconds + 30) * 1000 });
   const out = run.stdout ?? '';
   const rps = /Requests\/sec:\s+([\d.]+)/.exec(out);

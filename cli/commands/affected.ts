@@ -22,7 +22,14 @@ export async function run(options: AffectedOptions, ctx: CliContext): Promise<nu
   const { config } = await loadCommandConfig(options, ctx, true);
   const store = createStore(config.store, { cwd: ctx.cwd, env: ctx.env });
   try {
-    const selection = await selectForChange({ config, repo: options.repo ?? ctx.cwd, base: options.base, head: options.head ?? 'HEAD', configReads: store.configReads, nowMs: Date.now() });
+    const selection = await selectForChange({
+      config,
+      repo: options.repo ?? ctx.cwd,
+      base: options.base,
+      head: options.head ?? 'HEAD',
+      configReads: store.configReads,
+      nowMs: Date.now(),
+    });
     if (options.json) {
       const { config: _expanded, ...rest } = selection;
       ctx.out(JSON.stringify(rest));
@@ -54,12 +61,30 @@ function grouped(title: string, entries: readonly { workload: string; reason: Re
 }
 
 export function humanSelection(selection: ChangeSelection): string[] {
-  const ignored = selection.ignoredFiles.length > 0 ? `; ${selection.ignoredFiles.length} in ignored inputs (${[...new Set(selection.ignoredFiles.map((f) => f.inputSet))].join(', ')})` : '';
+  const ignored =
+    selection.ignoredFiles.length > 0
+      ? `; ${selection.ignoredFiles.length} in ignored inputs (${[...new Set(selection.ignoredFiles.map((f) => f.inputSet))].join(', ')})`
+      : '';
   const lines = [`${selection.changedFiles.length} changed file(s) between ${selection.base.slice(0, 12)} and ${selection.head.slice(0, 12)}${ignored}`];
   for (const note of selection.notes) lines.push(`note: ${note}`);
-  lines.push(...grouped('selected', selection.selected.map((s) => ({ workload: s.workload, reason: s.reasons[0]!, more: s.reasons.length - 1 }))));
-  lines.push(...grouped('deferred', selection.deferred.map((d) => ({ workload: d.workload, reason: d.reason, more: 0 }))));
-  lines.push(...grouped('skipped', selection.skipped.map((s) => ({ workload: s.workload, reason: s.reason, more: 0 }))));
+  lines.push(
+    ...grouped(
+      'selected',
+      selection.selected.map((s) => ({ workload: s.workload, reason: s.reasons[0]!, more: s.reasons.length - 1 })),
+    ),
+  );
+  lines.push(
+    ...grouped(
+      'deferred',
+      selection.deferred.map((d) => ({ workload: d.workload, reason: d.reason, more: 0 })),
+    ),
+  );
+  lines.push(
+    ...grouped(
+      'skipped',
+      selection.skipped.map((s) => ({ workload: s.workload, reason: s.reason, more: 0 })),
+    ),
+  );
   for (const f of selection.ignoredFiles) lines.push(`ignored   ${f.file}: ${f.inputSet}${f.target ? ` of ${f.target}` : ' (owned by no target)'}`);
   return lines;
 }

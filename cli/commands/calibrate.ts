@@ -18,7 +18,6 @@ export interface CalibrateOptions extends Omit<ReplayOptions, 'treatment' | 'tre
   readonly subsets?: string;
 }
 
-
 const pct = (v: number): string => `${(v * 100).toFixed(1)}%`;
 
 /** `secondsPerTrial`: how long one trial of the A/A run took (deploy, warm-up, measurement), to say how long a plan takes. */
@@ -33,7 +32,11 @@ export function formatCalibration(calibration: Calibration, secondsPerTrial?: nu
   for (const [metric, m] of metrics) {
     const scale = metric.startsWith('error_share') ? 'absolute' : 'relative';
     lines.push(
-      `  ${metric.slice(0, 28).padEnd(28)} ${formatEffect(m.sd, scale).replace(/^[+−±]/, '').padStart(9)} ${formatEffect(m.noiseFloor, scale).padStart(9)} ${`${formatEffect(m.slotBias.estimate, scale)} [${formatEffect(m.slotBias.low, scale)}, ${formatEffect(m.slotBias.high, scale)}]`.padStart(30)} ${(Number.isFinite(m.slotBias.pValue) ? m.slotBias.pValue.toPrecision(2) : 'n/a').padStart(7)} ${(m.autocorrelation !== undefined ? m.autocorrelation.toFixed(2) : 'n/a').padStart(6)} ${pct(m.falsePositiveRate).padStart(6)}`,
+      `  ${metric.slice(0, 28).padEnd(28)} ${formatEffect(m.sd, scale)
+        .replace(/^[+−±]/, '')
+        .padStart(
+          9,
+        )} ${formatEffect(m.noiseFloor, scale).padStart(9)} ${`${formatEffect(m.slotBias.estimate, scale)} [${formatEffect(m.slotBias.low, scale)}, ${formatEffect(m.slotBias.high, scale)}]`.padStart(30)} ${(Number.isFinite(m.slotBias.pValue) ? m.slotBias.pValue.toPrecision(2) : 'n/a').padStart(7)} ${(m.autocorrelation !== undefined ? m.autocorrelation.toFixed(2) : 'n/a').padStart(6)} ${pct(m.falsePositiveRate).padStart(6)}`,
     );
   }
   for (const [metric, m] of metrics) if (m.warning) lines.push(`  warning: ${metric}: ${m.warning}`);
@@ -43,13 +46,24 @@ export function formatCalibration(calibration: Calibration, secondsPerTrial?: nu
     if (!m?.varianceSplit || !m.plan) continue;
     const split = m.varianceSplit;
     const sd = (variance: number): string => pct(Math.sqrt(variance));
-    const duration = (trials: number): string => (secondsPerTrial !== undefined && Number.isFinite(trials) ? ` (about ${Math.ceil((trials * secondsPerTrial) / 60)} min)` : '');
-    const trials = m.plan.map((p) => `${pct(p.change)}: ${Number.isFinite(p.trials) ? `${p.trials} trials${duration(p.trials)}` : 'over 1,000 trials'}`).join(', ');
-    lines.push(`  ${metric}: noise between processes of one arm ${sd(split.betweenProcesses)}, between trials ${sd(split.betweenTrials)}, within a trial ${sd(split.withinTrial)} (sd, ${split.processes} process(es) per arm); to pass a clean change within, and call twice, ${trials}`);
+    const duration = (trials: number): string =>
+      secondsPerTrial !== undefined && Number.isFinite(trials) ? ` (about ${Math.ceil((trials * secondsPerTrial) / 60)} min)` : '';
+    const trials = m.plan
+      .map((p) => `${pct(p.change)}: ${Number.isFinite(p.trials) ? `${p.trials} trials${duration(p.trials)}` : 'over 1,000 trials'}`)
+      .join(', ');
+    lines.push(
+      `  ${metric}: noise between processes of one arm ${sd(split.betweenProcesses)}, between trials ${sd(split.betweenTrials)}, within a trial ${sd(split.withinTrial)} (sd, ${split.processes} process(es) per arm); to pass a clean change within, and call twice, ${trials}`,
+    );
     // More processes per arm remove slow processes from the arm's value; longer windows, the within-trial part; more trials, the rest.
-    if (split.processes > 1 && split.betweenProcesses > split.betweenTrials) lines.push(`    processes of one arm differ more than trials do: look at the report's Processes section for slow ones; longer measurement windows narrow each process's own value`);
+    if (split.processes > 1 && split.betweenProcesses > split.betweenTrials)
+      lines.push(
+        `    processes of one arm differ more than trials do: look at the report's Processes section for slow ones; longer measurement windows narrow each process's own value`,
+      );
     // One process per arm: a lottery of slow processes shows as a few trials far from the rest (sd well above the typical trial's).
-    if (split.processes === 1 && m.typicalSd !== undefined && m.sd > 1.5 * m.typicalSd) lines.push(`    a few trials lie far from the rest (sd ${pct(m.sd)} against a typical ${pct(m.typicalSd)}): fresh processes that are slow for their whole life do this; try trials.processes: 3 (docs/harness.md, "Processes per arm")`);
+    if (split.processes === 1 && m.typicalSd !== undefined && m.sd > 1.5 * m.typicalSd)
+      lines.push(
+        `    a few trials lie far from the rest (sd ${pct(m.sd)} against a typical ${pct(m.typicalSd)}): fresh processes that are slow for their whole life do this; try trials.processes: 3 (docs/harness.md, "Processes per arm")`,
+      );
   }
   return lines;
 }
@@ -62,7 +76,11 @@ export async function run(options: CalibrateOptions, ctx: CliContext): Promise<n
   const workload = controlAgainstControl(withOverrides(configured, { ...options, trials: String(trials) }));
   const subsets = options.subsets !== undefined ? parsePositiveInteger(options.subsets, '--subsets') : 1_000;
   const seed = options.seed !== undefined ? parsePositiveInteger(options.seed, '--seed') : undefined;
-  const replayOptions: ReplayOptions = { ...options, ...(options.control !== undefined ? { treatment: options.control } : {}), ...(options.controlRevision !== undefined ? { treatmentRevision: options.controlRevision } : {}) };
+  const replayOptions: ReplayOptions = {
+    ...options,
+    ...(options.control !== undefined ? { treatment: options.control } : {}),
+    ...(options.controlRevision !== undefined ? { treatmentRevision: options.controlRevision } : {}),
+  };
   const store = createStore(config.store, { cwd: ctx.cwd, env: ctx.env });
   try {
     const result = await replayExperiment({
@@ -77,7 +95,8 @@ export async function run(options: CalibrateOptions, ctx: CliContext): Promise<n
       ...(seed !== undefined ? { seed } : {}),
       ...(ctx.signal ? { signal: ctx.signal } : {}),
       onProgress: progressLine(ctx, trials),
-      onStart: (id, usedSeed) => ctx.err(`A/A calibration of ${configured.name}: experiment ${id}, seed ${usedSeed}, ${trials} trial(s), control against control`),
+      onStart: (id, usedSeed) =>
+        ctx.err(`A/A calibration of ${configured.name}: experiment ${id}, seed ${usedSeed}, ${trials} trial(s), control against control`),
     }).finally(() => {
       if (process.stderr.isTTY) process.stderr.write('\n');
     });
@@ -95,7 +114,8 @@ export async function run(options: CalibrateOptions, ctx: CliContext): Promise<n
     if (options.json) ctx.out(JSON.stringify(calibration, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v)));
     else {
       const completed = stored.trials.filter((t) => t.status === 'completed' && t.endedAtMs !== undefined);
-      const secondsPerTrial = completed.length > 0 ? completed.reduce((sum, t) => sum + (t.endedAtMs! - t.startedAtMs), 0) / completed.length / 1000 : undefined;
+      const secondsPerTrial =
+        completed.length > 0 ? completed.reduce((sum, t) => sum + (t.endedAtMs! - t.startedAtMs), 0) / completed.length / 1000 : undefined;
       for (const line of formatCalibration(calibration, secondsPerTrial)) ctx.out(line);
     }
     return ExitCode.ok;

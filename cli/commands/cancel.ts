@@ -35,11 +35,17 @@ export async function run(id: string, options: CancelOptions, ctx: CliContext): 
       const silent = await silentRunner(store, id, systemClock);
       if (silent !== undefined) {
         const waitMs = Math.max(0, silent.lapsesAtMs - systemClock.now()) + 1_000;
-        ctx.err(`${id}: its runner ${silent.holder} has not renewed its lease for ${Math.round(silent.silentForMs / 1000)} s (it is most likely dead); the cancel is recorded, and finishes when the lease lapses at ${new Date(silent.lapsesAtMs).toISOString()} — waiting ${Math.ceil(waitMs / 1000)} s (Ctrl-C stops waiting: then run this again after that time)`);
+        ctx.err(
+          `${id}: its runner ${silent.holder} has not renewed its lease for ${Math.round(silent.silentForMs / 1000)} s (it is most likely dead); the cancel is recorded, and finishes when the lease lapses at ${new Date(silent.lapsesAtMs).toISOString()} — waiting ${Math.ceil(waitMs / 1000)} s (Ctrl-C stops waiting: then run this again after that time)`,
+        );
         try {
           await systemClock.sleep(waitMs, ctx.signal);
         } catch {
-          ctx.out(options.json ? JSON.stringify({ id, result, lapsesAt: new Date(silent.lapsesAtMs).toISOString() }) : `${id}: not cancelled yet: run tandem cancel ${id} again after ${new Date(silent.lapsesAtMs).toISOString()}`);
+          ctx.out(
+            options.json
+              ? JSON.stringify({ id, result, lapsesAt: new Date(silent.lapsesAtMs).toISOString() })
+              : `${id}: not cancelled yet: run tandem cancel ${id} again after ${new Date(silent.lapsesAtMs).toISOString()}`,
+          );
           return ExitCode.failure;
         }
       }

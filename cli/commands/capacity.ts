@@ -37,7 +37,10 @@ export async function run(options: CapacityOptions, ctx: CliContext): Promise<nu
   const { config } = await loadCommandConfig(options, ctx);
   const workload = findWorkload(config, options.workload);
   const lattice = config.lattices.find((l) => l.name === options.lattice);
-  if (!lattice) throw new UsageError(`no lattice named ${JSON.stringify(options.lattice)} in the config (known: ${config.lattices.map((l) => l.name).join(', ') || 'none'})`);
+  if (!lattice)
+    throw new UsageError(
+      `no lattice named ${JSON.stringify(options.lattice)} in the config (known: ${config.lattices.map((l) => l.name).join(', ') || 'none'})`,
+    );
   const ranking = workload.harness.responses?.ranking;
   if (!ranking) throw new UsageError(`workload ${workload.name} needs harness.responses.ranking: quality is NDCG@k against L0 answers`);
   const url = options.url !== undefined ? httpUrl(options.url, '--url') : workload.arms?.control.url?.replace(/\/$/, '');
@@ -59,7 +62,9 @@ export async function run(options: CapacityOptions, ctx: CliContext): Promise<nu
     for await (const r of readCorpusWindow(store.corpus, { tier, lookbackMs: workload.corpus.lookback, nowMs: Date.now(), limit: 2_000 })) records.push(r);
     if (records.length === 0) throw new InputError(`no recorded requests of tier ${tier} to replay`);
     const experimentId = newExperimentId('capacity', Date.now());
-    ctx.err(`capacity test ${experimentId}: ${profile.baselineRate} req/s → ${profile.peak}× over ${profile.rampMs / 1000}s, hold ${profile.holdMs / 1000}s, cooldown ${profile.cooldownMs / 1000}s${options.controller ? `, controller ${options.controller}` : ', no controller (uncoordinated)'}`);
+    ctx.err(
+      `capacity test ${experimentId}: ${profile.baselineRate} req/s → ${profile.peak}× over ${profile.rampMs / 1000}s, hold ${profile.holdMs / 1000}s, cooldown ${profile.cooldownMs / 1000}s${options.controller ? `, controller ${options.controller}` : ', no controller (uncoordinated)'}`,
+    );
     const { buckets, summary } = await runCapacityTest({
       url,
       records,
@@ -74,18 +79,39 @@ export async function run(options: CapacityOptions, ctx: CliContext): Promise<nu
       ...(ctx.signal ? { signal: ctx.signal } : {}),
     });
     const ok = withinQualityTarget(summary, lattice);
-    await storeCapacityTest(store, { experimentId, workload: workload.name, lattice, profile, bucketMs, buckets, summary, coordinated: options.controller !== undefined, ok }, systemClock);
+    await storeCapacityTest(
+      store,
+      { experimentId, workload: workload.name, lattice, profile, bucketMs, buckets, summary, coordinated: options.controller !== undefined, ok },
+      systemClock,
+    );
     if (options.html !== undefined) {
       const target = resolve(ctx.cwd, options.html);
-      await writeFileAtomic(target, renderCapacityHtml({ title: `capacity test ${experimentId}: ${workload.name} at ${profile.peak}×`, baselineRate: profile.baselineRate, bucketMs, buckets, summary, states: lattice.states.map((s) => s.name), ok }));
+      await writeFileAtomic(
+        target,
+        renderCapacityHtml({
+          title: `capacity test ${experimentId}: ${workload.name} at ${profile.peak}×`,
+          baselineRate: profile.baselineRate,
+          bucketMs,
+          buckets,
+          summary,
+          states: lattice.states.map((s) => s.name),
+          ok,
+        }),
+      );
       ctx.err(`report written to ${target}`);
     }
     if (options.json) ctx.out(JSON.stringify({ experimentId, ok, summary, buckets }));
     else {
       const pct = (v: number): string => `${(v * 100).toFixed(1)}%`;
-      ctx.out(`capacity test ${experimentId}: ${ok ? 'within' : 'OUTSIDE'} the quality target (NDCG loss <= ${lattice.qualityTarget.maxNdcgLoss}, no-result <= ${pct(lattice.qualityTarget.maxNoResultShare)})`);
-      ctx.out(`  peak ${summary.peakRateReached.toFixed(0)} req/s; states up to ${summary.maxState ?? 'n/a'}, final ${summary.finalState ?? 'n/a'}; degraded ${summary.activeDegradationMs / 1000}s of ${summary.overloadDurationMs / 1000}s overload`);
-      ctx.out(`  quality: baseline ${summary.baselineQuality.toFixed(3)}, max loss ${summary.maxQualityLoss.toFixed(3)}; no-result max ${pct(summary.maxNoResultShare)}; recovery: quality ${summary.qualityRecoveryMs !== undefined ? `${summary.qualityRecoveryMs / 1000}s` : 'not within the test'}, stability ${summary.stabilityRecoveryMs !== undefined ? `${summary.stabilityRecoveryMs / 1000}s` : 'not within the test'}`);
+      ctx.out(
+        `capacity test ${experimentId}: ${ok ? 'within' : 'OUTSIDE'} the quality target (NDCG loss <= ${lattice.qualityTarget.maxNdcgLoss}, no-result <= ${pct(lattice.qualityTarget.maxNoResultShare)})`,
+      );
+      ctx.out(
+        `  peak ${summary.peakRateReached.toFixed(0)} req/s; states up to ${summary.maxState ?? 'n/a'}, final ${summary.finalState ?? 'n/a'}; degraded ${summary.activeDegradationMs / 1000}s of ${summary.overloadDurationMs / 1000}s overload`,
+      );
+      ctx.out(
+        `  quality: baseline ${summary.baselineQuality.toFixed(3)}, max loss ${summary.maxQualityLoss.toFixed(3)}; no-result max ${pct(summary.maxNoResultShare)}; recovery: quality ${summary.qualityRecoveryMs !== undefined ? `${summary.qualityRecoveryMs / 1000}s` : 'not within the test'}, stability ${summary.stabilityRecoveryMs !== undefined ? `${summary.stabilityRecoveryMs / 1000}s` : 'not within the test'}`,
+      );
     }
     return ok ? ExitCode.ok : ExitCode.regression;
   } finally {

@@ -39,7 +39,12 @@ export async function ls(options: GlobalOptions, ctx: CliContext): Promise<numbe
     if (options.json) ctx.out(JSON.stringify({ tiers, corruptLines: corrupt }));
     else if (tiers.length === 0) ctx.out(`no recorded requests in ${store.location}`);
     else {
-      for (const line of columns(['tier', 'records', 'first', 'last', 'bytes'], tiers.map((t) => [t.tier, String(t.count), iso(t.firstMs), iso(t.lastMs), String(t.bytes)]), new Set([1, 4]))) ctx.out(line);
+      for (const line of columns(
+        ['tier', 'records', 'first', 'last', 'bytes'],
+        tiers.map((t) => [t.tier, String(t.count), iso(t.firstMs), iso(t.lastMs), String(t.bytes)]),
+        new Set([1, 4]),
+      ))
+        ctx.out(line);
     }
     if (corrupt > 0) ctx.err(`skipped ${corrupt} unreadable line(s) (a writer was killed mid-line?)`);
     return ExitCode.ok;
@@ -90,7 +95,11 @@ export async function importFile(file: string, options: ImportOptions, ctx: CliC
     throw new InputError(`cannot read ${file}: ${errorMessage(error)}`);
   }
   return withStore(options, ctx, async (store, config) => {
-    const parse = { tier, redactor: new Redactor(rulesForTier(config.recorder.redact, tier), { maxDecodedBytes: config.recorder.maxBodyBytes }), maxBodyBytes: config.recorder.maxBodyBytes };
+    const parse = {
+      tier,
+      redactor: new Redactor(rulesForTier(config.recorder.redact, tier), { maxDecodedBytes: config.recorder.maxBodyBytes }),
+      maxBodyBytes: config.recorder.maxBodyBytes,
+    };
     let parsed: ParsedImport;
     try {
       parsed = format === 'har' ? parseHar(data.toString('utf8'), parse) : parseGor(data, parse);

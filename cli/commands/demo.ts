@@ -32,7 +32,8 @@ export interface DemoOptions extends GlobalOptions {
 /** `--only 1,3,5`: the steps to run, each 1–5, once. */
 export function parseDemoSteps(text: string): ReadonlySet<number> {
   const steps = text.split(',').map((part) => part.trim());
-  if (!steps.every((step) => /^[1-5]$/.test(step)) || new Set(steps).size !== steps.length) throw new UsageError(`--only must list steps from 1 to 5, each once, separated by commas (e.g. 1,3,5), got ${JSON.stringify(text)}`);
+  if (!steps.every((step) => /^[1-5]$/.test(step)) || new Set(steps).size !== steps.length)
+    throw new UsageError(`--only must list steps from 1 to 5, each once, separated by commas (e.g. 1,3,5), got ${JSON.stringify(text)}`);
   return new Set(steps.map(Number));
 }
 
@@ -46,7 +47,8 @@ function backendsFrom(options: DemoOptions): DemoBackends {
   if (queue !== 'inline' && queue !== 'bullmq') throw new UsageError(`--queue must be inline or bullmq, got ${JSON.stringify(queue)}`);
   if (options.clickhouseUrl !== undefined && store !== 'clickhouse') throw new UsageError('--clickhouse-url needs --store clickhouse');
   if (options.redisUrl !== undefined && queue !== 'bullmq') throw new UsageError('--redis-url needs --queue bullmq');
-  if (options.redisUrl !== undefined && !/^rediss?:\/\/[^\s]+$/.test(options.redisUrl)) throw new UsageError(`--redis-url must be a redis:// URL, got ${JSON.stringify(options.redisUrl)}`);
+  if (options.redisUrl !== undefined && !/^rediss?:\/\/[^\s]+$/.test(options.redisUrl))
+    throw new UsageError(`--redis-url must be a redis:// URL, got ${JSON.stringify(options.redisUrl)}`);
   return {
     store,
     queue,
@@ -87,20 +89,31 @@ export function printSummary(result: DemoResult, ctx: CliContext): void {
   ctx.out(`corpus: ${result.corpusRecords} recorded requests of tier ranking`);
   const cost = result.trials.rankingCpuMsPerRequest;
   const { loweredFrom } = result.trials;
-  const lowered = loweredFrom ? `; lowered from ${loweredFrom.pairsPerSecond}, where the trials of ${loweredFrom.experimentId} achieved ${loweredFrom.achieved.map((r) => r.toFixed(1)).join(', ')}` : '';
-  ctx.out(`trials: ${result.trials.pairsPerSecond} pairs/s (${result.trials.quiet ? 'quiet machine' : 'busy machine'}; a ranking request cost ${cost === undefined ? 'an unmeasured amount of' : `${cost.toFixed(1)} ms of`} CPU ${result.trials.probed ? 'in a probe after recording' : 'while recording'}${lowered})`);
+  const lowered = loweredFrom
+    ? `; lowered from ${loweredFrom.pairsPerSecond}, where the trials of ${loweredFrom.experimentId} achieved ${loweredFrom.achieved.map((r) => r.toFixed(1)).join(', ')}`
+    : '';
+  ctx.out(
+    `trials: ${result.trials.pairsPerSecond} pairs/s (${result.trials.quiet ? 'quiet machine' : 'busy machine'}; a ranking request cost ${cost === undefined ? 'an unmeasured amount of' : `${cost.toFixed(1)} ms of`} CPU ${result.trials.probed ? 'in a probe after recording' : 'while recording'}${lowered})`,
+  );
   ctx.out('reports:');
   for (const s of result.steps) if (s.reportPath) ctx.out(`  ${s.step}. ${s.reportPath}`);
   ctx.out(`config, store and reports: ${result.dir}`);
   ctx.out(`dashboard: npx tandem serve -c ${relativeOrAbsolute(result.dir, ctx.cwd)}/tandem.config.yaml   (then open http://127.0.0.1:8700/)`);
-  if (!result.ok) ctx.out(`steps marked ! did not show what they are meant to: ${result.steps.filter((s) => !s.asExpected).map((s) => s.step).join(', ')}`);
+  if (!result.ok)
+    ctx.out(
+      `steps marked ! did not show what they are meant to: ${result.steps
+        .filter((s) => !s.asExpected)
+        .map((s) => s.step)
+        .join(', ')}`,
+    );
 }
 
 export async function run(options: DemoOptions, ctx: CliContext): Promise<number> {
   const backends = backendsFrom(options);
   const rate = options.rate === undefined ? undefined : parsePositiveInteger(options.rate, '--rate');
   const only = options.only === undefined ? undefined : parseDemoSteps(options.only);
-  if (rate !== undefined && rate > MAX_DEMO_RATE) throw new UsageError(`--rate must be at most ${MAX_DEMO_RATE} pairs/s (the recording is sized for it), got ${rate}`);
+  if (rate !== undefined && rate > MAX_DEMO_RATE)
+    throw new UsageError(`--rate must be at most ${MAX_DEMO_RATE} pairs/s (the recording is sized for it), got ${rate}`);
   const dir = resolve(ctx.cwd, options.dir ?? '.tandem/demo');
   try {
     await mkdir(dir, { recursive: true });
@@ -110,7 +123,15 @@ export async function run(options: DemoOptions, ctx: CliContext): Promise<number
   const printer = progressPrinter(ctx);
   let result: DemoResult;
   try {
-    result = await runDemo({ dir, backends, worker: options.worker ?? true, ...(rate !== undefined ? { rate } : {}), ...(only ? { only } : {}), onProgress: printer.update, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+    result = await runDemo({
+      dir,
+      backends,
+      worker: options.worker ?? true,
+      ...(rate !== undefined ? { rate } : {}),
+      ...(only ? { only } : {}),
+      onProgress: printer.update,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    });
   } finally {
     printer.end();
   }

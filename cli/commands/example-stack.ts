@@ -34,9 +34,14 @@ export async function run(options: ExampleStackOptions, ctx: CliContext): Promis
   // start-up twice. It reads no config (its dependencies come from the environment), so none is loaded.
   const { STACK_SERVICES, serviceConfigFromEnv, startService } = await import('../../examples/stack/run-service.js');
   if (options.service !== undefined) {
-    if (!STACK_SERVICES.includes(options.service as StackService)) throw new UsageError(`--service must be one of ${STACK_SERVICES.join(', ')}, got ${JSON.stringify(options.service)}`);
+    if (!STACK_SERVICES.includes(options.service as StackService))
+      throw new UsageError(`--service must be one of ${STACK_SERVICES.join(', ')}, got ${JSON.stringify(options.service)}`);
     // --faults (e.g. from a deploy command's {revision}) wins over STACK_FAULTS; an empty value means none.
-    const config = { ...serviceConfigFromEnv(ctx.env), ...(options.port !== undefined ? { port: parseListen(options.port, '--port').port } : {}), ...(options.faults !== undefined ? { faults: parseFaults(options.faults) } : {}) };
+    const config = {
+      ...serviceConfigFromEnv(ctx.env),
+      ...(options.port !== undefined ? { port: parseListen(options.port, '--port').port } : {}),
+      ...(options.faults !== undefined ? { faults: parseFaults(options.faults) } : {}),
+    };
     const running = await startService(options.service, config);
     ctx.out(options.json ? JSON.stringify({ service: options.service, urls: running.urls }) : `${options.service} listening on ${running.urls.join(', ')}`);
     await untilInterrupted(ctx.signal);
@@ -46,7 +51,9 @@ export async function run(options: ExampleStackOptions, ctx: CliContext): Promis
   await loadCommandConfig(options, ctx);
   const { startStack, generateTraffic } = await import('../../examples/stack/index.js');
   const isolate = (options.isolate ?? '').split(',').filter((s) => s !== '');
-  for (const name of isolate) if (!STACK_SERVICES.includes(name as StackService)) throw new UsageError(`--isolate takes services among ${STACK_SERVICES.join(', ')}, got ${JSON.stringify(name)}`);
+  for (const name of isolate)
+    if (!STACK_SERVICES.includes(name as StackService))
+      throw new UsageError(`--isolate takes services among ${STACK_SERVICES.join(', ')}, got ${JSON.stringify(name)}`);
   const stack = await startStack({
     faults: parseFaults(options.faults),
     shards: options.shards !== undefined ? parsePositiveInteger(options.shards, '--shards') : 4,
@@ -65,10 +72,21 @@ export async function run(options: ExampleStackOptions, ctx: CliContext): Promis
     }
     if (options.traffic !== undefined) {
       const rate = Number(options.traffic);
-      if (!(rate > 0) || rate > 10_000) throw new UsageError(`--traffic must be a rate in (0, 10000] requests per second, got ${JSON.stringify(options.traffic)}`);
+      if (!(rate > 0) || rate > 10_000)
+        throw new UsageError(`--traffic must be a rate in (0, 10000] requests per second, got ${JSON.stringify(options.traffic)}`);
       const durationMs = parseTimerDurationFlag(options.duration ?? '30s', '--duration');
-      const result = await generateTraffic({ url: stack.urls.query, rate, maxRequests: Math.ceil(rate * (durationMs / 1000)), maxDurationMs: durationMs, ...(ctx.signal ? { signal: ctx.signal } : {}) });
-      ctx.out(options.json ? JSON.stringify({ traffic: result }) : `traffic: ${result.sent} sent, ${result.ok} ok, ${result.failed} failed, ${result.dropped} dropped in ${(result.durationMs / 1000).toFixed(1)} s`);
+      const result = await generateTraffic({
+        url: stack.urls.query,
+        rate,
+        maxRequests: Math.ceil(rate * (durationMs / 1000)),
+        maxDurationMs: durationMs,
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
+      });
+      ctx.out(
+        options.json
+          ? JSON.stringify({ traffic: result })
+          : `traffic: ${result.sent} sent, ${result.ok} ok, ${result.failed} failed, ${result.dropped} dropped in ${(result.durationMs / 1000).toFixed(1)} s`,
+      );
     } else {
       await untilInterrupted(ctx.signal);
     }

@@ -39,8 +39,10 @@ export async function run(options: FuzzCommandOptions, ctx: CliContext): Promise
   try {
     const tier = workload.corpus.tier ?? workload.tier;
     const records: CorpusRecord[] = [];
-    for await (const r of readCorpusWindow(store.corpus, { tier, lookbackMs: workload.corpus.lookback, nowMs: Date.now(), limit: MAX_SEED_RECORDS })) records.push(r);
-    if (records.length === 0) throw new InputError(`no recorded requests of tier ${tier} to mutate: record some with \`tandem record\` or \`tandem corpus import\``);
+    for await (const r of readCorpusWindow(store.corpus, { tier, lookbackMs: workload.corpus.lookback, nowMs: Date.now(), limit: MAX_SEED_RECORDS }))
+      records.push(r);
+    if (records.length === 0)
+      throw new InputError(`no recorded requests of tier ${tier} to mutate: record some with \`tandem record\` or \`tandem corpus import\``);
     ctx.err(`fuzzing ${url} with mutations of ${records.length} ${tier} record(s): at most ${maxRequests} requests in ${maxDurationMs / 1000}s, seed ${seed}`);
     const report = await fuzz({
       url,
@@ -57,9 +59,20 @@ export async function run(options: FuzzCommandOptions, ctx: CliContext): Promise
     if (options.json) ctx.out(JSON.stringify(report));
     else {
       ctx.out(`sent ${report.sent} mutated request(s), stopped by ${report.stoppedBy}; SUT ${report.aliveAfter ? 'still answers' : 'NO LONGER ANSWERS'}`);
-      ctx.out(`  statuses: ${Object.entries(report.byStatus).map(([s, n]) => `${s} ×${n}`).join(', ')}`);
-      ctx.out(`  findings: ${Object.entries(report.findingsByKind).map(([k, n]) => `${k} ${n}`).join(', ')}`);
-      for (const f of report.findings.slice(0, 20)) ctx.out(`  - ${f.kind} after ${f.mutation} of record ${f.recordId}: ${f.request.method} ${f.request.path.slice(0, 120)} -> ${f.status || 'no response'}: ${f.message.slice(0, 200)}`);
+      ctx.out(
+        `  statuses: ${Object.entries(report.byStatus)
+          .map(([s, n]) => `${s} ×${n}`)
+          .join(', ')}`,
+      );
+      ctx.out(
+        `  findings: ${Object.entries(report.findingsByKind)
+          .map(([k, n]) => `${k} ${n}`)
+          .join(', ')}`,
+      );
+      for (const f of report.findings.slice(0, 20))
+        ctx.out(
+          `  - ${f.kind} after ${f.mutation} of record ${f.recordId}: ${f.request.method} ${f.request.path.slice(0, 120)} -> ${f.status || 'no response'}: ${f.message.slice(0, 200)}`,
+        );
     }
     return found > 0 || !report.aliveAfter ? ExitCode.regression : ExitCode.ok;
   } finally {

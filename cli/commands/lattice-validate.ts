@@ -32,8 +32,21 @@ export interface ValidateOptions extends GlobalOptions {
 }
 
 /** The states a change made candidates for this lattice and workload (`tandem affected`'s candidateStates). */
-async function statesFromChange(options: ValidateOptions, config: TandemConfig, store: Store, latticeName: string, cwd: string): Promise<{ states: string[]; why: string }> {
-  const selection = await selectForChange({ config, repo: options.repo ?? cwd, base: options.base!, head: options.head ?? 'HEAD', configReads: store.configReads, nowMs: Date.now() });
+async function statesFromChange(
+  options: ValidateOptions,
+  config: TandemConfig,
+  store: Store,
+  latticeName: string,
+  cwd: string,
+): Promise<{ states: string[]; why: string }> {
+  const selection = await selectForChange({
+    config,
+    repo: options.repo ?? cwd,
+    base: options.base!,
+    head: options.head ?? 'HEAD',
+    configReads: store.configReads,
+    nowMs: Date.now(),
+  });
   const selected = selection.selected.find((s) => s.workload === options.workload);
   const range = `${selection.base.slice(0, 12)}..${selection.head.slice(0, 12)}`;
   // A lattice file holding several lattices names its states "lattice/state".
@@ -48,7 +61,10 @@ async function statesFromChange(options: ValidateOptions, config: TandemConfig, 
 export async function validate(options: ValidateOptions, ctx: CliContext): Promise<number> {
   const { config } = await loadCommandConfig(options, ctx);
   const lattice = config.lattices.find((l) => l.name === options.lattice);
-  if (!lattice) throw new UsageError(`no lattice named ${JSON.stringify(options.lattice)} in the config (known: ${config.lattices.map((l) => l.name).join(', ') || 'none'})`);
+  if (!lattice)
+    throw new UsageError(
+      `no lattice named ${JSON.stringify(options.lattice)} in the config (known: ${config.lattices.map((l) => l.name).join(', ') || 'none'})`,
+    );
   if (!config.workloads.some((w) => w.name === options.workload)) throw new UsageError(`no workload named ${JSON.stringify(options.workload)} in the config`);
   if (options.states !== undefined && options.base !== undefined) throw new UsageError('give --states or --base (the states a change altered), not both');
   if (options.head !== undefined && options.base === undefined) throw new UsageError('--head needs --base');
@@ -61,14 +77,26 @@ export async function validate(options: ValidateOptions, ctx: CliContext): Promi
     if (options.base !== undefined) {
       const fromChange = await statesFromChange(options, config, store, lattice.name, ctx.cwd);
       if (fromChange.states.length === 0) {
-        ctx.out(options.json ? JSON.stringify({ ok: true, states: [], checks: [], reason: `no state of lattice ${lattice.name} ${fromChange.why} for workload ${options.workload}` }) : `no state of lattice ${lattice.name} ${fromChange.why} for workload ${options.workload}: nothing to validate`);
+        ctx.out(
+          options.json
+            ? JSON.stringify({
+                ok: true,
+                states: [],
+                checks: [],
+                reason: `no state of lattice ${lattice.name} ${fromChange.why} for workload ${options.workload}`,
+              })
+            : `no state of lattice ${lattice.name} ${fromChange.why} for workload ${options.workload}: nothing to validate`,
+        );
         return ExitCode.ok;
       }
       wanted = fromChange.states;
       ctx.err(`candidate states ${fromChange.why}: ${wanted.join(', ')}`);
     }
     const unknown = wanted.filter((name) => !lattice.states.some((s) => s.name === name));
-    if (unknown.length > 0) throw new UsageError(`${options.base !== undefined ? 'the change names' : '--states:'} no state ${unknown.join(', ')} in lattice ${lattice.name} (states: ${lattice.states.map((s) => s.name).join(', ')})`);
+    if (unknown.length > 0)
+      throw new UsageError(
+        `${options.base !== undefined ? 'the change names' : '--states:'} no state ${unknown.join(', ')} in lattice ${lattice.name} (states: ${lattice.states.map((s) => s.name).join(', ')})`,
+      );
     const workload = workloadFor(config, options.workload, ctx);
     const measurements = [];
     for (const name of wanted) {
@@ -97,7 +125,10 @@ export async function validate(options: ValidateOptions, ctx: CliContext): Promi
     else {
       ctx.out(`lattice ${lattice.name}, workload ${options.workload}: ${result.ok ? 'keeps its promise' : 'BREAKS its promise'}`);
       ctx.out(`  ${'state'.padEnd(8)} ${'capacity reclaimed'.padStart(20)} ${'NDCG loss'.padStart(10)} ${'no-result'.padStart(10)}  experiment`);
-      for (const s of result.states) ctx.out(`  ${s.state.padEnd(8)} ${`${(s.capacityReclaimed * 100).toFixed(1)}% (${s.capacityMeasure === 'cpu_per_request' ? 'CPU' : s.capacityMeasure === 'calls' ? 'calls' : 'latency'})`.padStart(20)} ${s.ndcgLoss.toFixed(4).padStart(10)} ${`${(s.noResultShare * 100).toFixed(2)}%`.padStart(10)}  ${s.experimentId}`);
+      for (const s of result.states)
+        ctx.out(
+          `  ${s.state.padEnd(8)} ${`${(s.capacityReclaimed * 100).toFixed(1)}% (${s.capacityMeasure === 'cpu_per_request' ? 'CPU' : s.capacityMeasure === 'calls' ? 'calls' : 'latency'})`.padStart(20)} ${s.ndcgLoss.toFixed(4).padStart(10)} ${`${(s.noResultShare * 100).toFixed(2)}%`.padStart(10)}  ${s.experimentId}`,
+        );
       for (const c of result.checks) ctx.out(`  ${c.ok ? 'ok  ' : 'FAIL'} ${c.name}: ${c.detail}`);
     }
     return result.ok ? ExitCode.ok : ExitCode.regression;

@@ -21,7 +21,10 @@ export interface LatticeServeOptions extends GlobalOptions {
 export async function serve(options: LatticeServeOptions, ctx: CliContext): Promise<number> {
   const { config } = await loadCommandConfig(options, ctx);
   const lattice = config.lattices.find((l) => l.name === options.lattice);
-  if (!lattice) throw new UsageError(`no lattice named ${JSON.stringify(options.lattice)} in the config (known: ${config.lattices.map((l) => l.name).join(', ') || 'none'})`);
+  if (!lattice)
+    throw new UsageError(
+      `no lattice named ${JSON.stringify(options.lattice)} in the config (known: ${config.lattices.map((l) => l.name).join(', ') || 'none'})`,
+    );
   const { host, port } = parseListen(options.listen ?? '127.0.0.1:7300', '--listen');
   const store = createStore(config.store, { cwd: ctx.cwd, env: ctx.env });
   await store.init();
@@ -31,11 +34,26 @@ export async function serve(options: LatticeServeOptions, ctx: CliContext): Prom
     recent.push(decision);
     if (recent.length > 100) recent.shift();
     await Promise.all([
-      store.experiments.appendEvent({ experimentId, timeMs: decision.timeMs, type: 'decision', message: `${decision.previous} -> ${decision.state} (${decision.transition})`, data: { ...decision } }),
+      store.experiments.appendEvent({
+        experimentId,
+        timeMs: decision.timeMs,
+        type: 'decision',
+        message: `${decision.previous} -> ${decision.state} (${decision.transition})`,
+        data: { ...decision },
+      }),
       store.samples.append([
-        ...(decision.productLoadFactor !== null ? [{ experimentId, trial: 0, arm: 'controller', metric: 'product_load_factor', timeMs: decision.timeMs, value: decision.productLoadFactor }] : []),
+        ...(decision.productLoadFactor !== null
+          ? [{ experimentId, trial: 0, arm: 'controller', metric: 'product_load_factor', timeMs: decision.timeMs, value: decision.productLoadFactor }]
+          : []),
         { experimentId, trial: 0, arm: 'controller', metric: 'lattice_state', timeMs: decision.timeMs, value: decision.stateIndex },
-        ...Object.entries(decision.perService).map(([service, value]) => ({ experimentId, trial: 0, arm: service, metric: 'load_factor', timeMs: decision.timeMs, value })),
+        ...Object.entries(decision.perService).map(([service, value]) => ({
+          experimentId,
+          trial: 0,
+          arm: service,
+          metric: 'load_factor',
+          timeMs: decision.timeMs,
+          value,
+        })),
       ]),
     ]).catch((error: unknown) => ctx.err(`could not store decision: ${(error as Error).message}`));
   };

@@ -61,11 +61,17 @@ export async function run(options: RecordOptions, ctx: CliContext): Promise<numb
   } catch {
     throw new UsageError(`--upstream must be an http:// URL, got ${JSON.stringify(options.upstream)}`);
   }
-  if (upstream.protocol !== 'http:' && upstream.protocol !== 'https:') throw new UsageError(`--upstream must be an http:// or https:// URL, got ${JSON.stringify(options.upstream)}`);
+  if (upstream.protocol !== 'http:' && upstream.protocol !== 'https:')
+    throw new UsageError(`--upstream must be an http:// or https:// URL, got ${JSON.stringify(options.upstream)}`);
   // Each of these would be dropped without a word: the sidecar forwards the client's own path, query and credentials.
-  if (upstream.username !== '' || upstream.password !== '') throw new UsageError('--upstream must not carry credentials (user:password@): the sidecar forwards each client\'s own Authorization header');
-  if (upstream.search !== '' || options.upstream.includes('?')) throw new UsageError(`--upstream must not have a query: each request's own query is forwarded as the client sent it, got ${JSON.stringify(options.upstream)}`);
-  if (upstream.hash !== '' || options.upstream.includes('#')) throw new UsageError(`--upstream must not have a fragment (#…): it is never sent to a server, got ${JSON.stringify(options.upstream)}`);
+  if (upstream.username !== '' || upstream.password !== '')
+    throw new UsageError("--upstream must not carry credentials (user:password@): the sidecar forwards each client's own Authorization header");
+  if (upstream.search !== '' || options.upstream.includes('?'))
+    throw new UsageError(
+      `--upstream must not have a query: each request's own query is forwarded as the client sent it, got ${JSON.stringify(options.upstream)}`,
+    );
+  if (upstream.hash !== '' || options.upstream.includes('#'))
+    throw new UsageError(`--upstream must not have a fragment (#…): it is never sent to a server, got ${JSON.stringify(options.upstream)}`);
   const listen = parseListen(options.listen, '--listen');
   const admin = parseListen(options.admin ?? `${listen.host}:0`, '--admin');
   const rate = options.rate !== undefined ? parseRate(options.rate, '--rate') : config.recorder.rate;
@@ -103,7 +109,15 @@ export async function run(options: RecordOptions, ctx: CliContext): Promise<numb
   });
   let sidecar;
   try {
-    sidecar = await startSidecar({ recorder, upstream: upstream.href, host: listen.host, port: listen.port, adminHost: admin.host, adminPort: admin.port, ...(tls ? { tls } : {}) });
+    sidecar = await startSidecar({
+      recorder,
+      upstream: upstream.href,
+      host: listen.host,
+      port: listen.port,
+      adminHost: admin.host,
+      adminPort: admin.port,
+      ...(tls ? { tls } : {}),
+    });
   } catch (error) {
     // startSidecar closed the recorder; the store must not keep the process alive either.
     await store.close();

@@ -33,7 +33,8 @@ export interface ReplayOptions extends GlobalOptions {
 
 export function findWorkload(config: TandemConfig, name: string): WorkloadConfig {
   const workload = config.workloads.find((w) => w.name === name);
-  if (!workload) throw new UsageError(`no workload named ${JSON.stringify(name)} in the config (known: ${config.workloads.map((w) => w.name).join(', ') || 'none'})`);
+  if (!workload)
+    throw new UsageError(`no workload named ${JSON.stringify(name)} in the config (known: ${config.workloads.map((w) => w.name).join(', ') || 'none'})`);
   return workload;
 }
 
@@ -60,9 +61,23 @@ export function withOverrides(workload: WorkloadConfig, options: ReplayOptions):
 }
 
 /** Each arm's answers in the completed trials, from the store's aggregates (no outcome is loaded; quantiles within 1%). */
-async function summary(store: Store, experimentId: string, trials: readonly TrialRecord[]): Promise<Record<ArmName, { requests: number; errors: number; p50: number; p90: number; p99: number }>> {
-  const { arms } = await armDistributions(store, experimentId, trials.filter((t) => t.status === 'completed'));
-  const of = (arm: ArmName) => ({ requests: arms[arm].requests, errors: arms[arm].errors, p50: arms[arm].latencyMs.p50, p90: arms[arm].latencyMs.p90, p99: arms[arm].latencyMs.p99 });
+async function summary(
+  store: Store,
+  experimentId: string,
+  trials: readonly TrialRecord[],
+): Promise<Record<ArmName, { requests: number; errors: number; p50: number; p90: number; p99: number }>> {
+  const { arms } = await armDistributions(
+    store,
+    experimentId,
+    trials.filter((t) => t.status === 'completed'),
+  );
+  const of = (arm: ArmName) => ({
+    requests: arms[arm].requests,
+    errors: arms[arm].errors,
+    p50: arms[arm].latencyMs.p50,
+    p90: arms[arm].latencyMs.p90,
+    p99: arms[arm].latencyMs.p99,
+  });
   return { control: of('control'), treatment: of('treatment') };
 }
 
@@ -100,7 +115,8 @@ export async function run(options: ReplayOptions, ctx: CliContext): Promise<numb
   const released = new AbortController();
   let holding: Promise<void> | undefined;
   try {
-    const controlPrime = options.controlPrime !== undefined ? httpUrl(options.controlPrime, '--control-prime') : workload.arms?.controlPrime?.url?.replace(/\/$/, '');
+    const controlPrime =
+      options.controlPrime !== undefined ? httpUrl(options.controlPrime, '--control-prime') : workload.arms?.controlPrime?.url?.replace(/\/$/, '');
     const result = await replayExperiment({
       workload,
       store,
@@ -116,7 +132,9 @@ export async function run(options: ReplayOptions, ctx: CliContext): Promise<numb
       onProgress: progressLine(ctx, workload.trials.count),
       onStart: (experimentId, usedSeed) => {
         holding = claimRun(store, experimentId, holder, systemClock).then(() => holdRun(store, experimentId, holder, systemClock, released.signal));
-        ctx.err(`replaying tier ${workload.corpus.tier ?? workload.tier} into ${workload.name}: experiment ${experimentId}, seed ${usedSeed}, ${workload.trials.count} trial(s) of ${workload.trials.warmup / 1000}s warm-up + ${workload.trials.measure / 1000}s at ${workload.replay.rate} pairs/s`);
+        ctx.err(
+          `replaying tier ${workload.corpus.tier ?? workload.tier} into ${workload.name}: experiment ${experimentId}, seed ${usedSeed}, ${workload.trials.count} trial(s) of ${workload.trials.warmup / 1000}s warm-up + ${workload.trials.measure / 1000}s at ${workload.replay.rate} pairs/s`,
+        );
       },
     }).finally(async () => {
       if (process.stderr.isTTY) process.stderr.write('\n');
@@ -126,13 +144,29 @@ export async function run(options: ReplayOptions, ctx: CliContext): Promise<numb
     const { experimentId, status, reason, cancellation } = result;
     const trials = result.record.trials;
     const stats = await summary(store, experimentId, trials);
-    if (options.json) ctx.out(JSON.stringify({ experimentId, status, seed: result.seed, trials, arms: stats, ...(cancellation ? { cancellation } : {}), ...(reason ? { reason } : {}) }));
+    if (options.json)
+      ctx.out(
+        JSON.stringify({
+          experimentId,
+          status,
+          seed: result.seed,
+          trials,
+          arms: stats,
+          ...(cancellation ? { cancellation } : {}),
+          ...(reason ? { reason } : {}),
+        }),
+      );
     else {
       ctx.out(`experiment ${experimentId}: ${status}${reason ? ` (${reason})` : ''}`);
-      for (const t of trials) ctx.out(`  trial ${t.index + 1} attempt ${t.attempt}: ${t.status}${t.reason ? ` (${t.reason})` : ''}${t.details?.achievedRate !== undefined ? `, ${String(t.details.achievedRate)} pairs/s, slots ${JSON.stringify(t.details.slots)}` : ''}${typeof t.details?.otherWorkOnArmCpus === 'number' ? `, other work on the arms' CPUs ${Math.round(t.details.otherWorkOnArmCpus * 100)}%` : ''}`);
+      for (const t of trials)
+        ctx.out(
+          `  trial ${t.index + 1} attempt ${t.attempt}: ${t.status}${t.reason ? ` (${t.reason})` : ''}${t.details?.achievedRate !== undefined ? `, ${String(t.details.achievedRate)} pairs/s, slots ${JSON.stringify(t.details.slots)}` : ''}${typeof t.details?.otherWorkOnArmCpus === 'number' ? `, other work on the arms' CPUs ${Math.round(t.details.otherWorkOnArmCpus * 100)}%` : ''}`,
+        );
       for (const arm of ['control', 'treatment'] as const) {
         const s = stats[arm];
-        ctx.out(`  ${arm.padEnd(9)} ${s.requests} requests, ${s.errors} errors, latency p50 ${s.p50.toFixed(2)} ms, p90 ${s.p90.toFixed(2)} ms, p99 ${s.p99.toFixed(2)} ms`);
+        ctx.out(
+          `  ${arm.padEnd(9)} ${s.requests} requests, ${s.errors} errors, latency p50 ${s.p50.toFixed(2)} ms, p90 ${s.p90.toFixed(2)} ms, p99 ${s.p99.toFixed(2)} ms`,
+        );
       }
       ctx.out(`  verdict: tandem report ${experimentId} --format md`);
     }

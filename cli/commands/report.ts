@@ -7,7 +7,16 @@
 import { resolve } from 'node:path';
 import { UsageError, configSchema, type ExperimentRecord, type TandemConfig, type WorkloadConfig } from '../../core/index.js';
 import { createStore, writeFileAtomic } from '../../store/index.js';
-import { evaluateExperiment, loadChecksModule, loadGrpcSchema, renderHtml, renderJson, renderMarkdown, renderText, type ExperimentReport } from '../../harness/index.js';
+import {
+  evaluateExperiment,
+  loadChecksModule,
+  loadGrpcSchema,
+  renderHtml,
+  renderJson,
+  renderMarkdown,
+  renderText,
+  type ExperimentReport,
+} from '../../harness/index.js';
 import { endedWithoutVerdict, latestCalibration } from '../../executor/index.js';
 import { ExitCode, exitCodeForRecord } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
@@ -64,15 +73,32 @@ export async function run(experimentId: string, options: ReportOptions, ctx: Cli
     const calibration = options.calibration === false ? undefined : await latestCalibration(store, record.workload);
     const checks = workload.harness.checksModule !== undefined ? await loadChecksModule(workload.harness.checksModule, ctx.cwd) : undefined;
     const grpcSchema = workload.harness.responses?.grpc !== undefined ? await loadGrpcSchema(workload.harness.responses.grpc, ctx.cwd) : undefined;
-    const report = await evaluateExperiment(store, experimentId, { workload, ...(calibration ? { calibration } : {}), ...(checks ? { checks } : {}), ...(grpcSchema ? { grpcSchema } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}) });
+    const report = await evaluateExperiment(store, experimentId, {
+      workload,
+      ...(calibration ? { calibration } : {}),
+      ...(checks ? { checks } : {}),
+      ...(grpcSchema ? { grpcSchema } : {}),
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    });
     // An experiment that was cancelled or failed keeps what it ended with: re-judging its partial data must
     // not turn a crashed run into "no verdict" (exit 4) for the next `wait`.
     const endedByFailure = record.status === 'cancelled' || (record.status === 'failed' && !endedWithoutVerdict(record));
-    if (!endedByFailure) await store.experiments.put({
-      ...record,
-      updatedAtMs: Math.max(Date.now(), record.updatedAtMs + 1),
-      verdict: { ...(record.verdict ?? {}), outcome: report.verdict.outcome, reasons: report.verdict.reasons, decided: report.verdict.decided, undecided: report.verdict.undecided, judgedAt: report.generatedAt, metrics: report.metrics.filter((m) => m.judged).map((m) => ({ metric: m.metric, verdict: m.verdict, estimate: m.estimate, low: m.low, high: m.high })) },
-    });
+    if (!endedByFailure)
+      await store.experiments.put({
+        ...record,
+        updatedAtMs: Math.max(Date.now(), record.updatedAtMs + 1),
+        verdict: {
+          ...(record.verdict ?? {}),
+          outcome: report.verdict.outcome,
+          reasons: report.verdict.reasons,
+          decided: report.verdict.decided,
+          undecided: report.verdict.undecided,
+          judgedAt: report.generatedAt,
+          metrics: report.metrics
+            .filter((m) => m.judged)
+            .map((m) => ({ metric: m.metric, verdict: m.verdict, estimate: m.estimate, low: m.low, high: m.high })),
+        },
+      });
     const text = render(report, format);
     if (options.out !== undefined) {
       // Written whole or not at all: a CI artifact is never a torn file.

@@ -47,7 +47,13 @@ export async function run(workloadName: string, options: RunOptions, ctx: CliCon
       ctx.err(formatLook(look));
     },
   };
-  const queue = new InlineQueue({ store, clock: systemClock, run: runnerFor(config, store, ctx.cwd, show), concurrency: 1, workloadLimits: workloadLimits(config) });
+  const queue = new InlineQueue({
+    store,
+    clock: systemClock,
+    run: runnerFor(config, store, ctx.cwd, show),
+    concurrency: 1,
+    workloadLimits: workloadLimits(config),
+  });
   const onAbort = (): void => void queue.close(interruptionReason(ctx.signal?.reason));
   ctx.signal?.addEventListener('abort', onAbort, { once: true });
   try {
@@ -62,7 +68,9 @@ export async function run(workloadName: string, options: RunOptions, ctx: CliCon
         }
       }
       let submitted = await queue.submit(request);
-      ctx.err(`${submitted.deduplicated ? 'already submitted' : 'running'}: experiment ${submitted.id} (${request.kind}, ${request.workload}, stage ${request.stage})`);
+      ctx.err(
+        `${submitted.deduplicated ? 'already submitted' : 'running'}: experiment ${submitted.id} (${request.kind}, ${request.workload}, stage ${request.stage})`,
+      );
       await queue.idle();
       // Another runner holds it: wait for its verdict; if that runner dies (its lease lapses), take the run over.
       for (let owner = queue.heldElsewhere.get(submitted.id); owner !== undefined; owner = queue.heldElsewhere.get(submitted.id)) {
@@ -75,9 +83,16 @@ export async function run(workloadName: string, options: RunOptions, ctx: CliCon
       const record = (await store.experiments.get(submitted.id))!;
       const endedByFailure = record.status === 'cancelled' || (record.status === 'failed' && !endedWithoutVerdict(record));
       // A cancellation's reason often starts with "cancelled: " itself: said once.
-      if (endedByFailure) ctx.err(`experiment ${record.id} ${record.reason?.startsWith(`${record.status} `) ? record.reason : `${record.status}${record.reason ? `: ${record.reason.replace(new RegExp(`^${record.status}: `), '')}` : ''}`}`);
+      if (endedByFailure)
+        ctx.err(
+          `experiment ${record.id} ${record.reason?.startsWith(`${record.status} `) ? record.reason : `${record.status}${record.reason ? `: ${record.reason.replace(new RegExp(`^${record.status}: `), '')}` : ''}`}`,
+        );
       if (request.kind !== 'experiment') {
-        ctx.out(options.json ? JSON.stringify({ id: record.id, status: record.status, verdict: record.verdict ?? null }) : `experiment ${record.id}: ${record.status}`);
+        ctx.out(
+          options.json
+            ? JSON.stringify({ id: record.id, status: record.status, verdict: record.verdict ?? null })
+            : `experiment ${record.id}: ${record.status}`,
+        );
         if (endedByFailure) code = exitCodeForRecord(record);
         continue;
       }

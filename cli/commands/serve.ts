@@ -25,7 +25,10 @@ export interface ServeOptions extends GlobalOptions {
 
 function allowedHostsFrom(options: ServeOptions): string[] {
   return (options.allowedHost ?? []).map((name) => {
-    if (!ALLOWED_HOST.test(name)) throw new UsageError(`--allowed-host must be a host name or a bracketed IPv6 address, optionally with :PORT (no scheme, no path), got ${JSON.stringify(name.slice(0, 100))}`);
+    if (!ALLOWED_HOST.test(name))
+      throw new UsageError(
+        `--allowed-host must be a host name or a bracketed IPv6 address, optionally with :PORT (no scheme, no path), got ${JSON.stringify(name.slice(0, 100))}`,
+      );
     return name.toLowerCase();
   });
 }
@@ -34,15 +37,26 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 /** Shorter tokens are guessable; `openssl rand -hex 16` gives 32 characters. */
 const MIN_TOKEN_LENGTH = 16;
 
-const CANCEL_WORDS = { removed: 'removed from the queue', signalled: 'cancel sent to its runner', finished: 'had already finished', 'orphan-cancelled': 'cancelled (its runner had died)', 'runner-silent': 'cancel recorded, but its runner stopped renewing its lease (most likely dead): cancel again once the lease lapses, within a minute' } as const;
+const CANCEL_WORDS = {
+  removed: 'removed from the queue',
+  signalled: 'cancel sent to its runner',
+  finished: 'had already finished',
+  'orphan-cancelled': 'cancelled (its runner had died)',
+  'runner-silent': 'cancel recorded, but its runner stopped renewing its lease (most likely dead): cancel again once the lease lapses, within a minute',
+} as const;
 
 function tokenFrom(options: ServeOptions, env: NodeJS.ProcessEnv): string | undefined {
   if (options.tokenEnv === undefined) return undefined;
-  if (!ENV_NAME.test(options.tokenEnv)) throw new UsageError(`--token-env must name an environment variable (letters, digits, _), got ${JSON.stringify(options.tokenEnv)}`);
+  if (!ENV_NAME.test(options.tokenEnv))
+    throw new UsageError(`--token-env must name an environment variable (letters, digits, _), got ${JSON.stringify(options.tokenEnv)}`);
   const token = env[options.tokenEnv];
-  if (token === undefined || token === '') throw new UsageError(`--token-env names ${options.tokenEnv}, which is not set (export a random token there, e.g. ${options.tokenEnv}=$(openssl rand -hex 16))`);
+  if (token === undefined || token === '')
+    throw new UsageError(
+      `--token-env names ${options.tokenEnv}, which is not set (export a random token there, e.g. ${options.tokenEnv}=$(openssl rand -hex 16))`,
+    );
   // eslint-disable-next-line no-control-regex -- refusing control characters is the point
-  if (token.length < MIN_TOKEN_LENGTH || /[\s\u0000-\u001f]/.test(token)) throw new UsageError(`the token in ${options.tokenEnv} must be at least ${MIN_TOKEN_LENGTH} characters without spaces or control characters`);
+  if (token.length < MIN_TOKEN_LENGTH || /[\s\u0000-\u001f]/.test(token))
+    throw new UsageError(`the token in ${options.tokenEnv} must be at least ${MIN_TOKEN_LENGTH} characters without spaces or control characters`);
   return token;
 }
 
@@ -80,7 +94,12 @@ export async function run(options: ServeOptions, ctx: CliContext): Promise<numbe
           const calibration = await latestCalibration(store, record.workload);
           const checks = workload.harness.checksModule !== undefined ? await loadChecksModule(workload.harness.checksModule, ctx.cwd) : undefined;
           const grpcSchema = workload.harness.responses?.grpc !== undefined ? await loadGrpcSchema(workload.harness.responses.grpc, ctx.cwd) : undefined;
-          return evaluateExperiment(store, record.id, { workload, ...(calibration ? { calibration } : {}), ...(checks ? { checks } : {}), ...(grpcSchema ? { grpcSchema } : {}) });
+          return evaluateExperiment(store, record.id, {
+            workload,
+            ...(calibration ? { calibration } : {}),
+            ...(checks ? { checks } : {}),
+            ...(grpcSchema ? { grpcSchema } : {}),
+          });
         },
         ...(actions ? { actions } : {}),
         log: (line) => ctx.err(line),
@@ -93,7 +112,10 @@ export async function run(options: ServeOptions, ctx: CliContext): Promise<numbe
         : `Tandem dashboard: ${server.url}/ (${token ? `actions enabled with the token in ${options.tokenEnv}` : 'read-only'}; store ${store.location}). Ctrl-C stops it.`,
     );
     // Listening wider than loopback is not a reason to answer any name: say which, and how to add one.
-    if (!options.json) ctx.err(`answers only to Host ${server.answersTo.join(', ')}${allowedHosts.length === 0 && !/^(127\.|localhost$|::1$)/.test(host) ? `; listening on ${host}, so add --allowed-host NAME for each name others reach it by` : ''}`);
+    if (!options.json)
+      ctx.err(
+        `answers only to Host ${server.answersTo.join(', ')}${allowedHosts.length === 0 && !/^(127\.|localhost$|::1$)/.test(host) ? `; listening on ${host}, so add --allowed-host NAME for each name others reach it by` : ''}`,
+      );
     await new Promise<void>((resolve) => {
       if (!ctx.signal || ctx.signal.aborted) return resolve();
       ctx.signal.addEventListener('abort', () => resolve(), { once: true });

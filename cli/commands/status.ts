@@ -24,8 +24,26 @@ export async function run(id: string | undefined, options: StatusOptions, ctx: C
   const store = createStore(config.store, { cwd: ctx.cwd, env: ctx.env });
   try {
     if (id === undefined) {
-      const records = await store.experiments.list({ ...(options.workload ? { workload: options.workload } : {}), limit: options.limit !== undefined ? parsePositiveInteger(options.limit, '--limit') : 20 });
-      if (options.json) ctx.out(JSON.stringify(records.map(({ id: rid, status, workload, spec, createdAtMs, updatedAtMs, reason }) => ({ id: rid, status, workload, kind: spec.kind, stage: spec.stage, ...(comparedText(spec) !== undefined ? { compared: comparedText(spec) } : {}), createdAtMs, updatedAtMs, ...(reason ? { reason } : {}) }))));
+      const records = await store.experiments.list({
+        ...(options.workload ? { workload: options.workload } : {}),
+        limit: options.limit !== undefined ? parsePositiveInteger(options.limit, '--limit') : 20,
+      });
+      if (options.json)
+        ctx.out(
+          JSON.stringify(
+            records.map(({ id: rid, status, workload, spec, createdAtMs, updatedAtMs, reason }) => ({
+              id: rid,
+              status,
+              workload,
+              kind: spec.kind,
+              stage: spec.stage,
+              ...(comparedText(spec) !== undefined ? { compared: comparedText(spec) } : {}),
+              createdAtMs,
+              updatedAtMs,
+              ...(reason ? { reason } : {}),
+            })),
+          ),
+        );
       else for (const r of records) ctx.out(line(r));
       return ExitCode.ok;
     }
@@ -40,7 +58,8 @@ export async function run(id: string | undefined, options: StatusOptions, ctx: C
       for (const t of record.trials) ctx.out(`  trial ${t.index + 1} attempt ${t.attempt}: ${t.status}${t.reason ? ` (${t.reason})` : ''}`);
       if (record.verdict?.outcome !== undefined) ctx.out(`  verdict: ${String(record.verdict.outcome)}`);
       // Lease renewals are bookkeeping between runners (the claim and release say who ran it); progress is for live views.
-      for (const e of events.filter((x) => x.type !== 'progress' && (x.type !== 'lease' || !String(x.message).startsWith('still')))) ctx.out(`  ${new Date(e.timeMs).toISOString()} ${e.type}${e.message ? ` ${e.message}` : ''}${e.data?.reason ? ` (${String(e.data.reason)})` : ''}`);
+      for (const e of events.filter((x) => x.type !== 'progress' && (x.type !== 'lease' || !String(x.message).startsWith('still'))))
+        ctx.out(`  ${new Date(e.timeMs).toISOString()} ${e.type}${e.message ? ` ${e.message}` : ''}${e.data?.reason ? ` (${String(e.data.reason)})` : ''}`);
     }
     return ExitCode.ok;
   } finally {

@@ -37,14 +37,26 @@ export interface SubmitOptions extends ExperimentFlags {
 
 function summary(records: readonly ExperimentRecord[], selection: ChangeSelection | undefined): string {
   const lines = ['### Tandem experiments', ''];
-  if (selection) lines.push(`Change ${selection.base.slice(0, 12)}..${selection.head.slice(0, 12)}: ${selection.changedFiles.length} file(s), ${selection.selected.length} workload(s) selected, ${selection.deferred.length} deferred, ${selection.skipped.length} skipped.`, '');
+  if (selection)
+    lines.push(
+      `Change ${selection.base.slice(0, 12)}..${selection.head.slice(0, 12)}: ${selection.changedFiles.length} file(s), ${selection.selected.length} workload(s) selected, ${selection.deferred.length} deferred, ${selection.skipped.length} skipped.`,
+      '',
+    );
   if (records.length > 0) {
     lines.push('| Workload | Experiment | Compared | Status | Why |', '| --- | --- | --- | --- | --- |');
     for (const r of records) {
-      const why = selection?.selected.find((s) => s.workload === r.workload)?.reasons.map((reason) => reason.message).join('; ') ?? selection?.deferred.find((d) => d.workload === r.workload)?.reason.message ?? '';
+      const why =
+        selection?.selected
+          .find((s) => s.workload === r.workload)
+          ?.reasons.map((reason) => reason.message)
+          .join('; ') ??
+        selection?.deferred.find((d) => d.workload === r.workload)?.reason.message ??
+        '';
       // What each arm deployed (revision, and URL or command target), not only the change's short SHAs.
       const compared = comparedText(r.spec) ?? 'control vs treatment as configured';
-      lines.push(`| ${escapeMarkdownCell(r.workload)} | ${escapeMarkdownCell(r.id)} | ${escapeMarkdownCell(compared)} | ${escapeMarkdownCell(r.status)}${r.reason && r.status !== 'passed' ? `: ${escapeMarkdownCell(oneLine(r.reason, 300))}` : ''} | ${escapeMarkdownCell(why)} |`);
+      lines.push(
+        `| ${escapeMarkdownCell(r.workload)} | ${escapeMarkdownCell(r.id)} | ${escapeMarkdownCell(compared)} | ${escapeMarkdownCell(r.status)}${r.reason && r.status !== 'passed' ? `: ${escapeMarkdownCell(oneLine(r.reason, 300))}` : ''} | ${escapeMarkdownCell(why)} |`,
+      );
     }
   }
   for (const s of selection?.skipped ?? []) lines.push(`- skipped ${escapeMarkdownCell(s.workload)}: ${escapeMarkdownCell(s.reason.message)}`);
@@ -54,7 +66,9 @@ function summary(records: readonly ExperimentRecord[], selection: ChangeSelectio
 /** One line on where the experiments are: done count, and each unfinished one's status and trials so far. */
 export function waitingLine(records: readonly ExperimentRecord[]): string {
   const done = records.filter((r) => isTerminal(r.status));
-  const open = records.filter((r) => !isTerminal(r.status)).map((r) => `${r.workload} ${r.status}${r.status === 'running' ? ` (${r.trials.filter((t) => t.status === 'completed').length} trial(s) done)` : ''}`);
+  const open = records
+    .filter((r) => !isTerminal(r.status))
+    .map((r) => `${r.workload} ${r.status}${r.status === 'running' ? ` (${r.trials.filter((t) => t.status === 'completed').length} trial(s) done)` : ''}`);
   return `waiting: ${done.length} of ${records.length} experiment(s) ended${done.length > 0 ? ` (${done.map((r) => `${r.workload} ${r.status}`).join(', ')})` : ''}${open.length > 0 ? `; ${open.join(', ')}` : ''}`;
 }
 
@@ -62,7 +76,13 @@ export function waitingLine(records: readonly ExperimentRecord[]): string {
  * Poll until every experiment ends. Progress goes to stderr also when it is not a terminal (a CI log):
  * a line when something changed, at most every 5 s, and at least every 30 s so a silent log is never a hang.
  */
-async function waitAll(store: Store, ids: readonly string[], deadlineMs: number, signal: AbortSignal | undefined, log: (line: string) => void): Promise<ExperimentRecord[]> {
+async function waitAll(
+  store: Store,
+  ids: readonly string[],
+  deadlineMs: number,
+  signal: AbortSignal | undefined,
+  log: (line: string) => void,
+): Promise<ExperimentRecord[]> {
   let said = '';
   let saidAtMs = 0;
   for (;;) {
@@ -79,10 +99,10 @@ async function waitAll(store: Store, ids: readonly string[], deadlineMs: number,
   }
 }
 
-
 export async function run(workloadName: string | undefined, options: SubmitOptions, ctx: CliContext): Promise<number> {
   const { config } = await loadCommandConfig(options, ctx, true);
-  if ((workloadName === undefined) === (options.base === undefined)) throw new UsageError('name a workload, or give --base (and --head) to submit every workload the change selects');
+  if ((workloadName === undefined) === (options.base === undefined))
+    throw new UsageError('name a workload, or give --base (and --head) to submit every workload the change selects');
   const store = createStore(config.store, { cwd: ctx.cwd, env: ctx.env });
   const queue = await queueFor(config, store, ctx.cwd);
   try {
@@ -93,23 +113,44 @@ export async function run(workloadName: string | undefined, options: SubmitOptio
     if (workloadName !== undefined) {
       const result = await queue.submit(requestFromFlags(workloadName, config, options), { rerun: options.rerun === true });
       ids.push(result.id);
-      if (!options.wait && queue.kind === 'bullmq') ctx.err(`${result.deduplicated ? 'already submitted' : 'submitted'}: ${result.id} (${result.record.status})`);
+      if (!options.wait && queue.kind === 'bullmq')
+        ctx.err(`${result.deduplicated ? 'already submitted' : 'submitted'}: ${result.id} (${result.record.status})`);
       if (options.json && !options.wait && queue.kind === 'bullmq') {
         ctx.out(JSON.stringify({ id: result.id, deduplicated: result.deduplicated, status: result.record.status }));
         return ExitCode.ok;
       }
     } else {
-      selection = await selectForChange({ config, repo: options.repo ?? ctx.cwd, base: options.base!, head: options.head ?? 'HEAD', configReads: store.configReads, nowMs: Date.now() });
+      selection = await selectForChange({
+        config,
+        repo: options.repo ?? ctx.cwd,
+        base: options.base!,
+        head: options.head ?? 'HEAD',
+        configReads: store.configReads,
+        nowMs: Date.now(),
+      });
       const stage = options.stage ?? 'diff';
       // The arms deploy what the change compares: base as control, head as treatment.
-      const flags = { ...options, stage, change: selection.head, controlRevision: options.controlRevision ?? selection.base, treatmentRevision: options.treatmentRevision ?? selection.head };
+      const flags = {
+        ...options,
+        stage,
+        change: selection.head,
+        controlRevision: options.controlRevision ?? selection.base,
+        treatmentRevision: options.treatmentRevision ?? selection.head,
+      };
       // Each experiment keeps why it was selected, for `tandem serve`'s change page; the skipped list is capped.
       const skipped = selection.skipped.slice(0, 200).map((x) => ({ workload: x.workload, reason: x.reason }));
       for (const s of selection.selected) {
         const { id, deduplicated } = await queue.submit(requestFromFlags(s.workload, selection.config, flags), { rerun: options.rerun === true });
         ids.push(id);
         // A retry that found the experiment already submitted finds its reasons stored too.
-        if (!deduplicated) await store.experiments.appendEvent({ experimentId: id, timeMs: Date.now(), type: 'selected', message: s.reasons.map((r) => r.message).join('; '), data: { base: selection.base, head: selection.head, reasons: s.reasons, skipped } });
+        if (!deduplicated)
+          await store.experiments.appendEvent({
+            experimentId: id,
+            timeMs: Date.now(),
+            type: 'selected',
+            message: s.reasons.map((r) => r.message).join('; '),
+            data: { base: selection.base, head: selection.head, reasons: s.reasons, skipped },
+          });
       }
       for (const d of selection.deferred) {
         // Recorded, never silently dropped: a deferred workload is an experiment that did not run, with why.
@@ -121,12 +162,25 @@ export async function run(workloadName: string | undefined, options: SubmitOptio
     const wait = options.wait === true || queue instanceof InlineQueue;
     if (queue instanceof InlineQueue) await queue.idle();
     const timeoutMs = 6 * 3_600_000;
-    const records = wait ? await waitAll(store, ids, Date.now() + timeoutMs, ctx.signal, (line) => ctx.err(line)) : ((await Promise.all(ids.map((id) => store.experiments.get(id)))).filter(Boolean) as ExperimentRecord[]);
+    const records = wait
+      ? await waitAll(store, ids, Date.now() + timeoutMs, ctx.signal, (line) => ctx.err(line))
+      : ((await Promise.all(ids.map((id) => store.experiments.get(id)))).filter(Boolean) as ExperimentRecord[]);
     const all = [...records, ...deferredRecords];
     // The selection without its expanded config (which may hold credentials).
     const shown = selection ? (({ config: _config, ...rest }) => rest)(selection) : undefined;
-    if (options.json) ctx.out(JSON.stringify({ ...(shown ? { selection: shown } : {}), experiments: all.map(({ id, workload, status, reason }) => ({ id, workload, status, ...(reason ? { reason } : {}) })) }));
-    else ctx.out(wait ? `${summary(all, selection)}${(await experimentDetails(records, selection?.config ?? config, store, ctx.cwd)).join('\n')}` : summary(all, selection));
+    if (options.json)
+      ctx.out(
+        JSON.stringify({
+          ...(shown ? { selection: shown } : {}),
+          experiments: all.map(({ id, workload, status, reason }) => ({ id, workload, status, ...(reason ? { reason } : {}) })),
+        }),
+      );
+    else
+      ctx.out(
+        wait
+          ? `${summary(all, selection)}${(await experimentDetails(records, selection?.config ?? config, store, ctx.cwd)).join('\n')}`
+          : summary(all, selection),
+      );
     return wait ? exitCodeForRecords(records) : ExitCode.ok;
   } finally {
     await queue.close();

@@ -25,8 +25,12 @@ export async function evaluate(options: EvaluateOptions, ctx: CliContext): Promi
     else {
       const pct = (v: number): string => `${(v * 100).toFixed(1)}%`;
       ctx.out(`${result.commits} commit(s) since ${new Date(sinceMs).toISOString()}: ${result.configChanges} change(s) to config files services read`);
-      ctx.out(`  file level would run ${result.fileLevelSelections} (change, service) pair(s); setting level runs ${result.settingLevelSelections} (${result.fileLevelFallbacks} by fallback to the file)`);
-      ctx.out(`  suppressed: ${result.suppressed} (${pct(result.suppressedShare)}); of their ${result.suppressedSettings} changed setting(s), ${result.suppressedSettingsReadLater} were read later (${pct(result.readLaterShare)})`);
+      ctx.out(
+        `  file level would run ${result.fileLevelSelections} (change, service) pair(s); setting level runs ${result.settingLevelSelections} (${result.fileLevelFallbacks} by fallback to the file)`,
+      );
+      ctx.out(
+        `  suppressed: ${result.suppressed} (${pct(result.suppressedShare)}); of their ${result.suppressedSettings} changed setting(s), ${result.suppressedSettingsReadLater} were read later (${pct(result.readLaterShare)})`,
+      );
     }
     return ExitCode.ok;
   } finally {

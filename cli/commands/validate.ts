@@ -20,11 +20,15 @@ export async function run(options: GlobalOptions & { readonly repo?: string }, c
     }
     // Valid but unable to decide: said, not refused (a smoke workload may want a trial or two on purpose).
     const warnings = config.workloads.flatMap((w, index) =>
-      designWarnings({ minTrials: w.trials.min, maxTrials: w.trials.max, slotted: w.arms?.control.deploy !== undefined, alpha: w.harness.alpha }).map((text) => `workloads[${index}].trials: ${text}`),
+      designWarnings({ minTrials: w.trials.min, maxTrials: w.trials.max, slotted: w.arms?.control.deploy !== undefined, alpha: w.harness.alpha }).map(
+        (text) => `workloads[${index}].trials: ${text}`,
+      ),
     );
     if (options.json) ctx.out(JSON.stringify({ valid: true, path, warnings, config }, null, 2));
     else {
-      ctx.out(`${path}: valid (${config.workloads.length} workload${config.workloads.length === 1 ? '' : 's'}, store ${config.store.kind}, queue ${config.queue.kind})`);
+      ctx.out(
+        `${path}: valid (${config.workloads.length} workload${config.workloads.length === 1 ? '' : 's'}, store ${config.store.kind}, queue ${config.queue.kind})`,
+      );
       for (const warning of warnings) ctx.err(`warning: ${warning}`);
     }
     return ExitCode.ok;

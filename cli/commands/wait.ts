@@ -24,7 +24,11 @@ export async function run(id: string, options: WaitOptions, ctx: CliContext): Pr
       const record = await store.experiments.get(id);
       if (!record) throw new UsageError(`no experiment ${JSON.stringify(id)} in the store at ${store.location}`);
       if (isTerminal(record.status)) {
-        ctx.out(options.json ? JSON.stringify({ id, status: record.status, ...(record.reason ? { reason: record.reason } : {}), verdict: record.verdict ?? null }) : `${id}: ${record.status}${record.reason ? ` (${record.reason})` : ''}`);
+        ctx.out(
+          options.json
+            ? JSON.stringify({ id, status: record.status, ...(record.reason ? { reason: record.reason } : {}), verdict: record.verdict ?? null })
+            : `${id}: ${record.status}${record.reason ? ` (${record.reason})` : ''}`,
+        );
         return exitCodeForRecord(record);
       }
       if (Date.now() >= deadline) {

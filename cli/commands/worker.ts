@@ -18,7 +18,8 @@ export interface WorkerOptions extends GlobalOptions {
 
 export async function run(options: WorkerOptions, ctx: CliContext): Promise<number> {
   const { config } = await loadCommandConfig(options, ctx);
-  if (config.queue.kind !== 'bullmq') throw new UsageError('`tandem worker` serves a BullMQ queue: set queue.kind: bullmq (the inline queue runs experiments with `tandem run`)');
+  if (config.queue.kind !== 'bullmq')
+    throw new UsageError('`tandem worker` serves a BullMQ queue: set queue.kind: bullmq (the inline queue runs experiments with `tandem run`)');
   const concurrency = options.concurrency !== undefined ? parsePositiveInteger(options.concurrency, '--concurrency') : config.queue.concurrency;
   const store = createStore(config.store, { cwd: ctx.cwd, env: ctx.env });
   await store.init();

@@ -10,5 +10,7 @@ export function registerAffected(program: Command, { ctx, setExit }: Registratio
     .requiredOption('--base <rev>', 'the revision the change starts from')
     .option('--head <rev>', 'the revision of the change (default HEAD)')
     .option('--repo <dir>', 'the git repository (default: the working directory)')
-    .action(async (_options, command: Command) => setExit(await (await import('../commands/affected.js')).run(command.optsWithGlobals<affected.AffectedOptions>(), ctx)));
+    .action(async (_options, command: Command) =>
+      setExit(await (await import('../commands/affected.js')).run(command.optsWithGlobals<affected.AffectedOptions>(), ctx)),
+    );
 }

@@ -12,7 +12,9 @@ export function registerBisect(program: Command, { ctx, setExit }: Registration)
     .option('--bad <rev>', 'a revision with it (default HEAD)')
     .option('--metric <name>', 'the regressed metric to chase (default: the experiment verdict)')
     .option('--repo <dir>', 'the git repository (default: the working directory)')
-    .action(async (_options, command: Command) => setExit(await (await import('../commands/bisect.js')).run(command.optsWithGlobals<bisect.BisectOptions>(), ctx)));
+    .action(async (_options, command: Command) =>
+      setExit(await (await import('../commands/bisect.js')).run(command.optsWithGlobals<bisect.BisectOptions>(), ctx)),
+    );
 
   program
     .command('bisect-step')
@@ -21,5 +23,7 @@ export function registerBisect(program: Command, { ctx, setExit }: Registration)
     .requiredOption('--good <rev>', 'a revision without the regression')
     .option('--metric <name>', 'the regressed metric to chase')
     .option('--repo <dir>', 'the git repository (default: the working directory)')
-    .action(async (_options, command: Command) => setExit(await (await import('../commands/bisect.js')).step(command.optsWithGlobals<bisect.BisectOptions>(), ctx)));
+    .action(async (_options, command: Command) =>
+      setExit(await (await import('../commands/bisect.js')).step(command.optsWithGlobals<bisect.BisectOptions>(), ctx)),
+    );
 }

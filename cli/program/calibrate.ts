@@ -16,5 +16,7 @@ export function registerCalibrate(program: Command, { ctx, setExit }: Registrati
     .option('--rate <pairs/s>', 'override replay.rate')
     .option('--warmup <duration>', 'override trials.warmup')
     .option('--measure <duration>', 'override trials.measure')
-    .action(async (_options, command: Command) => setExit(await (await import('../commands/calibrate.js')).run(command.optsWithGlobals<calibrate.CalibrateOptions>(), ctx)));
+    .action(async (_options, command: Command) =>
+      setExit(await (await import('../commands/calibrate.js')).run(command.optsWithGlobals<calibrate.CalibrateOptions>(), ctx)),
+    );
 }

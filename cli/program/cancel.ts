@@ -9,5 +9,7 @@ export function registerCancel(program: Command, { ctx, setExit }: Registration)
     .description('cancel an experiment: removed when queued, stopped within a second when running')
     .argument('<experiment>', 'experiment id')
     .option('--reason <text>', 'recorded with the cancellation')
-    .action(async (id: string, _options, command: Command) => setExit(await (await import('../commands/cancel.js')).run(id, command.optsWithGlobals<cancel.CancelOptions>(), ctx)));
+    .action(async (id: string, _options, command: Command) =>
+      setExit(await (await import('../commands/cancel.js')).run(id, command.optsWithGlobals<cancel.CancelOptions>(), ctx)),
+    );
 }

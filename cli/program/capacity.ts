@@ -6,7 +6,9 @@ import type { Registration } from './registration.js';
 export function registerCapacity(program: Command, { ctx, setExit }: Registration): void {
   program
     .command('capacity')
-    .description("capacity test: ramp replay to a multiple of the baseline with the lattice's controller live; quality, stability, states and recovery per bucket")
+    .description(
+      "capacity test: ramp replay to a multiple of the baseline with the lattice's controller live; quality, stability, states and recovery per bucket",
+    )
     .requiredOption('--workload <name>', 'workload whose corpus and control deployment are used')
     .requiredOption('--lattice <name>', 'lattice whose states and quality target apply')
     .option('--peak <multiple>', 'top of the ramp as a multiple of the baseline (default 2)')
@@ -19,5 +21,7 @@ export function registerCapacity(program: Command, { ctx, setExit }: Registratio
     .option('--controller <url>', 'the lattice controller the services coordinate with (omit for an uncoordinated run)')
     .option('--url <url>', 'the deployment under test (default: the workload control URL)')
     .option('--html <file>', 'also write the HTML report (traffic, load-factor and state on one time axis)')
-    .action(async (_options, command: Command) => setExit(await (await import('../commands/capacity.js')).run(command.optsWithGlobals<capacity.CapacityOptions>(), ctx)));
+    .action(async (_options, command: Command) =>
+      setExit(await (await import('../commands/capacity.js')).run(command.optsWithGlobals<capacity.CapacityOptions>(), ctx)),
+    );
 }

@@ -4,7 +4,6 @@ import type * as schema from '../commands/schema.js';
 import type { Registration } from './registration.js';
 
 export function registerConfig(program: Command, { ctx, setExit, globals }: Registration): void {
-
   program
     .command('validate')
     .description('check the config; print every problem with its path (exit 3 when invalid)')

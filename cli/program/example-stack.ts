@@ -14,5 +14,7 @@ export function registerExampleStack(program: Command, { ctx, setExit }: Registr
     .option('--isolate <services>', 'comma-separated services to run as child processes')
     .option('--traffic <rate>', 'play production traffic at this many requests per second, then stop')
     .option('--duration <duration>', 'with --traffic: for how long', '30s')
-    .action(async (_options, command: Command) => setExit(await (await import('../commands/example-stack.js')).run(command.optsWithGlobals<exampleStack.ExampleStackOptions>(), ctx)));
+    .action(async (_options, command: Command) =>
+      setExit(await (await import('../commands/example-stack.js')).run(command.optsWithGlobals<exampleStack.ExampleStackOptions>(), ctx)),
+    );
 }

@@ -9,5 +9,7 @@ export function registerIngest(program: Command, { ctx, setExit }: Registration)
     .description('HTTP ingest of the config consumption index (POST /config-reads) until Ctrl-C')
     .option('--listen <[host:]port>', 'address to listen on (default 127.0.0.1:7400)')
     .option('--token-env <VAR>', 'environment variable holding the bearer token (default TANDEM_INGEST_TOKEN)')
-    .action(async (_options, command: Command) => setExit(await (await import('../commands/ingest.js')).run(command.optsWithGlobals<ingest.IngestOptions>(), ctx)));
+    .action(async (_options, command: Command) =>
+      setExit(await (await import('../commands/ingest.js')).run(command.optsWithGlobals<ingest.IngestOptions>(), ctx)),
+    );
 }

@@ -16,5 +16,7 @@ export function registerRecord(program: Command, { ctx, setExit }: Registration)
     .option('--tls-cert <file>', 'serve TLS with this PEM certificate (chain); clients choose HTTP/2 (gRPC) or HTTP/1.1 by ALPN')
     .option('--tls-key <file>', 'the PEM private key of --tls-cert')
     .option('--admin <[host:]port>', 'where /metrics and /healthz are served (default: a free port)')
-    .action(async (_options, command: Command) => setExit(await (await import('../commands/record.js')).run(command.optsWithGlobals<record.RecordOptions>(), ctx)));
+    .action(async (_options, command: Command) =>
+      setExit(await (await import('../commands/record.js')).run(command.optsWithGlobals<record.RecordOptions>(), ctx)),
+    );
 }

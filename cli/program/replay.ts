@@ -6,7 +6,7 @@ import type { Registration } from './registration.js';
 export function registerReplay(program: Command, { ctx, setExit }: Registration): void {
   program
     .command('replay')
-    .description('replay the workload\'s corpus into control and treatment in paired trials, with a live progress line')
+    .description("replay the workload's corpus into control and treatment in paired trials, with a live progress line")
     .requiredOption('--workload <name>', 'workload from the config')
     .option('--control <url>', 'a running control deployment (with --treatment)')
     .option('--treatment <url>', 'a running treatment deployment (with --control)')
@@ -18,5 +18,7 @@ export function registerReplay(program: Command, { ctx, setExit }: Registration)
     .option('--warmup <duration>', 'override trials.warmup')
     .option('--measure <duration>', 'override trials.measure')
     .option('--control-prime <url>', "a second control deployment, for the response comparison's noise cancellation")
-    .action(async (_options, command: Command) => setExit(await (await import('../commands/replay.js')).run(command.optsWithGlobals<replay.ReplayOptions>(), ctx)));
+    .action(async (_options, command: Command) =>
+      setExit(await (await import('../commands/replay.js')).run(command.optsWithGlobals<replay.ReplayOptions>(), ctx)),
+    );
 }

@@ -10,5 +10,7 @@ export function registerStatus(program: Command, { ctx, setExit }: Registration)
     .argument('[experiment]', 'experiment id')
     .option('--workload <name>', 'only this workload')
     .option('--limit <n>', 'how many (default 20)')
-    .action(async (id: string | undefined, _options, command: Command) => setExit(await (await import('../commands/status.js')).run(id, command.optsWithGlobals<status.StatusOptions>(), ctx)));
+    .action(async (id: string | undefined, _options, command: Command) =>
+      setExit(await (await import('../commands/status.js')).run(id, command.optsWithGlobals<status.StatusOptions>(), ctx)),
+    );
 }

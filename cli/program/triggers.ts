@@ -8,8 +8,12 @@ export function registerTriggers(program: Command, { ctx, setExit }: Registratio
     .command('triggers')
     .description('trigger selection tools')
     .command('evaluate')
-    .description("replay recent config changes offline: how many the setting-level refinement suppresses, and how many of those settings were read later (FIRE's evaluation)")
+    .description(
+      "replay recent config changes offline: how many the setting-level refinement suppresses, and how many of those settings were read later (FIRE's evaluation)",
+    )
     .option('--since <duration>', 'how far back (default 30d)')
     .option('--repo <dir>', 'the git repository (default: the working directory)')
-    .action(async (_options, command: Command) => setExit(await (await import('../commands/triggers.js')).evaluate(command.optsWithGlobals<triggersCommand.EvaluateOptions>(), ctx)));
+    .action(async (_options, command: Command) =>
+      setExit(await (await import('../commands/triggers.js')).evaluate(command.optsWithGlobals<triggersCommand.EvaluateOptions>(), ctx)),
+    );
 }

@@ -9,5 +9,7 @@ export function registerWait(program: Command, { ctx, setExit }: Registration): 
     .description('wait for an experiment to end; exit 0 passed, 1 regressed, 2 cancelled/failed/timeout, 4 no verdict, 5 inconclusive')
     .argument('<experiment>', 'experiment id')
     .option('--timeout <duration>', 'give up after this long (default 1h)')
-    .action(async (id: string, _options, command: Command) => setExit(await (await import('../commands/wait.js')).run(id, command.optsWithGlobals<wait.WaitOptions>(), ctx)));
+    .action(async (id: string, _options, command: Command) =>
+      setExit(await (await import('../commands/wait.js')).run(id, command.optsWithGlobals<wait.WaitOptions>(), ctx)),
+    );
 }

@@ -8,5 +8,7 @@ export function registerWorker(program: Command, { ctx, setExit }: Registration)
     .command('worker')
     .description('process experiments from the BullMQ queue until SIGINT/SIGTERM')
     .option('--concurrency <n>', 'experiments this worker runs at once (default: queue.concurrency)')
-    .action(async (_options, command: Command) => setExit(await (await import('../commands/worker.js')).run(command.optsWithGlobals<worker.WorkerOptions>(), ctx)));
+    .action(async (_options, command: Command) =>
+      setExit(await (await import('../commands/worker.js')).run(command.optsWithGlobals<worker.WorkerOptions>(), ctx)),
+    );
 }

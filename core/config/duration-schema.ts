@@ -8,14 +8,19 @@ const DURATION_PATTERN = /^(\d+(\.\d+)?(ms|s|m|h|d))+$/;
 export const durationSchema = z
   .string({
     // A bare number is the usual slip: say which unit it lacks.
-    error: (issue) => (typeof issue.input === 'number' ? `must be a duration string with a unit, like "${issue.input}s" or "${issue.input}ms", got ${issue.input}` : undefined),
+    error: (issue) =>
+      typeof issue.input === 'number' ? `must be a duration string with a unit, like "${issue.input}s" or "${issue.input}ms", got ${issue.input}` : undefined,
   })
   .regex(DURATION_PATTERN, { error: 'must be a duration like "250ms", "30s", "5m", "4h" or "1h30m" (no sign, no spaces)' })
   .transform((text, ctx) => {
     const ms = parseDuration(text);
     if (ms !== undefined) return ms;
     // The text matched the grammar but is not a usable duration: too many digits, too long, or under 1 ms.
-    ctx.issues.push({ code: 'custom', input: text, message: `must be between 1ms and ${formatDuration(MAX_DURATION_MS)} with at most 15 digits per number, got ${JSON.stringify(text.slice(0, 40))}` });
+    ctx.issues.push({
+      code: 'custom',
+      input: text,
+      message: `must be between 1ms and ${formatDuration(MAX_DURATION_MS)} with at most 15 digits per number, got ${JSON.stringify(text.slice(0, 40))}`,
+    });
     return z.NEVER;
   });
 

@@ -39,7 +39,11 @@ function check(raw: unknown): { config: TandemConfig; issues: [] } | { config?: 
 /** Validate an already-parsed value (tests, programmatic use). Throws ConfigError. */
 export function parseConfig(value: unknown, source = 'config'): TandemConfig {
   const { config, issues } = check(value);
-  if (config === undefined) throw new ConfigError(issues.map((issue) => issue.text), source);
+  if (config === undefined)
+    throw new ConfigError(
+      issues.map((issue) => issue.text),
+      source,
+    );
   return config;
 }
 
@@ -51,7 +55,12 @@ export function parseConfig(value: unknown, source = 'config'): TandemConfig {
 export const MAX_CONFIG_BYTES = 1_048_576;
 
 function tooLarge(bytes: number, source: string): ConfigError {
-  return new ConfigError([`the config is ${(bytes / 1_048_576).toFixed(1)} MiB; a Tandem config is at most ${MAX_CONFIG_BYTES / 1_048_576} MiB (generate workloads with templates instead of listing thousands)`], source);
+  return new ConfigError(
+    [
+      `the config is ${(bytes / 1_048_576).toFixed(1)} MiB; a Tandem config is at most ${MAX_CONFIG_BYTES / 1_048_576} MiB (generate workloads with templates instead of listing thousands)`,
+    ],
+    source,
+  );
 }
 
 /** Parse YAML or JSON text (JSON is read as YAML 1.2, so one parser gives positions for both). */

@@ -51,7 +51,8 @@ function typeOf(schema: JsonSchema): string {
 function collect(schema: JsonSchema, path: string, required: boolean, rows: Row[]): void {
   const variants = schema.oneOf ?? schema.anyOf;
   if (variants) {
-    if (path !== '') rows.push({ path, type: 'one of the forms below', required, defaultValue: fmtDefault(schema.default), description: schema.description ?? '' });
+    if (path !== '')
+      rows.push({ path, type: 'one of the forms below', required, defaultValue: fmtDefault(schema.default), description: schema.description ?? '' });
     for (const variant of variants) {
       const discriminator = Object.entries(variant.properties ?? {}).find(([, p]) => p.const !== undefined);
       const label = discriminator ? `${path} (${discriminator[0]}: ${String(discriminator[1].const)})` : path;
@@ -97,7 +98,10 @@ export function configReferenceMarkdown(): string {
     '',
     '| Key | Type | Required | Default | Meaning |',
     '| --- | --- | --- | --- | --- |',
-    ...rows.map((r) => `| \`${escapeCell(r.path)}\` | ${escapeCell(r.type)} | ${r.required && r.defaultValue === '' ? 'yes' : ''} | ${escapeCell(r.defaultValue)} | ${escapeCell(r.description)} |`),
+    ...rows.map(
+      (r) =>
+        `| \`${escapeCell(r.path)}\` | ${escapeCell(r.type)} | ${r.required && r.defaultValue === '' ? 'yes' : ''} | ${escapeCell(r.defaultValue)} | ${escapeCell(r.description)} |`,
+    ),
     '',
   ];
   return lines.join('\n');

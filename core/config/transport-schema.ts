@@ -24,20 +24,26 @@ export const transportSchema = z.strictObject({
         .min(65_536)
         .max(64 * MIB)
         .default(d.http2.maxHeaderListBytes)
-        .describe("Largest header list (request or response headers, trailers) a session accepts or sends, in bytes; default grpc-go's 16 MiB. Header pairs are bounded by what the list holds (32 bytes each at least)."),
+        .describe(
+          "Largest header list (request or response headers, trailers) a session accepts or sends, in bytes; default grpc-go's 16 MiB. Header pairs are bounded by what the list holds (32 bytes each at least).",
+        ),
       maxConcurrentStreams: z
         .number()
         .int()
         .min(1)
         .max(100_000)
         .default(d.http2.maxConcurrentStreams)
-        .describe('Streams one client connection may have open through the sidecar or the router; the sidecar never opens more upstream streams for a connection.'),
+        .describe(
+          'Streams one client connection may have open through the sidecar or the router; the sidecar never opens more upstream streams for a connection.',
+        ),
       resetBurst: z
         .number()
         .int()
         .min(1)
         .default(d.http2.resetBurst)
-        .describe('Streams a client connection may reset before their answer all at once (HTTP/2 rapid reset); past its budget the sidecar sends GOAWAY(ENHANCE_YOUR_CALM) and closes it.'),
+        .describe(
+          'Streams a client connection may reset before their answer all at once (HTTP/2 rapid reset); past its budget the sidecar sends GOAWAY(ENHANCE_YOUR_CALM) and closes it.',
+        ),
       resetsPerSecond: z.number().gt(0).default(d.http2.resetsPerSecond).describe('How fast that budget refills, in resets per second.'),
     })
     .prefault({})
@@ -47,7 +53,9 @@ export const transportSchema = z.strictObject({
     .int()
     .min(MIB)
     .default(d.bodyBudgetBytes)
-    .describe("Bytes of bodies one process keeps at once for records, failover and comparison; past it a copy keeps only the body's size and hash (a record is then stored truncated)."),
+    .describe(
+      "Bytes of bodies one process keeps at once for records, failover and comparison; past it a copy keeps only the body's size and hash (a record is then stored truncated).",
+    ),
 });
 
 export type TransportConfig = z.output<typeof transportSchema>;

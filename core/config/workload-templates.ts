@@ -25,18 +25,26 @@ export function expandWorkloadTemplates(config: TandemConfig, targets: readonly 
       // Target names and directories come from the repository (a pull request's package.json): substituted into
       // deploy commands that a shell runs, so only characters no shell interprets are accepted.
       if (!SAFE_TARGET.test(target.name) || !SAFE_DIR.test(target.dir)) {
-        problems.push(`workloadTemplates[${i}]: target ${JSON.stringify(target.name)} (directory ${JSON.stringify(target.dir)}) has characters that are not safe to substitute into a command (allowed: letters, digits, @ / . _ : + -)`);
+        problems.push(
+          `workloadTemplates[${i}]: target ${JSON.stringify(target.name)} (directory ${JSON.stringify(target.dir)}) has characters that are not safe to substitute into a command (allowed: letters, digits, @ / . _ : + -)`,
+        );
         continue;
       }
       const parsed = workloadSchema.safeParse(instantiateTemplate(template.workload, target));
       if (!parsed.success) {
-        for (const issue of parsed.error.issues) problems.push(`${formatPath(['workloadTemplates', i, 'workload', ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))])} (for target ${target.name}): ${issue.message}`);
+        for (const issue of parsed.error.issues)
+          problems.push(
+            `${formatPath(['workloadTemplates', i, 'workload', ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))])} (for target ${target.name}): ${issue.message}`,
+          );
         continue;
       }
       const w = parsed.data;
       if (written.has(w.name)) continue;
       const earlier = made.get(w.name);
-      if (earlier) problems.push(`workloadTemplates[${i}] gives the name ${JSON.stringify(w.name)} to targets ${earlier.from} and ${target.name}: name the workloads "{slug}" (the whole target name as a workload name: ${targetSlug(earlier.from)}, ${targetSlug(target.name)})`);
+      if (earlier)
+        problems.push(
+          `workloadTemplates[${i}] gives the name ${JSON.stringify(w.name)} to targets ${earlier.from} and ${target.name}: name the workloads "{slug}" (the whole target name as a workload name: ${targetSlug(earlier.from)}, ${targetSlug(target.name)})`,
+        );
       else made.set(w.name, { workload: w, from: target.name });
     }
   });

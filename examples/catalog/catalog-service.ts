@@ -66,7 +66,9 @@ export async function startCatalogService(version: CatalogVersion, port = 0, hos
       callback(null, { status: 'SERVING' });
     },
   });
-  const bound = await new Promise<number>((resolve, reject) => server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (error, p) => (error ? reject(error) : resolve(p))));
+  const bound = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (error, p) => (error ? reject(error) : resolve(p))),
+  );
   const address = `${host}:${bound}`;
   return {
     address,

@@ -43,7 +43,15 @@ export function costStep(step: number, title: string, result: ExperimentStepResu
     asExpected,
     experimentId: result.id,
     reportPath: result.reportPath,
-    details: { trials: report.verdict.trials, seconds: result.seconds, decided, regressedOn, cpuPerRequest: cpu, latencyShift: latency, workPerCandidate: work },
+    details: {
+      trials: report.verdict.trials,
+      seconds: result.seconds,
+      decided,
+      regressedOn,
+      cpuPerRequest: cpu,
+      latencyShift: latency,
+      workPerCandidate: work,
+    },
   };
 }
 

@@ -98,8 +98,12 @@ export function demoConfigText(options: DemoProjectOptions): string {
   const startCpus = options.armCpus !== undefined && options.armStartCpus !== undefined ? options.armStartCpus : undefined;
   return [
     '# Written by `tandem demo` for the example stack it started (ports change every run).',
-    backends.store === 'clickhouse' ? `store: { kind: clickhouse, url: ${quote(backends.clickhouseUrl ?? 'http://127.0.0.1:8123')}, database: tandem_demo }` : `store: { kind: local, dir: ${quote(join(options.dir, 'store'))} }`,
-    backends.queue === 'bullmq' ? `queue: { kind: bullmq, redisUrl: ${quote(backends.redisUrl ?? 'redis://127.0.0.1:6379')}, prefix: ${backends.prefix ?? 'tandem-demo'} }` : 'queue: { kind: inline }',
+    backends.store === 'clickhouse'
+      ? `store: { kind: clickhouse, url: ${quote(backends.clickhouseUrl ?? 'http://127.0.0.1:8123')}, database: tandem_demo }`
+      : `store: { kind: local, dir: ${quote(join(options.dir, 'store'))} }`,
+    backends.queue === 'bullmq'
+      ? `queue: { kind: bullmq, redisUrl: ${quote(backends.redisUrl ?? 'redis://127.0.0.1:6379')}, prefix: ${backends.prefix ?? 'tandem-demo'} }`
+      : 'queue: { kind: inline }',
     `recorder: { rate: ${options.recorderRate}, redact: { headers: [x-api-key] } }`,
     'workloads:',
     '  - name: ranking',

@@ -40,7 +40,10 @@ const pollMs = 250;
 
 function overridesOf(options: ExperimentStepOptions): { rate?: number; measureMs?: number } | undefined {
   if (options.rate === undefined && options.measureSeconds === undefined) return undefined;
-  return { ...(options.rate !== undefined ? { rate: options.rate } : {}), ...(options.measureSeconds !== undefined ? { measureMs: options.measureSeconds * 1000 } : {}) };
+  return {
+    ...(options.rate !== undefined ? { rate: options.rate } : {}),
+    ...(options.measureSeconds !== undefined ? { measureMs: options.measureSeconds * 1000 } : {}),
+  };
 }
 
 function describeTrials(record: ExperimentRecord, max: number): string {
@@ -52,7 +55,13 @@ function describeTrials(record: ExperimentRecord, max: number): string {
 export async function runExperimentStep(options: ExperimentStepOptions): Promise<ExperimentStepResult> {
   const workload = options.config.workloads.find((w) => w.name === 'ranking')!;
   const overrides = overridesOf(options);
-  const request = parseRequest({ workload: 'ranking', stage: 'diff', change: options.change, ...(options.treatmentRevision ? { treatmentRevision: options.treatmentRevision } : {}), ...(overrides ? { overrides } : {}) });
+  const request = parseRequest({
+    workload: 'ranking',
+    stage: 'diff',
+    change: options.change,
+    ...(options.treatmentRevision ? { treatmentRevision: options.treatmentRevision } : {}),
+    ...(overrides ? { overrides } : {}),
+  });
   const { id } = await options.queue.submit(request);
   const started = Date.now();
   const deadline = started + options.timeoutMs;
@@ -70,7 +79,7 @@ export async function runExperimentStep(options: ExperimentStepOptions): Promise
       throw new Error(`experiment ${id} did not finish within ${options.timeoutMs / 1000} s (status ${record?.status ?? 'unknown'})`);
     }
     // Each sequential look the executor stored: its estimates and whether the judge has decided.
-    const lookEvents = record ? (await options.store.experiments.events(id, { types: ['look'] })) : [];
+    const lookEvents = record ? await options.store.experiments.events(id, { types: ['look'] }) : [];
     for (const event of lookEvents.slice(looks)) options.progress(formatLook(event.data as unknown as LookSummary));
     looks = lookEvents.length;
     options.progress(`experiment ${id}: ${record ? `${record.status}, ${describeTrials(record, workload.trials.max)}` : 'queued'}`);

@@ -32,7 +32,14 @@ export async function recordProduction(
   signal: AbortSignal | undefined,
   afterReading: () => void,
 ): Promise<{ corpusRecords: number; recordingMs: number; sample: CorpusRecord[]; cpuSecondsPerRequest: number | undefined }> {
-  const recorder = new Recorder({ tier: 'ranking', store: store.corpus, clock: systemClock, rate: config.recorder.rate, redact: config.recorder.redact, log: () => undefined });
+  const recorder = new Recorder({
+    tier: 'ranking',
+    store: store.corpus,
+    clock: systemClock,
+    rate: config.recorder.rate,
+    redact: config.recorder.redact,
+    log: () => undefined,
+  });
   const sidecar = await startSidecar({ recorder, upstream: ranking.url });
   const query = await startService('query', { rankingUrl: sidecar.url });
   // A trial replays rate × its seconds of records and the corpus does not wrap: the recording ends once the corpus
@@ -43,25 +50,46 @@ export async function recordProduction(
   const trafficRate = PRODUCTION_TRAFFIC_RATE;
   const sampledPerSecond = trafficRate * config.recorder.rate;
   const maxRecordMs = Math.max(Math.ceil((trialRecords * 2) / sampledPerSecond) * 1_000, 2 * READING_MS);
-  const recording = setInterval(() => progress(0, 'recording', `production traffic ${trafficRate} req/s through query → ranking; sampling ${config.recorder.rate * 100}% into the corpus`), 1_000);
+  const recording = setInterval(
+    () => progress(0, 'recording', `production traffic ${trafficRate} req/s through query → ranking; sampling ${config.recorder.rate * 100}% into the corpus`),
+    1_000,
+  );
   // Read over the recording's seconds 2–4: the stack's ranking process is fresh, and in its first seconds of traffic
   // a request costs more than it will (over seconds 1–3 four runs read 16.4–22.3 ms, three of them above what keeps
   // the rate, and a probe followed, 2.5 s; over seconds 2–4 the four after them read 12.7–14.0 ms; 2026-12-06).
   const pid = ranking.pid;
-  const cost = pid === undefined ? Promise.resolve(undefined) : measureRequestCost({ read: () => readRanking(ranking.url, pid), clock: systemClock, warmUpMs: READING_WARM_UP_MS, windowMs: READING_WINDOW_MS, ...(signal ? { signal } : {}) });
+  const cost =
+    pid === undefined
+      ? Promise.resolve(undefined)
+      : measureRequestCost({
+          read: () => readRanking(ranking.url, pid),
+          clock: systemClock,
+          warmUpMs: READING_WARM_UP_MS,
+          windowMs: READING_WINDOW_MS,
+          ...(signal ? { signal } : {}),
+        });
   // What may run beside the recording but not beside its reading (the judge's law), once the reading is taken.
   let read = false;
-  const reading = cost.catch(() => undefined).finally(() => {
-    read = true;
-    afterReading();
-  });
+  const reading = cost
+    .catch(() => undefined)
+    .finally(() => {
+      read = true;
+      afterReading();
+    });
   const held = (): boolean => {
     const { written, buffered } = recorder.accounting;
     return written + buffered >= trialRecords;
   };
   let traffic;
   try {
-    traffic = await generateTraffic({ url: query.urls[0]!, rate: trafficRate, maxRequests: Math.ceil((trafficRate * maxRecordMs) / 1000), maxDurationMs: maxRecordMs, enough: () => read && held(), ...(signal ? { signal } : {}) });
+    traffic = await generateTraffic({
+      url: query.urls[0]!,
+      rate: trafficRate,
+      maxRequests: Math.ceil((trafficRate * maxRecordMs) / 1000),
+      maxDurationMs: maxRecordMs,
+      enough: () => read && held(),
+      ...(signal ? { signal } : {}),
+    });
   } finally {
     clearInterval(recording);
     await query.close();

@@ -71,7 +71,13 @@ const PROBE_MIN_REQUESTS = 40;
  * CPU seconds per request of ranking answering recorded requests sent straight to it (pacedRecords), with nothing
  * else sent to it: every request sent in the window is answered before the second reading.
  */
-export async function probeRequestCost(options: { rankingUrl: string; pid: number; records: readonly CorpusRecord[]; clock: Clock; signal?: AbortSignal }): Promise<number | undefined> {
+export async function probeRequestCost(options: {
+  rankingUrl: string;
+  pid: number;
+  records: readonly CorpusRecord[];
+  clock: Clock;
+  signal?: AbortSignal;
+}): Promise<number | undefined> {
   const sender = pacedRecords(options.rankingUrl, options.records, options.clock, options.signal);
   await sender.send(PROBE_RATE, PROBE_SETTLE_S);
   const before = await readRanking(options.rankingUrl, options.pid);

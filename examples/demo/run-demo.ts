@@ -133,7 +133,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const cpus = allowedCpusOf(procStatus);
     const quiet = isQuietMachine(await idleCpusNow(cpus, options.signal), cpus.length);
     const plannedRate = options.rate ?? rateForRequestCost(quiet, undefined);
-    const machine = options.rate !== undefined ? 'the rate asked for' : quiet ? 'the machine is quiet' : 'other work is running, so the arms get more room on their CPU';
+    const machine =
+      options.rate !== undefined ? 'the rate asked for' : quiet ? 'the machine is quiet' : 'other work is running, so the arms get more room on their CPU';
     progress(0, 'starting the example stack and recording production traffic', `${plannedRate} pairs/s per trial: ${machine}`);
 
     const configPath = join(options.dir, 'tandem.config.yaml');
@@ -179,24 +180,59 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       // Awaited below; a recording that fails first must not leave its failure unhandled.
       law.catch(() => undefined);
     };
-    const recorded = await recordProduction({ url: stack.urls.ranking, pid: stack.pidOf.ranking }, store, config, plannedRate * (TRIAL_WARMUP_S + measureSecondsAt(plannedRate, TRIAL_MEASURE_S)), progress, options.signal, simulateLaw);
+    const recorded = await recordProduction(
+      { url: stack.urls.ranking, pid: stack.pidOf.ranking },
+      store,
+      config,
+      plannedRate * (TRIAL_WARMUP_S + measureSecondsAt(plannedRate, TRIAL_MEASURE_S)),
+      progress,
+      options.signal,
+      simulateLaw,
+    );
     await law;
     aborted();
     // The recording's reading is an upper bound, trusted when it keeps the rate; else a probe measures (request-cost.ts).
     const rankingPid = stack.pidOf.ranking;
-    const probed = options.rate === undefined && rateForRequestCost(quiet, recorded.cpuSecondsPerRequest) !== plannedRate && rankingPid !== undefined && recorded.sample.length > 0;
-    const requestCost = probed ? await probeRequestCost({ rankingUrl: stack.urls.ranking, pid: rankingPid, records: recorded.sample, clock: systemClock, ...(options.signal ? { signal: options.signal } : {}) }) : recorded.cpuSecondsPerRequest;
+    const probed =
+      options.rate === undefined &&
+      rateForRequestCost(quiet, recorded.cpuSecondsPerRequest) !== plannedRate &&
+      rankingPid !== undefined &&
+      recorded.sample.length > 0;
+    const requestCost = probed
+      ? await probeRequestCost({
+          rankingUrl: stack.urls.ranking,
+          pid: rankingPid,
+          records: recorded.sample,
+          clock: systemClock,
+          ...(options.signal ? { signal: options.signal } : {}),
+        })
+      : recorded.cpuSecondsPerRequest;
     let rate = options.rate ?? rateForRequestCost(quiet, requestCost);
     if (rate !== plannedRate) config = await configAt(rate);
     const cost = requestCost === undefined ? 'not measured' : `${(requestCost * 1000).toFixed(1)} ms of CPU${probed ? ' (probed)' : ''}`;
-    progress(0, 'trials', `${rate} pairs/s per trial: ${machine}; a ranking request costs ${cost} here${rate === plannedRate ? '' : `, so ${plannedRate} would ask both arms for more than their CPU`}`);
+    progress(
+      0,
+      'trials',
+      `${rate} pairs/s per trial: ${machine}; a ranking request costs ${cost} here${rate === plannedRate ? '' : `, so ${plannedRate} would ask both arms for more than their CPU`}`,
+    );
     const queue = await openQueue(config, store, options, queueClosers);
     if (config.queue.kind === 'bullmq' && options.worker === false) progress(0, 'waiting for workers', `start one: npx tandem worker --config ${configPath}`);
 
     let lowered: RateLowered | undefined;
     const experiment = async (step: number, title: string, change: string, treatmentRevision?: string) => {
       progress(step, title);
-      const result = await runExperimentStep({ config, store, queue, change: `demo-${runId}-${change}`, ...(treatmentRevision ? { treatmentRevision } : {}), ...(lowered ? { rate, measureSeconds: measureSecondsAt(rate, TRIAL_MEASURE_S) } : {}), reportPath: join(reports, `${step}-${change}.html`), progress: (line) => progress(step, title, line), timeoutMs: STEP_TIMEOUT_MS, ...(options.signal ? { signal: options.signal } : {}) });
+      const result = await runExperimentStep({
+        config,
+        store,
+        queue,
+        change: `demo-${runId}-${change}`,
+        ...(treatmentRevision ? { treatmentRevision } : {}),
+        ...(lowered ? { rate, measureSeconds: measureSecondsAt(rate, TRIAL_MEASURE_S) } : {}),
+        reportPath: join(reports, `${step}-${change}.html`),
+        progress: (line) => progress(step, title, line),
+        timeoutMs: STEP_TIMEOUT_MS,
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
       aborted();
       return result;
     };
@@ -218,9 +254,15 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
 
     const chosen = (step: number): boolean => options.only?.has(step) ?? true;
     if (chosen(1)) steps.push(costStep(1, 'clean change', await judged(1, 'clean change: ranking against an identical build', 'clean'), 'passed'));
-    if (chosen(2)) steps.push(costStep(2, '+5% ranking CPU work', await judged(2, 'CPU regression: +5% ranking CPU work', 'latency', 'latency=5'), 'regressed'));
+    if (chosen(2))
+      steps.push(costStep(2, '+5% ranking CPU work', await judged(2, 'CPU regression: +5% ranking CPU work', 'latency', 'latency=5'), 'regressed'));
 
-    if (chosen(3)) steps.push(await malformedStep(stack.urls.shards, () => experiment(3, 'malformed tensors, prediction pinned to one shard', 'malformed', 'malformed-tensor=rank-video')));
+    if (chosen(3))
+      steps.push(
+        await malformedStep(stack.urls.shards, () =>
+          experiment(3, 'malformed tensors, prediction pinned to one shard', 'malformed', 'malformed-tensor=rank-video'),
+        ),
+      );
 
     if (chosen(4)) {
       progress(4, 'affected workloads for three sample changes');
@@ -234,7 +276,19 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     await closeAll(serviceClosers);
     if (chosen(5)) steps.push(await capacityStep(store, reports, runId, progress, options.signal));
     aborted();
-    return { dir: options.dir, corpusRecords: recorded.corpusRecords, recordingMs: recorded.recordingMs, trials: { pairsPerSecond: rate, quiet, ...(lowered ? { loweredFrom: lowered } : {}), ...(requestCost !== undefined ? { rankingCpuMsPerRequest: requestCost * 1000, probed } : {}) }, steps, ok: steps.every((step) => step.asExpected) };
+    return {
+      dir: options.dir,
+      corpusRecords: recorded.corpusRecords,
+      recordingMs: recorded.recordingMs,
+      trials: {
+        pairsPerSecond: rate,
+        quiet,
+        ...(lowered ? { loweredFrom: lowered } : {}),
+        ...(requestCost !== undefined ? { rankingCpuMsPerRequest: requestCost * 1000, probed } : {}),
+      },
+      steps,
+      ok: steps.every((step) => step.asExpected),
+    };
   } finally {
     await closeAll(queueClosers);
     await closeAll(serviceClosers);
@@ -259,10 +313,21 @@ async function malformedStep(shardUrls: readonly string[], run: () => Promise<Ex
     title: 'malformed tensors (pinned shard)',
     verdict: malformed.status,
     keyFigure: `${cancellation ? `cancelled by ${cancellation.detector}` : 'not cancelled'}; restarts per shard [${restarts.join(', ')}]; experiment requests per shard [${experimentTraffic.join(', ')}]`,
-    asExpected: malformed.status === 'cancelled' && cancellation?.detector === 'attributed-errors' && restarts[PINNED_SHARD]! > 0 && others(restarts).every((n) => n === 0) && others(experimentTraffic).every((n) => n === 0),
+    asExpected:
+      malformed.status === 'cancelled' &&
+      cancellation?.detector === 'attributed-errors' &&
+      restarts[PINNED_SHARD]! > 0 &&
+      others(restarts).every((n) => n === 0) &&
+      others(experimentTraffic).every((n) => n === 0),
     experimentId: malformed.id,
     reportPath: malformed.reportPath,
-    details: { cancellation, pinnedShard: PINNED_SHARD, restartsPerShard: restarts, experimentRequestsPerShard: experimentTraffic, grpcModelInferPerShard: grpcCalls },
+    details: {
+      cancellation,
+      pinnedShard: PINNED_SHARD,
+      restartsPerShard: restarts,
+      experimentRequestsPerShard: experimentTraffic,
+      grpcModelInferPerShard: grpcCalls,
+    },
   };
 }
 
@@ -288,10 +353,35 @@ async function capacityStep(store: Store, reports: string, runId: string, progre
   }
   const ok = withinQualityTarget(capacity.summary, capacity.lattice);
   const capacityId = `capacity-demo-${runId}`;
-  await storeCapacityTest(store, { experimentId: capacityId, workload: 'ranking', lattice: capacity.lattice, profile: capacity.profile, bucketMs: capacity.bucketMs, buckets: capacity.buckets, summary: capacity.summary, coordinated: true, ok }, systemClock);
+  await storeCapacityTest(
+    store,
+    {
+      experimentId: capacityId,
+      workload: 'ranking',
+      lattice: capacity.lattice,
+      profile: capacity.profile,
+      bucketMs: capacity.bucketMs,
+      buckets: capacity.buckets,
+      summary: capacity.summary,
+      coordinated: true,
+      ok,
+    },
+    systemClock,
+  );
   const capacityReport = join(reports, '5-capacity.html');
   const states = capacity.lattice.states.map((s) => s.name);
-  await writeFileAtomic(capacityReport, renderCapacityHtml({ title: `demo capacity test: example stack at ${capacity.profile.peak}×`, baselineRate: capacity.profile.baselineRate, bucketMs: capacity.bucketMs, buckets: capacity.buckets, summary: capacity.summary, states, ok }));
+  await writeFileAtomic(
+    capacityReport,
+    renderCapacityHtml({
+      title: `demo capacity test: example stack at ${capacity.profile.peak}×`,
+      baselineRate: capacity.profile.baselineRate,
+      bucketMs: capacity.bucketMs,
+      buckets: capacity.buckets,
+      summary: capacity.summary,
+      states,
+      ok,
+    }),
+  );
   const s = capacity.summary;
   return {
     step: 5,
@@ -350,7 +440,17 @@ async function openQueue(config: TandemConfig, store: Store, options: DemoOption
   const queue = new BullMqQueue({ redisUrl, prefix, store, clock: systemClock });
   closers.push(() => queue.close());
   if (options.worker ?? true) {
-    const worker = new BullMqWorker({ redisUrl, prefix, store, clock: systemClock, run, concurrency: 1, lockDurationMs: config.queue.lockDuration, stalledIntervalMs: config.queue.stalledInterval, workloadLimits: new Map() });
+    const worker = new BullMqWorker({
+      redisUrl,
+      prefix,
+      store,
+      clock: systemClock,
+      run,
+      concurrency: 1,
+      lockDurationMs: config.queue.lockDuration,
+      stalledIntervalMs: config.queue.stalledInterval,
+      workloadLimits: new Map(),
+    });
     closers.push(() => worker.close());
   }
   return queue;

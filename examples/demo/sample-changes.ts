@@ -62,7 +62,13 @@ export async function affectedForSampleChanges(options: { dir: string; configRea
   const { dir } = options;
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
-  const env = { ...process.env, GIT_AUTHOR_NAME: 'tandem demo', GIT_AUTHOR_EMAIL: 'demo@tandem.invalid', GIT_COMMITTER_NAME: 'tandem demo', GIT_COMMITTER_EMAIL: 'demo@tandem.invalid' };
+  const env = {
+    ...process.env,
+    GIT_AUTHOR_NAME: 'tandem demo',
+    GIT_AUTHOR_EMAIL: 'demo@tandem.invalid',
+    GIT_COMMITTER_NAME: 'tandem demo',
+    GIT_COMMITTER_EMAIL: 'demo@tandem.invalid',
+  };
   const git = async (...args: string[]): Promise<string> => (await run('git', args, { cwd: dir, env })).stdout.trim();
   await git('init', '-q', '-b', 'main');
   await write(dir, { ...BASE, 'tandem.config.yaml': CONFIG });

@@ -15,7 +15,10 @@ const flag = (name: string): string | undefined => {
 
 function versionOf(): NotesVersion {
   const revision = flag('revision');
-  const text = revision !== undefined && revision !== '' ? execFileSync('git', ['show', `${revision}:notes-version`], { cwd: flag('repo') ?? process.cwd(), encoding: 'utf8' }).trim() : (flag('version') ?? 'v1');
+  const text =
+    revision !== undefined && revision !== ''
+      ? execFileSync('git', ['show', `${revision}:notes-version`], { cwd: flag('repo') ?? process.cwd(), encoding: 'utf8' }).trim()
+      : (flag('version') ?? 'v1');
   if (text !== 'v1' && text !== 'v2') throw new Error(`notes-version must be v1 or v2, got ${JSON.stringify(text.slice(0, 20))}`);
   return text;
 }

@@ -20,7 +20,13 @@ interface Note {
   readonly tags: readonly string[];
 }
 
-const seed = (): Note[] => Array.from({ length: 20 }, (_, i) => ({ id: i + 1, title: `note ${i + 1}`, body: `${'lorem ipsum '.repeat(8)}${i + 1}`, tags: i % 2 === 0 ? ['even'] : ['odd'] }));
+const seed = (): Note[] =>
+  Array.from({ length: 20 }, (_, i) => ({
+    id: i + 1,
+    title: `note ${i + 1}`,
+    body: `${'lorem ipsum '.repeat(8)}${i + 1}`,
+    tags: i % 2 === 0 ? ['even'] : ['odd'],
+  }));
 
 function send(req: IncomingMessage, res: ServerResponse, status: number, value: unknown): void {
   const text = Buffer.from(JSON.stringify(value));

@@ -7,7 +7,10 @@ const TAGS = ['news', 'sport', 'music', 'film', 'travel', 'food', 'tech', 'games
 export function scorerCorpus(count: number, options: { readonly seed?: number; readonly timeMs?: number } = {}): CorpusRecord[] {
   const random = seededRandom(options.seed ?? 7);
   return Array.from({ length: count }, (_, i) => {
-    const items = Array.from({ length: 20 + Math.floor(random() * 60) }, (_, j) => ({ id: `i${i}-${j}`, tags: Array.from({ length: 1 + Math.floor(random() * 4) }, () => TAGS[Math.floor(random() * TAGS.length)]!) }));
+    const items = Array.from({ length: 20 + Math.floor(random() * 60) }, (_, j) => ({
+      id: `i${i}-${j}`,
+      tags: Array.from({ length: 1 + Math.floor(random() * 4) }, () => TAGS[Math.floor(random() * TAGS.length)]!),
+    }));
     const body = { user: `u${Math.floor(random() * 5_000)}`, items, k: 10 };
     return {
       id: randomUUID(),

@@ -32,7 +32,14 @@ const MEASURED_SECONDS = 2;
  * seconds, over the target utilization), not a reading of the gauge, which
  * covers one second only. `sending`: headers for its requests and what to do with their answers.
  */
-export async function rankingLoadFactorAt(rate: number, rankingUrl: string, records: readonly CorpusRecord[], clock: Clock, signal?: AbortSignal, sending?: PacedOptions): Promise<number> {
+export async function rankingLoadFactorAt(
+  rate: number,
+  rankingUrl: string,
+  records: readonly CorpusRecord[],
+  clock: Clock,
+  signal?: AbortSignal,
+  sending?: PacedOptions,
+): Promise<number> {
   const sender = pacedRecords(rankingUrl, records, clock, signal, sending);
   await sender.send(rate, WARM_UP_SECONDS);
   const before = await metricTotal(rankingUrl, 'compute_seconds_total');

@@ -15,7 +15,17 @@ import type { CorpusRecord } from '../../core/model.js';
 import type { LatticeConfig } from '../../core/config/lattice-schema.js';
 import { parseConfigText } from '../../core/config/load.js';
 import { systemClock } from '../../core/clock.js';
-import { LatticeController, LoadFactors, rankedIds, runCapacityTest, startControllerServer, type CapacityBucket, type CapacityProfile, type CapacitySummary, type Decision } from '../../lattice/index.js';
+import {
+  LatticeController,
+  LoadFactors,
+  rankedIds,
+  runCapacityTest,
+  startControllerServer,
+  type CapacityBucket,
+  type CapacityProfile,
+  type CapacitySummary,
+  type Decision,
+} from '../../lattice/index.js';
 import { rankingCorpus } from './ranking-corpus.js';
 import { startStack, type Stack } from './start-stack.js';
 import { capacityRateFor, rankingLoadFactorAt } from './capacity-rate.js';
@@ -100,7 +110,11 @@ function featuresDocsPerSecondFor(rate: number, records: readonly CorpusRecord[]
  */
 export async function rankingLoadFactorHere(options: { signal?: AbortSignal } = {}): Promise<number> {
   const records = rankingCorpus(40);
-  const stack = await startStack({ shards: 1, isolate: ['features', 'gateway', 'prediction', 'ranking'], featuresDocsPerSecond: featuresDocsPerSecondFor(DEFAULT_RATE, records, 0.6) });
+  const stack = await startStack({
+    shards: 1,
+    isolate: ['features', 'gateway', 'prediction', 'ranking'],
+    featuresDocsPerSecond: featuresDocsPerSecondFor(DEFAULT_RATE, records, 0.6),
+  });
   try {
     return await rankingLoadFactorAt(DEFAULT_RATE, stack.urls.ranking, records, systemClock, options.signal);
   } finally {

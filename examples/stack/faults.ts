@@ -22,7 +22,10 @@ export const DEFAULT_MALFORMED_MODEL = 'rank-video';
 export function parseFaults(text: string | undefined): StackFaults {
   const faults: { -readonly [K in keyof StackFaults]: StackFaults[K] } = {};
   if (!text) return faults;
-  for (const part of text.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+  for (const part of text
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '')) {
     const [name, value] = part.split('=', 2).map((s) => s.trim()) as [string, string | undefined];
     const number = (min: number, max: number): number => {
       const n = Number(value);

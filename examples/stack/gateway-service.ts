@@ -25,7 +25,11 @@ export function createGatewayService(options: GatewayServiceOptions): ServiceHos
   host.route('POST /infer', async (request) => {
     if (request.body === undefined) throw new HttpError(400, 'body required');
     const shard = options.shardUrls[next++ % options.shardUrls.length]!;
-    const body = await client.post<unknown>(`${shard}/infer`, request.body, { headers: request.forwardHeaders, signal: request.signal, timeoutMs: options.timeoutMs ?? 5_000 });
+    const body = await client.post<unknown>(`${shard}/infer`, request.body, {
+      headers: request.forwardHeaders,
+      signal: request.signal,
+      timeoutMs: options.timeoutMs ?? 5_000,
+    });
     return { body };
   });
   host.onClose(() => client.close());

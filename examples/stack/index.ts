@@ -12,4 +12,11 @@ export { metricTotal } from './metric-total.js';
 export { pacedRecords, type PacedRecords } from './paced-records.js';
 export { rankingCorpus } from './ranking-corpus.js';
 export { RANKING_LOAD_FACTOR } from './capacity-rate.js';
-export { runExampleCapacity, rankingLoadFactorHere, exampleLattice, EXAMPLE_LATTICE_YAML, type ExampleCapacityOptions, type ExampleCapacityResult } from './capacity-scenario.js';
+export {
+  runExampleCapacity,
+  rankingLoadFactorHere,
+  exampleLattice,
+  EXAMPLE_LATTICE_YAML,
+  type ExampleCapacityOptions,
+  type ExampleCapacityResult,
+} from './capacity-scenario.js';

@@ -30,7 +30,12 @@ export interface InferenceClient {
 export function httpInferenceClient(baseUrl: string): InferenceClient {
   const client = new JsonClient();
   return {
-    infer: (call) => client.post(`${baseUrl}/infer`, { model: call.model, batch: call.batch, shape: call.shape, data: encodeTensor(call.values) }, { headers: call.headers, signal: call.signal }),
+    infer: (call) =>
+      client.post(
+        `${baseUrl}/infer`,
+        { model: call.model, batch: call.batch, shape: call.shape, data: encodeTensor(call.values) },
+        { headers: call.headers, signal: call.signal },
+      ),
     close: () => client.close(),
   };
 }
@@ -42,10 +47,19 @@ interface InferResponse {
   parameters?: Record<string, { int64_param?: number }>;
   outputs?: OutputTensor[];
 }
-type Stub = grpc.Client & { ModelInfer(request: unknown, metadata: grpc.Metadata, options: grpc.CallOptions, callback: (error: grpc.ServiceError | null, response?: InferResponse) => void): grpc.ClientUnaryCall };
+type Stub = grpc.Client & {
+  ModelInfer(
+    request: unknown,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: (error: grpc.ServiceError | null, response?: InferResponse) => void,
+  ): grpc.ClientUnaryCall;
+};
 
 export function grpcInferenceClient(baseUrl: string): InferenceClient {
-  const loaded = grpc.loadPackageDefinition(loadSync(PREDICT_V2_PROTO, { keepCase: true, defaults: true, longs: Number })) as unknown as { inference: { GRPCInferenceService: new (address: string, credentials: grpc.ChannelCredentials) => Stub } };
+  const loaded = grpc.loadPackageDefinition(loadSync(PREDICT_V2_PROTO, { keepCase: true, defaults: true, longs: Number })) as unknown as {
+    inference: { GRPCInferenceService: new (address: string, credentials: grpc.ChannelCredentials) => Stub };
+  };
   const stub = new loaded.inference.GRPCInferenceService(new URL(baseUrl).host, grpc.credentials.createInsecure());
   return {
     infer: (call) =>
@@ -62,7 +76,13 @@ export function grpcInferenceClient(baseUrl: string): InferenceClient {
         };
         const pending = stub.ModelInfer(request, metadata, { deadline: Date.now() + 10_000 }, (error, response) => {
           call.signal.removeEventListener('abort', cancel);
-          if (error) return reject(new DownstreamError(error.code === grpc.status.DEADLINE_EXCEEDED ? 504 : 502, `${baseUrl} ModelInfer: ${grpc.status[error.code] ?? error.code} ${error.details}`));
+          if (error)
+            return reject(
+              new DownstreamError(
+                error.code === grpc.status.DEADLINE_EXCEEDED ? 504 : 502,
+                `${baseUrl} ModelInfer: ${grpc.status[error.code] ?? error.code} ${error.details}`,
+              ),
+            );
           resolve({ scores: response?.outputs?.[0]?.contents?.fp64_contents ?? [], level: Number(response?.parameters?.level?.int64_param ?? 0) });
         });
         const cancel = (): void => pending.cancel();

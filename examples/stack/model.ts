@@ -62,7 +62,10 @@ export function candidateSet(surface: string, query: string, viewer: number, siz
       out.push(doc);
     }
   }
-  return out.map((doc) => [doc, priorScore(doc)] as const).sort((a, b) => b[1] - a[1] || a[0] - b[0]).map(([doc]) => doc);
+  return out
+    .map((doc) => [doc, priorScore(doc)] as const)
+    .sort((a, b) => b[1] - a[1] || a[0] - b[0])
+    .map(([doc]) => doc);
 }
 
 interface ModelWeights {
@@ -175,7 +178,14 @@ export const MAX_CROSS_ROUNDS = 1024;
  * (`npm run bench -- paired-noise`: between-process sd 9.4% before the copy,
  * 1.1% after; docs/harness.md).
  */
-export function crossFeatureRows(rows: readonly (readonly number[])[], query: readonly number[], out: Float32Array, offset: number, rounds: number = CROSS_ROUNDS, stride: number = FEATURES): number {
+export function crossFeatureRows(
+  rows: readonly (readonly number[])[],
+  query: readonly number[],
+  out: Float32Array,
+  offset: number,
+  rounds: number = CROSS_ROUNDS,
+  stride: number = FEATURES,
+): number {
   // The query twice over, as doubles: position i + j + round of the rotation is read without a modulo.
   const rotated = new Float64Array(3 * FEATURES + rounds);
   for (let k = 0; k < rotated.length; k++) rotated[k] = query[k % FEATURES]!;

@@ -19,7 +19,13 @@ export interface PacedOptions {
 }
 
 /** A sender that takes the records in turn, from where its last `send` stopped, wrapping around. */
-export function pacedRecords(rankingUrl: string, records: readonly CorpusRecord[], clock: Clock, signal?: AbortSignal, options: PacedOptions = {}): PacedRecords {
+export function pacedRecords(
+  rankingUrl: string,
+  records: readonly CorpusRecord[],
+  clock: Clock,
+  signal?: AbortSignal,
+  options: PacedOptions = {},
+): PacedRecords {
   if (records.length === 0) throw new RangeError('pacedRecords needs at least one record');
   let next = 0;
   const sendOne = async (): Promise<void> => {

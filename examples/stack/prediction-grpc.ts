@@ -43,7 +43,8 @@ const loaded = grpc.loadPackageDefinition(definition) as unknown as Loaded;
 
 /** A gRPC status for a failed evaluation, as the HTTP interface's status for it. */
 function statusOf(error: unknown): grpc.StatusObject['code'] {
-  if (error instanceof HttpError) return error.status === 400 ? grpc.status.INVALID_ARGUMENT : error.status === 503 ? grpc.status.UNAVAILABLE : grpc.status.INTERNAL;
+  if (error instanceof HttpError)
+    return error.status === 400 ? grpc.status.INVALID_ARGUMENT : error.status === 503 ? grpc.status.UNAVAILABLE : grpc.status.INTERNAL;
   if (error instanceof WorkerCrashedError) return grpc.status.INTERNAL;
   if (error instanceof NoWorkerAvailableError) return grpc.status.UNAVAILABLE;
   return grpc.status.UNKNOWN;
@@ -69,16 +70,24 @@ export interface PredictionGrpcServer {
 
 export async function startPredictionGrpc(shard: PredictionShard, port = 0, host = '127.0.0.1'): Promise<PredictionGrpcServer> {
   const server = new grpc.Server();
-  const observe = (method: string, status: grpc.status, started: number): void => shard.host.observe(`grpc ${method}`, grpc.status[status] ?? String(status), (performance.now() - started) / 1000);
+  const observe = (method: string, status: grpc.status, started: number): void =>
+    shard.host.observe(`grpc ${method}`, grpc.status[status] ?? String(status), (performance.now() - started) / 1000);
   server.addService((loaded.inference as unknown as Record<string, { service: grpc.ServiceDefinition }>).GRPCInferenceService!.service, {
     ServerLive: (_call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<{ live: boolean }>) => callback(null, { live: true }),
     ServerReady: (_call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<{ ready: boolean }>) => callback(null, { ready: true }),
-    ModelReady: (call: grpc.ServerUnaryCall<{ name: string }, unknown>, callback: grpc.sendUnaryData<{ ready: boolean }>) => callback(null, { ready: /^rank-[a-z]{1,32}$/.test(call.request.name) }),
+    ModelReady: (call: grpc.ServerUnaryCall<{ name: string }, unknown>, callback: grpc.sendUnaryData<{ ready: boolean }>) =>
+      callback(null, { ready: /^rank-[a-z]{1,32}$/.test(call.request.name) }),
     ModelInfer(call: grpc.ServerUnaryCall<ModelInferRequest, unknown>, callback: grpc.sendUnaryData<unknown>) {
       const started = performance.now();
       const controller = new AbortController();
       call.on('cancelled', () => controller.abort(new Error('the caller cancelled')));
-      const request = shard.host.serviceRequest({ method: 'POST', path: '/inference.GRPCInferenceService/ModelInfer', headers: call.metadata.getMap() as Record<string, string>, body: undefined, signal: controller.signal });
+      const request = shard.host.serviceRequest({
+        method: 'POST',
+        path: '/inference.GRPCInferenceService/ModelInfer',
+        headers: call.metadata.getMap() as Record<string, string>,
+        body: undefined,
+        signal: controller.signal,
+      });
       const input = call.request.inputs?.[0];
       const batch = Number(call.request.parameters?.batch_size?.int64_param ?? input?.shape?.[0] ?? 0);
       void (async () => {
@@ -106,13 +115,28 @@ export async function startPredictionGrpc(shard: PredictionShard, port = 0, host
   server.addService((loaded.tandem!.errors! as unknown as Record<string, Record<string, { service: grpc.ServiceDefinition }>>).v1!.ErrorRecords!.service, {
     List(call: grpc.ServerUnaryCall<{ since_ms: number; jobs: string[] }, unknown>, callback: grpc.sendUnaryData<unknown>) {
       const { since_ms: since, jobs } = call.request;
-      const records = shard.errorRecords().filter((r) => r.timeMs >= since && (jobs.length === 0 || jobs.includes(r.job) || r.jobs.some((j) => jobs.includes(j))));
+      const records = shard
+        .errorRecords()
+        .filter((r) => r.timeMs >= since && (jobs.length === 0 || jobs.includes(r.job) || r.jobs.some((j) => jobs.includes(j))));
       callback(null, {
-        records: records.map((r) => ({ time_ms: r.timeMs, dependency: r.dependency, shard: r.shard, kind: r.kind, message: r.message, experiment_id: r.experimentId, arm: r.arm, trial: r.trial, job: r.job, jobs: r.jobs })),
+        records: records.map((r) => ({
+          time_ms: r.timeMs,
+          dependency: r.dependency,
+          shard: r.shard,
+          kind: r.kind,
+          message: r.message,
+          experiment_id: r.experimentId,
+          arm: r.arm,
+          trial: r.trial,
+          job: r.job,
+          jobs: r.jobs,
+        })),
       });
     },
   });
   new ReflectionService(definition).addToServer(server);
-  const bound = await new Promise<number>((resolve, reject) => server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (error, p) => (error ? reject(error) : resolve(p))));
+  const bound = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (error, p) => (error ? reject(error) : resolve(p))),
+  );
   return { url: `http://${host}:${bound}`, close: () => new Promise<void>((resolve) => server.tryShutdown(() => resolve())) };
 }

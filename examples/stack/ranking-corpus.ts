@@ -13,7 +13,13 @@ import { SURFACES } from './query-service.js';
 export function rankingCorpus(count: number, options: { tier?: string; timeMs?: number; seed?: number } = {}): CorpusRecord[] {
   return Array.from({ length: count }, (_, i) => {
     const request = productionRequest(i, options.seed ?? 1);
-    const body = { surface: request.surface, viewer: request.viewer, query: request.query ?? '', candidates: candidateSet(request.surface, request.query ?? '', request.viewer, SURFACES[request.surface]!), k: request.k ?? 10 };
+    const body = {
+      surface: request.surface,
+      viewer: request.viewer,
+      query: request.query ?? '',
+      candidates: candidateSet(request.surface, request.query ?? '', request.viewer, SURFACES[request.surface]!),
+      k: request.k ?? 10,
+    };
     return {
       id: randomUUID(),
       tier: options.tier ?? 'ranking',

@@ -57,7 +57,12 @@ function parseRankRequest(body: unknown): RankRequest {
   if (typeof b?.surface !== 'string' || !/^[a-z]{1,32}$/.test(b.surface)) throw new HttpError(400, 'surface must be a lower-case word');
   if (!Number.isInteger(b.viewer)) throw new HttpError(400, 'viewer must be an integer');
   if (typeof b.query !== 'string' || b.query.length > 512) throw new HttpError(400, 'query must be a string of at most 512 characters');
-  if (!Array.isArray(b.candidates) || b.candidates.length === 0 || b.candidates.length > 2_000 || !b.candidates.every((c) => Number.isInteger(c) && c >= 0 && c < CATALOG_SIZE)) {
+  if (
+    !Array.isArray(b.candidates) ||
+    b.candidates.length === 0 ||
+    b.candidates.length > 2_000 ||
+    !b.candidates.every((c) => Number.isInteger(c) && c >= 0 && c < CATALOG_SIZE)
+  ) {
     throw new HttpError(400, 'candidates must be 1 to 2000 document ids');
   }
   const k = b.k ?? 10;
@@ -101,11 +106,15 @@ export function createRankingService(options: RankingServiceOptions): ServiceHos
     // Request-scoped state the feature task reads when it completes.
     const state = { live: true };
     const task = client
-      .post<{ features: number[][] }>(`${options.featuresUrl}/features`, { viewer: rank.viewer, ids }, {
-        headers: request.forwardHeaders,
-        // The fault's defect: the task is not tied to the request's cancellation.
-        ...(faults.latentTimeout ? {} : { signal: cancel.signal }),
-      })
+      .post<{ features: number[][] }>(
+        `${options.featuresUrl}/features`,
+        { viewer: rank.viewer, ids },
+        {
+          headers: request.forwardHeaders,
+          // The fault's defect: the task is not tied to the request's cancellation.
+          ...(faults.latentTimeout ? {} : { signal: cancel.signal }),
+        },
+      )
       .then((response) => {
         if (!state.live) {
           // FIRE §3.1: the task outlived the request and dereferences torn-down state.
@@ -114,8 +123,15 @@ export function createRankingService(options: RankingServiceOptions): ServiceHos
         }
         // One row of FEATURES numbers per requested id, or the crossing below would read or write out of place.
         const rows = response.features;
-        if (!Array.isArray(rows) || rows.length !== ids.length || !rows.every((row) => Array.isArray(row) && row.length === FEATURES && row.every((v) => typeof v === 'number'))) {
-          throw new HttpError(502, `features answered ${Array.isArray(rows) ? `${rows.length} rows` : 'no rows'} for ${ids.length} ids, or rows that are not ${FEATURES} numbers`);
+        if (
+          !Array.isArray(rows) ||
+          rows.length !== ids.length ||
+          !rows.every((row) => Array.isArray(row) && row.length === FEATURES && row.every((v) => typeof v === 'number'))
+        ) {
+          throw new HttpError(
+            502,
+            `features answered ${Array.isArray(rows) ? `${rows.length} rows` : 'no rows'} for ${ids.length} ids, or rows that are not ${FEATURES} numbers`,
+          );
         }
         return rows;
       });
@@ -158,19 +174,32 @@ export function createRankingService(options: RankingServiceOptions): ServiceHos
       // into a discarded buffer, through the same call: a faulty build does more of the same work, never other code.
       // (From a call of its own with other arguments, the +5% step measured anywhere from −3% to +10% per trial on a
       // noisy host, where the clean change's trials stayed within ±3%.)
-      const crossings: { rows: readonly (readonly number[])[]; variant: number; out: Float32Array; offset: number }[] = variants.map((_, variant) => ({ rows: features, variant, out: input, offset: variant * scored.length * FEATURES }));
+      const crossings: { rows: readonly (readonly number[])[]; variant: number; out: Float32Array; offset: number }[] = variants.map((_, variant) => ({
+        rows: features,
+        variant,
+        out: input,
+        offset: variant * scored.length * FEATURES,
+      }));
       const extraRows = faults.latencyPercent && scored.length > 0 ? Math.round((rows * faults.latencyPercent) / 100) : 0;
       if (extraRows > 0) crossings.push({ rows: burnRows(features, extraRows), variant: 0, out: new Float32Array(extraRows * FEATURES), offset: 0 });
       host.compute(() => {
         let work = 0;
-        for (const crossing of crossings) work += crossFeatureRows(crossing.rows, queryVector(rank.surface, rank.query, crossing.variant), crossing.out, crossing.offset, crossRounds);
+        for (const crossing of crossings)
+          work += crossFeatureRows(crossing.rows, queryVector(rank.surface, rank.query, crossing.variant), crossing.out, crossing.offset, crossRounds);
         host.metrics.work.inc(work);
         scoredRows += rows;
         scoringWork += work;
       });
       // FIRE §3.2: a per-candidate feature treated as request-level state collapses the batch dimension.
       const collapse = faults.malformedTensorModel === model;
-      const result = await inference.infer({ model, batch: rows, shape: [collapse ? 1 : rows, FEATURES], values: collapse ? input.subarray(0, FEATURES) : input, headers: request.forwardHeaders, signal: request.signal });
+      const result = await inference.infer({
+        model,
+        batch: rows,
+        shape: [collapse ? 1 : rows, FEATURES],
+        values: collapse ? input.subarray(0, FEATURES) : input,
+        headers: request.forwardHeaders,
+        signal: request.signal,
+      });
       const weightSum = variants.reduce((sum, w) => sum + w, 0);
       const scores = new Map<number, number>();
       scored.forEach((doc, row) => {

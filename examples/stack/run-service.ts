@@ -104,12 +104,18 @@ export interface ServiceArguments {
 /** `<service> [--faults=LIST | --faults LIST]`; anything else is an InputError naming it. */
 export function serviceArguments(argv: readonly string[]): ServiceArguments {
   const [service, ...rest] = argv;
-  if (service === undefined || !STACK_SERVICES.includes(service as StackService)) throw new InputError(`the first argument must be one of ${STACK_SERVICES.join(', ')}, got ${JSON.stringify((service ?? '').slice(0, 40))}`);
+  if (service === undefined || !STACK_SERVICES.includes(service as StackService))
+    throw new InputError(`the first argument must be one of ${STACK_SERVICES.join(', ')}, got ${JSON.stringify((service ?? '').slice(0, 40))}`);
   let faults: StackFaults | undefined;
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i]!;
     const value = arg.startsWith('--faults=') ? arg.slice('--faults='.length) : arg === '--faults' ? rest[++i] : undefined;
-    if (value === undefined) throw new InputError(arg === '--faults' ? '--faults needs a list of faults (an empty value means none)' : `unknown argument ${JSON.stringify(arg.slice(0, 40))} (only --faults=LIST)`);
+    if (value === undefined)
+      throw new InputError(
+        arg === '--faults'
+          ? '--faults needs a list of faults (an empty value means none)'
+          : `unknown argument ${JSON.stringify(arg.slice(0, 40))} (only --faults=LIST)`,
+      );
     if (faults !== undefined) throw new InputError('--faults is given twice');
     faults = parseFaults(value);
   }
@@ -123,7 +129,8 @@ function protocol(text: string | undefined): InferenceProtocol | undefined {
 }
 
 function crossRounds(value: number | undefined): number | undefined {
-  if (value !== undefined && (value < 1 || value > MAX_CROSS_ROUNDS)) throw new InputError(`STACK_CROSS_ROUNDS must be 1 to ${MAX_CROSS_ROUNDS} rounds of feature crossing, got ${value}`);
+  if (value !== undefined && (value < 1 || value > MAX_CROSS_ROUNDS))
+    throw new InputError(`STACK_CROSS_ROUNDS must be 1 to ${MAX_CROSS_ROUNDS} rounds of feature crossing, got ${value}`);
   return value;
 }
 
@@ -191,6 +198,7 @@ export async function startService(service: string, config: ServiceConfig): Prom
   const url = await host.listen();
   // Ranking takes levels; features has none but reports its load-factor (HiLO: a service that cannot
   // degrade itself is relieved by its callers degrading).
-  if (config.latticeUrl && (service === 'ranking' || service === 'features')) host.coordinate(config.latticeUrl, { pollIntervalMs: config.latticePollMs ?? 1_000 });
+  if (config.latticeUrl && (service === 'ranking' || service === 'features'))
+    host.coordinate(config.latticeUrl, { pollIntervalMs: config.latticePollMs ?? 1_000 });
   return { urls: [url], close: () => host.close() };
 }

@@ -111,7 +111,12 @@ export class ServiceHost {
     this.metrics = {
       requests: new Counter({ name: 'requests_total', help: 'Requests handled, by route and status.', labelNames: ['route', 'status'], registers }),
       errors: new Counter({ name: 'errors_total', help: 'Errors, by kind.', labelNames: ['kind'], registers }),
-      experimentRequests: new Counter({ name: 'experiment_requests_total', help: 'Requests carrying experiment identity, by experiment.', labelNames: ['experiment'], registers }),
+      experimentRequests: new Counter({
+        name: 'experiment_requests_total',
+        help: 'Requests carrying experiment identity, by experiment.',
+        labelNames: ['experiment'],
+        registers,
+      }),
       duration: new Histogram({
         name: 'request_duration_seconds',
         help: 'Request latency.',
@@ -260,7 +265,8 @@ export class ServiceHost {
         payload = { local: this.levels.local(this.loadFactor.value()), assigned: this.levels.assigned, loadFactor: this.loadFactor.value() };
       } else if (routeKey === 'PUT /level') {
         const body = (await readJson(req, this.#options.maxBodyBytes ?? 1_048_576)) as { level?: unknown } | undefined;
-        if (typeof body?.level !== 'number' || !Number.isInteger(body.level) || body.level < 0) throw new HttpError(400, 'body must be {"level": <integer >= 0>}');
+        if (typeof body?.level !== 'number' || !Number.isInteger(body.level) || body.level < 0)
+          throw new HttpError(400, 'body must be {"level": <integer >= 0>}');
         this.levels.assign(body.level);
         payload = { assigned: this.levels.assigned };
       } else {
@@ -288,14 +294,28 @@ export class ServiceHost {
     res.once('close', () => {
       if (!res.writableFinished) controller.abort(new Error('client went away'));
     });
-    return this.serviceRequest({ method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, body, signal: controller.signal });
+    return this.serviceRequest({
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      query: url.searchParams,
+      headers: req.headers,
+      body,
+      signal: controller.signal,
+    });
   }
 
   /**
    * A request as the routes see it, from whatever carried it (HTTP here, gRPC metadata in
    * prediction-grpc.ts): the caller's experiment identity (counted), requested levels, forwarded headers.
    */
-  serviceRequest(parts: { method: string; path: string; query?: URLSearchParams; headers: IncomingHttpHeaders; body: unknown; signal: AbortSignal }): ServiceRequest {
+  serviceRequest(parts: {
+    method: string;
+    path: string;
+    query?: URLSearchParams;
+    headers: IncomingHttpHeaders;
+    body: unknown;
+    signal: AbortSignal;
+  }): ServiceRequest {
     const header = (name: string): string => {
       const value = parts.headers[name];
       return Array.isArray(value) ? (value[0] ?? '') : (value ?? '');

@@ -64,7 +64,9 @@ export interface Stack {
  * it), through tsx when it runs from source (tests, benches); tsx resolved from this package, so child
  * services start from any working directory.
  */
-const SERVICE_ARGS = import.meta.url.endsWith('.js') ? [join(import.meta.dirname, 'service-main.js')] : ['--import', import.meta.resolve('tsx'), join(import.meta.dirname, 'service-main.ts')];
+const SERVICE_ARGS = import.meta.url.endsWith('.js')
+  ? [join(import.meta.dirname, 'service-main.js')]
+  : ['--import', import.meta.resolve('tsx'), join(import.meta.dirname, 'service-main.ts')];
 
 interface RunningChild extends RunningService {
   readonly pid: number;
@@ -157,7 +159,14 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     const query = await start('query', { ...base, rankingUrl: ranking.urls[0]! });
     let stopped: Promise<void> | undefined;
     return {
-      urls: { query: query.urls[0]!, ranking: ranking.urls[0]!, features: features.urls[0]!, gateway: gateway.urls[0]!, shards: prediction.urls, grpcShards: prediction.grpcUrls ?? [] },
+      urls: {
+        query: query.urls[0]!,
+        ranking: ranking.urls[0]!,
+        features: features.urls[0]!,
+        gateway: gateway.urls[0]!,
+        shards: prediction.urls,
+        grpcShards: prediction.grpcUrls ?? [],
+      },
       pids: started.flatMap((r) => (r.pid === undefined ? [] : [r.pid])),
       pidOf,
       shards: prediction.shards ?? [],

@@ -17,7 +17,8 @@ export class ThroughputLimit {
     readonly unitsPerSecond: number,
     readonly clock: Clock,
   ) {
-    if (!(unitsPerSecond > 0) || !Number.isFinite(unitsPerSecond)) throw new RangeError(`a throughput limit must be a positive number of units per second, got ${unitsPerSecond}`);
+    if (!(unitsPerSecond > 0) || !Number.isFinite(unitsPerSecond))
+      throw new RangeError(`a throughput limit must be a positive number of units per second, got ${unitsPerSecond}`);
   }
 
   /** How long `units` keep the server busy, in ms. */

@@ -9,7 +9,10 @@
 import type { Clock } from '../../core/clock.js';
 
 export class WorkerCrashedError extends Error {
-  constructor(readonly workerId: number, reason: string) {
+  constructor(
+    readonly workerId: number,
+    reason: string,
+  ) {
     super(`worker ${workerId} crashed: ${reason}`);
   }
 }

@@ -9,7 +9,13 @@ import { scheduleOf, type CheckResult, type Detector } from '../monitor.js';
 import { SharedSource } from '../shared-source.js';
 
 /** Sum of the samples of `metric` whose labels include `labels`; undefined when there are none. */
-async function readMetric(shared: SharedSource, source: string, maxAgeMs: number, metric: string, labels: Readonly<Record<string, string>>): Promise<number | undefined> {
+async function readMetric(
+  shared: SharedSource,
+  source: string,
+  maxAgeMs: number,
+  metric: string,
+  labels: Readonly<Record<string, string>>,
+): Promise<number | undefined> {
   const text = await shared.read(source, maxAgeMs);
   const matching = parsePrometheusText(text).samples.filter((s) => s.name === metric && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
   return matching.length === 0 ? undefined : matching.reduce((sum, s) => sum + s.value, 0);
@@ -33,7 +39,11 @@ export function dependencyHealthDetector(config: DetectorConfig, clock: Clock, s
       if (value === undefined) return { verdict: 'error', value: null, baseline, message: `no ${metric} at ${config.source}` };
       const base = baseline ?? 0;
       const compared =
-        config.rule.compare === 'value' ? value : config.rule.compare === 'increase' ? value - base : (value - base) / Math.max(0.001, (clock.now() - baselineMs) / 1000);
+        config.rule.compare === 'value'
+          ? value
+          : config.rule.compare === 'increase'
+            ? value - base
+            : (value - base) / Math.max(0.001, (clock.now() - baselineMs) / 1000);
       return {
         verdict: compared > config.rule.above ? 'violation' : 'clear',
         value: compared,

@@ -32,10 +32,18 @@ async function fetchGrpcRecords(source: string, sinceMs: number, jobs: readonly 
   const { request: Request, response: Response } = types();
   const answer = await grpcUnaryCall(source, ERROR_RECORDS_LIST_PATH, Request.encode({ sinceMs, jobs }).finish(), 5_000);
   if (answer.status !== 0) {
-    if (answer.status === 12) throw new ConfigError([`detector source ${source} does not serve ${ERROR_RECORDS_LIST_PATH.slice(1)} (UNIMPLEMENTED): it must answer the error-record format (docs/guardrails.md, "Error records")`], 'detector');
+    if (answer.status === 12)
+      throw new ConfigError(
+        [
+          `detector source ${source} does not serve ${ERROR_RECORDS_LIST_PATH.slice(1)} (UNIMPLEMENTED): it must answer the error-record format (docs/guardrails.md, "Error records")`,
+        ],
+        'detector',
+      );
     throw new UpstreamError(`${source} answered ${grpcStatusName(answer.status)}${answer.message !== '' ? `: ${answer.message.slice(0, 200)}` : ''}`);
   }
-  const decoded = answer.payload ? (Response.toObject(Response.decode(answer.payload), { longs: Number, arrays: true, defaults: true }) as { records: Record<string, unknown>[] }) : { records: [] };
+  const decoded = answer.payload
+    ? (Response.toObject(Response.decode(answer.payload), { longs: Number, arrays: true, defaults: true }) as { records: Record<string, unknown>[] })
+    : { records: [] };
   return decoded.records;
 }
 
@@ -62,10 +70,14 @@ async function fetchRecords(source: string, sinceMs: number, jobs: readonly stri
   try {
     body = JSON.parse(text);
   } catch {
-    throw new ConfigError([`detector source ${source} did not answer JSON: it must answer the error-record format (docs/guardrails.md, "Error records")`], 'detector');
+    throw new ConfigError(
+      [`detector source ${source} did not answer JSON: it must answer the error-record format (docs/guardrails.md, "Error records")`],
+      'detector',
+    );
   }
   const records = (body as { records?: unknown } | null)?.records;
-  if (!Array.isArray(records)) throw new ConfigError([`detector source ${source} did not answer { "records": [...] } (docs/guardrails.md, "Error records")`], 'detector');
+  if (!Array.isArray(records))
+    throw new ConfigError([`detector source ${source} did not answer { "records": [...] } (docs/guardrails.md, "Error records")`], 'detector');
   return checked(source, records);
 }
 
@@ -73,7 +85,11 @@ async function fetchRecords(source: string, sinceMs: number, jobs: readonly stri
 function checked(source: string, records: readonly unknown[]): DependencyErrorRecord[] {
   for (const [i, record] of records.entries()) {
     const problem = recordProblem(record);
-    if (problem !== undefined) throw new ConfigError([`detector source ${source} answered a record of another shape: records[${i}].${problem} (docs/guardrails.md, "Error records")`], 'detector');
+    if (problem !== undefined)
+      throw new ConfigError(
+        [`detector source ${source} answered a record of another shape: records[${i}].${problem} (docs/guardrails.md, "Error records")`],
+        'detector',
+      );
   }
   return records as DependencyErrorRecord[];
 }
@@ -136,7 +152,10 @@ export function experimentAttributedDetector(config: DetectorConfig, context: At
         verdict: count > config.rule.above ? 'violation' : 'clear',
         value: count,
         baseline: 0,
-        message: count === 0 ? `no errors from treatment${controlNote}` : `${count} error record(s) from treatment (jobs: ${implicated.join(', ')}): ${treatment[0]!.kind}: ${treatment[0]!.message}${controlNote}`,
+        message:
+          count === 0
+            ? `no errors from treatment${controlNote}`
+            : `${count} error record(s) from treatment (jobs: ${implicated.join(', ')}): ${treatment[0]!.kind}: ${treatment[0]!.message}${controlNote}`,
       };
     },
   };

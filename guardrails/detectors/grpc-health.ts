@@ -21,9 +21,19 @@ export function grpcHealthDetector(config: DetectorConfig): Detector {
       try {
         answer = await grpcHealth(config.source, service, timeoutMs);
       } catch (error) {
-        return { verdict: 'error', value: null, baseline: null, message: `gRPC health of ${config.source} unreadable: ${(error as Error).message.slice(0, 200)}` };
+        return {
+          verdict: 'error',
+          value: null,
+          baseline: null,
+          message: `gRPC health of ${config.source} unreadable: ${(error as Error).message.slice(0, 200)}`,
+        };
       }
-      return { verdict: answer.serving ? 'clear' : 'violation', value: answer.serving ? 0 : 1, baseline: 0, message: `${service === '' ? 'server' : service} ${answer.status}` };
+      return {
+        verdict: answer.serving ? 'clear' : 'violation',
+        value: answer.serving ? 0 : 1,
+        baseline: 0,
+        message: `${service === '' ? 'server' : service} ${answer.status}`,
+      };
     },
   };
 }

@@ -23,7 +23,12 @@ export interface AaResiduals {
 }
 
 /** One simulated sequential A/A experiment of `trials` trials: each trial's metrics, in order. */
-export function resampledAaExperiment(sets: readonly AaResiduals[], trials: number, slotSigns: ReadonlyMap<number, number>, random: () => number): TrialMetric[][] {
+export function resampledAaExperiment(
+  sets: readonly AaResiduals[],
+  trials: number,
+  slotSigns: ReadonlyMap<number, number>,
+  random: () => number,
+): TrialMetric[][] {
   const length = Math.min(...sets.map((s) => s.residuals.length));
   const previous = sets.map(() => 0);
   const experiment: TrialMetric[][] = [];
@@ -42,7 +47,18 @@ export function resampledAaExperiment(sets: readonly AaResiduals[], trials: numb
         const row = set.rows[u]!;
         const control = row.control;
         const treatment = set.scale === 'relative' ? control * (1 + effect) : control + effect;
-        return { metric: set.metric, trial: t, control, treatment, effect, low: Number.NaN, high: Number.NaN, points: row.points, scale: set.scale, unit: row.unit };
+        return {
+          metric: set.metric,
+          trial: t,
+          control,
+          treatment,
+          effect,
+          low: Number.NaN,
+          high: Number.NaN,
+          points: row.points,
+          scale: set.scale,
+          unit: row.unit,
+        };
       }),
     );
   }

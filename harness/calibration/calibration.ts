@@ -66,7 +66,9 @@ function varianceSplit(rows: readonly TrialMetric[], total: number, processes: n
   let df = 0;
   for (const r of rows) {
     for (const values of [r.processes?.control, r.processes?.treatment]) {
-      const logs = (values ?? []).filter((v) => v > 0 || (r.metric === 'latency_shift' && v > -1)).map((v) => (r.metric === 'latency_shift' ? Math.log1p(v) : Math.log(v)));
+      const logs = (values ?? [])
+        .filter((v) => v > 0 || (r.metric === 'latency_shift' && v > -1))
+        .map((v) => (r.metric === 'latency_shift' ? Math.log1p(v) : Math.log(v)));
       if (logs.length < 2) continue;
       const mean = logs.reduce((a, b) => a + b, 0) / logs.length;
       ss += logs.reduce((a, v) => a + (v - mean) ** 2, 0);
@@ -105,7 +107,11 @@ function plan(sd: number, rho: number, slotted: boolean, options: CalibrateOptio
  * the serial correlation (`given`) when it measured a material one, else the look estimates its own (`own`), and a sequential design starts at the first look its flips can decide
  * (flipCheckedDesign), so plans and noise floors use the critical values the verdict will.
  */
-function judgedBoundary(options: CalibrateOptions, slotted: boolean, serial: 'given' | 'own'): { readonly boundary: Boundary; readonly firstDecidable: number } {
+function judgedBoundary(
+  options: CalibrateOptions,
+  slotted: boolean,
+  serial: 'given' | 'own',
+): { readonly boundary: Boundary; readonly firstDecidable: number } {
   const { minTrials, maxTrials } = options.design;
   const { first, boundary } = flipCheckedDesign({ minTrials, maxTrials, slotted, serial }, options.alpha ?? 0.05);
   return { boundary, firstDecidable: first };
@@ -129,7 +135,8 @@ function metricCalibration(rows: readonly TrialMetric[], options: CalibrateOptio
   // The typical trial's noise, which a few outlier trials (every process of an arm slow) do not inflate: the
   // floor the verdict puts under its standard error (verdict.ts, withNoiseFloor).
   const sortedAbs = residuals.map(Math.abs).sort((a, b) => a - b);
-  const mad = sortedAbs.length % 2 === 1 ? sortedAbs[(sortedAbs.length - 1) / 2]! : (sortedAbs[sortedAbs.length / 2 - 1]! + sortedAbs[sortedAbs.length / 2]!) / 2;
+  const mad =
+    sortedAbs.length % 2 === 1 ? sortedAbs[(sortedAbs.length - 1) / 2]! : (sortedAbs[sortedAbs.length / 2 - 1]! + sortedAbs[sortedAbs.length / 2]!) / 2;
   const typicalSd = Math.min(fit.sd, 1.4826 * mad * Math.sqrt(n / Math.max(1, fit.df)));
   const r1 = lagOneAutocorrelation(residuals);
   // Marriott & Pope's small-sample correction, as the judge applies it to its own looks.
@@ -147,7 +154,10 @@ function metricCalibration(rows: readonly TrialMetric[], options: CalibrateOptio
   const se = plannedStandardError(fit.sd, rho, max, slotted);
   const { boundary } = judgedBoundary(options, slotted, rho > 0 ? 'given' : 'own');
   const df = Math.max(1, max - (slotted ? 2 : 1));
-  const noiseFloor = fromInference(Math.max(toInference(threshold, scale), criticalValue(boundary, options.alpha ?? 0.05, { n: max, df }) * se) + studentTQuantile(0.8, df) * se, scale);
+  const noiseFloor = fromInference(
+    Math.max(toInference(threshold, scale), criticalValue(boundary, options.alpha ?? 0.05, { n: max, df }) * se) + studentTQuantile(0.8, df) * se,
+    scale,
+  );
   const material = isMaterialAutocorrelation(autocorrelation, autocorrelationSe);
   return {
     calibration: {
@@ -156,15 +166,28 @@ function metricCalibration(rows: readonly TrialMetric[], options: CalibrateOptio
       df: fit.df,
       trials: rows.length,
       noiseFloor,
-      slotBias: slotted ? { estimate: fit.slotBias!, low: fit.slotBias! - biasT * biasSe, high: fit.slotBias! + biasT * biasSe, pValue: biasP } : { estimate: 0, low: Number.NaN, high: Number.NaN, pValue: 1 },
+      slotBias: slotted
+        ? { estimate: fit.slotBias!, low: fit.slotBias! - biasT * biasSe, high: fit.slotBias! + biasT * biasSe, pValue: biasP }
+        : { estimate: 0, low: Number.NaN, high: Number.NaN, pValue: 1 },
       meanEffect: effects.reduce((a, b) => a + b, 0) / n,
       autocorrelation,
       autocorrelationSe,
-      ...(material ? { warning: `trials are serially correlated (lag-1 autocorrelation ${autocorrelation.toFixed(2)} ± ${autocorrelationSe.toFixed(2)}): drift persists from trial to trial, so intervals widen by ${Math.sqrt(plannedStandardError(1, rho, max, slotted) ** 2 * max).toFixed(2)}× at ${max} trials; look for a noisy neighbour or a deployment that is not restarted per trial` } : {}),
+      ...(material
+        ? {
+            warning: `trials are serially correlated (lag-1 autocorrelation ${autocorrelation.toFixed(2)} ± ${autocorrelationSe.toFixed(2)}): drift persists from trial to trial, so intervals widen by ${Math.sqrt(plannedStandardError(1, rho, max, slotted) ** 2 * max).toFixed(2)}× at ${max} trials; look for a noisy neighbour or a deployment that is not restarted per trial`,
+          }
+        : {}),
       varianceSplit: varianceSplit(rows, fit.sd ** 2, options.processes ?? 1),
       plan: plan(fit.sd, rho, slotted, options),
     },
-    residuals: { metric: rows[0]!.metric, scale, slotBias: fit.slotBias ?? 0, autocorrelation: rho, residuals: residuals.map((r) => r * Math.sqrt(n / Math.max(1, fit.df))), rows },
+    residuals: {
+      metric: rows[0]!.metric,
+      scale,
+      slotBias: fit.slotBias ?? 0,
+      autocorrelation: rho,
+      residuals: residuals.map((r) => r * Math.sqrt(n / Math.max(1, fit.df))),
+      rows,
+    },
   };
 }
 
@@ -174,10 +197,26 @@ export function calibrate(trialMetrics: readonly TrialMetric[], options: Calibra
   for (const m of trialMetrics) if (Number.isFinite(toInference(m.effect, m.scale))) byMetric.set(m.metric, [...(byMetric.get(m.metric) ?? []), m]);
   const fits = new Map<string, MetricFit>();
   for (const [metric, rows] of byMetric) {
-    const fitted = rows.length >= 3 ? metricCalibration(rows.sort((a, b) => a.trial - b.trial), options) : undefined;
+    const fitted =
+      rows.length >= 3
+        ? metricCalibration(
+            rows.sort((a, b) => a.trial - b.trial),
+            options,
+          )
+        : undefined;
     if (fitted) fits.set(metric, fitted);
   }
-  const partial: Calibration = { experimentId: options.experimentId, workload: options.workload, createdAtMs: options.createdAtMs, trials: trialIndexes.length, design: options.design, subsets: 0, falsePositiveRate: 0, anyMetricFlaggedRate: 0, metrics: Object.fromEntries([...fits].map(([metric, f]) => [metric, { ...f.calibration, falsePositiveRate: 0 }])) };
+  const partial: Calibration = {
+    experimentId: options.experimentId,
+    workload: options.workload,
+    createdAtMs: options.createdAtMs,
+    trials: trialIndexes.length,
+    design: options.design,
+    subsets: 0,
+    falsePositiveRate: 0,
+    anyMetricFlaggedRate: 0,
+    metrics: Object.fromEntries([...fits].map(([metric, f]) => [metric, { ...f.calibration, falsePositiveRate: 0 }])),
+  };
 
   // The false-positive rate of the judge that runs, with this calibration, on A/A experiments simulated from
   // this run: each trial's residuals of every metric drawn together (one A/A trial, keeping the metrics'

@@ -68,7 +68,9 @@ export class LiveOutcomes {
 
   /** The q-quantile of recent latencies of `arm`, ms. NaN without outcomes. */
   latency(arm: string, q: number, windowMs?: number): number {
-    const sorted = this.recent(arm, windowMs).map((o) => o.latencyMs).sort((a, b) => a - b);
+    const sorted = this.recent(arm, windowMs)
+      .map((o) => o.latencyMs)
+      .sort((a, b) => a - b);
     return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
   }
 }
@@ -158,7 +160,12 @@ export async function runFinalChecks(checks: readonly FinalCheck[], context: Fin
   for (const check of checks) {
     try {
       const outcome = await check.evaluate(context);
-      results.push({ name: check.name, ok: outcome.ok, ...(outcome.value !== undefined ? { value: outcome.value } : {}), message: outcome.message ?? (outcome.ok ? 'passed' : 'failed') });
+      results.push({
+        name: check.name,
+        ok: outcome.ok,
+        ...(outcome.value !== undefined ? { value: outcome.value } : {}),
+        message: outcome.message ?? (outcome.ok ? 'passed' : 'failed'),
+      });
     } catch (error) {
       results.push({ name: check.name, ok: false, message: `threw: ${(error as Error).message}` });
     }
@@ -167,7 +174,9 @@ export async function runFinalChecks(checks: readonly FinalCheck[], context: Fin
 }
 
 /** Built-in final checks from the workload's response settings. */
-export function configuredFinalChecks(responses: { ranking?: { minNdcg?: number | undefined; k: number } | undefined; maxStatusMismatchShare?: number | undefined } | undefined): FinalCheck[] {
+export function configuredFinalChecks(
+  responses: { ranking?: { minNdcg?: number | undefined; k: number } | undefined; maxStatusMismatchShare?: number | undefined } | undefined,
+): FinalCheck[] {
   const checks: FinalCheck[] = [];
   const minNdcg = responses?.ranking?.minNdcg;
   if (minNdcg !== undefined) {
@@ -176,7 +185,11 @@ export function configuredFinalChecks(responses: { ranking?: { minNdcg?: number 
       evaluate: ({ comparison }) => {
         const mean = comparison?.ranking?.ndcg.mean;
         if (mean === undefined || Number.isNaN(mean)) return { ok: false, message: 'no ranked lists were compared' };
-        return { ok: mean >= minNdcg, value: mean, message: `mean NDCG@${responses!.ranking!.k} ${mean.toFixed(4)} ${mean >= minNdcg ? '>=' : '<'} ${minNdcg}` };
+        return {
+          ok: mean >= minNdcg,
+          value: mean,
+          message: `mean NDCG@${responses!.ranking!.k} ${mean.toFixed(4)} ${mean >= minNdcg ? '>=' : '<'} ${minNdcg}`,
+        };
       },
     });
   }
@@ -187,7 +200,11 @@ export function configuredFinalChecks(responses: { ranking?: { minNdcg?: number 
       evaluate: ({ comparison }) => {
         if (!comparison || comparison.pairs === 0) return { ok: false, message: 'no responses were compared' };
         const share = comparison.statusMismatchShare;
-        return { ok: share <= maxMismatch, value: share, message: `${comparison.statusMismatches} of ${comparison.pairs} records answered with different statuses (${(share * 100).toFixed(2)}%)` };
+        return {
+          ok: share <= maxMismatch,
+          value: share,
+          message: `${comparison.statusMismatches} of ${comparison.pairs} records answered with different statuses (${(share * 100).toFixed(2)}%)`,
+        };
       },
     });
   }
@@ -204,10 +221,17 @@ export async function loadChecksModule(path: string, cwd: string): Promise<Check
     throw new ConfigError([`harness.checksModule: cannot load ${file}: ${(error as Error).message}`]);
   }
   const set = (loaded.default ?? loaded.checks) as CheckSet | undefined;
-  const valid = (list: unknown): boolean => list === undefined || (Array.isArray(list) && list.every((c) => typeof (c as { name?: unknown }).name === 'string' && typeof (c as { evaluate?: unknown }).evaluate === 'function'));
-  const validProperties = set?.properties === undefined || (Array.isArray(set.properties) && set.properties.every((p) => typeof p?.name === 'string' && typeof p?.check === 'function'));
+  const valid = (list: unknown): boolean =>
+    list === undefined ||
+    (Array.isArray(list) &&
+      list.every((c) => typeof (c as { name?: unknown }).name === 'string' && typeof (c as { evaluate?: unknown }).evaluate === 'function'));
+  const validProperties =
+    set?.properties === undefined ||
+    (Array.isArray(set.properties) && set.properties.every((p) => typeof p?.name === 'string' && typeof p?.check === 'function'));
   if (!set || typeof set !== 'object' || !valid(set.during) || !valid(set.final) || !validProperties) {
-    throw new ConfigError([`harness.checksModule: ${file} must export default defineChecks({ during?: [...], final?: [...], properties?: [...] }) with a name and an evaluate (or check) function per entry`]);
+    throw new ConfigError([
+      `harness.checksModule: ${file} must export default defineChecks({ during?: [...], final?: [...], properties?: [...] }) with a name and an evaluate (or check) function per entry`,
+    ]);
   }
   return set;
 }

@@ -44,12 +44,26 @@ export interface ExperimentReport {
   /** Per-trial effects of the judged metrics, with each arm's processes' own values when the arms ran several. */
   readonly perTrial: readonly Pick<TrialMetric, 'metric' | 'trial' | 'control' | 'treatment' | 'effect' | 'low' | 'high' | 'processes'>[];
   /** Every attempt; `otherWorkOnArmCpus`: the share of the pinned arms' CPUs other work took in its window (replayer/arm-cpu-contention.ts). */
-  readonly trials: readonly { readonly index: number; readonly attempt: number; readonly status: string; readonly reason?: string; readonly slots?: unknown; readonly achievedRate?: number; readonly targetRate?: number; readonly otherWorkOnArmCpus?: number; readonly prewarmSent?: number; readonly prewarmErrors?: number }[];
+  readonly trials: readonly {
+    readonly index: number;
+    readonly attempt: number;
+    readonly status: string;
+    readonly reason?: string;
+    readonly slots?: unknown;
+    readonly achievedRate?: number;
+    readonly targetRate?: number;
+    readonly otherWorkOnArmCpus?: number;
+    readonly prewarmSent?: number;
+    readonly prewarmErrors?: number;
+  }[];
   readonly excludedTrials: readonly ExcludedTrial[];
   readonly arms: Readonly<Record<'control' | 'treatment', ArmSummary>>;
   /** Latency quantiles per arm, [ms, quantile], at most 101 points each. */
   readonly latencyCdf: Readonly<Record<'control' | 'treatment', readonly (readonly [number, number])[]>>;
-  readonly detectors: readonly { readonly name: string; readonly observations: readonly { readonly timeMs: number; readonly value: number | null; readonly verdict: string; readonly message?: string }[] }[];
+  readonly detectors: readonly {
+    readonly name: string;
+    readonly observations: readonly { readonly timeMs: number; readonly value: number | null; readonly verdict: string; readonly message?: string }[];
+  }[];
   readonly cancellation?: { readonly detector: string; readonly reason: string; readonly firstViolationMs: number; readonly terminatedMs: number };
   /**
    * Set when the experiment was cancelled, or failed before reaching a verdict: then there is no verdict
@@ -122,7 +136,11 @@ function judgeOptionsFor(data: ExperimentData, options: EvaluateOptions): JudgeO
 }
 
 /** One sequential look at a running experiment: its completed trials judged, without comparison or report. */
-export async function lookAtExperiment(store: Pick<Store, 'experiments' | 'outcomes' | 'samples'>, experimentId: string, options: EvaluateOptions): Promise<ExperimentVerdict> {
+export async function lookAtExperiment(
+  store: Pick<Store, 'experiments' | 'outcomes' | 'samples'>,
+  experimentId: string,
+  options: EvaluateOptions,
+): Promise<ExperimentVerdict> {
   // Stored per-trial metrics: a look reads no outcomes (a trial without them is computed alone, without intervals).
   const data = await loadExperimentData(store, experimentId, { ...(options.signal ? { signal: options.signal } : {}), resamples: 0 });
   return judge(data.metrics, judgeOptionsFor(data, options));
@@ -142,7 +160,8 @@ async function* comparedOutcomes(store: Pick<Store, 'outcomes'>, data: Experimen
  */
 function stoppedBeforeVerdict(record: ExperimentRecord, trialsMeasured: number): ExperimentReport['stopped'] {
   if (record.status === 'cancelled') return { status: 'cancelled', reason: plainReason(record.reason, 'cancelled') ?? 'no reason recorded', trialsMeasured };
-  if (record.status === 'failed' && record.verdict?.outcome !== 'no data') return { status: 'failed', reason: plainReason(record.reason, 'failed') ?? 'no reason recorded', trialsMeasured };
+  if (record.status === 'failed' && record.verdict?.outcome !== 'no data')
+    return { status: 'failed', reason: plainReason(record.reason, 'failed') ?? 'no reason recorded', trialsMeasured };
   return undefined;
 }
 
@@ -165,7 +184,11 @@ function reflectedSchema(events: readonly ExperimentEvent[]): GrpcSchema | undef
 const withGrpcSchema = (schema: GrpcSchema | undefined): { grpcSchema?: GrpcSchema } => (schema ? { grpcSchema: schema } : {});
 
 /** The report model of one stored experiment. */
-export async function evaluateExperiment(store: Pick<Store, 'experiments' | 'outcomes' | 'samples' | 'observations'>, experimentId: string, options: EvaluateOptions): Promise<ExperimentReport> {
+export async function evaluateExperiment(
+  store: Pick<Store, 'experiments' | 'outcomes' | 'samples' | 'observations'>,
+  experimentId: string,
+  options: EvaluateOptions,
+): Promise<ExperimentReport> {
   const now = options.now ?? Date.now;
   const data = await loadExperimentData(store, experimentId, options.signal ? { signal: options.signal } : {});
   const { record, metrics } = data;
@@ -176,11 +199,21 @@ export async function evaluateExperiment(store: Pick<Store, 'experiments' | 'out
   const observations = await store.observations.read(experimentId, readOptions);
   const responses = options.workload.harness.responses;
   const comparison = responses
-    ? await compareResponseStream(comparedOutcomes(store, data, readOptions), { config: responses, ...(options.requestBodies ? { requestBodies: options.requestBodies } : {}), ...withGrpcSchema(options.grpcSchema ?? reflectedSchema(events)) })
+    ? await compareResponseStream(comparedOutcomes(store, data, readOptions), {
+        config: responses,
+        ...(options.requestBodies ? { requestBodies: options.requestBodies } : {}),
+        ...withGrpcSchema(options.grpcSchema ?? reflectedSchema(events)),
+      })
     : undefined;
   const stopped = stoppedBeforeVerdict(record, verdict.trials);
   // A stopped experiment's partial data is not judged: no final check runs over it either.
-  const finalChecks = stopped ? [] : await runFinalChecks([...configuredFinalChecks(responses), ...(options.checks?.final ?? [])], { experimentId, verdict, ...(comparison ? { comparison } : {}) });
+  const finalChecks = stopped
+    ? []
+    : await runFinalChecks([...configuredFinalChecks(responses), ...(options.checks?.final ?? [])], {
+        experimentId,
+        verdict,
+        ...(comparison ? { comparison } : {}),
+      });
   let { outcome } = verdict;
   const reasons = [...verdict.reasons];
   const failedChecks = finalChecks.filter((c) => !c.ok);
@@ -188,18 +221,45 @@ export async function evaluateExperiment(store: Pick<Store, 'experiments' | 'out
   if (failedChecks.length > 0) outcome = 'regressed';
   if (stopped) {
     outcome = 'no data';
-    reasons.splice(0, reasons.length, `${stopped.status} (${stopped.reason}): no verdict; what ${stopped.trialsMeasured} trial(s) measured before it stopped is shown, not judged`);
+    reasons.splice(
+      0,
+      reasons.length,
+      `${stopped.status} (${stopped.reason}): no verdict; what ${stopped.trialsMeasured} trial(s) measured before it stopped is shown, not judged`,
+    );
   }
 
   const distributions = await armDistributions(store, experimentId, data.used, readOptions);
   const detectorNames = [...new Set(observations.map((o) => o.detector))];
   const cancellationEvent = events.find((e) => e.type === 'cancelled-by-monitor');
-  const fanout = new Map<string, { dependency: string; arm: string; policy: string; calls: number; errors: number; blocked: number; refused: number; byTarget: Record<string, number>; requests: number }>();
+  const fanout = new Map<
+    string,
+    {
+      dependency: string;
+      arm: string;
+      policy: string;
+      calls: number;
+      errors: number;
+      blocked: number;
+      refused: number;
+      byTarget: Record<string, number>;
+      requests: number;
+    }
+  >();
   // Every attempt, not only the judged trials: the proof that a cancelled experiment touched only its pinned shard is in them.
   for (const t of data.record.trials) {
     for (const d of t.details?.dependencies ?? []) {
       const key = `${d.dependency}/${d.arm}`;
-      const entry = fanout.get(key) ?? { dependency: d.dependency, arm: d.arm, policy: d.policy, calls: 0, errors: 0, blocked: 0, refused: 0, byTarget: {}, requests: 0 };
+      const entry = fanout.get(key) ?? {
+        dependency: d.dependency,
+        arm: d.arm,
+        policy: d.policy,
+        calls: 0,
+        errors: 0,
+        blocked: 0,
+        refused: 0,
+        byTarget: {},
+        requests: 0,
+      };
       entry.calls += d.calls;
       entry.errors += d.errors;
       entry.blocked += d.blocked;
@@ -209,7 +269,12 @@ export async function evaluateExperiment(store: Pick<Store, 'experiments' | 'out
       fanout.set(key, entry);
     }
   }
-  const notes = [...corrupt.map((c) => `stored data not used: ${c}`), ...data.record.trials.flatMap((t) => (t.details?.unreadable ? [`stored data not used: trial ${t.index + 1} attempt ${t.attempt}'s details: ${t.details.unreadable.join('; ')}`] : []))];
+  const notes = [
+    ...corrupt.map((c) => `stored data not used: ${c}`),
+    ...data.record.trials.flatMap((t) =>
+      t.details?.unreadable ? [`stored data not used: trial ${t.index + 1} attempt ${t.attempt}'s details: ${t.details.unreadable.join('; ')}`] : [],
+    ),
+  ];
   if (responses && !comparison?.noiseCancellation) {
     notes.push(
       options.workload.arms?.controlPrime
@@ -243,8 +308,30 @@ export async function evaluateExperiment(store: Pick<Store, 'experiments' | 'out
       ...(verdict.inconclusivePolicy && !stopped ? { inconclusivePolicy: verdict.inconclusivePolicy } : {}),
       ...(verdict.familySize !== undefined && !stopped ? { familySize: verdict.familySize } : {}),
     },
-    metrics: stopped ? verdict.metrics.map((m) => (m.judged ? { ...m, decided: false, verdict: 'no data' as const, reason: `not judged: the experiment ${stopped.status} after ${stopped.trialsMeasured} trial(s)` } : m)) : verdict.metrics,
-    perTrial: metrics.filter((m) => judgedNames.has(m.metric)).map(({ metric, trial, control: c, treatment: t, effect, low, high, processes }) => ({ metric, trial, control: c, treatment: t, effect, low, high, ...(processes ? { processes } : {}) })),
+    metrics: stopped
+      ? verdict.metrics.map((m) =>
+          m.judged
+            ? {
+                ...m,
+                decided: false,
+                verdict: 'no data' as const,
+                reason: `not judged: the experiment ${stopped.status} after ${stopped.trialsMeasured} trial(s)`,
+              }
+            : m,
+        )
+      : verdict.metrics,
+    perTrial: metrics
+      .filter((m) => judgedNames.has(m.metric))
+      .map(({ metric, trial, control: c, treatment: t, effect, low, high, processes }) => ({
+        metric,
+        trial,
+        control: c,
+        treatment: t,
+        effect,
+        low,
+        high,
+        ...(processes ? { processes } : {}),
+      })),
     trials: record.trials.map((t) => ({
       index: t.index,
       attempt: t.attempt,
@@ -261,7 +348,9 @@ export async function evaluateExperiment(store: Pick<Store, 'experiments' | 'out
     latencyCdf: distributions.latencyCdf,
     detectors: detectorNames.map((name) => ({
       name,
-      observations: observations.filter((o) => o.detector === name).map((o) => ({ timeMs: o.timeMs, value: o.value, verdict: o.verdict, ...(o.message ? { message: o.message } : {}) })),
+      observations: observations
+        .filter((o) => o.detector === name)
+        .map((o) => ({ timeMs: o.timeMs, value: o.value, verdict: o.verdict, ...(o.message ? { message: o.message } : {}) })),
     })),
     ...(cancellationEvent?.data ? { cancellation: cancellationEvent.data as ExperimentReport['cancellation'] & object } : {}),
     ...(stopped ? { stopped } : {}),
@@ -269,7 +358,14 @@ export async function evaluateExperiment(store: Pick<Store, 'experiments' | 'out
     ...(comparison ? { comparison } : {}),
     finalChecks,
     ...(options.calibration
-      ? { calibration: { experimentId: options.calibration.experimentId, createdAt: new Date(options.calibration.createdAtMs).toISOString(), trials: options.calibration.trials, falsePositiveRate: options.calibration.falsePositiveRate } }
+      ? {
+          calibration: {
+            experimentId: options.calibration.experimentId,
+            createdAt: new Date(options.calibration.createdAtMs).toISOString(),
+            trials: options.calibration.trials,
+            falsePositiveRate: options.calibration.falsePositiveRate,
+          },
+        }
       : {}),
     notes,
   };

@@ -71,7 +71,6 @@ export interface CompareOptions {
   readonly grpcSchema?: GrpcSchema;
 }
 
-
 /** Compare the responses of control, treatment and (optionally) control′ record by record, within each trial. */
 export function compareResponses(outcomes: Iterable<RequestOutcome>, options: CompareOptions): ResponseComparison {
   const comparer = new ResponseComparer(options);
@@ -173,7 +172,11 @@ class ResponseComparer {
       .map(([path, count]) => {
         const rate = count / compared;
         const noiseRate = this.#primePairs > 0 ? (this.#noiseCounts.get(path) ?? 0) / this.#primePairs : Number.NaN;
-        const ignored: FieldDifference['ignored'] = ignoredBy(config.ignoreFields, path) ? 'config' : noiseRate > 0 && rate <= config.noiseRatio * noiseRate ? 'noise' : false;
+        const ignored: FieldDifference['ignored'] = ignoredBy(config.ignoreFields, path)
+          ? 'config'
+          : noiseRate > 0 && rate <= config.noiseRatio * noiseRate
+            ? 'noise'
+            : false;
         return { path, rate, noiseRate, ignored, example: this.#examples.get(path)! };
       })
       .sort((a, b) => b.rate - a.rate || a.path.localeCompare(b.path));

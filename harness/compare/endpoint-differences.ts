@@ -116,7 +116,9 @@ export class EndpointTally {
   summarize(fields: readonly { readonly path: string; readonly ignored: 'config' | 'noise' | false }[]): EndpointDifference[] {
     const counted = new Set(fields.filter((f) => f.ignored === false).map((f) => f.path));
     const groups = [...this.#groups.values()];
-    const patterns = inferEndpoints(groups.flatMap((g) => (g.shape !== undefined && g.method !== undefined ? [{ method: g.method, path: g.shape, count: g.pairs }] : [])));
+    const patterns = inferEndpoints(
+      groups.flatMap((g) => (g.shape !== undefined && g.method !== undefined ? [{ method: g.method, path: g.shape, count: g.pairs }] : [])),
+    );
     const byEndpoint = new Map<string, ShapeGroup[]>();
     for (const g of groups) {
       const endpoint = g.grpc ?? (g.shape !== undefined ? (patterns.get(`${g.method} ${g.shape}`) ?? UNKNOWN) : UNKNOWN);
@@ -145,7 +147,11 @@ function summarize(endpoint: string, groups: readonly ShapeGroup[], counted: Rea
       for (const path of s.paths) fieldCounts.set(path, (fieldCounts.get(path) ?? 0) + s.count);
     }
     for (const candidate of g.examples.values()) {
-      if (differs({ statusMismatch: statusOf(candidate.pair.control) !== statusOf(candidate.pair.treatment), paths: candidate.pair.paths }) && (first === undefined || candidate.sequence < first.sequence)) first = candidate;
+      if (
+        differs({ statusMismatch: statusOf(candidate.pair.control) !== statusOf(candidate.pair.treatment), paths: candidate.pair.paths }) &&
+        (first === undefined || candidate.sequence < first.sequence)
+      )
+        first = candidate;
     }
   }
   const fieldList = [...fieldCounts.entries()]

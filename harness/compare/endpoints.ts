@@ -40,12 +40,22 @@ function queryShape(path: string): string {
  * endpoint inference reads of it, so requests of one shape are kept once, with a count.
  */
 export function requestShape(path: string): string {
-  return `${pathOnly(path).split('/').map((s) => (ID_LIKE.test(s) ? ':id' : s)).join('/')}${queryShape(path)}`;
+  return `${pathOnly(path)
+    .split('/')
+    .map((s) => (ID_LIKE.test(s) ? ':id' : s))
+    .join('/')}${queryShape(path)}`;
 }
 
 /** The route pattern of each `method path`, inferred from all of them together; `count` weighs a request kept once for several. */
 export function inferEndpoints(requests: readonly { readonly method: string; readonly path: string; readonly count?: number }[]): Map<string, string> {
-  const split = requests.map((r) => ({ method: r.method.toUpperCase(), raw: `${r.method} ${r.path}`, count: r.count ?? 1, segments: pathOnly(r.path).split('/').map((s) => (ID_LIKE.test(s) ? ':id' : s)) }));
+  const split = requests.map((r) => ({
+    method: r.method.toUpperCase(),
+    raw: `${r.method} ${r.path}`,
+    count: r.count ?? 1,
+    segments: pathOnly(r.path)
+      .split('/')
+      .map((s) => (ID_LIKE.test(s) ? ':id' : s)),
+  }));
   // Left to right: at each position, group by method, length and the pattern so far; many distinct values make a parameter.
   const longest = Math.max(0, ...split.map((s) => s.segments.length));
   for (let position = 1; position < longest; position++) {
@@ -60,7 +70,8 @@ export function inferEndpoints(requests: readonly { readonly method: string; rea
       groups.set(key, group);
     }
     for (const group of groups.values()) {
-      if (group.values.size >= MIN_DISTINCT && group.values.size / group.requests >= MIN_DISTINCT_SHARE) for (const s of group.members) s.segments[position] = ':param';
+      if (group.values.size >= MIN_DISTINCT && group.values.size / group.requests >= MIN_DISTINCT_SHARE)
+        for (const s of group.members) s.segments[position] = ':param';
     }
   }
   return new Map(split.map((s, i) => [s.raw, `${s.method} ${s.segments.join('/') || '/'}${queryShape(requests[i]!.path)}`]));

@@ -78,7 +78,18 @@ const MAX_REQUESTS = 100_000;
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
-const HOSTILE_STRINGS = ['', '\u0000', '\u202eevil', '💥🧨'.repeat(50), 'e\u0301\u0301\u0301', '\ud800', '<script>alert(1)</script>', "'; DROP TABLE x; --", '../../etc/passwd', '%s%s%n'];
+const HOSTILE_STRINGS = [
+  '',
+  '\u0000',
+  '\u202eevil',
+  '💥🧨'.repeat(50),
+  'e\u0301\u0301\u0301',
+  '\ud800',
+  '<script>alert(1)</script>',
+  "'; DROP TABLE x; --",
+  '../../etc/passwd',
+  '%s%s%n',
+];
 const HUGE_NUMBERS = [1e308, -1e308, Number.MAX_SAFE_INTEGER + 2, -1, 0, 1e-320];
 
 /** Leaf and container locations of a JSON value, as key paths. */
@@ -104,7 +115,18 @@ function setAt(root: Json, path: readonly (string | number)[], replacement: Json
   } else (parent as Record<string | number, Json>)[key] = replacement;
 }
 
-export const MUTATIONS = ['type-swap', 'missing-field', 'huge-string', 'huge-array', 'huge-number', 'unicode', 'null', 'malformed-json', 'empty-body', 'query-value'] as const;
+export const MUTATIONS = [
+  'type-swap',
+  'missing-field',
+  'huge-string',
+  'huge-array',
+  'huge-number',
+  'unicode',
+  'null',
+  'malformed-json',
+  'empty-body',
+  'query-value',
+] as const;
 export type Mutation = (typeof MUTATIONS)[number];
 
 /** One mutated copy of a record's request; deterministic for a given random stream. */
@@ -135,7 +157,19 @@ export function mutateRequest(record: CorpusRecord, mutation: Mutation, random: 
   const current = getAt(json, path);
   switch (mutation) {
     case 'type-swap':
-      setAt(json, path, typeof current === 'string' ? 12345 : typeof current === 'number' ? String(current) : Array.isArray(current) ? { fuzz: current } : current !== null && typeof current === 'object' ? [current] : 'string');
+      setAt(
+        json,
+        path,
+        typeof current === 'string'
+          ? 12345
+          : typeof current === 'number'
+            ? String(current)
+            : Array.isArray(current)
+              ? { fuzz: current }
+              : current !== null && typeof current === 'object'
+                ? [current]
+                : 'string',
+      );
       break;
     case 'missing-field':
       setAt(json, path, undefined);
@@ -180,7 +214,11 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzReport> {
   const deadline = clock.now() + (options.maxDurationMs ?? 60_000);
   const properties = [JSON_CONTRACT, ...(options.properties ?? [])];
   const maxFindings = options.maxFindings ?? 100;
-  const pool = new Pool(options.url, { connections: options.concurrency ?? 8, headersTimeout: options.timeoutMs ?? 5_000, bodyTimeout: options.timeoutMs ?? 5_000 });
+  const pool = new Pool(options.url, {
+    connections: options.concurrency ?? 8,
+    headersTimeout: options.timeoutMs ?? 5_000,
+    bodyTimeout: options.timeoutMs ?? 5_000,
+  });
   const byStatus: Record<string, number> = {};
   const byMutation: Record<string, number> = {};
   const findingsByKind: Record<FindingKind, number> = { '5xx': 0, crash: 0, timeout: 0, property: 0 };
@@ -227,14 +265,28 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzReport> {
       byMutation[mutation] = (byMutation[mutation] ?? 0) + 1;
       const described = { method: request.method, path: request.path.slice(0, 500), body: request.body.slice(0, 500) };
       try {
-        const response = await pool.request({ method: request.method as 'POST', path: request.path, headers: request.headers, body: request.body === '' ? null : request.body });
+        const response = await pool.request({
+          method: request.method as 'POST',
+          path: request.path,
+          headers: request.headers,
+          body: request.body === '' ? null : request.body,
+        });
         const body = await response.body.text();
         byStatus[response.statusCode] = (byStatus[response.statusCode] ?? 0) + 1;
         const headers = Object.fromEntries(Object.entries(response.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v ?? '')]));
-        if (response.statusCode >= 500) note({ kind: '5xx', mutation, recordId: record.id, status: response.statusCode, message: body.slice(0, 300), request: described });
+        if (response.statusCode >= 500)
+          note({ kind: '5xx', mutation, recordId: record.id, status: response.statusCode, message: body.slice(0, 300), request: described });
         for (const property of properties) {
           const violation = property.check(request, { status: response.statusCode, headers, body });
-          if (violation !== undefined) note({ kind: 'property', mutation, recordId: record.id, status: response.statusCode, message: `${property.name}: ${violation}`, request: described });
+          if (violation !== undefined)
+            note({
+              kind: 'property',
+              mutation,
+              recordId: record.id,
+              status: response.statusCode,
+              message: `${property.name}: ${violation}`,
+              request: described,
+            });
         }
       } catch (error) {
         const code = (error as { code?: string }).code ?? '';
@@ -243,7 +295,14 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzReport> {
           note({ kind: 'timeout', mutation, recordId: record.id, status: 0, message: `no answer within the timeout (${code})`, request: described });
         } else {
           const up = await alive();
-          note({ kind: 'crash', mutation, recordId: record.id, status: 0, message: `connection failed (${code || (error as Error).message})${up ? '; the SUT still answers' : '; the SUT no longer answers'}`, request: described });
+          note({
+            kind: 'crash',
+            mutation,
+            recordId: record.id,
+            status: 0,
+            message: `connection failed (${code || (error as Error).message})${up ? '; the SUT still answers' : '; the SUT no longer answers'}`,
+            request: described,
+          });
           if (!up) {
             crashed = true;
             stoppedBy = 'crash';

@@ -36,7 +36,15 @@ export function decodedGrpcOutcome(o: RequestOutcome, schema: GrpcSchema | undef
   } catch (error) {
     return skip(o, `gRPC response does not decode as ${type.fullName.replace(/^\./, '')}: ${(error as Error).message.slice(0, 80)}`);
   }
-  const document = { 'grpc-status': grpcStatusName(grpc.status), ...(grpc.statusMessage !== '' && grpc.statusMessage !== 'OK' ? { 'grpc-message': grpc.statusMessage } : {}), messages };
+  const document = {
+    'grpc-status': grpcStatusName(grpc.status),
+    ...(grpc.statusMessage !== '' && grpc.statusMessage !== 'OK' ? { 'grpc-message': grpc.statusMessage } : {}),
+    messages,
+  };
   const json = Buffer.from(JSON.stringify(document));
-  return { ...o, body: json.toString('base64'), response: { ...o.response!, contentType: 'application/json', decodedBytes: json.length, contentHash: hash('sha1', json) } };
+  return {
+    ...o,
+    body: json.toString('base64'),
+    response: { ...o.response!, contentType: 'application/json', decodedBytes: json.length, contentHash: hash('sha1', json) },
+  };
 }

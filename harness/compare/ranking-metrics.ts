@@ -31,7 +31,10 @@ export function ndcgAtKWithLabels<T>(list: readonly T[], labels: ReadonlyMap<T, 
   list.slice(0, k).forEach((item, position) => {
     dcg += gain(labels.get(item) ?? 0) / Math.log2(position + 2);
   });
-  const ideal = [...labels.values()].sort((a, b) => b - a).slice(0, k).reduce((sum, grade, position) => sum + gain(grade) / Math.log2(position + 2), 0);
+  const ideal = [...labels.values()]
+    .sort((a, b) => b - a)
+    .slice(0, k)
+    .reduce((sum, grade, position) => sum + gain(grade) / Math.log2(position + 2), 0);
   return ideal === 0 ? 1 : dcg / ideal;
 }
 

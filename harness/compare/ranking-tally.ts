@@ -46,7 +46,9 @@ function rankedIds(body: Json | undefined, ranking: RankingConfig): string[] | u
 
 const summarize = (values: readonly number[]): { mean: number; min: number } => {
   const finite = values.filter(Number.isFinite);
-  return finite.length === 0 ? { mean: Number.NaN, min: Number.NaN } : { mean: finite.reduce((a, b) => a + b, 0) / finite.length, min: finite.reduce((a, b) => Math.min(a, b), Number.POSITIVE_INFINITY) };
+  return finite.length === 0
+    ? { mean: Number.NaN, min: Number.NaN }
+    : { mean: finite.reduce((a, b) => a + b, 0) / finite.length, min: finite.reduce((a, b) => Math.min(a, b), Number.POSITIVE_INFINITY) };
 };
 
 export class RankingTally {
@@ -100,7 +102,9 @@ export class RankingTally {
       ndcg: summarize(this.#ndcg),
       kendallTau: summarize(this.#tau),
       overlap: summarize(this.#overlap),
-      ...(this.#noise.ndcg.length > 0 ? { noise: { ndcg: summarize(this.#noise.ndcg).mean, kendallTau: summarize(this.#noise.tau).mean, overlap: summarize(this.#noise.overlap).mean } } : {}),
+      ...(this.#noise.ndcg.length > 0
+        ? { noise: { ndcg: summarize(this.#noise.ndcg).mean, kendallTau: summarize(this.#noise.tau).mean, overlap: summarize(this.#noise.overlap).mean } }
+        : {}),
       noResultShare: { control: this.#emptyControl / pairs, treatment: this.#emptyTreatment / pairs },
       perTrialNdcg: [...this.#perTrial.entries()].sort((a, b) => a[0] - b[0]).map(([trial, values]) => ({ trial, mean: summarize(values).mean })),
     };

@@ -77,7 +77,11 @@ function sketchOfOutcome(o: RequestOutcome): Readonly<Record<string, readonly [s
 
 /** A response body as text for a person: the decoded body cut to `max` characters, or its size and hash when it was not kept. */
 export const bodyText = (o: RequestOutcome, max = 200): string =>
-  o.body !== undefined ? cut(Buffer.from(o.body, 'base64').toString('utf8'), max) : o.status === 0 ? '(no response)' : `(${o.response?.decodedBytes ?? o.bytes} bytes, sha1 ${(o.response?.contentHash ?? o.bodyHash).slice(0, 12)}${o.response?.sketch ? ', compared by sketch' : ''})`;
+  o.body !== undefined
+    ? cut(Buffer.from(o.body, 'base64').toString('utf8'), max)
+    : o.status === 0
+      ? '(no response)'
+      : `(${o.response?.decodedBytes ?? o.bytes} bytes, sha1 ${(o.response?.contentHash ?? o.bodyHash).slice(0, 12)}${o.response?.sketch ? ', compared by sketch' : ''})`;
 const describeBody = (o: RequestOutcome): string => bodyText(o);
 
 /** Compare the bodies of one pair (control and treatment, or control and control′). */

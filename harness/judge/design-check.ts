@@ -25,5 +25,7 @@ export function designWarnings(design: DesignToCheck): string[] {
   const fewest = fewestDecidingTrials(design);
   if (design.maxTrials >= fewest) return [];
   const why = design.slotted ? `with deployed arms the slot bias is fitted, and ` : '';
-  return [`at most ${design.maxTrials} trial(s) can never decide: ${why}no look of fewer than ${fewest} trials can at α = ${design.alpha} (its degrees of freedom, and its sign flips' smallest p-value 2/2ⁿ); give trials.max (or count) of at least ${fewest}, and about 20–30 for a typical service`];
+  return [
+    `at most ${design.maxTrials} trial(s) can never decide: ${why}no look of fewer than ${fewest} trials can at α = ${design.alpha} (its degrees of freedom, and its sign flips' smallest p-value 2/2ⁿ); give trials.max (or count) of at least ${fewest}, and about 20–30 for a typical service`,
+  ];
 }

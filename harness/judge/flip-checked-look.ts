@@ -61,7 +61,11 @@ export function equivalenceChecked(fit: LookFit, context: FlipContext, policy: M
     const excluded = limit > fit.estimate ? fit.estimate + half < limit : fit.estimate - half > limit;
     if (!excluded || !Number.isFinite(limit)) continue;
     // One-sided, as each of the two one-sided tests is: the trials must lie on the near side of this limit.
-    const p = signFlipP(context.effects.map((e) => e - limit), context.signs, limit > fit.estimate ? 'below' : 'above');
+    const p = signFlipP(
+      context.effects.map((e) => e - limit),
+      context.signs,
+      limit > fit.estimate ? 'below' : 'above',
+    );
     if (context.significant(p)) continue;
     // Just past the threshold, so that "lies below it" cannot hold by float dust.
     const reaching = (Math.abs(limit - fit.estimate) / context.critical) * (1 + 1e-9);

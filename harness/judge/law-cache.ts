@@ -60,7 +60,10 @@ interface Header {
 
 /** The file of a design: built from its validated fields only (an integer and three words), never from free text. */
 function fileOf(dir: string, design: LawKey): string {
-  return join(dir, `law-${Math.trunc(design.maxTrials)}-${design.slotted ? 'slotted' : 'unslotted'}-${design.serial === 'given' ? 'given' : 'own'}-${design.estimator === 'mean' ? 'mean' : 'huber'}.bin`);
+  return join(
+    dir,
+    `law-${Math.trunc(design.maxTrials)}-${design.slotted ? 'slotted' : 'unslotted'}-${design.serial === 'given' ? 'given' : 'own'}-${design.estimator === 'mean' ? 'mean' : 'huber'}.bin`,
+  );
 }
 
 /** Laws kept as files under `dir` (created private to the user: 0700, files 0600). */
@@ -84,12 +87,17 @@ export function fileLawCache(dir: string): LawCache {
         const header = JSON.parse(bytes.subarray(0, newline).toString('utf8')) as Partial<Header>;
         const looks = Math.trunc(design.maxTrials);
         const payload = bytes.subarray(newline + 1);
-        if (header.format !== FORMAT || header.design !== expected.key || header.simulations !== expected.simulations || header.looks !== looks) return undefined;
+        if (header.format !== FORMAT || header.design !== expected.key || header.simulations !== expected.simulations || header.looks !== looks)
+          return undefined;
         if (payload.length !== 2 * looks * expected.simulations * 8) return undefined;
         if (header.sha256 !== createHash('sha256').update(payload).digest('hex')) return undefined;
         if (header.fingerprint !== expected.fingerprint()) return undefined;
         // Copied out: the read buffer's offset need not be a multiple of 8, which a Float64Array view requires.
-        const arrays = Array.from({ length: 2 * looks }, (_, i) => new Float64Array(payload.buffer.slice(payload.byteOffset + i * expected.simulations * 8, payload.byteOffset + (i + 1) * expected.simulations * 8)));
+        const arrays = Array.from(
+          { length: 2 * looks },
+          (_, i) =>
+            new Float64Array(payload.buffer.slice(payload.byteOffset + i * expected.simulations * 8, payload.byteOffset + (i + 1) * expected.simulations * 8)),
+        );
         return { sorted: arrays.slice(0, looks), calibrated: arrays.slice(looks) };
       } catch {
         return undefined;
@@ -100,7 +108,14 @@ export function fileLawCache(dir: string): LawCache {
         mkdirSync(dir, { recursive: true, mode: 0o700 });
         if (!isPrivateDir(dir)) return;
         const payload = Buffer.concat([...law.sorted, ...law.calibrated].map((values) => Buffer.from(values.buffer, values.byteOffset, values.byteLength)));
-        const header: Header = { format: FORMAT, design: shape.key, simulations: shape.simulations, looks: law.sorted.length, fingerprint: shape.fingerprint(), sha256: createHash('sha256').update(payload).digest('hex') };
+        const header: Header = {
+          format: FORMAT,
+          design: shape.key,
+          simulations: shape.simulations,
+          looks: law.sorted.length,
+          fingerprint: shape.fingerprint(),
+          sha256: createHash('sha256').update(payload).digest('hex'),
+        };
         // Written whole under another name and renamed: a reader (or a crash) never sees half a law.
         const file = fileOf(dir, design);
         const partial = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.partial`;

@@ -6,4 +6,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { simulatedLaw, type LawKey } from './sequential.js';
 
 const law = simulatedLaw(workerData as LawKey);
-parentPort!.postMessage(law, [...law.sorted, ...law.calibrated].map((values) => values.buffer as ArrayBuffer));
+parentPort!.postMessage(
+  law,
+  [...law.sorted, ...law.calibrated].map((values) => values.buffer as ArrayBuffer),
+);

@@ -113,7 +113,6 @@ export function ownRho(r1: number, n: number): number {
   return Math.min(0.9, Math.max(0, Number.isFinite(corrected) ? corrected : 0));
 }
 
-
 /**
  * The looks of one metric, one trial at a time (the judge and the boundary's simulation share it, so the boundary
  * is the law of exactly what judges). `sign` is +1 when the treatment ran in slot A in that trial, −1 in slot B, 0

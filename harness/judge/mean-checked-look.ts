@@ -25,7 +25,13 @@ export interface MeanBound {
  * `fit` with its standard error widened until its interval reaches each threshold that the same interval about the
  * trials' mean (`mean`, least squares on the same trials and slots) does not exclude.
  */
-export function meanChecked(fit: LookFit, mean: LookFit | undefined, critical: number, policy: MetricPolicy | undefined, scale: EffectScale): LookFit & { readonly meanBound?: MeanBound } {
+export function meanChecked(
+  fit: LookFit,
+  mean: LookFit | undefined,
+  critical: number,
+  policy: MetricPolicy | undefined,
+  scale: EffectScale,
+): LookFit & { readonly meanBound?: MeanBound } {
   if (policy === undefined || mean === undefined || fit.noise !== 'own trials') return fit;
   const limits: number[] = [];
   if (policy.direction !== 'decrease-is-bad') limits.push(toInference(policy.threshold, scale));
@@ -43,7 +49,11 @@ export function meanChecked(fit: LookFit, mean: LookFit | undefined, critical: n
     if (meanExcludes) continue;
     // Just past the threshold, so that "lies below it" cannot hold by float dust.
     const reaching = (Math.abs(limit - checked.estimate) / critical) * (1 + 1e-9);
-    checked = { ...checked, standardError: Math.max(checked.standardError, reaching), meanBound: { estimate: mean.estimate, low: mean.estimate - half, high: mean.estimate + half } };
+    checked = {
+      ...checked,
+      standardError: Math.max(checked.standardError, reaching),
+      meanBound: { estimate: mean.estimate, low: mean.estimate - half, high: mean.estimate + half },
+    };
   }
   return checked;
 }

@@ -60,7 +60,8 @@ export class MeanLooks implements LookAccumulator {
     const parameters = slotted ? 2 : 1;
     const df = n - parameters;
     // Identical effects in every trial (a deterministic counter): the effect is known exactly.
-    if (this.#max - this.#min <= EXACT_TOLERANCE && n >= 2) return { n, estimate, standardError: 0, sd: 0, df, ...withBias, noise: 'exact (no variation)', q: nominalP(estimate, 0, 1), autocorrelation: 0 };
+    if (this.#max - this.#min <= EXACT_TOLERANCE && n >= 2)
+      return { n, estimate, standardError: 0, sd: 0, df, ...withBias, noise: 'exact (no variation)', q: nominalP(estimate, 0, 1), autocorrelation: 0 };
     if (df < MIN_DF) return undefined;
     const fitted = (sign: number): number => (slotted ? (sign === 1 ? plusMean : minusMean) : mean);
     let ss = 0;
@@ -78,4 +79,3 @@ export class MeanLooks implements LookAccumulator {
     return { n, estimate, standardError, sd, df, ...withBias, noise: 'own trials', q: nominalP(estimate, standardError, df), autocorrelation: rho };
   }
 }
-

@@ -35,4 +35,3 @@ export interface NullLaw {
 
 /** What a law depends on: every design ending at the same last look shares it, whatever its first. */
 export type LawKey = Omit<SequentialDesign, 'minTrials'>;
-

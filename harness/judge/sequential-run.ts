@@ -14,12 +14,19 @@ export interface SequentialRun {
 }
 
 /** Judge `trials` (each trial's metrics, in the order they completed) look by look under `options.design`. */
-export function judgeSequentially(trials: readonly (readonly TrialMetric[])[], options: JudgeOptions & { readonly design: NonNullable<JudgeOptions['design']> }): SequentialRun {
+export function judgeSequentially(
+  trials: readonly (readonly TrialMetric[])[],
+  options: JudgeOptions & { readonly design: NonNullable<JudgeOptions['design']> },
+): SequentialRun {
   return lookByLook(trials, options.design, (metrics) => judge(metrics, options));
 }
 
 /** The looks of any judge (the verdict bench runs its baselines through the same loop): stop at the first decided one. */
-export function lookByLook<V extends { readonly decided: boolean }>(trials: readonly (readonly TrialMetric[])[], design: { readonly minTrials: number; readonly maxTrials: number }, judgeAt: (metrics: TrialMetric[]) => V): { readonly verdict: V; readonly trials: number } {
+export function lookByLook<V extends { readonly decided: boolean }>(
+  trials: readonly (readonly TrialMetric[])[],
+  design: { readonly minTrials: number; readonly maxTrials: number },
+  judgeAt: (metrics: TrialMetric[]) => V,
+): { readonly verdict: V; readonly trials: number } {
   const last = Math.min(trials.length, design.maxTrials);
   const first = Math.min(Math.max(2, design.minTrials), last);
   let verdict: V | undefined;

@@ -46,7 +46,13 @@ export function lookAccumulator(estimator: LookEstimator = 'huber', serial: Seri
 }
 
 /** One look at the first `n` effects (see LookAccumulator). */
-export function fitLook(effects: readonly number[], signs: readonly number[], n: number, serial?: SerialCorrelation, estimator: LookEstimator = 'huber'): LookFit | undefined {
+export function fitLook(
+  effects: readonly number[],
+  signs: readonly number[],
+  n: number,
+  serial?: SerialCorrelation,
+  estimator: LookEstimator = 'huber',
+): LookFit | undefined {
   const looks = lookAccumulator(estimator, serial);
   for (let i = 0; i < n; i++) looks.add(effects[i]!, signs[i] ?? 0);
   return looks.fit();
@@ -158,7 +164,13 @@ function lawOf(design: LawKey): NullLaw {
 /** The boundary of a design, from its law (seeded: the same design always gets the same boundary), kept per process. */
 export function sequentialBoundary(design: SequentialDesign): Boundary {
   const minTrials = Math.max(2, Math.min(design.minTrials, design.maxTrials));
-  const normalized: SequentialDesign = { minTrials, maxTrials: Math.max(minTrials, design.maxTrials), slotted: design.slotted, serial: design.serial ?? 'own', estimator: design.estimator ?? 'huber' };
+  const normalized: SequentialDesign = {
+    minTrials,
+    maxTrials: Math.max(minTrials, design.maxTrials),
+    slotted: design.slotted,
+    serial: design.serial ?? 'own',
+    estimator: design.estimator ?? 'huber',
+  };
   const key = `${normalized.minTrials}|${normalized.maxTrials}|${normalized.slotted}|${normalized.serial}|${normalized.estimator}`;
   const cached = boundaries.get(key);
   if (cached) return cached;

@@ -45,7 +45,10 @@ export function testedFamily<T extends FamilyCandidate>(candidates: readonly T[]
       break;
     }
   }
-  const inFamily = benjaminiHochberg(tested.map((c) => c.pValue), size);
+  const inFamily = benjaminiHochberg(
+    tested.map((c) => c.pValue),
+    size,
+  );
   const adjustedOf = new Map(tested.map((c, i) => [c, inFamily[i]!] as const));
   return { tested, size, adjusted: candidates.map((c) => adjustedOf.get(c) ?? Math.min(1, c.pValue * Math.max(1, size))) };
 }

@@ -18,7 +18,19 @@
  */
 import { studentTQuantile, varianceConsistent } from '../stats.js';
 import { defaultThreshold, type MetricPolicy } from '../metrics/metric-policy.js';
-import { EXACT_TOLERANCE, MIN_DF, criticalValue, lookAccumulator, nominalP, plannedStandardError, sequentialBoundary, type Boundary, type LookFit, type SequentialDesign, type SerialCorrelation } from './sequential.js';
+import {
+  EXACT_TOLERANCE,
+  MIN_DF,
+  criticalValue,
+  lookAccumulator,
+  nominalP,
+  plannedStandardError,
+  sequentialBoundary,
+  type Boundary,
+  type LookFit,
+  type SequentialDesign,
+  type SerialCorrelation,
+} from './sequential.js';
 import type { EffectScale, TrialMetric } from '../metrics/trial-metrics.js';
 import { isMaterialAutocorrelation, type Calibration, type MetricCalibration } from './calibration-result.js';
 import { fromInference, toInference } from '../metrics/effect-scale.js';
@@ -94,7 +106,10 @@ function draftMetric(metric: string, rows: readonly TrialMetric[], options: Judg
   const last = fits.at(-1);
   if (!last || last.n !== n) {
     const slottedNow = signs.includes(1) && signs.includes(-1) && !signs.includes(0);
-    return { ...base, noData: `${n} trial(s) leave fewer than ${MIN_DF} degrees of freedom for the noise${slottedNow ? ' once the slot bias is fitted' : ''}; at least ${MIN_DF + (slottedNow ? 2 : 1)} are needed` };
+    return {
+      ...base,
+      noData: `${n} trial(s) leave fewer than ${MIN_DF} degrees of freedom for the noise${slottedNow ? ' once the slot bias is fitted' : ''}; at least ${MIN_DF + (slottedNow ? 2 : 1)} are needed`,
+    };
   }
   const slotted = last.slotBias !== undefined;
   const upTo = fixed ? n : Math.max(design.maxTrials, n);
@@ -110,13 +125,24 @@ function draftMetric(metric: string, rows: readonly TrialMetric[], options: Judg
   }
   // The flips' p-value is exact at one look, so it is never mapped below itself (the boundary's anytime p-value
   // is for the look's t statistic, whose nominal q can be conservative: an estimated serial correlation).
-  const flips = { effects, signs, critical: criticalValue(boundary, alpha, last), significant: (p: number): boolean => Math.max(p, boundary.anytimeP(p, n)) < alpha };
-  const flipped = options.signFlips === false ? last : equivalenceChecked(significanceChecked(last, flips, boundary.anytimeP(last.q, n) < alpha), flips, policy, scale);
+  const flips = {
+    effects,
+    signs,
+    critical: criticalValue(boundary, alpha, last),
+    significant: (p: number): boolean => Math.max(p, boundary.anytimeP(p, n)) < alpha,
+  };
+  const flipped =
+    options.signFlips === false ? last : equivalenceChecked(significanceChecked(last, flips, boundary.anytimeP(last.q, n) < alpha), flips, policy, scale);
   const fit = meanChecked(flipped, meanLooks?.fit(), flips.critical, policy, scale);
   fits[fits.length - 1] = fit;
   const looks = fits.map((look): MetricLook => {
     const half = criticalValue(boundary, alpha, look) * look.standardError;
-    return { trials: look.n, estimate: fromInference(look.estimate, scale), low: fromInference(look.estimate - half, scale), high: fromInference(look.estimate + half, scale) };
+    return {
+      trials: look.n,
+      estimate: fromInference(look.estimate, scale),
+      low: fromInference(look.estimate - half, scale),
+      high: fromInference(look.estimate + half, scale),
+    };
   });
   // Significance is the current look's, in the current estimate's direction: an earlier look whose interval
   // excluded zero says nothing once the interval in hand contains it. anytimeP(q) of the current q is valid
@@ -136,8 +162,10 @@ function draftMetric(metric: string, rows: readonly TrialMetric[], options: Judg
 
 /** Said wherever a look's interval is given, when the trials' sign flips widened it (flip-checked-look.ts). */
 function flipNote(fit: LookFit, scale: EffectScale): string {
-  if (fit.signFlipWidened && fit.signFlipP !== undefined) return ` (widened to match the trials' sign-flip p ${formatP(fit.signFlipP)}, larger than their spread implies)`;
-  if (fit.equivalenceFlipP !== undefined) return ` (widened to the threshold: the trials' sign flips about it give p ${formatP(fit.equivalenceFlipP)}, not enough to exclude it)`;
+  if (fit.signFlipWidened && fit.signFlipP !== undefined)
+    return ` (widened to match the trials' sign-flip p ${formatP(fit.signFlipP)}, larger than their spread implies)`;
+  if (fit.equivalenceFlipP !== undefined)
+    return ` (widened to the threshold: the trials' sign flips about it give p ${formatP(fit.equivalenceFlipP)}, not enough to exclude it)`;
   if (fit.meanBound) {
     const f = (v: number): string => formatEffect(fromInference(v, scale), scale);
     return ` (widened to the threshold: the trials' mean is ${f(fit.meanBound.estimate)}, and a pass needs it within the threshold by the interval's margin too; some trials moved more than the typical one)`;
@@ -187,7 +215,14 @@ export function judge(trialMetrics: readonly TrialMetric[], options: JudgeOption
   }
   const names = [...new Set([...byMetric.keys(), ...[...options.policies.values()].filter((p) => p.mustHaveData).map((p) => p.metric)])].sort();
   const trialCount = new Set(trialMetrics.map((m) => m.trial)).size;
-  const drafts = names.map((metric) => draftMetric(metric, (byMetric.get(metric) ?? []).slice().sort((a, b) => a.trial - b.trial), options, alpha));
+  const drafts = names.map((metric) =>
+    draftMetric(
+      metric,
+      (byMetric.get(metric) ?? []).slice().sort((a, b) => a.trial - b.trial),
+      options,
+      alpha,
+    ),
+  );
 
   // The family Benjamini–Hochberg adjusts over: the judged metrics that could be significant at all (tested-family.ts,
   // Tarone 1990). One that did not move in any trial, or in too few for its sign flips to reach its share of α,
@@ -200,8 +235,23 @@ export function judge(trialMetrics: readonly TrialMetric[], options: JudgeOption
   // to come may let a metric that cannot reach its share yet do so).
   const planningLevel = alpha / Math.max(1, candidates.filter((d) => !(d.fit && isUnmoved(d.fit))).length);
   const maxTrials = options.design?.maxTrials ?? trialCount;
-  const metrics = drafts.map((d) => metricVerdict(d, { maxTrials, alpha, planningLevel, adjustedP: adjustedOf.get(d.metric) ?? Number.NaN, counted: counted.has(d.metric), calibration: options.calibration }));
-  return experimentVerdict(metrics, { alpha, tested: family.size, trials: trialCount, design: options.design ?? { minTrials: trialCount, maxTrials: trialCount }, onInconclusive: options.onInconclusive ?? 'inconclusive' });
+  const metrics = drafts.map((d) =>
+    metricVerdict(d, {
+      maxTrials,
+      alpha,
+      planningLevel,
+      adjustedP: adjustedOf.get(d.metric) ?? Number.NaN,
+      counted: counted.has(d.metric),
+      calibration: options.calibration,
+    }),
+  );
+  return experimentVerdict(metrics, {
+    alpha,
+    tested: family.size,
+    trials: trialCount,
+    design: options.design ?? { minTrials: trialCount, maxTrials: trialCount },
+    onInconclusive: options.onInconclusive ?? 'inconclusive',
+  });
 }
 
 /** A look whose every trial had exactly no effect: its p-value is 1 by construction (look-fit.ts, nominalP). */
@@ -227,7 +277,13 @@ function metricVerdict(d: Draft, ctx: VerdictContext): MetricVerdict {
   const estimate = fromInference(logEstimate, scale);
   const low = fromInference(logEstimate - half, scale);
   const high = fromInference(logEstimate + half, scale);
-  const policy = d.policy ?? { metric: d.metric, direction: d.metric.startsWith('latency') || d.metric.startsWith('error_share') ? ('increase-is-bad' as const) : ('either' as const), threshold: defaultThreshold(d.metric, scale), critical: false, mustHaveData: false };
+  const policy = d.policy ?? {
+    metric: d.metric,
+    direction: d.metric.startsWith('latency') || d.metric.startsWith('error_share') ? ('increase-is-bad' as const) : ('either' as const),
+    threshold: defaultThreshold(d.metric, scale),
+    critical: false,
+    mustHaveData: false,
+  };
   const { threshold, direction } = policy;
   const calibrated = ctx.calibration?.metrics[d.metric];
   // What this rule can see at n trials: significance at the planning level, then the threshold, with 80% power.
@@ -236,9 +292,22 @@ function metricVerdict(d: Draft, ctx: VerdictContext): MetricVerdict {
   // On the inference scale (log for ratios), then back: the rule needs the estimate beyond the threshold.
   const logThreshold = toInference(threshold, scale);
   const mde = fit ? fromInference(Math.max(logThreshold, planningCritical * fit.standardError) + powerQuantile * fit.standardError, scale) : Number.NaN;
-  const forecast = fit && fit.noise === 'own trials' && d.policy && fit.standardError > 0 ? forecastOf(fit, { critical: planningCritical + powerQuantile, threshold: logThreshold, scale, maxTrials: Math.max(ctx.maxTrials, n), fewest: d.boundary ? fewestTrialsForFlips(d.boundary.nominalLevel(ctx.planningLevel, n)) : 0 }) : undefined;
-  const calibratedSe = calibrated && n >= 2 ? plannedStandardError(calibrated.sd, ((s) => (s.kind === 'given' ? s.rho : 0))(serialCorrelationOf(calibrated)), n, fit?.slotBias !== undefined) : undefined;
-  const noiseFloor = calibratedSe !== undefined ? fromInference(Math.max(logThreshold, planningCritical * calibratedSe) + powerQuantile * calibratedSe, scale) : undefined;
+  const forecast =
+    fit && fit.noise === 'own trials' && d.policy && fit.standardError > 0
+      ? forecastOf(fit, {
+          critical: planningCritical + powerQuantile,
+          threshold: logThreshold,
+          scale,
+          maxTrials: Math.max(ctx.maxTrials, n),
+          fewest: d.boundary ? fewestTrialsForFlips(d.boundary.nominalLevel(ctx.planningLevel, n)) : 0,
+        })
+      : undefined;
+  const calibratedSe =
+    calibrated && n >= 2
+      ? plannedStandardError(calibrated.sd, ((s) => (s.kind === 'given' ? s.rho : 0))(serialCorrelationOf(calibrated)), n, fit?.slotBias !== undefined)
+      : undefined;
+  const noiseFloor =
+    calibratedSe !== undefined ? fromInference(Math.max(logThreshold, planningCritical * calibratedSe) + powerQuantile * calibratedSe, scale) : undefined;
   const base = {
     metric: d.metric,
     unit: first?.unit ?? '',
@@ -269,7 +338,10 @@ function metricVerdict(d: Draft, ctx: VerdictContext): MetricVerdict {
   const p = d.policy ? ctx.adjustedP : d.pValue;
   const pText = `${d.policy ? 'adjusted ' : ''}p ${formatP(p)}`;
   const noiseText = fit.noise === 'exact (no variation)' ? ', the same in every trial' : '';
-  const noisier = calibrated && calibrated.df >= 1 && fit.noise === 'own trials' && !varianceConsistent(fit.sd, fit.df + 1, calibrated.sd, calibrated.df) ? ` Noisier than the A/A calibration (sd ${fmt(fit.sd).replace(/^[+−±]/, '')} vs ${fmt(calibrated.sd).replace(/^[+−±]/, '')}): the calibration may be stale.` : '';
+  const noisier =
+    calibrated && calibrated.df >= 1 && fit.noise === 'own trials' && !varianceConsistent(fit.sd, fit.df + 1, calibrated.sd, calibrated.df)
+      ? ` Noisier than the A/A calibration (sd ${fmt(fit.sd).replace(/^[+−±]/, '')} vs ${fmt(calibrated.sd).replace(/^[+−±]/, '')}): the calibration may be stale.`
+      : '';
   const flipped = flipNote(fit, scale);
   const interval = `${fmt(estimate)} [${fmt(low)}, ${fmt(high)}] over ${n} trials${noiseText}${flipped}`;
   const significant = p < ctx.alpha;
@@ -279,8 +351,20 @@ function metricVerdict(d: Draft, ctx: VerdictContext): MetricVerdict {
   const improved = significant && ((!badUp && estimate >= threshold) || (!badDown && estimate <= -threshold));
   const excludesRegression = (!badUp || high < threshold) && (!badDown || low > -threshold);
   const smaller = significant ? ` (a real change, ${fmt(estimate)}, smaller than the threshold)` : '';
-  if (regressed) return { ...base, decided: true, verdict: 'regression', reason: `${prefix}regression: ${interval}; significant (${pText}, below α = ${ctx.alpha}) and beyond the ${fmt(badUp && estimate > 0 ? threshold : -threshold)} threshold.${noisier}` };
-  if (improved) return { ...base, decided: true, verdict: 'improvement', reason: `${prefix}improvement: ${interval}; significant (${pText}, below α = ${ctx.alpha}) and beyond the threshold in the good direction` };
+  if (regressed)
+    return {
+      ...base,
+      decided: true,
+      verdict: 'regression',
+      reason: `${prefix}regression: ${interval}; significant (${pText}, below α = ${ctx.alpha}) and beyond the ${fmt(badUp && estimate > 0 ? threshold : -threshold)} threshold.${noisier}`,
+    };
+  if (improved)
+    return {
+      ...base,
+      decided: true,
+      verdict: 'improvement',
+      reason: `${prefix}improvement: ${interval}; significant (${pText}, below α = ${ctx.alpha}) and beyond the threshold in the good direction`,
+    };
   if (excludesRegression) {
     const bound = direction === 'either' ? `within ±${fmt(threshold).slice(1)}` : badUp ? `below ${fmt(threshold)}` : `above ${fmt(-threshold)}`;
     return { ...base, decided: true, verdict: 'no change', reason: `${prefix}no change: ${interval} lies ${bound}${smaller}.${noisier}` };
@@ -292,9 +376,17 @@ function metricVerdict(d: Draft, ctx: VerdictContext): MetricVerdict {
   const perTrialSe = fit.standardError * Math.sqrt(fit.n);
   // Never fewer than the trials whose sign flips can reach the look's level (flip-checked-look.ts).
   const fewest = d.boundary ? fewestTrialsForFlips(d.boundary.nominalLevel(ctx.planningLevel, n)) : 0;
-  const needed = gap > 0 ? Math.max(fewest, Math.ceil(((planningCritical + powerQuantile) * perTrialSe / gap) ** 2)) : Number.POSITIVE_INFINITY;
-  const suggestion = needed > n && needed <= 1_000 ? ` About ${needed} trials would decide it if the change is about ${fmt(estimate)}.` : needed > 1_000 ? ' A change this close to the threshold needs more than 1,000 trials to decide.' : '';
-  const floor = noiseFloor !== undefined && noiseFloor > 2 * threshold ? ` The calibrated noise at ${n} trials lets only changes beyond ${fmt(noiseFloor)} be seen reliably.` : '';
+  const needed = gap > 0 ? Math.max(fewest, Math.ceil((((planningCritical + powerQuantile) * perTrialSe) / gap) ** 2)) : Number.POSITIVE_INFINITY;
+  const suggestion =
+    needed > n && needed <= 1_000
+      ? ` About ${needed} trials would decide it if the change is about ${fmt(estimate)}.`
+      : needed > 1_000
+        ? ' A change this close to the threshold needs more than 1,000 trials to decide.'
+        : '';
+  const floor =
+    noiseFloor !== undefined && noiseFloor > 2 * threshold
+      ? ` The calibrated noise at ${n} trials lets only changes beyond ${fmt(noiseFloor)} be seen reliably.`
+      : '';
   return {
     ...base,
     decided: false,
@@ -311,10 +403,17 @@ function metricVerdict(d: Draft, ctx: VerdictContext): MetricVerdict {
  * serial correlation included) and z the planning critical value plus the 80% quantile, never fewer than the trials
  * the sign flips need; and the effect the last trial resolves, z·σ₁/√max.
  */
-function forecastOf(fit: LookFit, plan: { critical: number; threshold: number; scale: EffectScale; maxTrials: number; fewest: number }): NonNullable<MetricVerdict['forecast']> {
+function forecastOf(
+  fit: LookFit,
+  plan: { critical: number; threshold: number; scale: EffectScale; maxTrials: number; fewest: number },
+): NonNullable<MetricVerdict['forecast']> {
   const perTrialSe = fit.standardError * Math.sqrt(fit.n);
   const trialsForThreshold = Math.max(plan.fewest, Math.ceil(((plan.critical * perTrialSe) / plan.threshold) ** 2));
-  return { trialsForThreshold, resolvableAtMax: fromInference((plan.critical * perTrialSe) / Math.sqrt(plan.maxTrials), plan.scale), maxTrials: plan.maxTrials };
+  return {
+    trialsForThreshold,
+    resolvableAtMax: fromInference((plan.critical * perTrialSe) / Math.sqrt(plan.maxTrials), plan.scale),
+    maxTrials: plan.maxTrials,
+  };
 }
 
 /** An undecided judged metric whose interval excludes no change on the bad side with the estimate beyond its threshold. */
@@ -326,7 +425,10 @@ function visibleRegression(m: MetricVerdict): boolean {
   return up || down;
 }
 
-function experimentVerdict(metrics: readonly MetricVerdict[], ctx: { alpha: number; tested: number; trials: number; design: ExperimentVerdict['design']; onInconclusive: OnInconclusive }): ExperimentVerdict {
+function experimentVerdict(
+  metrics: readonly MetricVerdict[],
+  ctx: { alpha: number; tested: number; trials: number; design: ExperimentVerdict['design']; onInconclusive: OnInconclusive },
+): ExperimentVerdict {
   const judged = metrics.filter((m) => m.judged);
   const reasons: string[] = [];
   const missing = judged.filter((m) => m.verdict === 'no data' && m.policy?.mustHaveData);
@@ -340,8 +442,13 @@ function experimentVerdict(metrics: readonly MetricVerdict[], ctx: { alpha: numb
   // the report's own numbers.
   const visible = judged.filter((m) => !m.policy?.critical && visibleRegression(m));
   const undecided = [
-    ...undecidedCritical.map((m) => (m.verdict === 'no data' ? `${m.metric}: ${m.reason}` : `${m.metric}: ${m.cannotExclude ?? 'a regression'} cannot be excluded`)),
-    ...visible.map((m) => `${m.metric}: ${formatEffect(m.estimate, m.scale)} [${formatEffect(m.low, m.scale)}, ${formatEffect(m.high, m.scale)}] lies beyond its ${formatEffect(m.policy!.direction === 'decrease-is-bad' ? -m.policy!.threshold : m.policy!.threshold, m.scale)} threshold but is not significant once ${ctx.tested} judged metrics are accounted for (adjusted p ${formatP(m.adjustedP)}); a regression cannot be excluded`),
+    ...undecidedCritical.map((m) =>
+      m.verdict === 'no data' ? `${m.metric}: ${m.reason}` : `${m.metric}: ${m.cannotExclude ?? 'a regression'} cannot be excluded`,
+    ),
+    ...visible.map(
+      (m) =>
+        `${m.metric}: ${formatEffect(m.estimate, m.scale)} [${formatEffect(m.low, m.scale)}, ${formatEffect(m.high, m.scale)}] lies beyond its ${formatEffect(m.policy!.direction === 'decrease-is-bad' ? -m.policy!.threshold : m.policy!.threshold, m.scale)} threshold but is not significant once ${ctx.tested} judged metrics are accounted for (adjusted p ${formatP(m.adjustedP)}); a regression cannot be excluded`,
+    ),
   ];
   const common = { alpha: ctx.alpha, trials: ctx.trials, design: ctx.design, undecided, familySize: ctx.tested, metrics };
   for (const m of regressions) reasons.push(`${m.policy?.critical ? 'critical metric' : 'judged metric'} ${m.metric} regressed: ${m.reason}`);
@@ -354,11 +461,27 @@ function experimentVerdict(metrics: readonly MetricVerdict[], ctx: { alpha: numb
   for (const m of smallReal) reasons.push(`${m.metric} changed significantly but less than its threshold: ${m.reason}`);
   if (undecided.length === 0) {
     const criticalCount = withData.filter((m) => m.policy?.critical).length;
-    reasons.unshift(`every critical metric (${criticalCount}) is decided not to regress beyond its threshold and no judged metric regressed (${withData.length} judged)`);
+    reasons.unshift(
+      `every critical metric (${criticalCount}) is decided not to regress beyond its threshold and no judged metric regressed (${withData.length} judged)`,
+    );
     return { ...common, outcome: 'passed', reasons, decided: true };
   }
   const statement = `undecided after ${ctx.trials} trials: ${undecided.join('; ')}`;
-  if (ctx.onInconclusive === 'pass') return { ...common, outcome: 'passed', reasons: [`PASSED ONLY BECAUSE THE WORKLOAD ACCEPTS INCONCLUSIVE RESULTS (onInconclusive: pass); ${statement}`, ...reasons], decided: false, inconclusivePolicy: 'pass' };
-  if (ctx.onInconclusive === 'fail') return { ...common, outcome: 'regressed', reasons: [`failed because the workload treats inconclusive results as failures (onInconclusive: fail); ${statement}`, ...reasons], decided: false, inconclusivePolicy: 'fail' };
+  if (ctx.onInconclusive === 'pass')
+    return {
+      ...common,
+      outcome: 'passed',
+      reasons: [`PASSED ONLY BECAUSE THE WORKLOAD ACCEPTS INCONCLUSIVE RESULTS (onInconclusive: pass); ${statement}`, ...reasons],
+      decided: false,
+      inconclusivePolicy: 'pass',
+    };
+  if (ctx.onInconclusive === 'fail')
+    return {
+      ...common,
+      outcome: 'regressed',
+      reasons: [`failed because the workload treats inconclusive results as failures (onInconclusive: fail); ${statement}`, ...reasons],
+      decided: false,
+      inconclusivePolicy: 'fail',
+    };
   return { ...common, outcome: 'inconclusive', reasons: [statement, ...reasons], decided: false };
 }

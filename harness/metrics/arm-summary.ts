@@ -26,7 +26,12 @@ export interface ArmDistributions {
   readonly latencyCdf: Readonly<Record<ArmName, readonly (readonly [number, number])[]>>;
 }
 
-export async function armDistributions(store: Pick<Store, 'outcomes'>, experimentId: string, used: readonly TrialRecord[], options: ReadOptions = {}): Promise<ArmDistributions> {
+export async function armDistributions(
+  store: Pick<Store, 'outcomes'>,
+  experimentId: string,
+  used: readonly TrialRecord[],
+  options: ReadOptions = {},
+): Promise<ArmDistributions> {
   const attempts = new Map(used.map((t) => [t.index, t.attempt]));
   // The judged attempts' aggregates merged per arm (trial and attempt set aside: one group per arm).
   const merged = new OutcomeAggregator();
@@ -37,7 +42,17 @@ export async function armDistributions(store: Pick<Store, 'outcomes'>, experimen
   const byArm = new Map(merged.aggregates().map((a) => [a.arm, a]));
   const summarize = (arm: ArmName): { summary: ArmSummary; cdf: [number, number][] } => {
     const m = byArm.get(arm);
-    if (!m) return { summary: { requests: 0, errors: 0, errorsByClass: {}, latencyMs: { mean: Number.NaN, p50: Number.NaN, p90: Number.NaN, p99: Number.NaN, max: Number.NaN }, bytesMean: Number.NaN }, cdf: [] };
+    if (!m)
+      return {
+        summary: {
+          requests: 0,
+          errors: 0,
+          errorsByClass: {},
+          latencyMs: { mean: Number.NaN, p50: Number.NaN, p90: Number.NaN, p99: Number.NaN, max: Number.NaN },
+          bytesMean: Number.NaN,
+        },
+        cdf: [],
+      };
     const sorted = sortedBuckets(m.latencyBuckets);
     const q = (p: number): number => sketchQuantile(sorted, p, { min: m.latencyMinMs, max: m.latencyMaxMs });
     return {

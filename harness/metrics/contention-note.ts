@@ -14,7 +14,9 @@ export const CONTENDED_SHARE = 0.25;
 
 /** The note for the judged trials, or undefined when none was contended (or none was measured: arms not pinned). */
 export function contendedTrialsNote(used: readonly TrialRecord[]): string | undefined {
-  const measured = used.flatMap((t) => (typeof t.details?.otherWorkOnArmCpus === 'number' ? [{ trial: t.index + 1, share: t.details.otherWorkOnArmCpus }] : []));
+  const measured = used.flatMap((t) =>
+    typeof t.details?.otherWorkOnArmCpus === 'number' ? [{ trial: t.index + 1, share: t.details.otherWorkOnArmCpus }] : [],
+  );
   const contended = measured.filter((m) => m.share > CONTENDED_SHARE);
   if (contended.length === 0) return undefined;
   const worst = contended.reduce((a, b) => (b.share > a.share ? b : a));
@@ -41,7 +43,11 @@ export const MIN_SPREAD_TRIALS = 3;
  * which trials widened it.
  */
 export function slowedTrialsNote(metrics: readonly Pick<TrialMetric, 'metric' | 'trial' | 'control' | 'treatment'>[]): string | undefined {
-  const levels = metrics.flatMap((m) => (m.metric === 'cpu_per_request' && m.control > 0 && m.treatment > 0 ? [{ trial: m.trial + 1, level: Math.sqrt(m.control * m.treatment), effect: Math.log(m.treatment / m.control) }] : []));
+  const levels = metrics.flatMap((m) =>
+    m.metric === 'cpu_per_request' && m.control > 0 && m.treatment > 0
+      ? [{ trial: m.trial + 1, level: Math.sqrt(m.control * m.treatment), effect: Math.log(m.treatment / m.control) }]
+      : [],
+  );
   if (levels.length < 2) return undefined;
   const fastest = levels.reduce((a, b) => (b.level < a.level ? b : a));
   const slowed = levels.filter((l) => l.level >= fastest.level * SLOWED_RATIO);

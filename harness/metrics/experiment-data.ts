@@ -75,7 +75,12 @@ export function selectTrials(record: ExperimentRecord): TrialSelection {
       continue;
     }
     if (t.details?.load === 'failed') {
-      excluded.push({ index: t.index, attempt: t.attempt, status: 'excluded', reason: `load failed: achieved ${String(t.details.achievedRate)} of ${String(t.details.targetRate)} pairs/s` });
+      excluded.push({
+        index: t.index,
+        attempt: t.attempt,
+        status: 'excluded',
+        reason: `load failed: achieved ${String(t.details.achievedRate)} of ${String(t.details.targetRate)} pairs/s`,
+      });
       continue;
     }
     used.push(t);

@@ -52,7 +52,9 @@ export function defaultThreshold(metric: string, scale: EffectScale): number {
  */
 export function metricPolicies(checks: readonly CheckConfig[], options: { readonly deployedArms?: boolean } = {}): Map<string, MetricPolicy> {
   // Deployed arms have processes whose CPU Tandem reads: without it they would pass on latency alone.
-  const policies = new Map<string, MetricPolicy>(DEFAULTS.map((p) => [p.metric, p.metric === 'cpu_per_request' && options.deployedArms ? { ...p, mustHaveData: true } : p]));
+  const policies = new Map<string, MetricPolicy>(
+    DEFAULTS.map((p) => [p.metric, p.metric === 'cpu_per_request' && options.deployedArms ? { ...p, mustHaveData: true } : p]),
+  );
   for (const check of checks) {
     const base = policies.get(check.metric);
     const scale: EffectScale = check.metric.startsWith('error_share') ? 'absolute' : 'relative';

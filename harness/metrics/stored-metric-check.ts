@@ -59,7 +59,8 @@ export function implausibility(m: TrialMetric): string | undefined {
   const name = JSON.stringify(m.metric);
   const shape = shapeOf(m.metric);
   if (!shape) return `metric ${name} is not one Tandem computes`;
-  if (m.scale !== shape.scale || !shape.units.includes(m.unit)) return `metric ${name} has scale ${JSON.stringify(m.scale)} and unit ${JSON.stringify(m.unit)}, not its own`;
+  if (m.scale !== shape.scale || !shape.units.includes(m.unit))
+    return `metric ${name} has scale ${JSON.stringify(m.scale)} and unit ${JSON.stringify(m.unit)}, not its own`;
   if (!Number.isInteger(m.points) || m.points < 0 || m.points > MAX_POINTS) return `metric ${name} has ${m.points} points`;
   const values = [m.control, m.treatment, m.effect, m.low, m.high, ...(m.processes?.control ?? []), ...(m.processes?.treatment ?? [])];
   if (!values.every(plausible)) return `metric ${name} holds a value that is not a finite measurement`;
@@ -70,7 +71,12 @@ export function implausibility(m: TrialMetric): string | undefined {
     return undefined;
   }
   if (m.control < 0 || m.treatment < 0 || m.effect < -1) return `metric ${name}: a negative value or an effect below −100%`;
-  if (shape.effect === 'ratio' && Number.isFinite(m.effect) && !(m.control > 0 && close(m.effect, m.treatment / m.control - 1)) && !(m.control === 0 && m.treatment === 0 && m.effect === 0)) {
+  if (
+    shape.effect === 'ratio' &&
+    Number.isFinite(m.effect) &&
+    !(m.control > 0 && close(m.effect, m.treatment / m.control - 1)) &&
+    !(m.control === 0 && m.treatment === 0 && m.effect === 0)
+  ) {
     return `metric ${name}: its effect ${m.effect} is not the ratio of its treatment to its control`;
   }
   return undefined;

@@ -133,7 +133,14 @@ function decodeMetric(value: unknown, trial: number): TrialMetric | undefined {
   const m = value as Record<string, unknown>;
   const numbers = (['control', 'treatment', 'effect', 'low', 'high'] as const).map((k) => fromJson(m[k]));
   if (numbers.some((n) => n === undefined)) return undefined;
-  if (typeof m.metric !== 'string' || m.trial !== trial || typeof m.points !== 'number' || (m.scale !== 'relative' && m.scale !== 'absolute') || typeof m.unit !== 'string') return undefined;
+  if (
+    typeof m.metric !== 'string' ||
+    m.trial !== trial ||
+    typeof m.points !== 'number' ||
+    (m.scale !== 'relative' && m.scale !== 'absolute') ||
+    typeof m.unit !== 'string'
+  )
+    return undefined;
   let processes: ArmProcessValues | undefined;
   if (m.processes !== undefined) {
     const p = m.processes as Record<string, unknown> | null;
@@ -143,19 +150,34 @@ function decodeMetric(value: unknown, trial: number): TrialMetric | undefined {
     processes = { control, treatment };
   }
   const [control, treatment, effect, low, high] = numbers as number[];
-  return { metric: m.metric, trial, control: control!, treatment: treatment!, effect: effect!, low: low!, high: high!, points: m.points, scale: m.scale, unit: m.unit, ...(processes ? { processes } : {}) };
+  return {
+    metric: m.metric,
+    trial,
+    control: control!,
+    treatment: treatment!,
+    effect: effect!,
+    low: low!,
+    high: high!,
+    points: m.points,
+    scale: m.scale,
+    unit: m.unit,
+    ...(processes ? { processes } : {}),
+  };
 }
 
 /**
  * A stored event's metrics, checked: undefined for an event of another version or shape (recomputed without a word:
  * an older Tandem's), a problem for one that is this version's but not what Tandem computed.
  */
-function decodeEvent(data: Readonly<Record<string, unknown>> | undefined): { trial: number; attempt: number; metrics: TrialMetric[] } | { trial: number; attempt: number; problem: string } | undefined {
+function decodeEvent(
+  data: Readonly<Record<string, unknown>> | undefined,
+): { trial: number; attempt: number; metrics: TrialMetric[] } | { trial: number; attempt: number; problem: string } | undefined {
   if (data?.version !== TRIAL_METRICS_VERSION || !Number.isInteger(data.trial) || !Number.isInteger(data.attempt)) return undefined;
   const trial = data.trial as number;
   const attempt = data.attempt as number;
   if (!Array.isArray(data.metrics)) return { trial, attempt, problem: 'its metrics are not a list' };
-  if (data.metrics.length > MAX_METRICS_PER_TRIAL) return { trial, attempt, problem: `${data.metrics.length} metrics, more than the ${MAX_METRICS_PER_TRIAL} a trial can have` };
+  if (data.metrics.length > MAX_METRICS_PER_TRIAL)
+    return { trial, attempt, problem: `${data.metrics.length} metrics, more than the ${MAX_METRICS_PER_TRIAL} a trial can have` };
   const metrics: TrialMetric[] = [];
   const names = new Set<string>();
   for (const [i, value] of data.metrics.entries()) {

@@ -13,7 +13,17 @@ import { bootstrapInterval, meanInterval, quantileInPlace } from '../stats.js';
 export type EffectScale = 'relative' | 'absolute';
 
 /** The built-in metrics, judged in every experiment unless a check says otherwise. */
-export const BUILT_IN_METRICS = ['latency_shift', 'latency_mean', 'latency_p50', 'latency_p90', 'latency_p99', 'error_share', 'bytes_mean', 'cpu_per_request', 'rss_bytes'] as const;
+export const BUILT_IN_METRICS = [
+  'latency_shift',
+  'latency_mean',
+  'latency_p50',
+  'latency_p90',
+  'latency_p99',
+  'error_share',
+  'bytes_mean',
+  'cpu_per_request',
+  'rss_bytes',
+] as const;
 
 export interface TrialMetric {
   readonly metric: string;
@@ -119,7 +129,11 @@ function quantileRatioInterval(pairs: readonly Pair[], q: number, options: { see
  * Scraped series summed over label sets per scrape, per process of each arm, then over the arm's processes:
  * counters become rates, gauges means (an arm of k processes serves the same load as one of one).
  */
-function scrapedMetrics(samples: readonly Sample[], windowStartMs: number, windowEndMs: number): Map<string, Record<'control' | 'treatment', { value: number; points: number }>> {
+function scrapedMetrics(
+  samples: readonly Sample[],
+  windowStartMs: number,
+  windowEndMs: number,
+): Map<string, Record<'control' | 'treatment', { value: number; points: number }>> {
   // name -> arm -> process -> timeMs -> summed value
   const series = new Map<string, Map<string, Map<number, Map<number, number>>>>();
   for (const s of samples) {
@@ -127,7 +141,15 @@ function scrapedMetrics(samples: readonly Sample[], windowStartMs: number, windo
     if (s.arm !== 'control' && s.arm !== 'treatment') continue;
     // Histogram buckets and summary quantiles do not add up across label sets; the process's own CPU and
     // memory are measured once per trial (processMetrics).
-    if (s.metric === 'process_cpu_seconds' || s.metric === 'process_rss_bytes' || s.metric.endsWith('_bucket') || s.metric.endsWith('_created') || s.labels?.quantile !== undefined || s.labels?.le !== undefined) continue;
+    if (
+      s.metric === 'process_cpu_seconds' ||
+      s.metric === 'process_rss_bytes' ||
+      s.metric.endsWith('_bucket') ||
+      s.metric.endsWith('_created') ||
+      s.labels?.quantile !== undefined ||
+      s.labels?.le !== undefined
+    )
+      continue;
     let byArm = series.get(s.metric);
     if (!byArm) series.set(s.metric, (byArm = new Map()));
     let byProcess = byArm.get(s.arm);
@@ -192,7 +214,12 @@ export interface ArmProcessValues {
  * requests that process answered in the window; without the marks (older records), between the first and last
  * interval scrape inside the window, divided by the requests sent between them.
  */
-function processMetrics(samples: readonly Sample[], outcomes: readonly RequestOutcome[], windowStartMs: number, windowEndMs: number): { cpu: ArmProcessValues; rss: ArmProcessValues } | undefined {
+function processMetrics(
+  samples: readonly Sample[],
+  outcomes: readonly RequestOutcome[],
+  windowStartMs: number,
+  windowEndMs: number,
+): { cpu: ArmProcessValues; rss: ArmProcessValues } | undefined {
   const perProcess = (arm: 'control' | 'treatment', process: number): { cpu: number; rss: number } | undefined => {
     const mine = (s: Sample): boolean => s.arm === arm && processOfSample(s) === process;
     const answeredBy = (o: RequestOutcome): boolean => o.arm === arm && o.status > 0 && processOfOutcome(o) === process;
@@ -267,8 +294,30 @@ export function trialMetrics(trial: TrialData, options: TrialMetricsOptions): Tr
   const metrics: TrialMetric[] = [];
   const seed = (options.seed + trial.index * 7_919) >>> 0;
   const resamples = options.resamples ?? 200;
-  const add = (metric: string, control: number, treatment: number, effect: number, interval: { low: number; high: number }, points: number, scale: EffectScale, unit: string, processes?: ArmProcessValues): void => {
-    metrics.push({ metric, trial: trial.index, control, treatment, effect, low: interval.low, high: interval.high, points, scale, unit, ...(processes ? { processes } : {}) });
+  const add = (
+    metric: string,
+    control: number,
+    treatment: number,
+    effect: number,
+    interval: { low: number; high: number },
+    points: number,
+    scale: EffectScale,
+    unit: string,
+    processes?: ArmProcessValues,
+  ): void => {
+    metrics.push({
+      metric,
+      trial: trial.index,
+      control,
+      treatment,
+      effect,
+      low: interval.low,
+      high: interval.high,
+      points,
+      scale,
+      unit,
+      ...(processes ? { processes } : {}),
+    });
   };
   const noInterval = { low: Number.NaN, high: Number.NaN };
 
@@ -276,19 +325,45 @@ export function trialMetrics(trial: TrialData, options: TrialMetricsOptions): Tr
     const controlMean = pairs.reduce((s, p) => s + p.control.latencyMs, 0) / pairs.length;
     const differences = pairs.map((p) => p.treatment.latencyMs - p.control.latencyMs);
     const diff = meanInterval(differences);
-    add('latency_mean', controlMean, controlMean + diff.estimate, relative(controlMean, controlMean + diff.estimate), { low: diff.low / controlMean, high: diff.high / controlMean }, pairs.length, 'relative', 'ms');
+    add(
+      'latency_mean',
+      controlMean,
+      controlMean + diff.estimate,
+      relative(controlMean, controlMean + diff.estimate),
+      { low: diff.low / controlMean, high: diff.high / controlMean },
+      pairs.length,
+      'relative',
+      'ms',
+    );
     // The typical request's latency change: the geometric mean of per-record ratios. Pairing cancels each
     // record's own cost, and the log scale keeps a few expensive records from dominating the trial's noise.
-    const logRatios = pairs.filter((p) => p.control.latencyMs > 0 && p.treatment.latencyMs > 0).map((p) => Math.log(p.treatment.latencyMs / p.control.latencyMs));
+    const logRatios = pairs
+      .filter((p) => p.control.latencyMs > 0 && p.treatment.latencyMs > 0)
+      .map((p) => Math.log(p.treatment.latencyMs / p.control.latencyMs));
     if (logRatios.length > 0) {
       const shift = meanInterval(logRatios);
-      const geometric = (arm: 'control' | 'treatment'): number => Math.exp(pairs.reduce((s, p) => s + Math.log(Math.max(p[arm].latencyMs, 1e-9)), 0) / pairs.length);
+      const geometric = (arm: 'control' | 'treatment'): number =>
+        Math.exp(pairs.reduce((s, p) => s + Math.log(Math.max(p[arm].latencyMs, 1e-9)), 0) / pairs.length);
       const byProcess = processLatencyShift(trial.outcomes);
       // Several processes per arm: the shift between the arms' mean levels (its interval stays the pooled one's width).
       const offset = byProcess ? byProcess.shift - shift.estimate : 0;
-      add('latency_shift', geometric('control'), geometric('treatment'), Math.expm1(shift.estimate + offset), { low: Math.expm1(shift.low + offset), high: Math.expm1(shift.high + offset) }, logRatios.length, 'relative', 'ms', byProcess?.levels);
+      add(
+        'latency_shift',
+        geometric('control'),
+        geometric('treatment'),
+        Math.expm1(shift.estimate + offset),
+        { low: Math.expm1(shift.low + offset), high: Math.expm1(shift.high + offset) },
+        logRatios.length,
+        'relative',
+        'ms',
+        byProcess?.levels,
+      );
     }
-    for (const [metric, q] of [['latency_p50', 0.5], ['latency_p90', 0.9], ['latency_p99', 0.99]] as const) {
+    for (const [metric, q] of [
+      ['latency_p50', 0.5],
+      ['latency_p90', 0.9],
+      ['latency_p99', 0.99],
+    ] as const) {
       const c = pairs.map((p) => p.control.latencyMs).sort((a, b) => a - b);
       const t = pairs.map((p) => p.treatment.latencyMs).sort((a, b) => a - b);
       const interval = resamples > 0 ? quantileRatioInterval(pairs, q, { seed: seed + Math.round(q * 100), resamples }) : noInterval;
@@ -300,11 +375,29 @@ export function trialMetrics(trial: TrialData, options: TrialMetricsOptions): Tr
       return { low: d.low, high: d.high };
     };
     const anyError = (o: RequestOutcome): boolean => o.errorClass !== '';
-    add('error_share', share('control', anyError), share('treatment', anyError), share('treatment', anyError) - share('control', anyError), errorInterval(anyError), pairs.length, 'absolute', 'share');
+    add(
+      'error_share',
+      share('control', anyError),
+      share('treatment', anyError),
+      share('treatment', anyError) - share('control', anyError),
+      errorInterval(anyError),
+      pairs.length,
+      'absolute',
+      'share',
+    );
     const classes = new Set(pairs.flatMap((p) => [p.control.errorClass, p.treatment.errorClass]).filter((c) => c !== ''));
     for (const errorClass of [...classes].sort()) {
       const match = (o: RequestOutcome): boolean => o.errorClass === errorClass;
-      add(`error_share:${errorClass}`, share('control', match), share('treatment', match), share('treatment', match) - share('control', match), errorInterval(match), pairs.length, 'absolute', 'share');
+      add(
+        `error_share:${errorClass}`,
+        share('control', match),
+        share('treatment', match),
+        share('treatment', match) - share('control', match),
+        errorInterval(match),
+        pairs.length,
+        'absolute',
+        'share',
+      );
     }
     const bytesControl = pairs.reduce((s, p) => s + p.control.bytes, 0) / pairs.length;
     const bytesTreatment = pairs.reduce((s, p) => s + p.treatment.bytes, 0) / pairs.length;
@@ -324,14 +417,33 @@ export function trialMetrics(trial: TrialData, options: TrialMetricsOptions): Tr
     const end = last + 1_500;
     for (const [name, arms] of scrapedMetrics(trial.samples, start, end)) {
       const unit = /_(total|count|sum)$/.test(name) ? 'per s' : 'value';
-      add(name, arms.control.value, arms.treatment.value, relative(arms.control.value, arms.treatment.value), noInterval, arms.control.points + arms.treatment.points, 'relative', unit);
+      add(
+        name,
+        arms.control.value,
+        arms.treatment.value,
+        relative(arms.control.value, arms.treatment.value),
+        noInterval,
+        arms.control.points + arms.treatment.points,
+        'relative',
+        unit,
+      );
     }
     const process = processMetrics(trial.samples, trial.outcomes, start, end);
     if (process) {
       const several = process.cpu.control.length > 1 || process.cpu.treatment.length > 1;
       const cpu = { control: fleetMeanOf(process.cpu.control), treatment: fleetMeanOf(process.cpu.treatment) };
       const rss = { control: fleetMeanOf(process.rss.control), treatment: fleetMeanOf(process.rss.treatment) };
-      add('cpu_per_request', cpu.control, cpu.treatment, relative(cpu.control, cpu.treatment), noInterval, 2, 'relative', 'cpu s/request', several ? process.cpu : undefined);
+      add(
+        'cpu_per_request',
+        cpu.control,
+        cpu.treatment,
+        relative(cpu.control, cpu.treatment),
+        noInterval,
+        2,
+        'relative',
+        'cpu s/request',
+        several ? process.cpu : undefined,
+      );
       add('rss_bytes', rss.control, rss.treatment, relative(rss.control, rss.treatment), noInterval, 2, 'relative', 'bytes', several ? process.rss : undefined);
     }
   }

@@ -33,7 +33,8 @@ export interface ChartSpec {
 
 const WIDTH = 720;
 const TEXT = { color: '#333', fontFamily: 'system-ui, sans-serif' };
-const finitePoints = (points: readonly (readonly [number, number])[]): [number, number][] => points.filter(([a, b]) => Number.isFinite(a) && Number.isFinite(b)).map(([a, b]) => [a, b]);
+const finitePoints = (points: readonly (readonly [number, number])[]): [number, number][] =>
+  points.filter(([a, b]) => Number.isFinite(a) && Number.isFinite(b)).map(([a, b]) => [a, b]);
 
 /** The smallest of 1, 2, 2.5, 5 × 10^k at or above `value`, so a symmetric axis ends on a round number. */
 export function niceCeil(value: number): number {
@@ -44,9 +45,23 @@ export function niceCeil(value: number): number {
 }
 
 /** Lines of (x, y) points, one per series; `markers` are labelled vertical lines (a cancellation). */
-export function lineChartSpec(title: string, series: readonly Series[], xLabel: string, options: { xDomain?: [number, number]; yDomain?: [number, number]; yLabel?: string; markers?: readonly { x: number; label: string }[] } = {}): ChartSpec | undefined {
+export function lineChartSpec(
+  title: string,
+  series: readonly Series[],
+  xLabel: string,
+  options: { xDomain?: [number, number]; yDomain?: [number, number]; yLabel?: string; markers?: readonly { x: number; label: string }[] } = {},
+): ChartSpec | undefined {
   if (series.every((s) => finitePoints(s.points).length === 0)) return undefined;
-  const markLine = (options.markers ?? []).length > 0 ? { symbol: 'none', silent: true, lineStyle: { color: '#b00020', type: 'dashed' }, label: { formatter: '{b}', color: '#b00020' }, data: options.markers!.map((m) => ({ name: m.label, xAxis: m.x })) } : undefined;
+  const markLine =
+    (options.markers ?? []).length > 0
+      ? {
+          symbol: 'none',
+          silent: true,
+          lineStyle: { color: '#b00020', type: 'dashed' },
+          label: { formatter: '{b}', color: '#b00020' },
+          data: options.markers!.map((m) => ({ name: m.label, xAxis: m.x })),
+        }
+      : undefined;
   // One legend entry per line: server-side rendering measures text only approximately, so entries side by side can overlap.
   const legendHeight = 20 * series.length;
   return {
@@ -59,9 +74,28 @@ export function lineChartSpec(title: string, series: readonly Series[], xLabel: 
       tooltip: { trigger: 'axis', renderMode: 'richText' },
       legend: { top: 0, left: 8, orient: 'vertical', itemGap: 6 },
       grid: { left: 16, right: 32, top: legendHeight + 16, bottom: 40, containLabel: true },
-      xAxis: { type: 'value', name: xLabel, nameLocation: 'middle', nameGap: 26, axisLabel: { hideOverlap: true }, ...(options.xDomain ? { min: options.xDomain[0], max: options.xDomain[1] } : {}) },
-      yAxis: { type: 'value', ...(options.yLabel ? { name: options.yLabel } : {}), axisLabel: { hideOverlap: true }, ...(options.yDomain ? { min: options.yDomain[0], max: options.yDomain[1] } : {}) },
-      series: series.map((s, i) => ({ type: 'line', name: s.name, color: s.color, showSymbol: false, data: finitePoints(s.points), ...(i === 0 && markLine ? { markLine } : {}) })),
+      xAxis: {
+        type: 'value',
+        name: xLabel,
+        nameLocation: 'middle',
+        nameGap: 26,
+        axisLabel: { hideOverlap: true },
+        ...(options.xDomain ? { min: options.xDomain[0], max: options.xDomain[1] } : {}),
+      },
+      yAxis: {
+        type: 'value',
+        ...(options.yLabel ? { name: options.yLabel } : {}),
+        axisLabel: { hideOverlap: true },
+        ...(options.yDomain ? { min: options.yDomain[0], max: options.yDomain[1] } : {}),
+      },
+      series: series.map((s, i) => ({
+        type: 'line',
+        name: s.name,
+        color: s.color,
+        showSymbol: false,
+        data: finitePoints(s.points),
+        ...(i === 0 && markLine ? { markLine } : {}),
+      })),
     },
   };
 }
@@ -70,7 +104,12 @@ export function lineChartSpec(title: string, series: readonly Series[], xLabel: 
  * Effects as dots with interval whiskers, a zero line and the ±threshold band. Effects are fractions
  * (formatEffect's scale): shown ×100 as % (relative) or percentage points (absolute).
  */
-export function intervalChartSpec(title: string, rows: readonly { label: string; estimate: number; low: number; high: number }[], threshold: number, scale: 'relative' | 'absolute'): ChartSpec | undefined {
+export function intervalChartSpec(
+  title: string,
+  rows: readonly { label: string; estimate: number; low: number; high: number }[],
+  threshold: number,
+  scale: 'relative' | 'absolute',
+): ChartSpec | undefined {
   const values = rows.flatMap((r) => [r.estimate, r.low, r.high]).filter(Number.isFinite);
   if (values.length === 0) return undefined;
   const pct = (v: number): number => Number((v * 100).toPrecision(6));
@@ -78,7 +117,10 @@ export function intervalChartSpec(title: string, rows: readonly { label: string;
   const extent = niceCeil(Math.max(Math.abs(threshold) * 1.5, ...values.map(Math.abs)) * 100 * 1.1);
   const unit = scale === 'relative' ? '%' : ' pp';
   const labels = rows.map((r) => r.label);
-  const band = Math.abs(threshold) > 0 ? { silent: true, itemStyle: { color: 'rgba(46, 160, 67, 0.12)' }, data: [[{ xAxis: -pct(Math.abs(threshold)) }, { xAxis: pct(Math.abs(threshold)) }]] } : undefined;
+  const band =
+    Math.abs(threshold) > 0
+      ? { silent: true, itemStyle: { color: 'rgba(46, 160, 67, 0.12)' }, data: [[{ xAxis: -pct(Math.abs(threshold)) }, { xAxis: pct(Math.abs(threshold)) }]] }
+      : undefined;
   return {
     title,
     width: WIDTH,
@@ -96,14 +138,23 @@ export function intervalChartSpec(title: string, rows: readonly { label: string;
           coordinateSystem: 'cartesian2d',
           silent: true,
           lineStyle: { color: '#334455', width: 2, opacity: 1 },
-          data: rows.filter((r) => Number.isFinite(r.low) && Number.isFinite(r.high)).map((r) => ({ coords: [[pct(r.low), r.label], [pct(r.high), r.label]] })),
+          data: rows
+            .filter((r) => Number.isFinite(r.low) && Number.isFinite(r.high))
+            .map((r) => ({
+              coords: [
+                [pct(r.low), r.label],
+                [pct(r.high), r.label],
+              ],
+            })),
         },
         {
           type: 'scatter',
           name: 'estimate',
           color: '#223366',
           symbolSize: 9,
-          data: rows.filter((r) => Number.isFinite(r.estimate)).map((r) => ({ name: `${r.label}: [${pct(r.low)}${unit}, ${pct(r.high)}${unit}]`, value: [pct(r.estimate), r.label] })),
+          data: rows
+            .filter((r) => Number.isFinite(r.estimate))
+            .map((r) => ({ name: `${r.label}: [${pct(r.low)}${unit}, ${pct(r.high)}${unit}]`, value: [pct(r.estimate), r.label] })),
           markLine: { symbol: 'none', silent: true, label: { show: false }, lineStyle: { color: '#888', type: 'solid' }, data: [{ xAxis: 0 }] },
           ...(band ? { markArea: band } : {}),
         },
@@ -125,7 +176,14 @@ export function barChartSpec(title: string, bars: readonly { label: string; valu
       grid: { left: 16, right: 96, top: 8, bottom: 32, containLabel: true },
       xAxis: { type: 'value', name: unit, nameLocation: 'middle', nameGap: 22, axisLabel: { hideOverlap: true } },
       yAxis: { type: 'category', data: bars.map((b) => b.label), inverse: true },
-      series: [{ type: 'bar', barMaxWidth: 18, label: { show: true, position: 'right' }, data: bars.map((b) => ({ value: Number(b.value.toFixed(digits)), itemStyle: { color: b.color } })) }],
+      series: [
+        {
+          type: 'bar',
+          barMaxWidth: 18,
+          label: { show: true, position: 'right' },
+          data: bars.map((b) => ({ value: Number(b.value.toFixed(digits)), itemStyle: { color: b.color } })),
+        },
+      ],
     },
   };
 }

@@ -15,7 +15,14 @@ export function headlineOf(report: ExperimentReport): Headline {
   const { verdict, stopped } = report;
   if (stopped) {
     const status = stopped.status === 'cancelled' ? 'Cancelled' : 'Failed';
-    return { word: stopped.status, tone: 'bad', stoppedBanner: `${status}: ${stopped.reason}. No verdict: what ${stopped.trialsMeasured} trial(s) measured before it stopped is below, not judged.` };
+    return {
+      word: stopped.status,
+      tone: 'bad',
+      stoppedBanner: `${status}: ${stopped.reason}. No verdict: what ${stopped.trialsMeasured} trial(s) measured before it stopped is below, not judged.`,
+    };
   }
-  return { word: verdict.outcome, tone: verdict.outcome === 'passed' && !verdict.inconclusivePolicy ? 'good' : verdict.outcome === 'regressed' ? 'bad' : 'warn' };
+  return {
+    word: verdict.outcome,
+    tone: verdict.outcome === 'passed' && !verdict.inconclusivePolicy ? 'good' : verdict.outcome === 'regressed' ? 'bad' : 'warn',
+  };
 }

@@ -43,15 +43,33 @@ type Comparison = NonNullable<ExperimentReport['comparison']>;
 /** What reached each dependency, per arm: the evidence that the guardrails held (blocked and refused calls, calls per target). */
 function guardrailSection(report: ExperimentReport, draw: DrawChart): string {
   const attributed = report.fanout.filter((f) => f.fanOut !== null);
-  const chart = attributed.length > 0 ? draw(barChartSpec('calls per replayed request', attributed.map((f) => ({ label: `${f.dependency} (${f.policy}) ${f.arm}`, value: f.fanOut!, color: f.arm === 'treatment' ? COLORS.treatment : COLORS.control })), 'calls/request'), 'calls per replayed request') : '';
+  const chart =
+    attributed.length > 0
+      ? draw(
+          barChartSpec(
+            'calls per replayed request',
+            attributed.map((f) => ({
+              label: `${f.dependency} (${f.policy}) ${f.arm}`,
+              value: f.fanOut!,
+              color: f.arm === 'treatment' ? COLORS.treatment : COLORS.control,
+            })),
+            'calls/request',
+          ),
+          'calls per replayed request',
+        )
+      : '';
   const rows = report.fanout
     .map((f) => {
-      const targets = Object.entries(f.byTarget ?? {}).map(([target, calls]) => `<code>${e(target)}</code> ${e(calls)}`).join(', ');
+      const targets = Object.entries(f.byTarget ?? {})
+        .map(([target, calls]) => `<code>${e(target)}</code> ${e(calls)}`)
+        .join(', ');
       const fanOut = f.fanOut === null ? '<span class="warn">unknown</span>' : e(number(f.fanOut, 2));
       return `<tr><td>${e(f.dependency)}</td><td>${e(f.policy)}</td><td>${e(f.arm)}</td><td class="n">${e(f.calls)}</td><td class="n">${e(f.errors)}</td><td class="n">${e(f.blocked)}</td><td class="n">${e(f.refused ?? 0)}</td><td>${targets}</td><td class="n">${fanOut}</td></tr>`;
     })
     .join('');
-  const unknown = report.fanout.some((f) => f.fanOut === null) ? '<p class="meta">Fan-out is unknown where the service did not forward <code>x-tandem-record</code> on its downstream calls (forward the identity headers to attribute calls to requests; see docs/guardrails.md).</p>' : '';
+  const unknown = report.fanout.some((f) => f.fanOut === null)
+    ? '<p class="meta">Fan-out is unknown where the service did not forward <code>x-tandem-record</code> on its downstream calls (forward the identity headers to attribute calls to requests; see docs/guardrails.md).</p>'
+    : '';
   return `<h2>Dependencies (guardrails)</h2><table><thead><tr><th>Dependency</th><th>Policy</th><th>Arm</th><th>Calls</th><th>Errors</th><th>Writes blocked</th><th>Refused</th><th>Calls per target</th><th>Calls/request</th></tr></thead><tbody>${rows}</tbody></table>${unknown}${chart}`;
 }
 
@@ -66,7 +84,10 @@ function endpointSections(c: Comparison): string {
   const differing = c.endpoints.filter((x) => x.differing > 0);
   if (differing.length === 0) return c.endpoints.length > 0 ? `<p class="good">No endpoint differs (${e(c.endpoints.length)} endpoint(s) compared).</p>` : '';
   const rows = differing
-    .map((x) => `<tr><td><code>${e(x.endpoint)}</code></td><td class="n">${e(x.pairs)}</td><td class="n">${e(number(x.share * 100, 1))}%</td><td class="n">${e(x.statusMismatches)}</td><td>${x.example && shapeChange(x.example.control.body, x.example.treatment.body, x.example.differingFields) ? `<strong>${e(shapeChange(x.example.control.body, x.example.treatment.body, x.example.differingFields))}</strong>; ` : ''}${x.fields.map((f) => `<code${f.counted ? '' : ' class="noise"'}>${e(fieldName(f.path))}</code> ${e(number(f.share * 100, 0))}%${f.counted ? '' : ' (noise)'}`).join(', ')}</td></tr>`)
+    .map(
+      (x) =>
+        `<tr><td><code>${e(x.endpoint)}</code></td><td class="n">${e(x.pairs)}</td><td class="n">${e(number(x.share * 100, 1))}%</td><td class="n">${e(x.statusMismatches)}</td><td>${x.example && shapeChange(x.example.control.body, x.example.treatment.body, x.example.differingFields) ? `<strong>${e(shapeChange(x.example.control.body, x.example.treatment.body, x.example.differingFields))}</strong>; ` : ''}${x.fields.map((f) => `<code${f.counted ? '' : ' class="noise"'}>${e(fieldName(f.path))}</code> ${e(number(f.share * 100, 0))}%${f.counted ? '' : ' (noise)'}`).join(', ')}</td></tr>`,
+    )
     .join('');
   const examples = differing
     .slice(0, 10)
@@ -96,12 +117,19 @@ ${report.stopped ? '' : `<ul>${verdict.reasons.map((r) => `<li>${e(r)}</li>`).jo
   sections.push(`<h2>Judged metrics</h2>${metricsTable(report, true) || '<p class="empty">none</p>'}`);
 
   sections.push(
-    `<h2>Latency CDF</h2>${draw(lineChartSpec(
+    `<h2>Latency CDF</h2>${draw(
+      lineChartSpec(
+        'latency CDF per arm',
+        (['control', 'treatment'] as const).map((arm) => ({
+          name: `${arm} (p50 ${number(report.arms[arm].latencyMs.p50)} ms, p99 ${number(report.arms[arm].latencyMs.p99)} ms)`,
+          color: COLORS[arm],
+          points: report.latencyCdf[arm],
+        })),
+        'latency (ms)',
+        { yDomain: [0, 1] },
+      ),
       'latency CDF per arm',
-      (['control', 'treatment'] as const).map((arm) => ({ name: `${arm} (p50 ${number(report.arms[arm].latencyMs.p50)} ms, p99 ${number(report.arms[arm].latencyMs.p99)} ms)`, color: COLORS[arm], points: report.latencyCdf[arm] })),
-      'latency (ms)',
-      { yDomain: [0, 1] },
-    ), 'latency CDF per arm')}`,
+    )}`,
   );
 
   const judged = report.metrics.filter((m) => m.judged && m.verdict !== 'no data');
@@ -116,10 +144,26 @@ ${report.stopped ? '' : `<ul>${verdict.reasons.map((r) => `<li>${e(r)}</li>`).jo
     .join('\n');
   const narrowing = report.metrics
     .filter((m) => m.policy?.critical && m.looks.length > 1)
-    .map((m) => `<h3>${e(m.metric)}</h3>${draw(intervalChartSpec(`${m.metric} after each look`, m.looks.map((l) => ({ label: `after ${l.trials} trials`, estimate: l.estimate, low: l.low, high: l.high })), m.policy?.threshold ?? 0, m.scale), `${m.metric} after each look`)}`)
+    .map(
+      (m) =>
+        `<h3>${e(m.metric)}</h3>${draw(
+          intervalChartSpec(
+            `${m.metric} after each look`,
+            m.looks.map((l) => ({ label: `after ${l.trials} trials`, estimate: l.estimate, low: l.low, high: l.high })),
+            m.policy?.threshold ?? 0,
+            m.scale,
+          ),
+          `${m.metric} after each look`,
+        )}`,
+    )
     .join('\n');
-  if (narrowing) sections.push(`<h2>How the intervals narrowed</h2><p class="meta">The estimate and its confidence-sequence interval (valid at every look) after each completed trial; the judge stopped when every critical metric was decided.</p>${narrowing}`);
-  sections.push(`<h2>Per-trial effects</h2><p class="meta">Dots are each trial's effect with its within-trial 95% interval; the last row is the estimate across trials. The green band is ±threshold.</p>${perTrial || '<p class="empty">no judged metric has data</p>'}`);
+  if (narrowing)
+    sections.push(
+      `<h2>How the intervals narrowed</h2><p class="meta">The estimate and its confidence-sequence interval (valid at every look) after each completed trial; the judge stopped when every critical metric was decided.</p>${narrowing}`,
+    );
+  sections.push(
+    `<h2>Per-trial effects</h2><p class="meta">Dots are each trial's effect with its within-trial 95% interval; the last row is the estimate across trials. The green band is ±threshold.</p>${perTrial || '<p class="empty">no judged metric has data</p>'}`,
+  );
   const processes = processTable(report);
   if (processes) sections.push(processes);
 
@@ -131,9 +175,17 @@ ${report.stopped ? '' : `<ul>${verdict.reasons.map((r) => `<li>${e(r)}</li>`).jo
       color: palette[i % palette.length]!,
       points: d.observations.filter((o) => o.value !== null).map((o) => [(o.timeMs - start) / 1000, o.value!] as const),
     }));
-    const markers = report.cancellation ? [{ x: (report.cancellation.terminatedMs - start) / 1000, label: `cancelled by ${report.cancellation.detector}` }] : [];
-    const violations = report.detectors.flatMap((d) => d.observations.filter((o) => o.verdict === 'violation').map((o) => `<li>${e(d.name)} at +${e(((o.timeMs - start) / 1000).toFixed(1))} s: ${e(o.message ?? `value ${o.value}`)}</li>`));
-    sections.push(`<h2>Detector checks</h2>${draw(lineChartSpec('detector values over time', series, 'seconds since monitoring started', { markers }), 'detector values over time')}${violations.length > 0 ? `<details><summary>${violations.length} violation(s)</summary><ul>${violations.slice(0, 200).join('')}</ul></details>` : ''}`);
+    const markers = report.cancellation
+      ? [{ x: (report.cancellation.terminatedMs - start) / 1000, label: `cancelled by ${report.cancellation.detector}` }]
+      : [];
+    const violations = report.detectors.flatMap((d) =>
+      d.observations
+        .filter((o) => o.verdict === 'violation')
+        .map((o) => `<li>${e(d.name)} at +${e(((o.timeMs - start) / 1000).toFixed(1))} s: ${e(o.message ?? `value ${o.value}`)}</li>`),
+    );
+    sections.push(
+      `<h2>Detector checks</h2>${draw(lineChartSpec('detector values over time', series, 'seconds since monitoring started', { markers }), 'detector values over time')}${violations.length > 0 ? `<details><summary>${violations.length} violation(s)</summary><ul>${violations.slice(0, 200).join('')}</ul></details>` : ''}`,
+    );
   }
 
   if (report.fanout.length > 0) sections.push(guardrailSection(report, draw));
@@ -142,17 +194,38 @@ ${report.stopped ? '' : `<ul>${verdict.reasons.map((r) => `<li>${e(r)}</li>`).jo
     const c = report.comparison;
     const fields = c.fields
       .slice(0, 50)
-      .map((f) => `<tr><td>${e(fieldName(f.path))}</td><td class="n">${e(number(f.rate * 100, 1))}%</td><td class="n">${e(Number.isFinite(f.noiseRate) ? `${number(f.noiseRate * 100, 1)}%` : 'n/a')}</td><td>${e(f.ignored === false ? 'counted' : `ignored (${f.ignored})`)}</td><td><code>${e(f.example.control)}</code> → <code>${e(f.example.treatment)}</code> <span class="meta">record ${e(f.example.recordId)}</span></td></tr>`)
+      .map(
+        (f) =>
+          `<tr><td>${e(fieldName(f.path))}</td><td class="n">${e(number(f.rate * 100, 1))}%</td><td class="n">${e(Number.isFinite(f.noiseRate) ? `${number(f.noiseRate * 100, 1)}%` : 'n/a')}</td><td>${e(f.ignored === false ? 'counted' : `ignored (${f.ignored})`)}</td><td><code>${e(f.example.control)}</code> → <code>${e(f.example.treatment)}</code> <span class="meta">record ${e(f.example.recordId)}</span></td></tr>`,
+      )
       .join('');
     const ranking = c.ranking
       ? `<p>Ranking (${e(c.ranking.pairs)} lists, against ${e(c.ranking.reference)}): NDCG@${e(c.ranking.k)} ${e(number(c.ranking.ndcg.mean, 4))} (min ${e(number(c.ranking.ndcg.min, 4))}), Kendall τ ${e(number(c.ranking.kendallTau.mean, 3))}, overlap@${e(c.ranking.k)} ${e(number(c.ranking.overlap.mean, 3))}${c.ranking.noise ? `; control′ vs control: NDCG ${e(number(c.ranking.noise.ndcg, 4))}` : ''}</p>`
       : '';
-    sections.push(`<h2>Responses</h2>${coverageLine(c)}${ranking}${endpointSections(c)}${fields ? `<details><summary>All fields that differ</summary><table><thead><tr><th>Field</th><th>Differs</th><th>Noise (control′)</th><th></th><th>Example</th></tr></thead><tbody>${fields}</tbody></table></details>` : ''}`);
+    sections.push(
+      `<h2>Responses</h2>${coverageLine(c)}${ranking}${endpointSections(c)}${fields ? `<details><summary>All fields that differ</summary><table><thead><tr><th>Field</th><th>Differs</th><th>Noise (control′)</th><th></th><th>Example</th></tr></thead><tbody>${fields}</tbody></table></details>` : ''}`,
+    );
   }
 
-  if (report.finalChecks.length > 0) sections.push(`<h2>Final checks</h2><ul>${report.finalChecks.map((c) => `<li class="${c.ok ? 'good' : 'bad'}">${e(c.name)}: ${e(c.message)}</li>`).join('')}</ul>`);
-  const trials = report.trials.map((t) => `<tr><td>${e(t.index)}</td><td>${e(t.attempt)}</td><td>${e(t.status)}</td><td>${e(t.slots === undefined || t.slots === null || typeof t.slots !== 'object' ? '' : Object.entries(t.slots as Record<string, unknown>).map(([arm, slot]) => `${arm} ${String(slot)}`).join(', '))}</td><td class="n">${e(t.achievedRate ?? '')}</td><td class="n">${e(t.otherWorkOnArmCpus === undefined ? '' : `${Math.round(t.otherWorkOnArmCpus * 100)}%`)}</td><td>${e(t.reason ?? '')}</td></tr>`).join('');
-  sections.push(`<h2>Trials</h2><table><thead><tr><th>Trial</th><th>Attempt</th><th>Status</th><th>Slots</th><th>Pairs/s</th><th>Other work on the arms' CPUs</th><th>Reason</th></tr></thead><tbody>${trials}</tbody></table>`);
+  if (report.finalChecks.length > 0)
+    sections.push(
+      `<h2>Final checks</h2><ul>${report.finalChecks.map((c) => `<li class="${c.ok ? 'good' : 'bad'}">${e(c.name)}: ${e(c.message)}</li>`).join('')}</ul>`,
+    );
+  const trials = report.trials
+    .map(
+      (t) =>
+        `<tr><td>${e(t.index)}</td><td>${e(t.attempt)}</td><td>${e(t.status)}</td><td>${e(
+          t.slots === undefined || t.slots === null || typeof t.slots !== 'object'
+            ? ''
+            : Object.entries(t.slots as Record<string, unknown>)
+                .map(([arm, slot]) => `${arm} ${String(slot)}`)
+                .join(', '),
+        )}</td><td class="n">${e(t.achievedRate ?? '')}</td><td class="n">${e(t.otherWorkOnArmCpus === undefined ? '' : `${Math.round(t.otherWorkOnArmCpus * 100)}%`)}</td><td>${e(t.reason ?? '')}</td></tr>`,
+    )
+    .join('');
+  sections.push(
+    `<h2>Trials</h2><table><thead><tr><th>Trial</th><th>Attempt</th><th>Status</th><th>Slots</th><th>Pairs/s</th><th>Other work on the arms' CPUs</th><th>Reason</th></tr></thead><tbody>${trials}</tbody></table>`,
+  );
   const others = metricsTable(report, false);
   if (others) sections.push(`<details><summary>Other counters (reported, not judged)</summary>${others}</details>`);
   if (report.notes.length > 0) sections.push(`<h2>Notes</h2><ul>${report.notes.map((n) => `<li>${e(n)}</li>`).join('')}</ul>`);
@@ -201,6 +274,11 @@ function processTable(report: ExperimentReport): string | undefined {
       })
       .join(' · ');
   };
-  const body = rows.map((t) => `<tr><td>${e(t.metric)}</td><td class="n">${e(t.trial)}</td><td>${cell(t.metric, t.processes!.control)}</td><td>${cell(t.metric, t.processes!.treatment)}</td><td class="n">${e(`${t.effect >= 0 ? '+' : ''}${number(t.effect * 100, 2)}%`)}</td></tr>`).join('');
+  const body = rows
+    .map(
+      (t) =>
+        `<tr><td>${e(t.metric)}</td><td class="n">${e(t.trial)}</td><td>${cell(t.metric, t.processes!.control)}</td><td>${cell(t.metric, t.processes!.treatment)}</td><td class="n">${e(`${t.effect >= 0 ? '+' : ''}${number(t.effect * 100, 2)}%`)}</td></tr>`,
+    )
+    .join('');
   return `<h2>Processes</h2><p class="meta">Each arm ran several fresh processes per trial, all on the same requests; an arm's value is its processes' mean, what a fleet of them pays (a fresh process can be slow for its whole life: docs/harness.md). Bold: more than 10% slower than the arm's mean.</p><table><thead><tr><th>metric</th><th>trial</th><th>control processes</th><th>treatment processes</th><th>trial effect</th></tr></thead><tbody>${body}</tbody></table>`;
 }

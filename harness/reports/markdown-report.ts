@@ -22,17 +22,32 @@ export function renderMarkdown(report: ExperimentReport): string {
   const { experiment, verdict } = report;
   const compared = comparedText(experiment.spec);
   const headline = headlineOf(report);
-  lines.push(`### ${ICON[headline.word] ?? ''} Tandem: ${cell(headline.word)} — ${cell(experiment.workload)}${compared !== undefined ? `: ${cell(compared)}` : ''} (${cell(experiment.id)})`, '');
+  lines.push(
+    `### ${ICON[headline.word] ?? ''} Tandem: ${cell(headline.word)} — ${cell(experiment.workload)}${compared !== undefined ? `: ${cell(compared)}` : ''} (${cell(experiment.id)})`,
+    '',
+  );
   if (headline.stoppedBanner) lines.push(`> **${cell(headline.stoppedBanner)}**`, '');
   else if (verdict.outcome === 'inconclusive' || verdict.inconclusivePolicy) {
-    const how = verdict.inconclusivePolicy === 'pass' ? 'passed only because the workload accepts inconclusive results' : verdict.inconclusivePolicy === 'fail' ? 'failed because the workload treats inconclusive results as failures' : 'not passed: more trials, or a less noisy setup, are needed';
+    const how =
+      verdict.inconclusivePolicy === 'pass'
+        ? 'passed only because the workload accepts inconclusive results'
+        : verdict.inconclusivePolicy === 'fail'
+          ? 'failed because the workload treats inconclusive results as failures'
+          : 'not passed: more trials, or a less noisy setup, are needed';
     lines.push(`> **Inconclusive (${how}).** ${verdict.undecided.map(cell).join('; ')}`, '');
   }
   if (!report.stopped) for (const reason of verdict.reasons) lines.push(`- ${cell(reason)}`);
-  lines.push('', `${verdict.trials} trial(s) judged (${sequentialText(report)}), seed ${experiment.seed}, α = ${verdict.alpha} (Benjamini–Hochberg across the judged metrics whose trials could make them significant${verdict.familySize !== undefined ? `, counting ${verdict.familySize}` : ''}).`, '');
+  lines.push(
+    '',
+    `${verdict.trials} trial(s) judged (${sequentialText(report)}), seed ${experiment.seed}, α = ${verdict.alpha} (Benjamini–Hochberg across the judged metrics whose trials could make them significant${verdict.familySize !== undefined ? `, counting ${verdict.familySize}` : ''}).`,
+    '',
+  );
   const judged = report.metrics.filter((m) => m.judged);
   if (judged.length > 0) {
-    lines.push(`| Metric | Control | Treatment | Effect | ${intervalHeading(verdict.alpha)} | Verdict | Why |`, '| --- | ---: | ---: | ---: | --- | --- | --- |');
+    lines.push(
+      `| Metric | Control | Treatment | Effect | ${intervalHeading(verdict.alpha)} | Verdict | Why |`,
+      '| --- | ---: | ---: | ---: | --- | --- | --- |',
+    );
     for (const m of judged) {
       const critical = m.policy?.critical ? ' (critical)' : '';
       lines.push(
@@ -44,7 +59,10 @@ export function renderMarkdown(report: ExperimentReport): string {
   const reported = report.metrics.filter((m) => !m.judged && m.verdict !== 'no data');
   if (reported.length > 0) {
     const moved = reported.filter((m) => m.pValue < verdict.alpha).map((m) => `${cell(m.metric)} ${formatEffect(m.estimate, m.scale)}`);
-    lines.push(`${reported.length} other counter(s) reported, not judged${moved.length > 0 ? `; moved (unadjusted p < ${verdict.alpha}): ${moved.slice(0, 10).join(', ')}${moved.length > 10 ? ', …' : ''}` : ''}.`, '');
+    lines.push(
+      `${reported.length} other counter(s) reported, not judged${moved.length > 0 ? `; moved (unadjusted p < ${verdict.alpha}): ${moved.slice(0, 10).join(', ')}${moved.length > 10 ? ', …' : ''}` : ''}.`,
+      '',
+    );
   }
   const narrowing = lookTable(report);
   if (narrowing.length > 0) lines.push(...narrowing, '');
@@ -64,7 +82,11 @@ export function renderMarkdown(report: ExperimentReport): string {
   if (report.fanout.length > 0) lines.push(...guardrailLines(report), '');
   const comparison = report.comparison;
   if (comparison) lines.push(...responseLines(comparison), '');
-  if (report.calibration) lines.push(`Calibrated by A/A run ${cell(report.calibration.experimentId)} (${report.calibration.trials} trials, false-positive rate ${number(report.calibration.falsePositiveRate * 100, 1)}%).`, '');
+  if (report.calibration)
+    lines.push(
+      `Calibrated by A/A run ${cell(report.calibration.experimentId)} (${report.calibration.trials} trials, false-positive rate ${number(report.calibration.falsePositiveRate * 100, 1)}%).`,
+      '',
+    );
   for (const note of report.notes) lines.push(`> ${cell(note)}`);
   return `${lines.join('\n').trimEnd()}\n`;
 }
@@ -73,7 +95,12 @@ export function renderMarkdown(report: ExperimentReport): string {
 function lookTable(report: ExperimentReport): string[] {
   const critical = report.metrics.filter((m) => m.policy?.critical && m.looks.length > 1);
   if (critical.length === 0) return [];
-  const lines = ['**How the intervals narrowed** (confidence sequence, valid at every look):', '', `| Trials | ${critical.map((m) => cell(m.metric)).join(' | ')} |`, `| ---: | ${critical.map(() => '---').join(' | ')} |`];
+  const lines = [
+    '**How the intervals narrowed** (confidence sequence, valid at every look):',
+    '',
+    `| Trials | ${critical.map((m) => cell(m.metric)).join(' | ')} |`,
+    `| ---: | ${critical.map(() => '---').join(' | ')} |`,
+  ];
   const counts = [...new Set(critical.flatMap((m) => m.looks.map((l) => l.trials)))].sort((a, b) => a - b);
   for (const n of counts) {
     const cells = critical.map((m) => {
@@ -97,31 +124,52 @@ function responseLines(comparison: NonNullable<ExperimentReport['comparison']>):
   if (differing.length > 0) {
     lines.push('', '| Endpoint | Pairs | Differ | Status mismatches | Fields that differ |', '| --- | ---: | ---: | ---: | --- |');
     for (const e of differing.slice(0, 5)) {
-      const fields = e.fields.filter((f) => f.counted).slice(0, 4).map((f) => `${cell(fieldName(f.path))} (${number(f.share * 100, 0)}%)`);
+      const fields = e.fields
+        .filter((f) => f.counted)
+        .slice(0, 4)
+        .map((f) => `${cell(fieldName(f.path))} (${number(f.share * 100, 0)}%)`);
       // A changed top-level shape first, in words; the field paths it implies follow.
       const shape = e.example ? shapeChange(e.example.control.body, e.example.treatment.body, e.example.differingFields) : undefined;
-      lines.push(`| ${cell(e.endpoint)} | ${e.pairs} | ${number(e.share * 100, 1)}% | ${e.statusMismatches} | ${shape ? `**${cell(shape)}**; ` : ''}${fields.join(', ') || '—'} |`);
+      lines.push(
+        `| ${cell(e.endpoint)} | ${e.pairs} | ${number(e.share * 100, 1)}% | ${e.statusMismatches} | ${shape ? `**${cell(shape)}**; ` : ''}${fields.join(', ') || '—'} |`,
+      );
     }
     if (differing.length > 5) lines.push('', `…and ${differing.length - 5} more endpoint(s) differ (see the HTML report).`);
   }
   const counted = comparison.fields.filter((f) => f.ignored === false).slice(0, 5);
   if (counted.length > 0) lines.push('');
-  for (const f of counted) lines.push(`- ${cell(fieldName(f.path))} differs in ${number(f.rate * 100, 1)}% (e.g. record ${cell(f.example.recordId)}: ${cell(f.example.control)} → ${cell(f.example.treatment)})`);
+  for (const f of counted)
+    lines.push(
+      `- ${cell(fieldName(f.path))} differs in ${number(f.rate * 100, 1)}% (e.g. record ${cell(f.example.recordId)}: ${cell(f.example.control)} → ${cell(f.example.treatment)})`,
+    );
   if (comparison.ranking) {
     const r = comparison.ranking;
-    lines.push('', `Ranking: NDCG@${r.k} ${number(r.ndcg.mean, 4)} (min ${number(r.ndcg.min, 4)}), Kendall τ ${number(r.kendallTau.mean, 3)}, overlap@${r.k} ${number(r.overlap.mean, 3)}${r.noise ? `; control′ vs control NDCG ${number(r.noise.ndcg, 4)}` : ''}`);
+    lines.push(
+      '',
+      `Ranking: NDCG@${r.k} ${number(r.ndcg.mean, 4)} (min ${number(r.ndcg.min, 4)}), Kendall τ ${number(r.kendallTau.mean, 3)}, overlap@${r.k} ${number(r.overlap.mean, 3)}${r.noise ? `; control′ vs control NDCG ${number(r.noise.ndcg, 4)}` : ''}`,
+    );
   }
   return lines;
 }
 
 /** Per dependency and arm: calls, writes blocked, calls refused, calls per target, fan-out (or why it is unknown). */
 function guardrailLines(report: ExperimentReport): string[] {
-  const lines = ['**Dependencies (guardrails):**', '', '| Dependency | Policy | Arm | Calls | Blocked | Refused | Per target | Calls/request |', '| --- | --- | --- | ---: | ---: | ---: | --- | ---: |'];
+  const lines = [
+    '**Dependencies (guardrails):**',
+    '',
+    '| Dependency | Policy | Arm | Calls | Blocked | Refused | Per target | Calls/request |',
+    '| --- | --- | --- | ---: | ---: | ---: | --- | ---: |',
+  ];
   for (const f of report.fanout) {
-    const targets = Object.entries(f.byTarget ?? {}).map(([target, calls]) => `${cell(target)} ${calls}`).join(', ');
-    lines.push(`| ${cell(f.dependency)} | ${cell(f.policy)} | ${cell(f.arm)} | ${f.calls} | ${f.blocked} | ${f.refused ?? 0} | ${targets || '—'} | ${f.fanOut === null ? 'unknown' : number(f.fanOut, 2)} |`);
+    const targets = Object.entries(f.byTarget ?? {})
+      .map(([target, calls]) => `${cell(target)} ${calls}`)
+      .join(', ');
+    lines.push(
+      `| ${cell(f.dependency)} | ${cell(f.policy)} | ${cell(f.arm)} | ${f.calls} | ${f.blocked} | ${f.refused ?? 0} | ${targets || '—'} | ${f.fanOut === null ? 'unknown' : number(f.fanOut, 2)} |`,
+    );
   }
-  if (report.fanout.some((f) => f.fanOut === null)) lines.push('', 'Calls/request is unknown where the service does not forward `x-tandem-record` on its downstream calls (see docs/guardrails.md).');
+  if (report.fanout.some((f) => f.fanOut === null))
+    lines.push('', 'Calls/request is unknown where the service does not forward `x-tandem-record` on its downstream calls (see docs/guardrails.md).');
   return lines;
 }
 
@@ -140,5 +188,5 @@ function slowProcesses(report: ExperimentReport): string | undefined {
     }
   }
   const perArm = rows[0]!.processes!.control.length;
-  return `${perArm} processes per arm per trial, each arm judged by its fastest; ${slow.length === 0 ? 'none was more than 10% slower than its arm\'s fastest' : `more than 10% slower than their arm's fastest (CPU per request): ${slow.slice(0, 12).join(', ')}${slow.length > 12 ? `, and ${slow.length - 12} more` : ''}`}.`;
+  return `${perArm} processes per arm per trial, each arm judged by its fastest; ${slow.length === 0 ? "none was more than 10% slower than its arm's fastest" : `more than 10% slower than their arm's fastest (CPU per request): ${slow.slice(0, 12).join(', ')}${slow.length > 12 ? `, and ${slow.length - 12} more` : ''}`}.`;
 }

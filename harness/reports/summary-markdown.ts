@@ -18,7 +18,10 @@ export function renderSummaryMarkdown(report: ExperimentReport, htmlPath?: strin
   const judged = report.metrics.filter((m) => m.judged);
   if (judged.length > 0) {
     lines.push(`| Metric | Effect | ${intervalHeading(report.verdict.alpha)} | Verdict |`, '| --- | ---: | --- | --- |');
-    for (const m of judged) lines.push(`| ${cell(m.metric)}${m.policy?.critical ? ' (critical)' : ''} | ${formatEffect(m.estimate, m.scale)} | [${formatEffect(m.low, m.scale)}, ${formatEffect(m.high, m.scale)}] | ${cell(m.verdict)} |`);
+    for (const m of judged)
+      lines.push(
+        `| ${cell(m.metric)}${m.policy?.critical ? ' (critical)' : ''} | ${formatEffect(m.estimate, m.scale)} | [${formatEffect(m.low, m.scale)}, ${formatEffect(m.high, m.scale)}] | ${cell(m.verdict)} |`,
+      );
     lines.push('');
   }
   const differing = (report.comparison?.endpoints ?? []).filter((e) => e.differing > 0).slice(0, 3);
@@ -26,9 +29,14 @@ export function renderSummaryMarkdown(report: ExperimentReport, htmlPath?: strin
     lines.push('| Endpoint | Differ | What changed |', '| --- | ---: | --- |');
     for (const e of differing) {
       const shape = e.example ? shapeChange(e.example.control.body, e.example.treatment.body, e.example.differingFields) : undefined;
-      const fields = e.fields.filter((f) => f.counted).slice(0, 3).map((f) => cell(fieldName(f.path)));
+      const fields = e.fields
+        .filter((f) => f.counted)
+        .slice(0, 3)
+        .map((f) => cell(fieldName(f.path)));
       const status = e.statusMismatches > 0 ? `${e.statusMismatches} status mismatch(es)` : undefined;
-      lines.push(`| ${cell(e.endpoint)} | ${(e.share * 100).toFixed(1)}% | ${[shape ? cell(shape) : undefined, status, fields.length > 0 ? fields.join(', ') : undefined].filter(Boolean).join('; ') || '—'} |`);
+      lines.push(
+        `| ${cell(e.endpoint)} | ${(e.share * 100).toFixed(1)}% | ${[shape ? cell(shape) : undefined, status, fields.length > 0 ? fields.join(', ') : undefined].filter(Boolean).join('; ') || '—'} |`,
+      );
     }
     lines.push('');
   }

@@ -57,7 +57,9 @@ export class ClickHouseConnection {
 
   /** Rows one at a time, for results too large to hold (corpus reads). */
   async *stream<T>(statement: SqlFragment, signal?: AbortSignal): AsyncGenerator<T> {
-    const result = await this.#guard(statement.text, async () => (await this.#connected()).query({ query: statement.text, format: 'JSONEachRow', ...(signal ? { abort_signal: signal } : {}) }));
+    const result = await this.#guard(statement.text, async () =>
+      (await this.#connected()).query({ query: statement.text, format: 'JSONEachRow', ...(signal ? { abort_signal: signal } : {}) }),
+    );
     try {
       for await (const rows of result.stream()) {
         for (const row of rows as { json(): T }[]) yield row.json();
@@ -73,7 +75,9 @@ export class ClickHouseConnection {
   async insert(table: SqlFragment, rows: readonly Record<string, unknown>[]): Promise<void> {
     for (let start = 0; start < rows.length; start += this.#options.batchRows) {
       const batch = rows.slice(start, start + this.#options.batchRows);
-      await this.#guard(`INSERT INTO ${table.text}`, async () => (await this.#connected()).insert({ table: table.text, values: batch as Record<string, unknown>[], format: 'JSONEachRow' }));
+      await this.#guard(`INSERT INTO ${table.text}`, async () =>
+        (await this.#connected()).insert({ table: table.text, values: batch as Record<string, unknown>[], format: 'JSONEachRow' }),
+      );
     }
   }
 

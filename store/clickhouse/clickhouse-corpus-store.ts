@@ -93,7 +93,10 @@ export class ClickHouseCorpusStore implements CorpusStore {
 
   /** From the summary the materialized view keeps (corpus-summary.ts): a few rows per tier and hour, never the records. */
   async tiers(options: ReadOptions = {}): Promise<CorpusTierSummary[]> {
-    const rows = await this.t.connection.rows<{ tier: string; count: string; first_ms: string; last_ms: string; bytes: string }>(tierSummaryQuery(this.t), options.signal);
+    const rows = await this.t.connection.rows<{ tier: string; count: string; first_ms: string; last_ms: string; bytes: string }>(
+      tierSummaryQuery(this.t),
+      options.signal,
+    );
     return rows.map((r) => ({ tier: r.tier, count: Number(r.count), firstMs: Number(r.first_ms), lastMs: Number(r.last_ms), bytes: Number(r.bytes) }));
   }
 

@@ -14,7 +14,17 @@ import { qualified, ident, SqlFragment } from '../sql.js';
  */
 export const UNSUMMARIZED_KIND = '(written by an older tandem)';
 
-export const TABLES = ['corpus', 'corpus_tiers', 'samples', 'outcomes', 'experiments', 'experiment_events', 'observations', 'config_reads', 'error_records'] as const;
+export const TABLES = [
+  'corpus',
+  'corpus_tiers',
+  'samples',
+  'outcomes',
+  'experiments',
+  'experiment_events',
+  'observations',
+  'config_reads',
+  'error_records',
+] as const;
 export type TableName = (typeof TABLES)[number];
 
 const DEFINITIONS: Readonly<Record<TableName, string>> = {

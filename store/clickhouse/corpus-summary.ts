@@ -25,7 +25,9 @@ function summarySelect(t: Tables, where?: SqlFragment): SqlFragment {
 export async function ensureCorpusSummary(t: Tables): Promise<void> {
   const view = await t.connection.rows<{ name: string }>(sql`SELECT name FROM system.tables WHERE database = ${t.database} AND name = 'corpus_tiers_mv'`);
   if (view.length > 0) return;
-  await t.connection.command(sql`CREATE MATERIALIZED VIEW IF NOT EXISTS ${qualified(t.database, 'corpus_tiers_mv')} TO ${t.table('corpus_tiers')} AS ${summarySelect(t)}`);
+  await t.connection.command(
+    sql`CREATE MATERIALIZED VIEW IF NOT EXISTS ${qualified(t.database, 'corpus_tiers_mv')} TO ${t.table('corpus_tiers')} AS ${summarySelect(t)}`,
+  );
   await t.connection.command(sql`INSERT INTO ${t.table('corpus_tiers')} ${summarySelect(t)}`);
 }
 
@@ -35,7 +37,9 @@ export async function pruneCorpusSummary(t: Tables, beforeMs: number, tier: stri
   const ofTier = tier !== undefined ? [sql`tier = ${tier}`] : [];
   await t.connection.command(sql`ALTER TABLE ${t.table('corpus_tiers')} DELETE WHERE ${joinSql([sql`hour <= ${cutHour}`, ...ofTier], ' AND ')}`);
   await awaitMutations();
-  await t.connection.command(sql`INSERT INTO ${t.table('corpus_tiers')} ${summarySelect(t, joinSql([sql`intDiv(time_ms, ${HOUR_MS}) = ${cutHour}`, ...ofTier], ' AND '))}`);
+  await t.connection.command(
+    sql`INSERT INTO ${t.table('corpus_tiers')} ${summarySelect(t, joinSql([sql`intDiv(time_ms, ${HOUR_MS}) = ${cutHour}`, ...ofTier], ' AND '))}`,
+  );
 }
 
 /** Per tier: records, first and last time, bytes. */

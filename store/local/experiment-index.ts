@@ -28,7 +28,14 @@ const RECORD_SUFFIX = '.json';
 const isSummary = (value: unknown): value is ExperimentSummary => {
   if (value === null || typeof value !== 'object') return false;
   const s = value as Record<string, unknown>;
-  return typeof s.id === 'string' && typeof s.workload === 'string' && typeof s.status === 'string' && typeof s.createdAtMs === 'number' && typeof s.updatedAtMs === 'number' && ['kind', 'stage', 'change', 'outcome'].every((k) => typeof s[k] === 'string');
+  return (
+    typeof s.id === 'string' &&
+    typeof s.workload === 'string' &&
+    typeof s.status === 'string' &&
+    typeof s.createdAtMs === 'number' &&
+    typeof s.updatedAtMs === 'number' &&
+    ['kind', 'stage', 'change', 'outcome'].every((k) => typeof s[k] === 'string')
+  );
 };
 
 const keyOf = (s: ExperimentSummary): string => JSON.stringify([s.workload, s.status, s.kind, s.stage, s.change, s.outcome, s.createdAtMs]);
@@ -84,7 +91,9 @@ export class ExperimentIndex {
 
   async #refresh(): Promise<void> {
     await this.#tail();
-    const ids = new Set((await this.files.list('experiments')).filter((name) => name.endsWith(RECORD_SUFFIX)).map((name) => name.slice(0, -RECORD_SUFFIX.length)));
+    const ids = new Set(
+      (await this.files.list('experiments')).filter((name) => name.endsWith(RECORD_SUFFIX)).map((name) => name.slice(0, -RECORD_SUFFIX.length)),
+    );
     for (const id of this.#summaries.keys()) if (!ids.has(id)) this.#summaries.delete(id);
     const missing = [...ids].filter((id) => !this.#summaries.has(id));
     for (const id of missing) {

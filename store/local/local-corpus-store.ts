@@ -135,7 +135,8 @@ export class LocalCorpusStore implements CorpusStore {
           ),
         );
       }
-      if (beforeMs > watermark) await this.#files.guard(`store the prune watermark of tier ${name}`, () => writeFileAtomic(this.#watermarkPath(name), JSON.stringify({ beforeMs })));
+      if (beforeMs > watermark)
+        await this.#files.guard(`store the prune watermark of tier ${name}`, () => writeFileAtomic(this.#watermarkPath(name), JSON.stringify({ beforeMs })));
     }
     return deleted;
   }
@@ -174,7 +175,8 @@ export class LocalCorpusStore implements CorpusStore {
     } catch {
       beforeMs = undefined;
     }
-    if (typeof beforeMs !== 'number' || !Number.isFinite(beforeMs)) throw new StoreError(`local store: ${this.#watermarkPath(tier)} is not a prune watermark ({"beforeMs": <epoch ms>})`);
+    if (typeof beforeMs !== 'number' || !Number.isFinite(beforeMs))
+      throw new StoreError(`local store: ${this.#watermarkPath(tier)} is not a prune watermark ({"beforeMs": <epoch ms>})`);
     return beforeMs;
   }
 

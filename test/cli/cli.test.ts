@@ -18,7 +18,10 @@ describe('tandem validate', () => {
 
   it('prints every problem with its path and exits 3', async () => {
     const dir = await tempDir();
-    await writeFile(join(dir, 'bad.yaml'), 'workloads:\n  - name: w\n    tier: t\n    detectors:\n      - { name: d, kind: dependency-health, source: "http://127.0.0.1:1", consecutive: 0 }\nrecorder: { rate: 2 }\n');
+    await writeFile(
+      join(dir, 'bad.yaml'),
+      'workloads:\n  - name: w\n    tier: t\n    detectors:\n      - { name: d, kind: dependency-health, source: "http://127.0.0.1:1", consecutive: 0 }\nrecorder: { rate: 2 }\n',
+    );
     const result = await runCli(['validate', '--config', 'bad.yaml'], { cwd: dir });
     expect(result.code).toBe(3);
     expect(result.err).toContain('workloads[0].detectors[0].consecutive must be >= 1, got 0 (line 5:');
@@ -36,10 +39,15 @@ describe('tandem validate', () => {
   it('warns of a design that can never decide (the finding: count 3 with deployed arms validated, ran and ended "no verdict")', async () => {
     const dir = await tempDir();
     const arm = '{ deploy: { command: "node server.js --port {port}" } }';
-    await writeFile(join(dir, 'tandem.config.yaml'), `workloads:\n  - name: w\n    tier: t\n    arms: { control: ${arm}, treatment: ${arm} }\n    trials: { count: 3 }\n  - name: ok\n    tier: t\n`);
+    await writeFile(
+      join(dir, 'tandem.config.yaml'),
+      `workloads:\n  - name: w\n    tier: t\n    arms: { control: ${arm}, treatment: ${arm} }\n    trials: { count: 3 }\n  - name: ok\n    tier: t\n`,
+    );
     const result = await runCli(['validate'], { cwd: dir });
     expect(result.code).toBe(0);
-    expect(result.err).toContain('warning: workloads[0].trials: at most 3 trial(s) can never decide: with deployed arms the slot bias is fitted, and no look of fewer than 6 trials can at α = 0.05');
+    expect(result.err).toContain(
+      'warning: workloads[0].trials: at most 3 trial(s) can never decide: with deployed arms the slot bias is fitted, and no look of fewer than 6 trials can at α = 0.05',
+    );
     expect(result.err).not.toContain('workloads[1]');
     const json = JSON.parse((await runCli(['validate', '--json'], { cwd: dir })).out) as { warnings: string[] };
     expect(json.warnings).toHaveLength(1);
@@ -57,7 +65,11 @@ describe('tandem CLI', () => {
   it('refuses to select or run workloads without a config file: exit 3 naming it, nothing created', async () => {
     const dir = await tempDir();
     // A repository with a change in it, as in CI: only the missing config may stop the commands.
-    for (const args of [['init', '-q'], ['-c', 'user.email=t@t', '-c', 'user.name=t', 'commit', '-q', '--allow-empty', '-m', 'a'], ['-c', 'user.email=t@t', '-c', 'user.name=t', 'commit', '-q', '--allow-empty', '-m', 'b']]) {
+    for (const args of [
+      ['init', '-q'],
+      ['-c', 'user.email=t@t', '-c', 'user.name=t', 'commit', '-q', '--allow-empty', '-m', 'a'],
+      ['-c', 'user.email=t@t', '-c', 'user.name=t', 'commit', '-q', '--allow-empty', '-m', 'b'],
+    ]) {
       execFileSync('git', args, { cwd: dir });
     }
     const cases: [string[], number][] = [
@@ -80,7 +92,10 @@ describe('tandem CLI', () => {
   it('validates the config before any command runs', async () => {
     const dir = await tempDir();
     await writeFile(join(dir, 'tandem.config.yaml'), 'store: { kind: local, dri: x }\n');
-    for (const args of [['store', 'init'], ['replay', '--workload', 'w']]) {
+    for (const args of [
+      ['store', 'init'],
+      ['replay', '--workload', 'w'],
+    ]) {
       const result = await runCli(args, { cwd: dir });
       expect(result.code).toBe(3);
       expect(result.err).toContain('unknown key "dri" in store (did you mean "dir"?)');
@@ -137,7 +152,18 @@ describe('tandem CLI', () => {
     const result = await runCli(['store', 'init'], { cwd: dir });
     expect(result).toMatchObject({ code: 0, err: '' });
     const tables = await (await fetch(`${inject('clickhouseUrl')}/?query=${encodeURIComponent(`SHOW TABLES FROM ${database}`)}`)).text();
-    expect(tables.trim().split('\n').sort()).toEqual(['config_reads', 'corpus', 'corpus_tiers', 'corpus_tiers_mv', 'error_records', 'experiment_events', 'experiments', 'observations', 'outcomes', 'samples']);
+    expect(tables.trim().split('\n').sort()).toEqual([
+      'config_reads',
+      'corpus',
+      'corpus_tiers',
+      'corpus_tiers_mv',
+      'error_records',
+      'experiment_events',
+      'experiments',
+      'observations',
+      'outcomes',
+      'samples',
+    ]);
   });
 
   it('reports an unreachable ClickHouse in one line without a stack trace, exit 2', async () => {

@@ -47,7 +47,17 @@ describe('the compiled build the CLI runs', () => {
     function readOnlyPackage(tmp: string) {
       const warnings: string[] = [];
       const cleanups: (() => void)[] = [];
-      return { host: { uid: process.getuid!(), tmp, canWrite: () => false, warn: (line: string) => warnings.push(line), onExit: (cleanup: () => void) => cleanups.push(cleanup) }, warnings, cleanups };
+      return {
+        host: {
+          uid: process.getuid!(),
+          tmp,
+          canWrite: () => false,
+          warn: (line: string) => warnings.push(line),
+          onExit: (cleanup: () => void) => cleanups.push(cleanup),
+        },
+        warnings,
+        cleanups,
+      };
     }
     /** What another user would plant: a build of the exact name, whose CLI would run as us. */
     async function plant(folder: string, root: string): Promise<void> {
@@ -130,4 +140,3 @@ describe('the compiled build the CLI runs', () => {
     });
   });
 });
-

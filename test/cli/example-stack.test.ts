@@ -57,7 +57,10 @@ describe('tandem example-stack', () => {
   });
 
   it('stops on SIGINT when run as a process', async () => {
-    const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'tandem.js'), 'example-stack', '--json'], { cwd: await tempDir(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'tandem.js'), 'example-stack', '--json'], {
+      cwd: await tempDir(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     onTestFinished(() => {
       if (child.exitCode === null) child.kill('SIGKILL');
     });

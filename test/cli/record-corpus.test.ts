@@ -19,16 +19,19 @@ describe('tandem record and tandem corpus', () => {
     await once(upstream, 'listening');
     onTestFinished(() => new Promise<void>((resolve) => upstream.close(() => resolve())));
     const stop = new AbortController();
-    const recording = runCli(['record', '--tier', 'query', '--listen', ':0', '--upstream', `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, '--rate', '1', '--json'], {
-      cwd: dir,
-      signal: stop.signal,
-      onOut: async (text) => {
-        const { url, adminUrl } = JSON.parse(text) as { url: string; adminUrl: string };
-        for (let i = 0; i < 3; i++) expect(await (await fetch(`${url}/item/${i}?x=1`, { headers: { 'x-secret': 's' } })).text()).toBe(`hello /item/${i}?x=1`);
-        expect(await (await fetch(`${adminUrl}/metrics`)).text()).toContain('recorder_forwarded_total{tier="query"} 3');
-        stop.abort();
+    const recording = runCli(
+      ['record', '--tier', 'query', '--listen', ':0', '--upstream', `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, '--rate', '1', '--json'],
+      {
+        cwd: dir,
+        signal: stop.signal,
+        onOut: async (text) => {
+          const { url, adminUrl } = JSON.parse(text) as { url: string; adminUrl: string };
+          for (let i = 0; i < 3; i++) expect(await (await fetch(`${url}/item/${i}?x=1`, { headers: { 'x-secret': 's' } })).text()).toBe(`hello /item/${i}?x=1`);
+          expect(await (await fetch(`${adminUrl}/metrics`)).text()).toContain('recorder_forwarded_total{tier="query"} 3');
+          stop.abort();
+        },
       },
-    });
+    );
     const result = await recording;
     expect(result.code).toBe(0);
     expect(result.err).toContain('recorded 3 requests of tier query');
@@ -65,10 +68,26 @@ describe('tandem record and tandem corpus', () => {
     const old = Date.UTC(2020, 0, 1);
     await writeFile(
       join(dir, 'traffic.gor'),
-      formatGor([{ id: 'x', tier: 'svc', timeMs: old, method: 'POST', path: '/g', headers: { 'content-type': 'text/plain' }, body: Buffer.from('hi').toString('base64'), bodyTruncated: false, sampleRate: 1, sampleMode: 'import' }]),
+      formatGor([
+        {
+          id: 'x',
+          tier: 'svc',
+          timeMs: old,
+          method: 'POST',
+          path: '/g',
+          headers: { 'content-type': 'text/plain' },
+          body: Buffer.from('hi').toString('base64'),
+          bodyTruncated: false,
+          sampleRate: 1,
+          sampleMode: 'import',
+        },
+      ]),
     );
     expect((await runCli(['corpus', 'import', 'traffic.gor', '--tier', 'svc', '--rebase'], { cwd: dir })).code).toBe(0);
-    const records = (await runCli(['corpus', 'show', 'svc', '--since', '1h', '--json'], { cwd: dir })).out.trim().split('\n').map((line) => JSON.parse(line) as { path: string });
+    const records = (await runCli(['corpus', 'show', 'svc', '--since', '1h', '--json'], { cwd: dir })).out
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { path: string });
     expect(records.map((r) => r.path).sort()).toEqual(['/a?q=1', '/g']);
   });
 

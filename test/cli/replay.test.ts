@@ -24,7 +24,14 @@ async function project(): Promise<string> {
   onTestFinished(() => rm(dir, { recursive: true, force: true }));
   await writeFile(
     join(dir, 'tandem.config.yaml'),
-    ['workloads:', '  - name: ranking', '    tier: ranking', '    replay: { rate: 40, concurrency: 16, timeout: 5s, minAchievedShare: 0.2 }', '    trials: { count: 2, warmup: 100ms, measure: 500ms }', ''].join('\n'),
+    [
+      'workloads:',
+      '  - name: ranking',
+      '    tier: ranking',
+      '    replay: { rate: 40, concurrency: 16, timeout: 5s, minAchievedShare: 0.2 }',
+      '    trials: { count: 2, warmup: 100ms, measure: 500ms }',
+      '',
+    ].join('\n'),
   );
   return dir;
 }
@@ -40,11 +47,25 @@ describe('tandem replay', () => {
     // treatment and the replayer share the test's one process; a CI run with one core kept busy counted one
     // treatment error once (not reproduced in 8 busy runs since). This test is about the replayer, not the
     // example's load shedding: the treatment's deadline is out of the way, and a failure names what went wrong.
-    const treatment = await startService('ranking', { featuresUrl: stack.urls.features, inferenceUrl: stack.urls.gateway, faults: { latencyPercent: 5 }, deadlineMs: 60_000 });
+    const treatment = await startService('ranking', {
+      featuresUrl: stack.urls.features,
+      inferenceUrl: stack.urls.gateway,
+      faults: { latencyPercent: 5 },
+      deadlineMs: 60_000,
+    });
     onTestFinished(() => treatment.close());
-    const result = await runCli(['replay', '--workload', 'ranking', '--control', stack.urls.ranking, '--treatment', treatment.urls[0]!, '--seed', '5', '--json'], { cwd: dir });
+    const result = await runCli(
+      ['replay', '--workload', 'ranking', '--control', stack.urls.ranking, '--treatment', treatment.urls[0]!, '--seed', '5', '--json'],
+      { cwd: dir },
+    );
     expect(result.code, result.err).toBe(0);
-    const summary = JSON.parse(result.out) as { experimentId: string; status: string; seed: number; trials: { status: string }[]; arms: Record<string, { requests: number; errors: number }> };
+    const summary = JSON.parse(result.out) as {
+      experimentId: string;
+      status: string;
+      seed: number;
+      trials: { status: string }[];
+      arms: Record<string, { requests: number; errors: number }>;
+    };
     expect(summary).toMatchObject({ status: 'completed', seed: 5 });
     expect(summary.trials.map((t) => t.status)).toEqual(['completed', 'completed']);
     expect(summary.arms.control!.requests).toBe(summary.arms.treatment!.requests);
@@ -63,20 +84,33 @@ describe('tandem replay', () => {
     expect([leases[0], leases.at(-1)]).toEqual([expect.stringMatching(/^run by /), expect.stringMatching(/^released by /)]);
     // Identical builds on both sides of a pair answer identically: the latency fault changes no result.
     const hashes = new Map<string, Set<string>>();
-    for await (const o of store.outcomes.read(summary.experimentId)) hashes.set(`${o.trial}:${o.recordId}`, (hashes.get(`${o.trial}:${o.recordId}`) ?? new Set()).add(o.bodyHash));
+    for await (const o of store.outcomes.read(summary.experimentId))
+      hashes.set(`${o.trial}:${o.recordId}`, (hashes.get(`${o.trial}:${o.recordId}`) ?? new Set()).add(o.bodyHash));
     expect([...hashes.values()].every((set) => set.size === 1)).toBe(true);
   });
 
   it('answers bad input with exit 3 and a clear message', async () => {
     const dir = await project();
     const cases: [string[], RegExp][] = [
-      [['replay', '--workload', 'nope', '--control', 'http://127.0.0.1:1', '--treatment', 'http://127.0.0.1:2'], /no workload named "nope" in the config \(known: ranking\)/],
+      [
+        ['replay', '--workload', 'nope', '--control', 'http://127.0.0.1:1', '--treatment', 'http://127.0.0.1:2'],
+        /no workload named "nope" in the config \(known: ranking\)/,
+      ],
       [['replay', '--workload', 'ranking', '--control', 'http://127.0.0.1:1'], /give both --control and --treatment/],
       [['replay', '--workload', 'ranking'], /workload ranking declares no arms: pass --control URL --treatment URL/],
       [['replay', '--workload', 'ranking', '--control', 'x', '--treatment', 'http://127.0.0.1:2'], /--control must be an http:\/\/ URL/],
-      [['replay', '--workload', 'ranking', '--control', 'http://127.0.0.1:1', '--treatment', 'http://127.0.0.1:2'], /no recorded requests of tier ranking in the last 4 h/],
-      [['replay', '--workload', 'ranking', '--control', 'http://127.0.0.1:1', '--treatment', 'http://127.0.0.1:2', '--trials', '0'], /--trials must be a whole number >= 1/],
-      [['replay', '--workload', 'ranking', '--control', 'http://127.0.0.1:1', '--treatment', 'http://127.0.0.1:2', '--rate', 'fast'], /--rate must be a number of pairs per second > 0, got "fast"/],
+      [
+        ['replay', '--workload', 'ranking', '--control', 'http://127.0.0.1:1', '--treatment', 'http://127.0.0.1:2'],
+        /no recorded requests of tier ranking in the last 4 h/,
+      ],
+      [
+        ['replay', '--workload', 'ranking', '--control', 'http://127.0.0.1:1', '--treatment', 'http://127.0.0.1:2', '--trials', '0'],
+        /--trials must be a whole number >= 1/,
+      ],
+      [
+        ['replay', '--workload', 'ranking', '--control', 'http://127.0.0.1:1', '--treatment', 'http://127.0.0.1:2', '--rate', 'fast'],
+        /--rate must be a number of pairs per second > 0, got "fast"/,
+      ],
     ];
     for (const [args, message] of cases) {
       const result = await runCli(args, { cwd: dir });
@@ -122,10 +156,23 @@ describe('tandem replay with deployed arms behind the egress router', () => {
     await createLocalStore({ dir: join(dir, '.tandem') }).corpus.append(rankingCorpus(60));
     const result = await runCli(['replay', '--workload', 'ranking', '--seed', '11', '--json'], { cwd: dir });
     expect(result.code, result.err).toBe(0);
-    const summary = JSON.parse(result.out) as { trials: { status: string; reason?: string; details: { slots: Record<string, string>; dependencies: { arm: string; dependency: string; calls: number; errors: number; fanOut: number; targets: string[] }[] } }[]; arms: Record<string, { requests: number; errors: number }> };
+    const summary = JSON.parse(result.out) as {
+      trials: {
+        status: string;
+        reason?: string;
+        details: {
+          slots: Record<string, string>;
+          dependencies: { arm: string; dependency: string; calls: number; errors: number; fanOut: number; targets: string[] }[];
+        };
+      }[];
+      arms: Record<string, { requests: number; errors: number }>;
+    };
     const completed = summary.trials.filter((t) => t.status === 'completed');
     const told = JSON.stringify(summary.trials.map((t) => [t.status, t.reason]));
-    expect(completed.map((t) => t.details.slots.control), told).toEqual(['A', 'B']);
+    expect(
+      completed.map((t) => t.details.slots.control),
+      told,
+    ).toEqual(['A', 'B']);
     // On a busy CI host a trial may miss its load or lose its connections (once, trial 2 came back `replaced` in
     // slot B; its reason was not printed then, it is now): the runner replaces such a trial, naming why, and that is
     // the product working. Anything else is not.
@@ -164,7 +211,13 @@ describe('tandem replay cancelled by a dependency monitor', () => {
     await createLocalStore({ dir: join(dir, '.tandem') }).corpus.append(rankingCorpus(600));
     const result = await runCli(['replay', '--workload', 'ranking', '--seed', '3', '--json'], { cwd: dir });
     expect(result.code, result.err).toBe(2);
-    const summary = JSON.parse(result.out) as { status: string; reason: string; cancellation: { detector: string; reason: string }; trials: { status: string }[]; experimentId: string };
+    const summary = JSON.parse(result.out) as {
+      status: string;
+      reason: string;
+      cancellation: { detector: string; reason: string };
+      trials: { status: string }[];
+      experimentId: string;
+    };
     expect(summary.status).toBe('cancelled');
     expect(summary.cancellation.detector).toBe('malformed-requests');
     expect(summary.cancellation.reason).toMatch(/error record\(s\) from treatment \(jobs: .*\.treatment\): contract-violation/);

@@ -79,9 +79,18 @@ describe('tandem report', () => {
   it('calibrates a workload A/A and uses the calibration in later reports', async () => {
     const dir = await project();
     const control = await service({ note: 'same' });
-    const calibration = await runCli(['calibrate', '--workload', 'svc', '--control', control, '--trials', '6', '--subsets', '50', '--seed', '4', '--json'], { cwd: dir });
+    const calibration = await runCli(['calibrate', '--workload', 'svc', '--control', control, '--trials', '6', '--subsets', '50', '--seed', '4', '--json'], {
+      cwd: dir,
+    });
     expect(calibration.code, calibration.err).toBe(0);
-    const result = JSON.parse(calibration.out) as { experimentId: string; trials: number; design: unknown; subsets: number; falsePositiveRate: number; metrics: Record<string, { sd: number; noiseFloor: number; slotBias: { pValue: number } }> };
+    const result = JSON.parse(calibration.out) as {
+      experimentId: string;
+      trials: number;
+      design: unknown;
+      subsets: number;
+      falsePositiveRate: number;
+      metrics: Record<string, { sd: number; noiseFloor: number; slotBias: { pValue: number } }>;
+    };
     expect(result).toMatchObject({ trials: 6, design: { minTrials: 8, maxTrials: 8 }, subsets: 50 });
     expect(result.metrics.error_share!.sd).toBe(0);
     expect(result.metrics.latency_mean!.noiseFloor).toBeGreaterThan(0);
@@ -106,7 +115,10 @@ describe('tandem report', () => {
     const control = await service({ note: 'same' });
     const controlPrime = await service({ note: 'same' });
     const treatment = await service({ note: 'changed' });
-    const replay = await runCli(['replay', '--workload', 'svc', '--control', control, '--treatment', treatment, '--control-prime', controlPrime, '--trials', '2', '--json'], { cwd: dir });
+    const replay = await runCli(
+      ['replay', '--workload', 'svc', '--control', control, '--treatment', treatment, '--control-prime', controlPrime, '--trials', '2', '--json'],
+      { cwd: dir },
+    );
     expect(replay.code, replay.err).toBe(0);
     const { experimentId } = JSON.parse(replay.out) as { experimentId: string };
     const store = createLocalStore({ dir: join(dir, '.tandem') });
@@ -128,14 +140,19 @@ describe('tandem report', () => {
     await writeFile(
       join(dir, 'checks.ts'),
       [
-        "export default {",
+        'export default {',
         "  during: [{ name: 'treatment-5xx', intervalMs: 200, consecutive: 2,",
         "    evaluate: ({ live }: { live: { errorShare(arm: string, c?: string): number } }) => { const share = live.errorShare('treatment', '5xx'); return { ok: !(share > 0.05), value: share }; } }],",
-        "};",
+        '};',
         '',
       ].join('\n'),
     );
-    await writeFile(join(dir, 'tandem.config.yaml'), (await readFile(join(dir, 'tandem.config.yaml'), 'utf8')).replace('    harness:\n', '    harness:\n      checksModule: checks.ts\n').replace("measure: 1s", "measure: 20s"));
+    await writeFile(
+      join(dir, 'tandem.config.yaml'),
+      (await readFile(join(dir, 'tandem.config.yaml'), 'utf8'))
+        .replace('    harness:\n', '    harness:\n      checksModule: checks.ts\n')
+        .replace('measure: 1s', 'measure: 20s'),
+    );
     const control = await service({ note: 'same' });
     const treatment = await service({ failEvery: 5, note: 'same' });
     const replay = await runCli(['replay', '--workload', 'svc', '--control', control, '--treatment', treatment, '--json'], { cwd: dir });

@@ -9,7 +9,14 @@ describe('terminal text', () => {
   });
 
   it('aligns columns to their widest cell, numbers to the right', () => {
-    const lines = columns(['tier', 'records', 'bytes'], [['search', '12', '4096'], ['a-much-longer-tier-name', '1234567', '1']], new Set([1]));
+    const lines = columns(
+      ['tier', 'records', 'bytes'],
+      [
+        ['search', '12', '4096'],
+        ['a-much-longer-tier-name', '1234567', '1'],
+      ],
+      new Set([1]),
+    );
     expect(lines).toEqual(['tier                     records  bytes', 'search                        12  4096', 'a-much-longer-tier-name  1234567  1']);
   });
 });

@@ -26,21 +26,41 @@ describe('config validation', () => {
     const [w] = config.workloads;
     expect(w?.corpus.lookback).toBe(4 * 3_600_000);
     // Sequential by default: a look after every trial from the 4th, at most 12 (`count` is the most a run takes).
-    expect(w?.trials).toEqual({ min: 4, max: 30, count: 30, budget: 900_000, warmup: 3_000, measure: 10_000, maxReplacements: 2, allowFingerprintMismatch: false, processes: 1, prestart: false, prewarm: 20 });
+    expect(w?.trials).toEqual({
+      min: 4,
+      max: 30,
+      count: 30,
+      budget: 900_000,
+      warmup: 3_000,
+      measure: 10_000,
+      maxReplacements: 2,
+      allowFingerprintMismatch: false,
+      processes: 1,
+      prestart: false,
+      prewarm: 20,
+    });
     expect(w?.replay.timeout).toBe(5_000);
   });
 
   it('takes gRPC methods recorded without responses by their full name or a whole service, and names a bad one', () => {
-    expect(parseConfig({ ...minimal, recorder: { grpc: { withoutResponses: ['auth.Tokens/Issue', 'billing.Cards/*'] } } }).recorder.grpc.withoutResponses).toEqual(['auth.Tokens/Issue', 'billing.Cards/*']);
+    expect(
+      parseConfig({ ...minimal, recorder: { grpc: { withoutResponses: ['auth.Tokens/Issue', 'billing.Cards/*'] } } }).recorder.grpc.withoutResponses,
+    ).toEqual(['auth.Tokens/Issue', 'billing.Cards/*']);
     for (const bad of ['Issue', '/auth.Tokens/Issue', 'auth.Tokens/*x', 'auth.Tokens/Is sue']) {
       const issues = issuesOf(() => parseConfig({ ...minimal, recorder: { grpc: { withoutResponses: [bad] } } }));
       expect(issues.join('\n'), bad).toMatch(/recorder\.grpc\.withoutResponses\[0\].*package\.Service\/Method/);
     }
   });
 
-  it('takes the transport limits with grpc-go\'s header list by default, and names a limit out of range', () => {
-    expect(parseConfig(minimal).transport).toEqual({ http2: { maxHeaderListBytes: 16 << 20, maxConcurrentStreams: 1_000, resetBurst: 100, resetsPerSecond: 10 }, bodyBudgetBytes: 256 << 20 });
-    expect(parseConfig({ ...minimal, transport: { http2: { maxHeaderListBytes: 1 << 20 } } }).transport.http2).toMatchObject({ maxHeaderListBytes: 1 << 20, maxConcurrentStreams: 1_000 });
+  it("takes the transport limits with grpc-go's header list by default, and names a limit out of range", () => {
+    expect(parseConfig(minimal).transport).toEqual({
+      http2: { maxHeaderListBytes: 16 << 20, maxConcurrentStreams: 1_000, resetBurst: 100, resetsPerSecond: 10 },
+      bodyBudgetBytes: 256 << 20,
+    });
+    expect(parseConfig({ ...minimal, transport: { http2: { maxHeaderListBytes: 1 << 20 } } }).transport.http2).toMatchObject({
+      maxHeaderListBytes: 1 << 20,
+      maxConcurrentStreams: 1_000,
+    });
     const bad: [unknown, RegExp][] = [
       [{ http2: { maxHeaderListBytes: 100 } }, /transport\.http2\.maxHeaderListBytes/],
       [{ http2: { maxConcurrentStreams: 0 } }, /transport\.http2\.maxConcurrentStreams/],
@@ -54,8 +74,13 @@ describe('config validation', () => {
 
   it('takes dependency targets as origins only, naming a target with a path (the router forwards each call with its own)', () => {
     const withDependency = (dependency: unknown) => ({ workloads: [{ name: 'ranking', tier: 'ranking', dependencies: [dependency] }] });
-    expect(parseConfig(withDependency({ name: 'p', policy: 'pinned', shards: ['http://127.0.0.1:9001', 'http://127.0.0.1:9002/'], pin: 1 })).workloads[0]!.dependencies).toHaveLength(1);
-    const issues = issuesOf(() => parseConfig(withDependency({ name: 'p', policy: 'pinned', shards: ['http://127.0.0.1:9001', 'http://127.0.0.1:9001/b'], pin: 1 })));
+    expect(
+      parseConfig(withDependency({ name: 'p', policy: 'pinned', shards: ['http://127.0.0.1:9001', 'http://127.0.0.1:9002/'], pin: 1 })).workloads[0]!
+        .dependencies,
+    ).toHaveLength(1);
+    const issues = issuesOf(() =>
+      parseConfig(withDependency({ name: 'p', policy: 'pinned', shards: ['http://127.0.0.1:9001', 'http://127.0.0.1:9001/b'], pin: 1 })),
+    );
     expect(issues.join('\n')).toMatch(/workloads\[0\]\.dependencies\[0\]\.shards\[1\].*must be an origin/);
     for (const target of ['http://127.0.0.1:9001/api', 'http://127.0.0.1:9001/?x=1', 'http://user:pw@127.0.0.1:9001']) {
       expect(issuesOf(() => parseConfig(withDependency({ name: 's', policy: 'shared', target }))).join('\n'), target).toMatch(/target.*must be an origin/);
@@ -135,15 +160,34 @@ describe('config validation', () => {
   });
 
   it('caps a sequential design at 200 trials (its boundary is simulated once, at a cost that grows with max²); a fixed horizon may be longer', () => {
-    expect(issuesOf(() => parseConfig({ workloads: [{ name: 'w', tier: 't', arms: { control: { url: 'http://127.0.0.1:1' }, treatment: { url: 'http://127.0.0.1:2' } }, trials: { max: 500 } }] }))).toEqual(['workloads[0].trials.max must be <= 200, got 500']);
-    expect(parseConfig({ workloads: [{ name: 'w', tier: 't', arms: { control: { url: 'http://127.0.0.1:1' }, treatment: { url: 'http://127.0.0.1:2' } }, trials: { count: 500 } }] }).workloads[0]?.trials).toMatchObject({ min: 500, max: 500 });
+    expect(
+      issuesOf(() =>
+        parseConfig({
+          workloads: [
+            { name: 'w', tier: 't', arms: { control: { url: 'http://127.0.0.1:1' }, treatment: { url: 'http://127.0.0.1:2' } }, trials: { max: 500 } },
+          ],
+        }),
+      ),
+    ).toEqual(['workloads[0].trials.max must be <= 200, got 500']);
+    expect(
+      parseConfig({
+        workloads: [
+          { name: 'w', tier: 't', arms: { control: { url: 'http://127.0.0.1:1' }, treatment: { url: 'http://127.0.0.1:2' } }, trials: { count: 500 } },
+        ],
+      }).workloads[0]?.trials,
+    ).toMatchObject({ min: 500, max: 500 });
   });
 
   it('refuses arms started early without start CPUs: they would start, and wait, on the CPUs the running trial measures', () => {
     const arms = { control: { deploy: { command: 'serve' } }, treatment: { deploy: { command: 'serve' } } };
     const issues = issuesOf(() => parseConfig({ workloads: [{ name: 'w', tier: 't', arms, trials: { prestart: true, slotCpus: ['1', '1'] } }] }));
-    expect(issues).toEqual([expect.stringMatching(/^workloads\[0\]\.trials\.prestart prestart needs startCpus \(and slotCpus\): arms started early wait on their start CPUs/)]);
-    expect(parseConfig({ workloads: [{ name: 'w', tier: 't', arms, trials: { prestart: true, slotCpus: ['1', '1'], startCpus: ['0', '0'] } }] }).workloads[0]?.trials.prestart).toBe(true);
+    expect(issues).toEqual([
+      expect.stringMatching(/^workloads\[0\]\.trials\.prestart prestart needs startCpus \(and slotCpus\): arms started early wait on their start CPUs/),
+    ]);
+    expect(
+      parseConfig({ workloads: [{ name: 'w', tier: 't', arms, trials: { prestart: true, slotCpus: ['1', '1'], startCpus: ['0', '0'] } }] }).workloads[0]?.trials
+        .prestart,
+    ).toBe(true);
   });
 
   it('takes a whole number of requests, at most 10,000, to warm each fresh arm with before its trial', () => {
@@ -193,8 +237,16 @@ describe('config validation', () => {
   });
 
   it('refuses a deployed control′ without a control deploy command to copy', () => {
-    expect(() => parseConfig({ workloads: [{ name: 'w', tier: 't', arms: { control: { url: 'http://127.0.0.1:1' }, treatment: { url: 'http://127.0.0.1:2' }, controlPrime: { deployed: true } } }] })).toThrow(
-      /workloads\[0\]\.arms\.controlPrime\.deployed.*controlPrime\.deployed needs a control arm with a deploy command to copy/,
-    );
+    expect(() =>
+      parseConfig({
+        workloads: [
+          {
+            name: 'w',
+            tier: 't',
+            arms: { control: { url: 'http://127.0.0.1:1' }, treatment: { url: 'http://127.0.0.1:2' }, controlPrime: { deployed: true } },
+          },
+        ],
+      }),
+    ).toThrow(/workloads\[0\]\.arms\.controlPrime\.deployed.*controlPrime\.deployed needs a control arm with a deploy command to copy/);
   });
 });

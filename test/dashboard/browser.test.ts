@@ -57,7 +57,18 @@ async function shot(page: Page, name: string): Promise<void> {
 
 async function seedFinished(store: Store): Promise<void> {
   for (let i = 0; i < 8; i++) {
-    await store.experiments.put(experiment({ id: `exp-old-${i}`, workload: i % 2 ? 'query' : 'ranking', status: i % 3 ? 'passed' : 'regressed', createdAtMs: T0 - (i + 1) * 3_600_000, updatedAtMs: T0, trials: completedTrials(3, T0), spec: { kind: 'experiment', stage: 'diff', change: `c${i}${i === 0 ? HOSTILE : ''}` }, verdict: { outcome: i % 3 ? 'passed' : 'regressed' } }));
+    await store.experiments.put(
+      experiment({
+        id: `exp-old-${i}`,
+        workload: i % 2 ? 'query' : 'ranking',
+        status: i % 3 ? 'passed' : 'regressed',
+        createdAtMs: T0 - (i + 1) * 3_600_000,
+        updatedAtMs: T0,
+        trials: completedTrials(3, T0),
+        spec: { kind: 'experiment', stage: 'diff', change: `c${i}${i === 0 ? HOSTILE : ''}` },
+        verdict: { outcome: i % 3 ? 'passed' : 'regressed' },
+      }),
+    );
   }
 }
 
@@ -65,7 +76,14 @@ describe('dashboard in a browser', () => {
   it('lists experiments, follows a running one live to its verdict, and keeps the list live, without console errors', async () => {
     const store = await freshStore();
     await seedFinished(store);
-    const running = experiment({ id: 'exp-run', status: 'running', createdAtMs: T0, updatedAtMs: T0, trials: [{ index: 0, attempt: 1, status: 'running', startedAtMs: T0 }], spec: { kind: 'experiment', stage: 'diff', change: 'abc123', design: { minTrials: 2, maxTrials: 6 } } });
+    const running = experiment({
+      id: 'exp-run',
+      status: 'running',
+      createdAtMs: T0,
+      updatedAtMs: T0,
+      trials: [{ index: 0, attempt: 1, status: 'running', startedAtMs: T0 }],
+      spec: { kind: 'experiment', stage: 'diff', change: 'abc123', design: { minTrials: 2, maxTrials: 6 } },
+    });
     await store.experiments.put(running);
     const server = await dashboardOver(store, { livePollMs: 100 });
     onTestFinished(() => server.close());
@@ -81,7 +99,23 @@ describe('dashboard in a browser', () => {
     const live = await openPage(`${server.url}/experiments/exp-run`);
     const region = live.page.locator('#live');
     await region.getByText('deploying').waitFor();
-    await store.experiments.appendEvent({ experimentId: 'exp-run', timeMs: Date.now(), type: 'progress', data: { trial: 0, attempt: 1, phase: 'measure', elapsedMs: 4_000, remainingMs: 2_000, sentPairs: 80, droppedPairs: 2, inflight: { control: 1, treatment: 3 }, errors: { control: 0, treatment: 5 }, rate: 19.5 } });
+    await store.experiments.appendEvent({
+      experimentId: 'exp-run',
+      timeMs: Date.now(),
+      type: 'progress',
+      data: {
+        trial: 0,
+        attempt: 1,
+        phase: 'measure',
+        elapsedMs: 4_000,
+        remainingMs: 2_000,
+        sentPairs: 80,
+        droppedPairs: 2,
+        inflight: { control: 1, treatment: 3 },
+        errors: { control: 0, treatment: 5 },
+        rate: 19.5,
+      },
+    });
     await region.getByText('measuring').waitFor();
     expect(await region.locator('.card').filter({ hasText: 'Pairs/s' }).locator('.value').textContent()).toBe('19.5');
     expect(await region.locator('.card').filter({ hasText: 'Errors control / treatment' }).locator('.value').textContent()).toBe('0 / 5');
@@ -89,10 +123,25 @@ describe('dashboard in a browser', () => {
 
     // Trials complete; the judge looks; the interval narrows; a detector sees a violation.
     await store.experiments.put({ ...running, updatedAtMs: T0 + 1, trials: completedTrials(2, T0) });
-    const look = (trials: number, low: number, high: number, decided: boolean) => ({ experimentId: 'exp-run', timeMs: Date.now(), type: 'look', data: { experimentId: 'exp-run', trials, decided, outcome: decided ? 'regressed' : 'undecided', metrics: [{ metric: 'latency_p99', critical: true, verdict: decided ? 'regression' : 'undecided', estimate: (low + high) / 2, low, high, scale: 'relative' }] } });
+    const look = (trials: number, low: number, high: number, decided: boolean) => ({
+      experimentId: 'exp-run',
+      timeMs: Date.now(),
+      type: 'look',
+      data: {
+        experimentId: 'exp-run',
+        trials,
+        decided,
+        outcome: decided ? 'regressed' : 'undecided',
+        metrics: [
+          { metric: 'latency_p99', critical: true, verdict: decided ? 'regression' : 'undecided', estimate: (low + high) / 2, low, high, scale: 'relative' },
+        ],
+      },
+    });
     await store.experiments.appendEvent(look(2, -0.02, 0.12, false));
     await region.getByText('After 2 trial(s): undecided').waitFor();
-    await store.observations.append([{ experimentId: 'exp-run', detector: 'errors', timeMs: Date.now(), value: 4, baseline: 0, verdict: 'violation', message: `4 errors ${HOSTILE}` }]);
+    await store.observations.append([
+      { experimentId: 'exp-run', detector: 'errors', timeMs: Date.now(), value: 4, baseline: 0, verdict: 'violation', message: `4 errors ${HOSTILE}` },
+    ]);
     await region.locator('td', { hasText: '1 of 3' }).waitFor();
     await store.experiments.appendEvent(look(3, 0.03, 0.09, true));
     await region.getByText('After 3 trial(s): decided, regressed').waitFor();
@@ -102,7 +151,14 @@ describe('dashboard in a browser', () => {
 
     // The list page, still open, shows the new status without a reload.
     await seedOutcomes(store, 'exp-run', 3, { slowdown: 1.3, differ: true });
-    await store.experiments.put({ ...running, status: 'regressed', updatedAtMs: T0 + 2, trials: completedTrials(3, T0), verdict: { outcome: 'regressed' }, reason: 'latency_p99 +30%' });
+    await store.experiments.put({
+      ...running,
+      status: 'regressed',
+      updatedAtMs: T0 + 2,
+      trials: completedTrials(3, T0),
+      verdict: { outcome: 'regressed' },
+      reason: 'latency_p99 +30%',
+    });
     await region.getByText('stored verdict regressed').waitFor();
     await region.getByText('Judged metrics').waitFor();
     await live.page.waitForFunction(pagePredicates.liveEnded);
@@ -115,7 +171,13 @@ describe('dashboard in a browser', () => {
 
   it('cancels with the token and shows it cancelled; refuses without the token', async () => {
     const store = await freshStore();
-    const running = experiment({ id: 'exp-cancel', status: 'running', createdAtMs: T0, updatedAtMs: T0, trials: [{ index: 0, attempt: 1, status: 'running', startedAtMs: T0 }] });
+    const running = experiment({
+      id: 'exp-cancel',
+      status: 'running',
+      createdAtMs: T0,
+      updatedAtMs: T0,
+      trials: [{ index: 0, attempt: 1, status: 'running', startedAtMs: T0 }],
+    });
     await store.experiments.put(running);
     // The queue's cancel as `tandem cancel` does it: a durable request the runner watches for; the test is the runner.
     const actions = {
@@ -142,7 +204,12 @@ describe('dashboard in a browser', () => {
     await page.waitForFunction(pagePredicates.liveUpdated);
     await page.locator('#cancel-reason').fill(`flaky ${HOSTILE}`);
     // The run moves on while the reason is typed: the live region is replaced, the reason and the button stay.
-    await store.experiments.appendEvent({ experimentId: 'exp-cancel', timeMs: Date.now(), type: 'progress', data: { trial: 0, attempt: 1, phase: 'measure', elapsedMs: 1_000, remainingMs: 2_000, sentPairs: 20, droppedPairs: 0, rate: 20 } });
+    await store.experiments.appendEvent({
+      experimentId: 'exp-cancel',
+      timeMs: Date.now(),
+      type: 'progress',
+      data: { trial: 0, attempt: 1, phase: 'measure', elapsedMs: 1_000, remainingMs: 2_000, sentPairs: 20, droppedPairs: 0, rate: 20 },
+    });
     await page.locator('#live').getByText('measuring').waitFor();
     await page.getByRole('button', { name: 'Cancel experiment' }).click();
     await page.locator('#action-status', { hasText: 'exp-cancel: cancel sent to its runner' }).waitFor();
@@ -162,7 +229,10 @@ describe('dashboard in a browser', () => {
     await seedFinished(store);
     await store.experiments.put(experiment({ id: 'exp-a11y', status: 'regressed', trials: completedTrials(3, T0), verdict: { outcome: 'regressed' } }));
     await seedOutcomes(store, 'exp-a11y', 3, { slowdown: 1.2, differ: true });
-    const server = await dashboardOver(store, { token: TOKEN, actions: { cancel: async () => 'x', calibrate: async () => ({ id: 'x', deduplicated: false }) } });
+    const server = await dashboardOver(store, {
+      token: TOKEN,
+      actions: { cancel: async () => 'x', calibrate: async () => ({ id: 'x', deduplicated: false }) },
+    });
     onTestFinished(() => server.close());
     const axe = (await import('node:fs/promises')).readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
     // axe is injected as an inline script, which the dashboard's CSP (rightly) refuses: this context bypasses it.
@@ -176,7 +246,9 @@ describe('dashboard in a browser', () => {
       expect(await page.locator('footer').count(), path).toBe(1);
       expect(await page.locator('h1').count(), path).toBe(1);
       await page.addScriptTag({ content: await axe });
-      const result = (await page.evaluate("axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa'] } })")) as { violations: { id: string; nodes: { target: unknown }[] }[] };
+      const result = (await page.evaluate("axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa'] } })")) as {
+        violations: { id: string; nodes: { target: unknown }[] }[];
+      };
       expect(result.violations.map((v) => `${path}: ${v.id} ${JSON.stringify(v.nodes.slice(0, 3).map((n) => n.target))}`)).toEqual([]);
       await page.close();
     }

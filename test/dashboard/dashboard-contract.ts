@@ -15,7 +15,17 @@ export function dashboardContract(name: string, freshStore: () => Promise<Store>
     async function seeded(): Promise<{ store: Store; url: string }> {
       const store = await freshStore();
       for (let i = 0; i < 120; i++) {
-        await store.experiments.put(experiment({ id: `exp-${String(i).padStart(3, '0')}`, workload: i % 2 === 0 ? 'ranking' : 'query', status: i % 3 === 0 ? 'passed' : 'regressed', createdAtMs: T0 + i * 60_000, updatedAtMs: T0 + i * 60_000, spec: { kind: 'experiment', stage: i % 4 === 0 ? 'land' : 'diff', change: `change-${i % 7}` }, verdict: { outcome: i % 3 === 0 ? 'passed' : 'regressed' } }));
+        await store.experiments.put(
+          experiment({
+            id: `exp-${String(i).padStart(3, '0')}`,
+            workload: i % 2 === 0 ? 'ranking' : 'query',
+            status: i % 3 === 0 ? 'passed' : 'regressed',
+            createdAtMs: T0 + i * 60_000,
+            updatedAtMs: T0 + i * 60_000,
+            spec: { kind: 'experiment', stage: i % 4 === 0 ? 'land' : 'diff', change: `change-${i % 7}` },
+            verdict: { outcome: i % 3 === 0 ? 'passed' : 'regressed' },
+          }),
+        );
       }
       const server = await dashboardOver(store);
       onTestFinished(() => server.close());
@@ -24,7 +34,16 @@ export function dashboardContract(name: string, freshStore: () => Promise<Store>
 
     it('pages and filters the list on the server, with a strict CSP and every name escaped', async () => {
       const { store, url } = await seeded();
-      await store.experiments.put(experiment({ id: 'exp-hostile', workload: 'ranking', createdAtMs: T0 + 200 * 60_000, updatedAtMs: T0, reason: HOSTILE, spec: { kind: 'experiment', stage: 'diff', change: HOSTILE } }));
+      await store.experiments.put(
+        experiment({
+          id: 'exp-hostile',
+          workload: 'ranking',
+          createdAtMs: T0 + 200 * 60_000,
+          updatedAtMs: T0,
+          reason: HOSTILE,
+          spec: { kind: 'experiment', stage: 'diff', change: HOSTILE },
+        }),
+      );
       const first = await fetch(`${url}/`);
       expect(first.status).toBe(200);
       for (const [header, value] of Object.entries(SECURITY_HEADERS)) expect(first.headers.get(header)).toBe(value);
@@ -36,7 +55,9 @@ export function dashboardContract(name: string, freshStore: () => Promise<Store>
       expect(page).not.toContain('<script>alert');
       expect(page).toContain('&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;');
       // Only the dashboard's own script, from this origin.
-      expect([...page.matchAll(/<script\b[^>]*>/g)].map((m) => m[0])).toEqual([expect.stringMatching(/^<script src="\/assets\/dashboard\.[0-9a-f]{16}\.js" defer>$/)]);
+      expect([...page.matchAll(/<script\b[^>]*>/g)].map((m) => m[0])).toEqual([
+        expect.stringMatching(/^<script src="\/assets\/dashboard\.[0-9a-f]{16}\.js" defer>$/),
+      ]);
       const third = await (await fetch(`${url}/?page=3`)).text();
       expect(third.match(/<tr data-id=/g)).toHaveLength(21);
       expect(third).toContain('exp-000');
@@ -64,14 +85,24 @@ export function dashboardContract(name: string, freshStore: () => Promise<Store>
       await bad('/experiments/exp-nothing', 404, 'no experiment');
       await bad('/nowhere', 404, 'no page at /nowhere');
       // A DNS-rebinding page reaches this port under its own name (fetch cannot set Host; node:http can).
-      const rebound = await new Promise<number>((resolve, reject) => get(`${url}/`, { headers: { host: 'attacker.example:80' } }, (res) => resolve(res.resume() && res.statusCode!)).on('error', reject));
+      const rebound = await new Promise<number>((resolve, reject) =>
+        get(`${url}/`, { headers: { host: 'attacker.example:80' } }, (res) => resolve(res.resume() && res.statusCode!)).on('error', reject),
+      );
       expect(rebound).toBe(421);
       expect((await fetch(`${url}/`, { method: 'POST' })).status).toBe(405);
     });
 
     it('shows a finished experiment with its report, response differences side by side and charts for the page script', async () => {
       const store = await freshStore();
-      await store.experiments.put(experiment({ id: 'exp-done', status: 'regressed', trials: completedTrials(4, T0), verdict: { outcome: 'regressed' }, spec: { kind: 'experiment', stage: 'diff', compare: true } }));
+      await store.experiments.put(
+        experiment({
+          id: 'exp-done',
+          status: 'regressed',
+          trials: completedTrials(4, T0),
+          verdict: { outcome: 'regressed' },
+          spec: { kind: 'experiment', stage: 'diff', compare: true },
+        }),
+      );
       await seedOutcomes(store, 'exp-done', 4, { slowdown: 1.5, differ: true });
       const server = await dashboardOver(store);
       onTestFinished(() => server.close());
@@ -88,11 +119,54 @@ export function dashboardContract(name: string, freshStore: () => Promise<Store>
     it('shows a workload: verdict history, trials the judge needed, calibrations, corpus; and 404 for an unknown one', async () => {
       const store = await freshStore();
       for (let i = 0; i < 5; i++) {
-        await store.experiments.put(experiment({ id: `exp-w${i}`, status: i === 2 ? 'regressed' : 'passed', createdAtMs: T0 + i, updatedAtMs: T0 + i, trials: completedTrials(2 + i, T0), spec: { kind: 'experiment', stage: 'diff', change: `c${i}` }, verdict: { outcome: i === 2 ? 'regressed' : 'passed', metrics: [{ metric: 'latency_p99', critical: true, estimate: i === 2 ? 0.08 : 0.001 }] } }));
+        await store.experiments.put(
+          experiment({
+            id: `exp-w${i}`,
+            status: i === 2 ? 'regressed' : 'passed',
+            createdAtMs: T0 + i,
+            updatedAtMs: T0 + i,
+            trials: completedTrials(2 + i, T0),
+            spec: { kind: 'experiment', stage: 'diff', change: `c${i}` },
+            verdict: { outcome: i === 2 ? 'regressed' : 'passed', metrics: [{ metric: 'latency_p99', critical: true, estimate: i === 2 ? 0.08 : 0.001 }] },
+          }),
+        );
       }
-      const calibration = { experimentId: 'exp-cal', workload: 'ranking', createdAtMs: T0, trials: 12, design: { minTrials: 2, maxTrials: 6 }, subsets: 200, falsePositiveRate: 0.035, anyMetricFlaggedRate: 0.05, metrics: { [`latency_p99${HOSTILE}`]: { sd: 0.01, df: 11, trials: 12, noiseFloor: 0.021, slotBias: { estimate: 0.004, low: -0.002, high: 0.01, pValue: 0.2 }, falsePositiveRate: 0.03, meanEffect: 0 } } };
+      const calibration = {
+        experimentId: 'exp-cal',
+        workload: 'ranking',
+        createdAtMs: T0,
+        trials: 12,
+        design: { minTrials: 2, maxTrials: 6 },
+        subsets: 200,
+        falsePositiveRate: 0.035,
+        anyMetricFlaggedRate: 0.05,
+        metrics: {
+          [`latency_p99${HOSTILE}`]: {
+            sd: 0.01,
+            df: 11,
+            trials: 12,
+            noiseFloor: 0.021,
+            slotBias: { estimate: 0.004, low: -0.002, high: 0.01, pValue: 0.2 },
+            falsePositiveRate: 0.03,
+            meanEffect: 0,
+          },
+        },
+      };
       await store.experiments.put(experiment({ id: 'exp-cal', status: 'completed', spec: { kind: 'calibration' }, verdict: { calibration } }));
-      await store.corpus.append([{ id: 'r1', tier: 'ranking', timeMs: T0, method: 'GET', path: '/', headers: {}, body: '', bodyTruncated: false, sampleRate: 0.01, sampleMode: 'uniform' }]);
+      await store.corpus.append([
+        {
+          id: 'r1',
+          tier: 'ranking',
+          timeMs: T0,
+          method: 'GET',
+          path: '/',
+          headers: {},
+          body: '',
+          bodyTruncated: false,
+          sampleRate: 0.01,
+          sampleMode: 'uniform',
+        },
+      ]);
       const server = await dashboardOver(store);
       onTestFinished(() => server.close());
       const page = await (await fetch(`${server.url}/workloads/ranking`)).text();
@@ -110,23 +184,42 @@ export function dashboardContract(name: string, freshStore: () => Promise<Store>
       const store = await freshStore();
       await store.experiments.put(experiment({ id: 'exp-live', status: 'running' }));
       const cancels: string[] = [];
-      const actions = { cancel: async (id: string, reason: string) => (cancels.push(`${id}: ${reason}`), 'cancel sent to its runner'), calibrate: async () => ({ id: 'aa-1', deduplicated: false }) };
+      const actions = {
+        cancel: async (id: string, reason: string) => (cancels.push(`${id}: ${reason}`), 'cancel sent to its runner'),
+        calibrate: async () => ({ id: 'aa-1', deduplicated: false }),
+      };
       const token = 'a-token-of-24-characters';
       const withToken = await dashboardOver(store, { token, actions });
       const readOnly = await dashboardOver(store, { actions });
       onTestFinished(async () => {
         await Promise.all([withToken.close(), readOnly.close()]);
       });
-      const post = (base: string, path: string, headers: Record<string, string>, body = '{"reason":"flaky"}'): Promise<Response> => fetch(`${base}${path}`, { method: 'POST', headers, body });
+      const post = (base: string, path: string, headers: Record<string, string>, body = '{"reason":"flaky"}'): Promise<Response> =>
+        fetch(`${base}${path}`, { method: 'POST', headers, body });
       const json = { 'content-type': 'application/json' };
       expect((await post(readOnly.url, '/api/experiments/exp-live/cancel', { ...json, authorization: `Bearer ${token}` })).status).toBe(403);
       expect((await post(withToken.url, '/api/experiments/exp-live/cancel', json)).status).toBe(401);
       expect((await post(withToken.url, '/api/experiments/exp-live/cancel', { ...json, authorization: `Bearer ${token}x` })).status).toBe(401);
       // A cross-site form: no JSON content type, a foreign origin.
-      expect((await post(withToken.url, '/api/experiments/exp-live/cancel', { 'content-type': 'application/x-www-form-urlencoded', authorization: `Bearer ${token}` }, 'reason=x')).status).toBe(415);
-      expect((await post(withToken.url, '/api/experiments/exp-live/cancel', { ...json, authorization: `Bearer ${token}`, origin: 'http://evil.example' })).status).toBe(403);
-      expect((await post(withToken.url, '/api/experiments/exp-live/cancel', { ...json, authorization: `Bearer ${token}`, 'sec-fetch-site': 'cross-site' })).status).toBe(403);
-      expect((await post(withToken.url, '/api/experiments/exp-live/cancel', { ...json, authorization: `Bearer ${token}` }, '{"reason":"\\u0000"}')).status).toBe(400);
+      expect(
+        (
+          await post(
+            withToken.url,
+            '/api/experiments/exp-live/cancel',
+            { 'content-type': 'application/x-www-form-urlencoded', authorization: `Bearer ${token}` },
+            'reason=x',
+          )
+        ).status,
+      ).toBe(415);
+      expect(
+        (await post(withToken.url, '/api/experiments/exp-live/cancel', { ...json, authorization: `Bearer ${token}`, origin: 'http://evil.example' })).status,
+      ).toBe(403);
+      expect(
+        (await post(withToken.url, '/api/experiments/exp-live/cancel', { ...json, authorization: `Bearer ${token}`, 'sec-fetch-site': 'cross-site' })).status,
+      ).toBe(403);
+      expect(
+        (await post(withToken.url, '/api/experiments/exp-live/cancel', { ...json, authorization: `Bearer ${token}` }, '{"reason":"\\u0000"}')).status,
+      ).toBe(400);
       expect(cancels).toEqual([]);
       const ok = await post(withToken.url, '/api/experiments/exp-live/cancel', { ...json, authorization: `Bearer ${token}` });
       expect(ok.status).toBe(200);

@@ -20,9 +20,13 @@ async function localStore(): Promise<{ store: Store; dir: string }> {
 describe('dashboard errors', () => {
   it('answers an action that fails with JSON, never an HTML page, and names no store path', async () => {
     const { store, dir } = await localStore();
-    const server = await dashboardOver(store, { token: TOKEN, actions: { cancel: () => Promise.resolve(undefined), calibrate: () => Promise.resolve({ id: 'x', deduplicated: false }) } });
+    const server = await dashboardOver(store, {
+      token: TOKEN,
+      actions: { cancel: () => Promise.resolve(undefined), calibrate: () => Promise.resolve({ id: 'x', deduplicated: false }) },
+    });
     onTestFinished(() => server.close());
-    const post = (path: string) => fetch(`${server.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: '{}' });
+    const post = (path: string) =>
+      fetch(`${server.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: '{}' });
     for (const path of ['/api/experiments/%E0%A4%A/cancel', `/api/experiments/${encodeURIComponent('../x')}/cancel`]) {
       const response = await post(path);
       expect(response.status, path).toBe(400);

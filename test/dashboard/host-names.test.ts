@@ -10,11 +10,13 @@ import { dashboardOver } from '../support/dashboard-fixtures.js';
 import { runCli } from '../support/cli.js';
 
 function statusUnder(url: string, host: string, origin?: string, path = '/'): Promise<number> {
-  return new Promise((resolve, reject) => get(`${url}${path}`, { headers: { host, ...(origin ? { origin } : {}) } }, (res) => resolve(res.resume() && res.statusCode!)).on('error', reject));
+  return new Promise((resolve, reject) =>
+    get(`${url}${path}`, { headers: { host, ...(origin ? { origin } : {}) } }, (res) => resolve(res.resume() && res.statusCode!)).on('error', reject),
+  );
 }
 
 describe('the dashboard answers only to its own names', () => {
-  it('keeps the Host check on a wildcard listen address: loopback names and the operator\'s, nothing else', () => {
+  it("keeps the Host check on a wildcard listen address: loopback names and the operator's, nothing else", () => {
     const names = dashboardHostNames('0.0.0.0', 8700, ['dash.internal', 'proxy.example:443', '[fd00::5]']);
     expect(names).toEqual(['127.0.0.1:8700', 'localhost:8700', '[::1]:8700', 'dash.internal:8700', 'proxy.example:443', '[fd00::5]:8700']);
     expect(dashboardHostNames('::', 9000)).toEqual(['127.0.0.1:9000', 'localhost:9000', '[::1]:9000']);
@@ -40,7 +42,10 @@ describe('the dashboard answers only to its own names', () => {
     onTestFinished(() => rm(dir, { recursive: true, force: true }));
     const store = createLocalStore({ dir: join(dir, '.tandem') });
     await store.init();
-    const server = await dashboardOver(store, { token: 't'.repeat(32), actions: { cancel: () => Promise.resolve(undefined), calibrate: () => Promise.resolve({ id: 'x', deduplicated: false }) } });
+    const server = await dashboardOver(store, {
+      token: 't'.repeat(32),
+      actions: { cancel: () => Promise.resolve(undefined), calibrate: () => Promise.resolve({ id: 'x', deduplicated: false }) },
+    });
     onTestFinished(() => server.close());
     const form = /<form id="token-form"[\s\S]*?<\/form>/.exec(await (await fetch(`${server.url}/`)).text())![0];
     expect(form).toContain('type="password"');

@@ -75,7 +75,12 @@ describe('the README tutorial on a gRPC service', () => {
     expect(run.code, run.err).toBe(1);
     const report = JSON.parse(run.out) as {
       experiment: { id: string };
-      comparison: { pairs: number; comparedBodies: number; skipped: Record<string, number>; endpoints: { endpoint: string; differing: number; statusMismatches: number; fields: { path: string; counted: boolean }[] }[] };
+      comparison: {
+        pairs: number;
+        comparedBodies: number;
+        skipped: Record<string, number>;
+        endpoints: { endpoint: string; differing: number; statusMismatches: number; fields: { path: string; counted: boolean }[] }[];
+      };
     };
     expect(report.comparison.pairs).toBeGreaterThan(0);
     expect(report.comparison.comparedBodies).toBe(report.comparison.pairs);
@@ -96,7 +101,15 @@ describe('the README tutorial on a gRPC service', () => {
   it('decodes with the .proto files named in the config, and counts responses as not compared when the arm has no reflection and none are named', async () => {
     const dir = await tempDir();
     const record = (grpc: string) =>
-      ['workloads:', '  - name: catalog', '    tier: catalog', '    replay: { rate: 80, concurrency: 32, timeout: 5s, minAchievedShare: 0.2, compareResponses: true, wrap: true }', '    trials: { count: 1, warmup: 100ms, measure: 500ms }', `    harness: { responses: { ${grpc} } }`, ''].join('\n');
+      [
+        'workloads:',
+        '  - name: catalog',
+        '    tier: catalog',
+        '    replay: { rate: 80, concurrency: 32, timeout: 5s, minAchievedShare: 0.2, compareResponses: true, wrap: true }',
+        '    trials: { count: 1, warmup: 100ms, measure: 500ms }',
+        `    harness: { responses: { ${grpc} } }`,
+        '',
+      ].join('\n');
     const production = await startCatalogService('v1');
     onTestFinished(() => production.close());
     const stop = new AbortController();
@@ -113,8 +126,14 @@ describe('the README tutorial on a gRPC service', () => {
     });
     // Arms without server reflection (the tests' own catalog service).
     const [control, treatment] = await Promise.all([startCatalog(), startCatalog({ nameSuffix: '!' })]);
-    const replayAndReport = async (): Promise<{ comparedBodies: number; skipped: Record<string, number>; endpoints: { endpoint: string; fields: { path: string }[] }[] }> => {
-      const replay = await runCli(['replay', '--workload', 'catalog', '--control', `http://${control}`, '--treatment', `http://${treatment}`, '--json'], { cwd: dir });
+    const replayAndReport = async (): Promise<{
+      comparedBodies: number;
+      skipped: Record<string, number>;
+      endpoints: { endpoint: string; fields: { path: string }[] }[];
+    }> => {
+      const replay = await runCli(['replay', '--workload', 'catalog', '--control', `http://${control}`, '--treatment', `http://${treatment}`, '--json'], {
+        cwd: dir,
+      });
       expect(replay.code, replay.err).toBe(0);
       const id = (JSON.parse(replay.out.trim().split('\n').at(-1)!) as { experimentId: string }).experimentId;
       const report = await runCli(['report', id, '--format', 'json'], { cwd: dir });
@@ -131,28 +150,47 @@ describe('the README tutorial on a gRPC service', () => {
 
   it("records the example stack's KServe v2 ModelInfer calls to a prediction shard, replays them into two shards and compares them by reflection", async () => {
     const dir = await tempDir();
-    await writeFile(join(dir, 'tandem.config.yaml'), ['workloads:', '  - name: prediction', '    tier: prediction', '    replay: { rate: 40, concurrency: 16, timeout: 5s, minAchievedShare: 0.2, compareResponses: true, wrap: true }', '    trials: { count: 1, warmup: 100ms, measure: 500ms }', '    harness: { responses: { maxStatusMismatchShare: 0.01 } }', ''].join('\n'));
+    await writeFile(
+      join(dir, 'tandem.config.yaml'),
+      [
+        'workloads:',
+        '  - name: prediction',
+        '    tier: prediction',
+        '    replay: { rate: 40, concurrency: 16, timeout: 5s, minAchievedShare: 0.2, compareResponses: true, wrap: true }',
+        '    trials: { count: 1, warmup: 100ms, measure: 500ms }',
+        '    harness: { responses: { maxStatusMismatchShare: 0.01 } }',
+        '',
+      ].join('\n'),
+    );
     const stack = await startStack({ shards: 2 });
     onTestFinished(() => stack.stop());
     const stop = new AbortController();
-    const recorded = await runCli(['record', '--tier', 'prediction', '--listen', '127.0.0.1:0', '--upstream', stack.urls.grpcShards[0]!, '--rate', '1', '--json'], {
-      cwd: dir,
-      signal: stop.signal,
-      onOut: async (text) => {
-        const client = grpcInferenceClient((JSON.parse(text) as { url: string }).url);
-        for (let i = 0; i < 8; i++) {
-          const values = Float32Array.from({ length: 2 * FEATURES }, (_, j) => ((i + j) % 5) / 5);
-          await client.infer({ model: 'rank-video', batch: 2, shape: [2, FEATURES], values, headers: {}, signal: stop.signal });
-        }
-        await client.close();
-        stop.abort();
+    const recorded = await runCli(
+      ['record', '--tier', 'prediction', '--listen', '127.0.0.1:0', '--upstream', stack.urls.grpcShards[0]!, '--rate', '1', '--json'],
+      {
+        cwd: dir,
+        signal: stop.signal,
+        onOut: async (text) => {
+          const client = grpcInferenceClient((JSON.parse(text) as { url: string }).url);
+          for (let i = 0; i < 8; i++) {
+            const values = Float32Array.from({ length: 2 * FEATURES }, (_, j) => ((i + j) % 5) / 5);
+            await client.infer({ model: 'rank-video', batch: 2, shape: [2, FEATURES], values, headers: {}, signal: stop.signal });
+          }
+          await client.close();
+          stop.abort();
+        },
       },
-    });
+    );
     expect(recorded.code, recorded.err).toBe(0);
-    const replay = await runCli(['replay', '--workload', 'prediction', '--control', stack.urls.grpcShards[0]!, '--treatment', stack.urls.grpcShards[1]!, '--json'], { cwd: dir });
+    const replay = await runCli(
+      ['replay', '--workload', 'prediction', '--control', stack.urls.grpcShards[0]!, '--treatment', stack.urls.grpcShards[1]!, '--json'],
+      { cwd: dir },
+    );
     expect(replay.code, replay.err).toBe(0);
     const id = (JSON.parse(replay.out.trim().split('\n').at(-1)!) as { experimentId: string }).experimentId;
-    const report = JSON.parse((await runCli(['report', id, '--format', 'json'], { cwd: dir })).out) as { comparison: { pairs: number; comparedBodies: number; endpoints: { endpoint: string; differing: number; fields: { path: string }[] }[] } };
+    const report = JSON.parse((await runCli(['report', id, '--format', 'json'], { cwd: dir })).out) as {
+      comparison: { pairs: number; comparedBodies: number; endpoints: { endpoint: string; differing: number; fields: { path: string }[] }[] };
+    };
     expect(report.comparison.pairs).toBeGreaterThan(0);
     expect(report.comparison.comparedBodies).toBe(report.comparison.pairs);
     // Two shards of one model: the same scores; only the shard that answered differs, in the response's parameters.

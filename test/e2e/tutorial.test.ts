@@ -15,7 +15,11 @@ import { REPO_ROOT, runCli } from '../support/cli.js';
 import { tempDir } from '../support/temp-dir.js';
 
 const git = (dir: string, ...args: string[]): string =>
-  execFileSync('git', args, { cwd: dir, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } }).trim();
+  execFileSync('git', args, {
+    cwd: dir,
+    encoding: 'utf8',
+    env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' },
+  }).trim();
 
 /** Step 2: the workload, deploying each arm per trial from the revision it is given. */
 function workloadConfig(dir: string): string {
@@ -65,7 +69,10 @@ describe('the README tutorial, end to end, on examples/notes', () => {
         for (let i = 0; i < 240; i++) {
           const headers = { 'accept-encoding': 'gzip', 'content-type': 'application/json' };
           const path = i % 4 === 0 ? '/notes?limit=5' : `/notes/${(i % 20) + 1}`;
-          const res = i % 10 === 9 ? await fetch(`${url}/notes`, { method: 'POST', headers, body: JSON.stringify({ title: `t${i}` }) }) : await fetch(`${url}${path}`, { headers });
+          const res =
+            i % 10 === 9
+              ? await fetch(`${url}/notes`, { method: 'POST', headers, body: JSON.stringify({ title: `t${i}` }) })
+              : await fetch(`${url}${path}`, { headers });
           await res.arrayBuffer();
         }
         stop.abort();
@@ -84,14 +91,24 @@ describe('the README tutorial, end to end, on examples/notes', () => {
     expect(run.code, run.err).toBe(1);
     const report = JSON.parse(run.out) as {
       experiment: { id: string; spec: { compared?: unknown } };
-      comparison: { pairs: number; comparedBodies: number; skipped: Record<string, number>; endpoints: { endpoint: string; differing: number; statusMismatches: number; fields: { path: string; counted: boolean }[] }[] };
+      comparison: {
+        pairs: number;
+        comparedBodies: number;
+        skipped: Record<string, number>;
+        endpoints: { endpoint: string; differing: number; statusMismatches: number; fields: { path: string; counted: boolean }[] }[];
+      };
     };
     expect(report.experiment.spec.compared).toEqual({ control: { revision: base }, treatment: { revision: head } });
     // Every pair's body compared, gzip or not.
     expect(report.comparison.comparedBodies).toBe(report.comparison.pairs);
     expect(report.comparison.skipped).toEqual({});
     const endpoints = new Map(report.comparison.endpoints.map((e) => [e.endpoint, e]));
-    expect(endpoints.get('GET /notes?limit')!.fields.filter((f) => f.counted).map((f) => f.path)).toEqual(expect.arrayContaining(['data[].id', 'total']));
+    expect(
+      endpoints
+        .get('GET /notes?limit')!
+        .fields.filter((f) => f.counted)
+        .map((f) => f.path),
+    ).toEqual(expect.arrayContaining(['data[].id', 'total']));
     expect(endpoints.get('GET /notes/:id')!.statusMismatches).toBeGreaterThan(0);
     expect(endpoints.get('GET /notes/:id')!.fields.map((f) => f.path)).toContain('id');
 

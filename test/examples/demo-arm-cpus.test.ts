@@ -12,7 +12,20 @@ describe('the demo puts both arms on one CPU', () => {
   });
 
   it('writes the same CPU for both slots, where they start and that they start early, and the config accepts it', () => {
-    const options = { backends: { store: 'local', queue: 'inline' } as const, dir: '/tmp/demo', featuresReplicaUrl: 'http://127.0.0.1:1', shardUrls: ['http://127.0.0.1:2'], grpcShardUrls: ['http://127.0.0.1:3'], pinnedShard: 0, minTrials: 4, maxTrials: 32, warmup: '2s', measure: '3s', rate: 30, recorderRate: 0.5 };
+    const options = {
+      backends: { store: 'local', queue: 'inline' } as const,
+      dir: '/tmp/demo',
+      featuresReplicaUrl: 'http://127.0.0.1:1',
+      shardUrls: ['http://127.0.0.1:2'],
+      grpcShardUrls: ['http://127.0.0.1:3'],
+      pinnedShard: 0,
+      minTrials: 4,
+      maxTrials: 32,
+      warmup: '2s',
+      measure: '3s',
+      rate: 30,
+      recorderRate: 0.5,
+    };
     const pinned = parseConfigText(demoConfigText({ ...options, armCpus: '1' }), 'demo.yaml');
     expect(pinned.workloads[0]?.trials.slotCpus).toEqual(['1', '1']);
     expect(pinned.workloads[0]?.trials.startCpus).toBeUndefined();

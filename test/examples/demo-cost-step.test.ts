@@ -4,8 +4,22 @@ import type { ExperimentStepResult } from '../../examples/demo/experiment-step.j
 
 /** A judged experiment's result as costStep reads it: the metrics' verdicts, the verdict's trials and decision. */
 function result(status: string, regressed: readonly string[]): ExperimentStepResult {
-  const metric = (name: string, judged = true) => ({ metric: name, judged, verdict: regressed.includes(name) ? 'regression' : 'inconclusive', estimate: regressed.includes(name) ? 0.03 : 0.004, low: -0.01, high: 0.05 });
-  const metrics = [metric('cpu_per_request'), metric('latency_shift'), metric('latency_p99'), metric('rss_bytes'), metric('error_share'), metric('work_units_per_candidate', false)];
+  const metric = (name: string, judged = true) => ({
+    metric: name,
+    judged,
+    verdict: regressed.includes(name) ? 'regression' : 'inconclusive',
+    estimate: regressed.includes(name) ? 0.03 : 0.004,
+    low: -0.01,
+    high: 0.05,
+  });
+  const metrics = [
+    metric('cpu_per_request'),
+    metric('latency_shift'),
+    metric('latency_p99'),
+    metric('rss_bytes'),
+    metric('error_share'),
+    metric('work_units_per_candidate', false),
+  ];
   const report = { metrics, verdict: { decided: true, trials: 9 }, experiment: {} };
   return { id: 'exp-1', status, report, reportPath: '/tmp/r.html', seconds: 55 } as unknown as ExperimentStepResult;
 }
@@ -30,8 +44,23 @@ describe('the demo’s +5% work step', () => {
 describe('a judged step whose trials missed their load', () => {
   /** A step's result with these attempts (as the report lists them). */
   const withTrials = (status: string, trials: readonly { status: string; reason?: string; achievedRate?: number }[]): ExperimentStepResult =>
-    ({ id: 'exp-2', status, report: { metrics: [], verdict: { decided: false, trials: 0 }, experiment: {}, trials: trials.map((t, attempt) => ({ index: 0, attempt, targetRate: 14, ...t })) }, reportPath: '/tmp/r.html', seconds: 40 }) as unknown as ExperimentStepResult;
-  const loadFailed = (achievedRate: number) => ({ status: 'replaced', reason: `load failed: achieved ${achievedRate.toFixed(1)} of 14 pairs/s (minAchievedShare 0.8)`, achievedRate });
+    ({
+      id: 'exp-2',
+      status,
+      report: {
+        metrics: [],
+        verdict: { decided: false, trials: 0 },
+        experiment: {},
+        trials: trials.map((t, attempt) => ({ index: 0, attempt, targetRate: 14, ...t })),
+      },
+      reportPath: '/tmp/r.html',
+      seconds: 40,
+    }) as unknown as ExperimentStepResult;
+  const loadFailed = (achievedRate: number) => ({
+    status: 'replaced',
+    reason: `load failed: achieved ${achievedRate.toFixed(1)} of 14 pairs/s (minAchievedShare 0.8)`,
+    achievedRate,
+  });
 
   it('gives the achieved rates of the attempts that failed their load, once the experiment failed', () => {
     // The sixteenth host, the probe at 23.6 ms: 14 pairs/s, and every attempt achieved 8.0–10.7 until the replacements ran out.

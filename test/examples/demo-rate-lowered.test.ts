@@ -2,7 +2,20 @@ import { describe, expect, it } from 'vitest';
 import { demoConfigText } from '../../examples/demo/demo-project.js';
 import { parseConfigText } from '../../core/index.js';
 
-const options = { backends: { store: 'local', queue: 'inline' } as const, dir: '/tmp/demo', featuresReplicaUrl: 'http://127.0.0.1:1', shardUrls: ['http://127.0.0.1:2'], grpcShardUrls: ['http://127.0.0.1:3'], pinnedShard: 0, minTrials: 4, maxTrials: 48, warmup: '2s', measure: '3s', rate: 28, recorderRate: 0.5 };
+const options = {
+  backends: { store: 'local', queue: 'inline' } as const,
+  dir: '/tmp/demo',
+  featuresReplicaUrl: 'http://127.0.0.1:1',
+  shardUrls: ['http://127.0.0.1:2'],
+  grpcShardUrls: ['http://127.0.0.1:3'],
+  pinnedShard: 0,
+  minTrials: 4,
+  maxTrials: 48,
+  warmup: '2s',
+  measure: '3s',
+  rate: 28,
+  recorderRate: 0.5,
+};
 
 describe('the config the demo leaves after lowering its rate', () => {
   it('names the rate that held, and says in a comment which rate failed and what its trials achieved', () => {

@@ -1,5 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { BUSY_ARMS_CPU_SHARE, BUSY_MACHINE_RATE, MIN_DEMO_RATE, QUIET_ARMS_CPU_SHARE, QUIET_MACHINE_RATE, WINDOW_REQUESTS, allowedCpusOf, idleCpusBetween, isQuietMachine, measureSecondsAt, rateAfterLoadFailure, rateForRequestCost } from '../../examples/demo/replay-rate.js';
+import {
+  BUSY_ARMS_CPU_SHARE,
+  BUSY_MACHINE_RATE,
+  MIN_DEMO_RATE,
+  QUIET_ARMS_CPU_SHARE,
+  QUIET_MACHINE_RATE,
+  WINDOW_REQUESTS,
+  allowedCpusOf,
+  idleCpusBetween,
+  isQuietMachine,
+  measureSecondsAt,
+  rateAfterLoadFailure,
+  rateForRequestCost,
+} from '../../examples/demo/replay-rate.js';
 
 /** A /proc/stat with the given (user, idle) jiffies per CPU; the other columns fixed. */
 function procStat(perCpu: readonly (readonly [number, number])[]): string {
@@ -10,14 +23,29 @@ function procStat(perCpu: readonly (readonly [number, number])[]): string {
 
 describe('the demo’s replay rate', () => {
   it('counts the idle CPUs among those allowed between two reads of /proc/stat', () => {
-    const before = procStat([[1_000, 5_000], [2_000, 4_000]]);
+    const before = procStat([
+      [1_000, 5_000],
+      [2_000, 4_000],
+    ]);
     // CPU 0 idle for the whole window, CPU 1 busy for all of it (a spinning process).
-    const after = procStat([[1_000, 5_100], [2_100, 4_000]]);
+    const after = procStat([
+      [1_000, 5_100],
+      [2_100, 4_000],
+    ]);
     expect(idleCpusBetween(before, after, [0, 1])).toBeCloseTo(1, 6);
     expect(idleCpusBetween(before, after, [0])).toBeCloseTo(1, 6);
     expect(idleCpusBetween(before, after, [1])).toBeCloseTo(0, 6);
     // Half of each CPU's time idle.
-    expect(idleCpusBetween(before, procStat([[1_050, 5_050], [2_050, 4_050]]), [0, 1])).toBeCloseTo(1, 6);
+    expect(
+      idleCpusBetween(
+        before,
+        procStat([
+          [1_050, 5_050],
+          [2_050, 4_050],
+        ]),
+        [0, 1],
+      ),
+    ).toBeCloseTo(1, 6);
   });
 
   it('is undefined when a read is not a /proc/stat, lacks the CPU, or did not move', () => {
@@ -54,7 +82,10 @@ describe('the demo’s replay rate', () => {
     // The sixteenth host: about 40 ms, where 20 pairs/s asked the two arms for 1.6 CPUs.
     expect(rateForRequestCost(true, 0.04)).toBe(8);
     expect(rateForRequestCost(false, 0.04)).toBe(6);
-    for (const [quiet, share] of [[true, QUIET_ARMS_CPU_SHARE], [false, BUSY_ARMS_CPU_SHARE]] as const) {
+    for (const [quiet, share] of [
+      [true, QUIET_ARMS_CPU_SHARE],
+      [false, BUSY_ARMS_CPU_SHARE],
+    ] as const) {
       for (const ms of [17, 20, 30, 45, 60, 90]) {
         const rate = rateForRequestCost(quiet, ms / 1000);
         // Within the share, unless held at the floor (90 ms busy).
@@ -98,7 +129,7 @@ describe('the demo’s replay rate', () => {
     expect(rateAfterLoadFailure(true, 100, [12, 13, 14], QUIET_MACHINE_RATE)).toBe(8);
   });
 
-  it('lengthens a trial\'s window at low rates so it holds about as many requests as the busy rate\'s 3 s, within the recording', () => {
+  it("lengthens a trial's window at low rates so it holds about as many requests as the busy rate's 3 s, within the recording", () => {
     // The rates the demo chooses by itself keep their 3 s.
     expect([measureSecondsAt(QUIET_MACHINE_RATE, 3), measureSecondsAt(BUSY_MACHINE_RATE, 3)]).toEqual([3, 3]);
     // CI's lowered 8 pairs/s: 3 s held 24 requests per arm and a clean change stayed undecided after 48 trials.

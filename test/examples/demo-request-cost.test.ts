@@ -3,7 +3,14 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { systemClock } from '../../core/clock.js';
-import { cpuSecondsPerRequestBetween, measureRequestCost, probeRequestCost, readRanking, sampleOf, type RankingReading } from '../../examples/demo/request-cost.js';
+import {
+  cpuSecondsPerRequestBetween,
+  measureRequestCost,
+  probeRequestCost,
+  readRanking,
+  sampleOf,
+  type RankingReading,
+} from '../../examples/demo/request-cost.js';
 import type { Clock } from '../../core/clock.js';
 import type { CorpusRecord } from '../../core/model.js';
 
@@ -42,7 +49,9 @@ describe('what a ranking request costs, read while the demo records', () => {
 
   it('reads a process’s CPU from /proc and the POST /rank requests from the service’s /metrics, and nothing from a process that is gone', async () => {
     const server = createServer((_req, res) => {
-      res.end('# TYPE requests_total counter\nrequests_total{service="ranking",route="POST /rank",status="200"} 57\nrequests_total{service="ranking",route="GET /healthz",status="200"} 9\n');
+      res.end(
+        '# TYPE requests_total counter\nrequests_total{service="ranking",route="POST /rank",status="200"} 57\nrequests_total{service="ranking",route="GET /healthz",status="200"} 9\n',
+      );
     });
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
@@ -80,7 +89,18 @@ describe('what a ranking request costs, read while the demo records', () => {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     // Pacing is not what is tested: a clock that never waits sends each second's requests at once.
     const instant: Clock = { now: () => 0, monotonic: () => 0, sleep: async () => undefined };
-    const records = [1, 2, 3].map((n): CorpusRecord => ({ id: `r${n}`, tier: 'ranking', timeMs: n, method: 'POST', path: '/rank', headers: { 'content-type': 'application/json' }, body: Buffer.from(`{"n":${n}}`).toString('base64'), bodyTruncated: false, sampleRate: 1, sampleMode: 'uniform' }));
+    const records = [1, 2, 3].map((n): CorpusRecord => ({
+      id: `r${n}`,
+      tier: 'ranking',
+      timeMs: n,
+      method: 'POST',
+      path: '/rank',
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.from(`{"n":${n}}`).toString('base64'),
+      bodyTruncated: false,
+      sampleRate: 1,
+      sampleMode: 'uniform',
+    }));
     try {
       const cost = await probeRequestCost({ rankingUrl: url, pid: process.pid, records, clock: instant });
       // 10 requests to settle, then 40 counted; the records taken in turn.
@@ -94,7 +114,9 @@ describe('what a ranking request costs, read while the demo records', () => {
       few.listen(0, '127.0.0.1');
       await once(few, 'listening');
       try {
-        expect(await probeRequestCost({ rankingUrl: `http://127.0.0.1:${(few.address() as AddressInfo).port}`, pid: process.pid, records, clock: instant })).toBeUndefined();
+        expect(
+          await probeRequestCost({ rankingUrl: `http://127.0.0.1:${(few.address() as AddressInfo).port}`, pid: process.pid, records, clock: instant }),
+        ).toBeUndefined();
       } finally {
         few.closeAllConnections();
         await new Promise<void>((resolve) => few.close(() => resolve()));

@@ -18,7 +18,13 @@ function referenceCrossing(rows: readonly (readonly number[])[], query: readonly
 describe('crossFeatureRows (the example ranking hot loop, issue 30)', () => {
   it('gives the model output bit for bit from JSON-parsed rows of integers and of doubles alike', () => {
     // Rows as the features service sends them: JSON arrays, some all integers (small-integer arrays in V8), some doubles.
-    const rows = JSON.parse(JSON.stringify([Array.from({ length: FEATURES }, (_, j) => j - 4), Array.from({ length: FEATURES }, (_, j) => Math.round(Math.sin(j + 1) * 10_000) / 10_000), Array.from({ length: FEATURES }, () => 0)])) as number[][];
+    const rows = JSON.parse(
+      JSON.stringify([
+        Array.from({ length: FEATURES }, (_, j) => j - 4),
+        Array.from({ length: FEATURES }, (_, j) => Math.round(Math.sin(j + 1) * 10_000) / 10_000),
+        Array.from({ length: FEATURES }, () => 0),
+      ]),
+    ) as number[][];
     const query = queryVector('search', 'shoes', 0);
     const out = new Float32Array(rows.length * FEATURES);
     const work = crossFeatureRows(rows, query, out, 0);

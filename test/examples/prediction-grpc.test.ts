@@ -30,21 +30,40 @@ describe('prediction shards over gRPC', () => {
     expect(g.scores).toHaveLength(3);
     expect(g.scores).toEqual(h.scores);
     const identity = { 'x-tandem-experiment': 'exp-g', 'x-tandem-arm': 'treatment', 'x-tandem-trial': '2', 'x-tandem-job': 'exp-g.treatment' };
-    await expect(overGrpc.infer({ ...call, shape: [1, FEATURES], values: values.subarray(0, FEATURES), headers: identity })).rejects.toThrow(/ModelInfer: INTERNAL .*violates the model contract \[3, 16\]/);
+    await expect(overGrpc.infer({ ...call, shape: [1, FEATURES], values: values.subarray(0, FEATURES), headers: identity })).rejects.toThrow(
+      /ModelInfer: INTERNAL .*violates the model contract \[3, 16\]/,
+    );
     const records = stack.shards[0]!.errorRecords();
-    expect(records.at(-1)).toMatchObject({ kind: 'contract-violation', experimentId: 'exp-g', arm: 'treatment', trial: '2', job: 'exp-g.treatment', shard: 'shard-0' });
+    expect(records.at(-1)).toMatchObject({
+      kind: 'contract-violation',
+      experimentId: 'exp-g',
+      arm: 'treatment',
+      trial: '2',
+      job: 'exp-g.treatment',
+      shard: 'shard-0',
+    });
     expect(stack.shards[1]!.errorRecords()).toEqual([]);
     // The attributed detector reads the same records over gRPC (protocol: grpc), in the error-record format.
-    const config = parseConfig({ workloads: [{ name: 'w', tier: 't', detectors: [{ name: 'errors', kind: 'experiment-attributed', protocol: 'grpc', source: grpcUrl, consecutive: 1 }] }] }).workloads[0]!.detectors[0]!;
+    const config = parseConfig({
+      workloads: [{ name: 'w', tier: 't', detectors: [{ name: 'errors', kind: 'experiment-attributed', protocol: 'grpc', source: grpcUrl, consecutive: 1 }] }],
+    }).workloads[0]!.detectors[0]!;
     const detector = experimentAttributedDetector(config, { jobs: { control: 'exp-g.control', treatment: 'exp-g.treatment' }, sinceMs: 0 });
     await detector.prime();
-    expect(await detector.check()).toMatchObject({ verdict: 'violation', value: 1, message: expect.stringContaining('1 error record(s) from treatment (jobs: exp-g.treatment): contract-violation: rank-video') });
+    expect(await detector.check()).toMatchObject({
+      verdict: 'violation',
+      value: 1,
+      message: expect.stringContaining('1 error record(s) from treatment (jobs: exp-g.treatment): contract-violation: rank-video'),
+    });
     const other = experimentAttributedDetector(config, { jobs: { control: 'exp-h.control', treatment: 'exp-h.treatment' }, sinceMs: 0 });
     expect(await other.check()).toMatchObject({ verdict: 'clear', value: 0 });
     // A gRPC server without the method is a configuration error at priming, naming it.
     const catalog = await startCatalogService('v1');
     onTestFinished(() => catalog.close());
-    const notServing = parseConfig({ workloads: [{ name: 'w', tier: 't', detectors: [{ name: 'errors', kind: 'experiment-attributed', protocol: 'grpc', source: catalog.url }] }] }).workloads[0]!.detectors[0]!;
-    await expect(experimentAttributedDetector(notServing, { jobs: {}, sinceMs: 0 }).prime()).rejects.toThrow('does not serve tandem.errors.v1.ErrorRecords/List (UNIMPLEMENTED)');
+    const notServing = parseConfig({
+      workloads: [{ name: 'w', tier: 't', detectors: [{ name: 'errors', kind: 'experiment-attributed', protocol: 'grpc', source: catalog.url }] }],
+    }).workloads[0]!.detectors[0]!;
+    await expect(experimentAttributedDetector(notServing, { jobs: {}, sinceMs: 0 }).prime()).rejects.toThrow(
+      'does not serve tandem.errors.v1.ErrorRecords/List (UNIMPLEMENTED)',
+    );
   });
 });

@@ -9,7 +9,11 @@ import { CROSS_ROUNDS, FEATURES } from '../../examples/stack/model.js';
 async function workPerCandidate(env: NodeJS.ProcessEnv, urls: { features: string; gateway: string }): Promise<number> {
   const ranking = await startService('ranking', { ...serviceConfigFromEnv({ ...env, FEATURES_URL: urls.features, INFERENCE_URL: urls.gateway }), port: 0 });
   onTestFinished(() => ranking.close());
-  const response = await fetch(`${ranking.urls[0]}/rank`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ surface: 'home', viewer: 7, query: 'boots', candidates: [1, 2, 3, 4], k: 2 }) });
+  const response = await fetch(`${ranking.urls[0]}/rank`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ surface: 'home', viewer: 7, query: 'boots', candidates: [1, 2, 3, 4], k: 2 }),
+  });
   expect(response.status).toBe(200);
   const metrics = await (await fetch(`${ranking.urls[0]}/metrics`)).text();
   return Number(/^work_units_per_candidate(?:\{[^}]*\})? (\S+)$/m.exec(metrics)?.[1]);

@@ -16,7 +16,10 @@ describe('the example services’ process entry', () => {
   it('takes a service and its faults, as a deploy command’s {revision} gives them, and names any other argument', () => {
     expect(serviceArguments(['ranking'])).toEqual({ service: 'ranking' });
     expect(serviceArguments(['ranking', '--faults=latency=5'])).toEqual({ service: 'ranking', faults: { latencyPercent: 5 } });
-    expect(serviceArguments(['ranking', '--faults', 'latency=5,latent-timeout'])).toEqual({ service: 'ranking', faults: { latencyPercent: 5, latentTimeout: true } });
+    expect(serviceArguments(['ranking', '--faults', 'latency=5,latent-timeout'])).toEqual({
+      service: 'ranking',
+      faults: { latencyPercent: 5, latentTimeout: true },
+    });
     // The control build's revision is empty: no faults.
     expect(serviceArguments(['ranking', '--faults='])).toEqual({ service: 'ranking', faults: {} });
     expect(() => serviceArguments([])).toThrow(/first argument must be one of query, ranking/);
@@ -31,7 +34,8 @@ describe('the example services’ process entry', () => {
     expect(serviceConfigFromEnv({ STACK_CROSS_ROUNDS: '144' })).toMatchObject({ crossRounds: 144 });
     expect(serviceConfigFromEnv({})).not.toHaveProperty('crossRounds');
     expect(serviceConfigFromEnv({ STACK_CROSS_ROUNDS: String(MAX_CROSS_ROUNDS) })).toMatchObject({ crossRounds: MAX_CROSS_ROUNDS });
-    for (const bad of ['0', String(MAX_CROSS_ROUNDS + 1), '1e9', 'many', '-3', '2.5']) expect(() => serviceConfigFromEnv({ STACK_CROSS_ROUNDS: bad })).toThrow(/STACK_CROSS_ROUNDS/);
+    for (const bad of ['0', String(MAX_CROSS_ROUNDS + 1), '1e9', 'many', '-3', '2.5'])
+      expect(() => serviceConfigFromEnv({ STACK_CROSS_ROUNDS: bad })).toThrow(/STACK_CROSS_ROUNDS/);
   });
 
   describe('bundled into one file by the compiled build, as the demo’s arms run it', () => {
@@ -64,7 +68,12 @@ describe('the example services’ process entry', () => {
     }, 120_000);
 
     it('serves ranking from the environment a deployment gives it and stays up with stdin closed', async () => {
-      const child = start(await entryOf(), ['ranking', '--faults=latency=5'], { PORT: '0', FEATURES_URL: 'http://127.0.0.1:9', INFERENCE_URL: 'http://127.0.0.1:9', INFERENCE_PROTOCOL: 'grpc' });
+      const child = start(await entryOf(), ['ranking', '--faults=latency=5'], {
+        PORT: '0',
+        FEATURES_URL: 'http://127.0.0.1:9',
+        INFERENCE_URL: 'http://127.0.0.1:9',
+        INFERENCE_PROTOCOL: 'grpc',
+      });
       const ready = (await readyLine(child)) as { ready: boolean; service: string; urls: string[] };
       expect(ready).toMatchObject({ ready: true, service: 'ranking' });
       // Its stdin ended at once (/dev/null); a process configured over stdin would have taken that as its parent's exit.
@@ -107,6 +116,8 @@ describe('the example services’ process entry', () => {
   it('is what the demo deploys its arms with, free of runtime flags: from the compiled build its own entry, from source the CLI', () => {
     const compiled = rankingArmCommand(pathToFileURL('/opt/build/examples/demo/demo-project.js').href);
     expect(compiled).toBe(`'${process.execPath}' '/opt/build/examples/stack/service-main.js' ranking --faults={revision}`);
-    expect(rankingArmCommand(pathToFileURL('/src/examples/demo/demo-project.ts').href)).toBe(`'${process.execPath}' '${TANDEM_BIN}' example-stack --service ranking --port {port} --faults={revision}`);
+    expect(rankingArmCommand(pathToFileURL('/src/examples/demo/demo-project.ts').href)).toBe(
+      `'${process.execPath}' '${TANDEM_BIN}' example-stack --service ranking --port {port} --faults={revision}`,
+    );
   });
 });

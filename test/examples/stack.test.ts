@@ -14,7 +14,11 @@ async function stackFor(options: StackOptions = {}): Promise<Stack> {
 }
 
 async function recommend(stack: Stack, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: any }> {
-  const response = await fetch(`${stack.urls.query}/recommend`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } });
+  const response = await fetch(`${stack.urls.query}/recommend`, {
+    method: 'POST',
+    body: JSON.stringify(body),
+    headers: { 'content-type': 'application/json', ...headers },
+  });
   return { status: response.status, json: await response.json() };
 }
 
@@ -30,7 +34,13 @@ function portRefuses(url: string): Promise<boolean> {
   });
 }
 
-const identity = { 'x-tandem-experiment': 'exp-42', 'x-tandem-arm': 'treatment', 'x-tandem-trial': '3', 'x-tandem-job': 'ranking-treatment-1', baggage: 'tandem.experiment=exp-42' };
+const identity = {
+  'x-tandem-experiment': 'exp-42',
+  'x-tandem-arm': 'treatment',
+  'x-tandem-trial': '3',
+  'x-tandem-job': 'ranking-treatment-1',
+  baggage: 'tandem.experiment=exp-42',
+};
 
 describe('example stack', () => {
   it('answers deterministically: the same request gives the same ranked list, across stacks and process boundaries', async () => {
@@ -56,12 +66,23 @@ describe('example stack', () => {
     const victim = restarts.indexOf(1);
     const { records } = (await (await fetch(`${stack.urls.shards[victim]}/errors?experiment=exp-42`)).json()) as { records: any[] };
     expect(records).toEqual([
-      expect.objectContaining({ dependency: 'prediction', shard: `shard-${victim}`, kind: 'contract-violation', experimentId: 'exp-42', arm: 'treatment', trial: '3', job: 'ranking-treatment-1', jobs: ['ranking-treatment-1'] }),
+      expect.objectContaining({
+        dependency: 'prediction',
+        shard: `shard-${victim}`,
+        kind: 'contract-violation',
+        experimentId: 'exp-42',
+        arm: 'treatment',
+        trial: '3',
+        job: 'ranking-treatment-1',
+        jobs: ['ranking-treatment-1'],
+      }),
     ]);
     expect(records[0].message).toMatch(/tensor shape \[1, 16\] violates the model contract \[\d+, 16\]/);
     // Other surfaces use other model configs and keep working, served by the remaining workers.
     for (let i = 0; i < 8; i++) expect((await recommend(stack, { surface: 'home', viewer: i })).status).toBe(200);
-    const otherShardRecords = await Promise.all(stack.urls.shards.filter((_, i) => i !== victim).map(async (url) => ((await (await fetch(`${url}/errors`)).json()) as { records: unknown[] }).records));
+    const otherShardRecords = await Promise.all(
+      stack.urls.shards.filter((_, i) => i !== victim).map(async (url) => ((await (await fetch(`${url}/errors`)).json()) as { records: unknown[] }).records),
+    );
     expect(otherShardRecords.flat()).toEqual([]);
   });
 
@@ -92,7 +113,12 @@ describe('example stack', () => {
     const { startService } = await import('../../examples/stack/index.js');
     const burst = async (latentTimeout: boolean): Promise<{ restarts: number; statuses: number[] }> => {
       const receivedBefore = received;
-      const ranking = await startService('ranking', { featuresUrl, inferenceUrl: 'http://127.0.0.1:1', faults: latentTimeout ? { latentTimeout } : {}, restartDelayMs: 60_000 });
+      const ranking = await startService('ranking', {
+        featuresUrl,
+        inferenceUrl: 'http://127.0.0.1:1',
+        faults: latentTimeout ? { latentTimeout } : {},
+        restartDelayMs: 60_000,
+      });
       onTestFinished(() => ranking.close());
       const statuses = await Promise.all(
         Array.from({ length: 8 }, async (_, i) => {
@@ -105,9 +131,17 @@ describe('example stack', () => {
         }),
       );
       // The feature calls end 30 ms after the timeouts (or are aborted); only then is "no crash" a result.
-      await pollUntil(async () => ({ seen: received - receivedBefore, open: received - ended }), ({ seen, open }) => seen > 0 && open === 0, { what: 'the feature calls to end' });
+      await pollUntil(
+        async () => ({ seen: received - receivedBefore, open: received - ended }),
+        ({ seen, open }) => seen > 0 && open === 0,
+        { what: 'the feature calls to end' },
+      );
       const restarts = latentTimeout
-        ? await pollUntil(() => metricTotal(ranking.urls[0]!, 'worker_restarts_total'), (n) => n > 0, { what: 'a ranking worker restart' })
+        ? await pollUntil(
+            () => metricTotal(ranking.urls[0]!, 'worker_restarts_total'),
+            (n) => n > 0,
+            { what: 'a ranking worker restart' },
+          )
         : await metricTotal(ranking.urls[0]!, 'worker_restarts_total');
       return { restarts, statuses };
     };
@@ -138,13 +172,21 @@ describe('example stack', () => {
     const requests = Array.from({ length: 30 }, (_, i) => ({ ...productionRequest(i, 9), k: 10 }));
     const reference = await Promise.all(requests.map(async (r) => (await recommend(stack, r)).json.items.map((item: { id: number }) => item.id)));
     const measure = async (levels: string): Promise<{ work: number; ndcg: number }> => {
-      const before = (await metricTotal(stack.urls.ranking, 'work_units_total')) + (await Promise.all(stack.urls.shards.map((u) => metricTotal(u, 'work_units_total')))).reduce((a, b) => a + b);
+      const before =
+        (await metricTotal(stack.urls.ranking, 'work_units_total')) +
+        (await Promise.all(stack.urls.shards.map((u) => metricTotal(u, 'work_units_total')))).reduce((a, b) => a + b);
       let ndcg = 0;
       for (const [i, r] of requests.entries()) {
         const { json } = await recommend(stack, r, { 'x-tandem-levels': levels });
-        ndcg += ndcgAtK(json.items.map((item: { id: number }) => item.id), reference[i]!, 10);
+        ndcg += ndcgAtK(
+          json.items.map((item: { id: number }) => item.id),
+          reference[i]!,
+          10,
+        );
       }
-      const after = (await metricTotal(stack.urls.ranking, 'work_units_total')) + (await Promise.all(stack.urls.shards.map((u) => metricTotal(u, 'work_units_total')))).reduce((a, b) => a + b);
+      const after =
+        (await metricTotal(stack.urls.ranking, 'work_units_total')) +
+        (await Promise.all(stack.urls.shards.map((u) => metricTotal(u, 'work_units_total')))).reduce((a, b) => a + b);
       return { work: after - before, ndcg: ndcg / requests.length };
     };
     const ranking = [];
@@ -174,7 +216,9 @@ describe('example stack', () => {
     expect((await recommend(stack, request)).json.levels.ranking).toBe(2);
     expect((await recommend(stack, request, { 'x-tandem-levels': 'ranking=1' })).json.levels.ranking).toBe(2);
     expect((await recommend(stack, request, { 'x-tandem-levels': 'ranking=4' })).json.levels.ranking).toBe(4);
-    expect(await (await fetch(`${stack.urls.ranking}/level`, { method: 'PUT', body: '{"level":-1}' })).json()).toEqual({ error: 'body must be {"level": <integer >= 0>}' });
+    expect(await (await fetch(`${stack.urls.ranking}/level`, { method: 'PUT', body: '{"level":-1}' })).json()).toEqual({
+      error: 'body must be {"level": <integer >= 0>}',
+    });
   });
 
   it('exposes Prometheus metrics and health on every service', async () => {
@@ -183,7 +227,8 @@ describe('example stack', () => {
     for (const url of [stack.urls.query, stack.urls.ranking, stack.urls.features, stack.urls.gateway, ...stack.urls.shards]) {
       expect(await (await fetch(`${url}/healthz`)).json()).toMatchObject({ ok: true });
       const text = await (await fetch(`${url}/metrics`)).text();
-      for (const name of ['requests_total', 'errors_total', 'request_duration_seconds_bucket', 'worker_restarts_total', 'load_factor', 'compute_seconds_total']) expect(text).toContain(name);
+      for (const name of ['requests_total', 'errors_total', 'request_duration_seconds_bucket', 'worker_restarts_total', 'load_factor', 'compute_seconds_total'])
+        expect(text).toContain(name);
     }
     expect(await metricTotal(stack.urls.ranking, 'experiment_requests_total')).toBe(1);
     const lf = await metricTotal(stack.urls.ranking, 'load_factor');
@@ -198,7 +243,10 @@ describe('example stack', () => {
     expect(((await notJson.json()) as { error: string }).error).toMatch(/^body is not valid JSON/);
     const huge = await fetch(`${stack.urls.ranking}/rank`, { method: 'POST', body: 'x'.repeat(2_000_000) }).catch(() => undefined);
     if (huge) expect(huge.status).toBe(413);
-    const badTensor = await fetch(`${stack.urls.shards[0]}/infer`, { method: 'POST', body: JSON.stringify({ model: 'rank-home', batch: 1, shape: [1, 16], data: 42 }) });
+    const badTensor = await fetch(`${stack.urls.shards[0]}/infer`, {
+      method: 'POST',
+      body: JSON.stringify({ model: 'rank-home', batch: 1, shape: [1, 16], data: 42 }),
+    });
     expect(badTensor.status).toBe(400);
     expect(await metricTotal(stack.urls.shards[0]!, 'worker_restarts_total')).toBe(0);
     expect((await fetch(`${stack.urls.query}/nothing`)).status).toBe(404);

@@ -10,7 +10,7 @@ describe('throughput limit (the feature store of the capacity story)', () => {
     vi.useRealTimers();
   });
 
-  it('serves work first come first served: waits grow by each arrival\'s service time, idle time is not banked', async () => {
+  it("serves work first come first served: waits grow by each arrival's service time, idle time is not banked", async () => {
     const limit = new ThroughputLimit(1_000, systemClock); // 1,000 units per second
     const reserved: number[] = [];
     const done: string[] = [];

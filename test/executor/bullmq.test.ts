@@ -62,7 +62,10 @@ async function project(): Promise<Project> {
 
 /** A `tandem worker` process; resolves once it is taking jobs. Killed when the test ends. */
 async function startWorker(dir: string, concurrency: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'tandem.js'), 'worker', '--concurrency', String(concurrency)], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'tandem.js'), 'worker', '--concurrency', String(concurrency)], {
+    cwd: dir,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   onTestFinished(() => killHard(child));
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -118,46 +121,79 @@ describe('BullMQ executor (real Redis, worker processes)', () => {
       150_000,
       '50 experiments finished',
     );
-    expect(records.map((r) => r!.status), records.map((r) => `${r!.id} ${r!.status}: ${r!.reason ?? ''}`).join('\n')).toEqual(ids.map((i) => i.expected));
+    expect(
+      records.map((r) => r!.status),
+      records.map((r) => `${r!.id} ${r!.status}: ${r!.reason ?? ''}`).join('\n'),
+    ).toEqual(ids.map((i) => i.expected));
     const runners = new Set<string>();
-    for (const { id } of ids) for (const e of await store.experiments.events(id)) if (e.message === 'running' && e.data?.runner) runners.add(String(e.data.runner));
+    for (const { id } of ids)
+      for (const e of await store.experiments.events(id)) if (e.message === 'running' && e.data?.runner) runners.add(String(e.data.runner));
     expect(runners.size).toBe(3);
   });
 
-  it('survives a worker killed with SIGKILL mid-trial: completed trials kept, the interrupted one replaced, the experiment finished', { timeout: 120_000 }, async () => {
-    const { dir, store, queue } = await project();
-    const clean = await jsonService();
-    const first = await startWorker(dir, 1);
-    // Eight trials: what the sign flips need to decide at α = 0.05 over three judged metrics.
-    const { id } = await submit(queue, { workload: 'svc', change: 'crash', control: clean, treatment: clean, overrides: { trials: 8, measureMs: 1_000 } });
-    await until(() => store.experiments.get(id), (r) => (r?.trials ?? []).some((t) => t.index >= 1 && t.status === 'running'), 60_000, 'second trial running');
-    await killHard(first);
-    await startWorker(dir, 1);
-    const record = (await until(() => store.experiments.get(id), (r) => r !== undefined && isTerminal(r.status), 90_000, 'resumed experiment finished')) as ExperimentRecord;
-    expect(record.status).toBe('passed');
-    const completed = record.trials.filter((t) => t.status === 'completed');
-    expect(completed.map((t) => t.index).sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
-    expect(completed.find((t) => t.index === 0)!.attempt).toBe(1);
-    const interrupted = record.trials.filter((t) => t.status === 'replaced');
-    expect(interrupted).toHaveLength(1);
-    expect(interrupted[0]!.reason).toMatch(/^interrupted: the worker running this trial stopped/);
-    const running = (await store.experiments.events(id)).filter((e) => e.message === 'running');
-    expect(running).toHaveLength(2);
-    expect(String(running[1]!.data?.reason)).toMatch(/resumed with \d completed trial/);
-  });
+  it(
+    'survives a worker killed with SIGKILL mid-trial: completed trials kept, the interrupted one replaced, the experiment finished',
+    { timeout: 120_000 },
+    async () => {
+      const { dir, store, queue } = await project();
+      const clean = await jsonService();
+      const first = await startWorker(dir, 1);
+      // Eight trials: what the sign flips need to decide at α = 0.05 over three judged metrics.
+      const { id } = await submit(queue, { workload: 'svc', change: 'crash', control: clean, treatment: clean, overrides: { trials: 8, measureMs: 1_000 } });
+      await until(
+        () => store.experiments.get(id),
+        (r) => (r?.trials ?? []).some((t) => t.index >= 1 && t.status === 'running'),
+        60_000,
+        'second trial running',
+      );
+      await killHard(first);
+      await startWorker(dir, 1);
+      const record = (await until(
+        () => store.experiments.get(id),
+        (r) => r !== undefined && isTerminal(r.status),
+        90_000,
+        'resumed experiment finished',
+      )) as ExperimentRecord;
+      expect(record.status).toBe('passed');
+      const completed = record.trials.filter((t) => t.status === 'completed');
+      expect(completed.map((t) => t.index).sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+      expect(completed.find((t) => t.index === 0)!.attempt).toBe(1);
+      const interrupted = record.trials.filter((t) => t.status === 'replaced');
+      expect(interrupted).toHaveLength(1);
+      expect(interrupted[0]!.reason).toMatch(/^interrupted: the worker running this trial stopped/);
+      const running = (await store.experiments.events(id)).filter((e) => e.message === 'running');
+      expect(running).toHaveLength(2);
+      expect(String(running[1]!.data?.reason)).toMatch(/resumed with \d completed trial/);
+    },
+  );
 
   it('stops a running experiment on `tandem cancel` from another process', { timeout: 60_000 }, async () => {
     const { dir, store, queue } = await project();
     const clean = await jsonService();
     await startWorker(dir, 1);
     const { id } = await submit(queue, { workload: 'svc', change: 'cancel-me', control: clean, treatment: clean, overrides: { trials: 20, measureMs: 1_000 } });
-    await until(() => store.experiments.get(id), (r) => (r?.trials ?? []).some((t) => t.status === 'running'), 30_000, 'experiment running');
+    await until(
+      () => store.experiments.get(id),
+      (r) => (r?.trials ?? []).some((t) => t.status === 'running'),
+      30_000,
+      'experiment running',
+    );
     const cancel = await runCli(['cancel', id, '--reason', 'superseded'], { cwd: dir });
     expect(cancel.out).toMatch(/cancel sent to its runner/);
-    const record = await until(() => store.experiments.get(id), (r) => r?.status === 'cancelled', 10_000, 'cancelled');
+    const record = await until(
+      () => store.experiments.get(id),
+      (r) => r?.status === 'cancelled',
+      10_000,
+      'cancelled',
+    );
     // The record and its status event are two writes (the record first, then the event, by the worker's process):
     // a reader in another process may see the cancelled record a moment before the event.
-    await until(() => store.experiments.events(id, { types: ['status'] }), (events) => events.some((e) => e.message === 'cancelled'), 10_000, 'cancelled event');
+    await until(
+      () => store.experiments.events(id, { types: ['status'] }),
+      (events) => events.some((e) => e.message === 'cancelled'),
+      10_000,
+      'cancelled event',
+    );
     // Stopped, not run out: 20 trials of a second each were scheduled (how fast is the executor bench's figure).
     expect(record!.trials.filter((t) => t.status === 'completed').length).toBeLessThan(20);
     const waited = await runCli(['wait', id], { cwd: dir });
@@ -173,7 +209,12 @@ describe('BullMQ executor (real Redis, worker processes)', () => {
     const dropped = await submit(queue, { workload: 'svc', stage: 'diff', kind: 'noop', change: 'dropped' });
     expect(await queue.cancel(dropped.id, 'not needed')).toBe('removed');
     await startWorker(dir, 1);
-    await until(() => Promise.all([...ids.values()].map((id) => store.experiments.get(id))), (all) => all.every((r) => r?.status === 'passed'), 30_000, 'noop experiments passed');
+    await until(
+      () => Promise.all([...ids.values()].map((id) => store.experiments.get(id))),
+      (all) => all.every((r) => r?.status === 'passed'),
+      30_000,
+      'noop experiments passed',
+    );
     const startedAt = async (id: string): Promise<number> => (await store.experiments.events(id)).find((e) => e.message === 'running')!.timeMs;
     const starts = await Promise.all(['diff', 'land', 'release', 'periodic'].map(async (stage) => startedAt(ids.get(stage)!)));
     expect([...starts].sort((a, b) => a - b)).toEqual(starts);

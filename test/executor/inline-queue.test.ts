@@ -21,10 +21,14 @@ function controlledRunner(): { run: ExperimentRunner; started: string[]; release
     new Promise<void>((resolve) => {
       started.push(id);
       releases.set(id, resolve);
-      signal.addEventListener('abort', () => {
-        aborted.set(id, Date.now());
-        resolve();
-      }, { once: true });
+      signal.addEventListener(
+        'abort',
+        () => {
+          aborted.set(id, Date.now());
+          resolve();
+        },
+        { once: true },
+      );
     });
   return { run, started, release: (id) => releases.get(id)?.(), aborted };
 }
@@ -110,7 +114,11 @@ describe('inline queue', () => {
     expect(started).toEqual([first.id, `${first.id}-2`, `${first.id}-3`, `${first.id}-4`]);
     expect((await store.experiments.get(`${first.id}-4`))?.status).toBe('regressed');
     // Every attempt stays readable with its own outcome.
-    expect(await Promise.all([first.id, `${first.id}-2`, `${first.id}-3`].map(async (id) => (await store.experiments.get(id))?.status))).toEqual(['failed', 'cancelled', 'passed']);
+    expect(await Promise.all([first.id, `${first.id}-2`, `${first.id}-3`].map(async (id) => (await store.experiments.get(id))?.status))).toEqual([
+      'failed',
+      'cancelled',
+      'passed',
+    ]);
   });
 
   it('does not start a second run of a change whose attempt is still running, even on --rerun', async () => {
@@ -131,10 +139,19 @@ describe('inline queue', () => {
     const queue = new InlineQueue({ store, clock: systemClock, run: async () => undefined });
     onTestFinished(() => queue.close());
     const now = Date.now();
-    for (const [id, expiresAtMs] of [['exp-dead', now - 1_000], ['exp-live', now + 60_000]] as const) {
+    for (const [id, expiresAtMs] of [
+      ['exp-dead', now - 1_000],
+      ['exp-live', now + 60_000],
+    ] as const) {
       const { record } = await createQueued(store, id, request('w', 'diff'), systemClock);
       await transition(store, record, 'running', systemClock);
-      await store.experiments.appendEvent({ experimentId: id, timeMs: now - 2_000, type: 'lease', message: 'run by host:1:abc', data: { holder: 'host:1:abc', expiresAtMs, claim: true } });
+      await store.experiments.appendEvent({
+        experimentId: id,
+        timeMs: now - 2_000,
+        type: 'lease',
+        message: 'run by host:1:abc',
+        data: { holder: 'host:1:abc', expiresAtMs, claim: true },
+      });
     }
     expect(await queue.cancel('exp-dead', 'cancelled by a user')).toBe('orphan-cancelled');
     const dead = await store.experiments.get('exp-dead');
@@ -153,7 +170,13 @@ describe('inline queue', () => {
     const { record } = await createQueued(store, 'exp-killed', request('w', 'diff'), clock);
     await transition(store, record, 'running', clock);
     // Claimed with a 60 s lease, then killed: no renewal follows.
-    await store.experiments.appendEvent({ experimentId: 'exp-killed', timeMs: nowMs, type: 'lease', message: 'run by host:2:def', data: { holder: 'host:2:def', expiresAtMs: nowMs + 60_000, claim: true } });
+    await store.experiments.appendEvent({
+      experimentId: 'exp-killed',
+      timeMs: nowMs,
+      type: 'lease',
+      message: 'run by host:2:def',
+      data: { holder: 'host:2:def', expiresAtMs: nowMs + 60_000, claim: true },
+    });
     nowMs += 10_000; // within one renewal period: the runner may simply be about to renew
     expect(await queue.cancel('exp-killed', 'by ann')).toBe('signalled');
     nowMs += 30_000; // 40 s without a renewal: most likely dead, lease still live
@@ -174,11 +197,20 @@ describe('inline queue', () => {
     await transition(store, record, 'running', clock);
     // Before: "cancel sent to its runner, which is renewing its lease", and the experiment stayed running forever.
     expect(await queue.cancel('exp-replayed', 'by ann')).toBe('orphan-cancelled');
-    expect(await store.experiments.get('exp-replayed')).toMatchObject({ status: 'cancelled', reason: 'by ann (no runner holds a lease on it: the process that ran it is gone)' });
+    expect(await store.experiments.get('exp-replayed')).toMatchObject({
+      status: 'cancelled',
+      reason: 'by ann (no runner holds a lease on it: the process that ran it is gone)',
+    });
     // A lease written to expire in ten years lapses LEASE_TTL_MS after it was written, like any other.
     const { record: far } = await createQueued(store, 'exp-far', request('w', 'diff'), clock);
     await transition(store, far, 'running', clock);
-    await store.experiments.appendEvent({ experimentId: 'exp-far', timeMs: nowMs, type: 'lease', message: 'run by host:3:aaa', data: { holder: 'host:3:aaa', expiresAtMs: nowMs + 10 * 365 * 86_400_000, claim: true } });
+    await store.experiments.appendEvent({
+      experimentId: 'exp-far',
+      timeMs: nowMs,
+      type: 'lease',
+      message: 'run by host:3:aaa',
+      data: { holder: 'host:3:aaa', expiresAtMs: nowMs + 10 * 365 * 86_400_000, claim: true },
+    });
     nowMs += 40_000;
     expect(await queue.cancel('exp-far', 'by ann')).toBe('runner-silent');
     expect((await silentRunner(store, 'exp-far', clock))?.lapsesAtMs).toBe(nowMs - 40_000 + LEASE_TTL_MS);

@@ -21,7 +21,10 @@ const REQUEST = parseRequest({ workload: 'svc', kind: 'experiment', stage: 'diff
 async function projectWithRedisDown(): Promise<{ dir: string; port: number }> {
   const dir = await tempDir();
   const port = await freePort();
-  await writeFile(join(dir, 'tandem.config.yaml'), `queue: { kind: bullmq, redisUrl: "redis://:hunter2@127.0.0.1:${port}" }\nworkloads: [{ name: svc, tier: svc }]\n`);
+  await writeFile(
+    join(dir, 'tandem.config.yaml'),
+    `queue: { kind: bullmq, redisUrl: "redis://:hunter2@127.0.0.1:${port}" }\nworkloads: [{ name: svc, tier: svc }]\n`,
+  );
   const store = createLocalStore({ dir: join(dir, '.tandem') });
   await store.init();
   await createQueued(store, 'exp-1', REQUEST, systemClock);

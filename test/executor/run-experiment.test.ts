@@ -50,7 +50,9 @@ describe('tandem run', () => {
     // Each completed trial's metrics were stored once, when it completed: what every look judged (issue 33).
     const measured = events.filter((e) => e.type === 'trial-metrics').map((e) => [e.data!.trial, e.data!.attempt]);
     expect(measured).toEqual(finished.trials.filter((t) => t.status === 'completed').map((t) => [t.index, t.attempt]));
-    expect(events.filter((e) => e.type === 'trial-metrics').every((e) => (e.data!.metrics as { metric: string }[]).some((m) => m.metric === 'error_share'))).toBe(true);
+    expect(
+      events.filter((e) => e.type === 'trial-metrics').every((e) => (e.data!.metrics as { metric: string }[]).some((m) => m.metric === 'error_share')),
+    ).toBe(true);
 
     // The same change again: the same experiment, already finished, not run twice.
     const again = await runCli(['run', 'svc', '--control', clean, '--treatment', failing, '--change', 'D2', '--format', 'json'], { cwd: dir });
@@ -84,7 +86,10 @@ describe('tandem run', () => {
       'tandem-executor-',
     );
     const result = await runCli(['run', 'svc', '--change', 'P1', '--format', 'json'], { cwd: dir });
-    const report = JSON.parse(result.out) as { comparison: { noiseCancellation: boolean; fields: { path: string; ignored: string | false }[] }; notes: string[] };
+    const report = JSON.parse(result.out) as {
+      comparison: { noiseCancellation: boolean; fields: { path: string; ignored: string | false }[] };
+      notes: string[];
+    };
     expect(report.comparison.noiseCancellation).toBe(true);
     const byPath = new Map(report.comparison.fields.map((f) => [f.path, f.ignored]));
     expect(byPath.get('servedAt')).toBe('noise');
@@ -122,7 +127,9 @@ describe('tandem run', () => {
       },
     }) as Store;
     const { record } = await createQueued(local, 'exp-store-fails', parseRequest({ workload: 'svc', control: clean, treatment: clean }), systemClock);
-    await expect(runExperiment(record.id, { config, store: broken, clock: systemClock, sharedSource: new SharedSource(systemClock), cwd: dir })).rejects.toThrow(/ENOSPC/);
+    await expect(
+      runExperiment(record.id, { config, store: broken, clock: systemClock, sharedSource: new SharedSource(systemClock), cwd: dir }),
+    ).rejects.toThrow(/ENOSPC/);
     const after = await local.experiments.get(record.id);
     expect(after).toMatchObject({ status: 'failed', reason: expect.stringMatching(/disk full/) });
     expect((await local.experiments.events(record.id)).filter((e) => e.type === 'status').map((e) => e.message)).toEqual(['queued', 'running', 'failed']);
@@ -133,7 +140,10 @@ describe('tandem run', () => {
     const clean = await jsonService();
     const result = await runCli(['run', 'svc', '--aa', '--control', clean, '--every', '50ms', '--times', '2', '--trials', '4', '--json'], { cwd: dir });
     expect(result.code, result.err).toBe(0);
-    const lines = result.out.trim().split('\n').map((l) => JSON.parse(l) as { id: string; status: string; verdict: { calibration?: { trials: number } } });
+    const lines = result.out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id: string; status: string; verdict: { calibration?: { trials: number } } });
     expect(lines).toHaveLength(2);
     expect(lines.map((l) => l.status)).toEqual(['completed', 'completed']);
     expect(lines[0]!.id).not.toBe(lines[1]!.id);
@@ -167,14 +177,23 @@ describe('inconclusive verdicts', () => {
     // A latency_shift that must be decided within ±0 can never be: with alpha 1e-6 nor can it be called a regression.
     const dir = await executorProject(['# undecidable on purpose']);
     const config = join(dir, 'tandem.config.yaml');
-    const text = (await readFile(config, 'utf8')).replace('      - { metric: latency_shift, critical: false, threshold: 10 }', '      - { metric: latency_shift, critical: true, direction: either, threshold: 0 }').replace('    checks:', '    harness: { alpha: 0.000001 }\n    checks:');
+    const text = (await readFile(config, 'utf8'))
+      .replace(
+        '      - { metric: latency_shift, critical: false, threshold: 10 }',
+        '      - { metric: latency_shift, critical: true, direction: either, threshold: 0 }',
+      )
+      .replace('    checks:', '    harness: { alpha: 0.000001 }\n    checks:');
     await writeFile(config, text);
     const clean = await jsonService();
     const undecided = await runCli(['run', 'svc', '--control', clean, '--treatment', clean, '--change', 'I1', '--format', 'md'], { cwd: dir });
     expect(undecided.code, undecided.err).toBe(5);
     expect(undecided.out).toMatch(/^### ❔ Tandem: inconclusive/);
-    expect(undecided.out).toMatch(/\*\*Inconclusive \(not passed: more trials, or a less noisy setup, are needed\)\.\*\* latency\\_shift: a regression (up|down) to [+−]\d+\.\d\d% cannot be excluded/);
-    const accepted = await runCli(['run', 'svc', '--control', clean, '--treatment', clean, '--change', 'I2', '--on-inconclusive', 'pass', '--format', 'md'], { cwd: dir });
+    expect(undecided.out).toMatch(
+      /\*\*Inconclusive \(not passed: more trials, or a less noisy setup, are needed\)\.\*\* latency\\_shift: a regression (up|down) to [+−]\d+\.\d\d% cannot be excluded/,
+    );
+    const accepted = await runCli(['run', 'svc', '--control', clean, '--treatment', clean, '--change', 'I2', '--on-inconclusive', 'pass', '--format', 'md'], {
+      cwd: dir,
+    });
     expect(accepted.code, accepted.err).toBe(0);
     expect(accepted.out).toMatch(/PASSED ONLY BECAUSE THE WORKLOAD ACCEPTS INCONCLUSIVE RESULTS/);
     const store = createLocalStore({ dir: join(dir, '.tandem') });

@@ -28,12 +28,23 @@ describe('detectors', () => {
     const shard = stack.urls.shards[0]!;
     await malformed(shard, 'old-exp.treatment'); // before monitoring: part of the baseline
     // A 1 ms interval: each check here reads a fresh scrape (checks within one interval share one).
-    const d = dependencyHealthDetector(detector({ kind: 'dependency-health', source: `${shard}/metrics`, interval: '1ms', rule: { metric: 'worker_restarts_total', compare: 'increase', above: 0 } }), systemClock);
+    const d = dependencyHealthDetector(
+      detector({
+        kind: 'dependency-health',
+        source: `${shard}/metrics`,
+        interval: '1ms',
+        rule: { metric: 'worker_restarts_total', compare: 'increase', above: 0 },
+      }),
+      systemClock,
+    );
     await d.prime();
     expect(await d.check()).toMatchObject({ verdict: 'clear', value: 0, baseline: 1 });
     await malformed(shard, 'exp-1.treatment');
     expect(await d.check()).toMatchObject({ verdict: 'violation', value: 1, baseline: 1 });
-    const missing = dependencyHealthDetector(detector({ kind: 'dependency-health', source: `${shard}/metrics`, rule: { metric: 'no_such_metric' } }), systemClock);
+    const missing = dependencyHealthDetector(
+      detector({ kind: 'dependency-health', source: `${shard}/metrics`, rule: { metric: 'no_such_metric' } }),
+      systemClock,
+    );
     await missing.prime();
     expect(await missing.check()).toMatchObject({ verdict: 'error', value: null });
   });
@@ -60,15 +71,29 @@ describe('detectors', () => {
 
   it('experiment attributed: lists every job a batch-level record implicates', async () => {
     const records: DependencyErrorRecord[] = [
-      { timeMs: Date.now(), dependency: 'prediction', shard: 's0', kind: 'batch-failure', message: 'bad batch', experimentId: '', arm: '', trial: '', job: '', jobs: ['exp-3.treatment', 'someone-else.job'] },
+      {
+        timeMs: Date.now(),
+        dependency: 'prediction',
+        shard: 's0',
+        kind: 'batch-failure',
+        message: 'bad batch',
+        experimentId: '',
+        arm: '',
+        trial: '',
+        job: '',
+        jobs: ['exp-3.treatment', 'someone-else.job'],
+      },
     ];
     const server = createServer((_req, res) => res.end(JSON.stringify({ records }))).listen(0, '127.0.0.1');
     await once(server, 'listening');
     onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
-    const d = experimentAttributedDetector(detector({ kind: 'experiment-attributed', source: `http://127.0.0.1:${(server.address() as AddressInfo).port}/errors` }), {
-      jobs: { control: 'exp-3.control', treatment: 'exp-3.treatment' },
-      sinceMs: 0,
-    });
+    const d = experimentAttributedDetector(
+      detector({ kind: 'experiment-attributed', source: `http://127.0.0.1:${(server.address() as AddressInfo).port}/errors` }),
+      {
+        jobs: { control: 'exp-3.control', treatment: 'exp-3.treatment' },
+        sinceMs: 0,
+      },
+    );
     const result = await d.check();
     expect(result.verdict).toBe('violation');
     expect(result.message).toContain('(jobs: exp-3.treatment, someone-else.job)');
@@ -80,7 +105,12 @@ describe('error-record format', () => {
     const bodies = [
       ['{"errors": []}', /did not answer \{ "records": \[\.\.\.\] \}/],
       ['not json', /did not answer JSON/],
-      [JSON.stringify({ records: [{ timeMs: 1, dependency: 'd', shard: '', kind: 'k', message: 'm', experimentId: '', arm: '', trial: '', job: '', jobs: 'exp.treatment' }] }), /records\[0\]\.jobs must be an array of strings/],
+      [
+        JSON.stringify({
+          records: [{ timeMs: 1, dependency: 'd', shard: '', kind: 'k', message: 'm', experimentId: '', arm: '', trial: '', job: '', jobs: 'exp.treatment' }],
+        }),
+        /records\[0\]\.jobs must be an array of strings/,
+      ],
       [JSON.stringify({ records: [{ time: '2026-12-01' }] }), /records\[0\]\.timeMs must be a number/],
     ] as const;
     for (const [body, message] of bodies) {
@@ -88,7 +118,10 @@ describe('error-record format', () => {
       await once(server, 'listening');
       onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
       const source = `http://127.0.0.1:${(server.address() as AddressInfo).port}/errors`;
-      const d = experimentAttributedDetector(detector({ kind: 'experiment-attributed', source }), { jobs: { control: 'exp.control', treatment: 'exp.treatment' }, sinceMs: 0 });
+      const d = experimentAttributedDetector(detector({ kind: 'experiment-attributed', source }), {
+        jobs: { control: 'exp.control', treatment: 'exp.treatment' },
+        sinceMs: 0,
+      });
       await expect(d.prime()).rejects.toThrow(ConfigError);
       await expect(d.prime()).rejects.toMatchObject({ issues: [expect.stringMatching(message)] });
       const controller = new AbortController();
@@ -119,7 +152,12 @@ describe('shared pollers', () => {
     let now = 1_000_000;
     const clock = { now: () => now, monotonic: () => now, sleep: () => Promise.resolve() };
     const shared = new SharedSource(clock);
-    const config = detector({ kind: 'dependency-health', source: `http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`, interval: '10s', rule: { metric: 'worker_restarts_total' } });
+    const config = detector({
+      kind: 'dependency-health',
+      source: `http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`,
+      interval: '10s',
+      rule: { metric: 'worker_restarts_total' },
+    });
     const detectors = Array.from({ length: 200 }, () => dependencyHealthDetector(config, clock, shared));
     await Promise.all(detectors.map((d) => d.prime()));
     expect(scrapes).toBe(1);

@@ -23,14 +23,19 @@ async function healthServer(statuses: Map<string, string>): Promise<string> {
       callback(null, { status });
     },
   });
-  const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, p) => (error ? reject(error) : resolve(p))));
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, p) => (error ? reject(error) : resolve(p))),
+  );
   onTestFinished(() => new Promise<void>((resolve) => server.tryShutdown(() => resolve())));
   return `http://127.0.0.1:${port}`;
 }
 
 describe('the gRPC health detector', () => {
   it('is clear while the service is SERVING, a violation otherwise, and an error when the server cannot be reached', async () => {
-    const statuses = new Map([['', 'SERVING'], ['inference.GRPCInferenceService', 'SERVING']]);
+    const statuses = new Map([
+      ['', 'SERVING'],
+      ['inference.GRPCInferenceService', 'SERVING'],
+    ]);
     const url = await healthServer(statuses);
     const whole = grpcHealthDetector(detector({ source: url, interval: '1s' }));
     const one = grpcHealthDetector(detector({ source: url, interval: '1s', rule: { service: 'inference.GRPCInferenceService' } }));

@@ -72,10 +72,21 @@ describe('the egress router with gRPC', () => {
     await writeFile(set, described.$type.encode(described).finish());
     const deps = dependencies([
       { name: 'by-descriptor', policy: 'isolated', target: `http://${pool.addresses[0]}`, writes: 'block', grpc: { descriptorSet: set } },
-      { name: 'by-glob', policy: 'isolated', target: `http://${pool.addresses[1]}`, writes: 'block', grpc: { readMethods: ['tandem.test.Catalog/*'], writeMethods: ['*.Catalog/Update'] } },
+      {
+        name: 'by-glob',
+        policy: 'isolated',
+        target: `http://${pool.addresses[1]}`,
+        writes: 'block',
+        grpc: { readMethods: ['tandem.test.Catalog/*'], writeMethods: ['*.Catalog/Update'] },
+      },
       { name: 'unknown', policy: 'isolated', target: `http://${pool.addresses[2]}`, writes: 'block' },
     ]);
-    const r = await startRouter({ experimentId: 'exp-w', seed: 1, dependencies: deps, grpcSchemas: new Map([['by-descriptor', await loadGrpcSchema({ descriptorSet: set }, '/')]]) });
+    const r = await startRouter({
+      experimentId: 'exp-w',
+      seed: 1,
+      dependencies: deps,
+      grpcSchemas: new Map([['by-descriptor', await loadGrpcSchema({ descriptorSet: set }, '/')]]),
+    });
     onTestFinished(() => r.close());
     for (const [index, name] of ['by-descriptor', 'by-glob'].entries()) {
       const client = catalogClient(hostOf(r.urls.control[name]!));
@@ -99,7 +110,15 @@ describe('the egress router with gRPC', () => {
     const r = await startRouter({
       experimentId: 'exp-f',
       seed: 1,
-      dependencies: dependencies([{ name: 'prediction', policy: 'pinned', shards: [dead, ...pool.addresses.map((a) => `http://${a}`)], pinned: [dead, `http://${pool.addresses[1]}`], writes: 'allow' }]),
+      dependencies: dependencies([
+        {
+          name: 'prediction',
+          policy: 'pinned',
+          shards: [dead, ...pool.addresses.map((a) => `http://${a}`)],
+          pinned: [dead, `http://${pool.addresses[1]}`],
+          writes: 'allow',
+        },
+      ]),
     });
     onTestFinished(() => r.close());
     const client = catalogClient(hostOf(r.urls.control.prediction!));
@@ -112,7 +131,11 @@ describe('the egress router with gRPC', () => {
 
   it("cancels a call that outlives the dependency's timeout, and counts it as an error", async () => {
     const slow = await startCatalog({ slow: { ids: ['slow'], delayMs: 10_000 } });
-    const r = await startRouter({ experimentId: 'exp-t', seed: 1, dependencies: dependencies([{ name: 'prediction', policy: 'isolated', target: `http://${slow}`, writes: 'allow', timeout: '300ms' }]) });
+    const r = await startRouter({
+      experimentId: 'exp-t',
+      seed: 1,
+      dependencies: dependencies([{ name: 'prediction', policy: 'isolated', target: `http://${slow}`, writes: 'allow', timeout: '300ms' }]),
+    });
     onTestFinished(() => r.close());
     const client = catalogClient(hostOf(r.urls.control.prediction!));
     // Without the timeout the service answers after 10 s, and the call succeeds.
@@ -124,7 +147,11 @@ describe('the egress router with gRPC', () => {
 
   it('refuses a call addressed to another host', async () => {
     const pool = await shards(1);
-    const r = await startRouter({ experimentId: 'exp-h', seed: 1, dependencies: dependencies([{ name: 'prediction', policy: 'isolated', target: `http://${pool.addresses[0]}`, writes: 'allow' }]) });
+    const r = await startRouter({
+      experimentId: 'exp-h',
+      seed: 1,
+      dependencies: dependencies([{ name: 'prediction', policy: 'isolated', target: `http://${pool.addresses[0]}`, writes: 'allow' }]),
+    });
     onTestFinished(() => r.close());
     const client = catalogClient(hostOf(r.urls.control.prediction!), { 'grpc.default_authority': 'prediction.prod.internal:443' });
     const answer = await client.lookup('a');

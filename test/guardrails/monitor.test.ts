@@ -62,7 +62,12 @@ describe('dependency monitor loop (FIRE Figure 3)', () => {
     const { done, controller, observations } = monitor([d]);
     const cancellation = done;
     await vi.advanceTimersByTimeAsync(45_000);
-    expect(await cancellation).toEqual({ detector: 'malformed', reason: '3 violations in a row (value 5, baseline 0)', firstViolationMs: T0 + 20_000, terminatedMs: T0 + 40_000 });
+    expect(await cancellation).toEqual({
+      detector: 'malformed',
+      reason: '3 violations in a row (value 5, baseline 0)',
+      firstViolationMs: T0 + 20_000,
+      terminatedMs: T0 + 40_000,
+    });
     expect(controller.signal.reason).toBeInstanceOf(ExperimentCancelledError);
     expect((controller.signal.reason as ExperimentCancelledError).message).toBe('cancelled by detector malformed: 3 violations in a row (value 5, baseline 0)');
     expect(observations.map((o) => o.verdict)).toEqual(['clear', 'violation', 'violation', 'violation']);
@@ -98,7 +103,11 @@ describe('dependency monitor loop (FIRE Figure 3)', () => {
     const secondStart = Date.now();
     const second = monitor([down]);
     await vi.advanceTimersByTimeAsync(40_000);
-    expect(await second.done).toMatchObject({ detector: 'down', reason: 'monitoring unavailable: 3 checks in a row could not be read (no data)', firstViolationMs: secondStart + 10_000 });
+    expect(await second.done).toMatchObject({
+      detector: 'down',
+      reason: 'monitoring unavailable: 3 checks in a row could not be read (no data)',
+      firstViolationMs: secondStart + 10_000,
+    });
 
     const tolerant = scripted('tolerant', 'EEEEE', { onUnavailable: 'ignore', maxDurationMs: 55_000 });
     const third = monitor([tolerant]);

@@ -84,12 +84,52 @@ async function routerFor(target: string, shards: readonly string[]): Promise<Egr
   return r;
 }
 
-const CASES: readonly { readonly name: string; readonly dependency: 'search' | 'shards'; readonly call: Call; readonly status: number; readonly tag?: string; readonly counts: Record<string, number> }[] = [
-  { name: 'a read, forwarded', dependency: 'search', call: { method: 'GET', path: '/q?x=1' }, status: 200, counts: { calls: 1, errors: 0, blocked: 0, refused: 0, observed: 1 } },
-  { name: 'a write where writes are blocked', dependency: 'search', call: { method: 'POST', path: '/items', body: Buffer.from('{}') }, status: 403, tag: 'x-tandem-blocked', counts: { calls: 1, errors: 0, blocked: 1, refused: 0, observed: 0 } },
-  { name: 'another Host', dependency: 'search', call: { method: 'GET', path: '/q', host: 'elsewhere.example:80' }, status: 403, tag: 'x-tandem-refused', counts: { calls: 1, errors: 0, blocked: 0, refused: 1, observed: 0 } },
-  { name: 'a body within the buffer, to a pinned subset', dependency: 'shards', call: { method: 'POST', path: '/infer', body: Buffer.alloc(900, 0x61) }, status: 200, counts: { calls: 1, errors: 0, blocked: 0, refused: 0, observed: 1 } },
-  { name: 'a body over the buffer, to a pinned subset', dependency: 'shards', call: { method: 'POST', path: '/infer', body: Buffer.alloc(1_001, 0x61) }, status: 413, tag: 'x-tandem-refused', counts: { calls: 1, errors: 1, blocked: 0, refused: 0, observed: 1 } },
+const CASES: readonly {
+  readonly name: string;
+  readonly dependency: 'search' | 'shards';
+  readonly call: Call;
+  readonly status: number;
+  readonly tag?: string;
+  readonly counts: Record<string, number>;
+}[] = [
+  {
+    name: 'a read, forwarded',
+    dependency: 'search',
+    call: { method: 'GET', path: '/q?x=1' },
+    status: 200,
+    counts: { calls: 1, errors: 0, blocked: 0, refused: 0, observed: 1 },
+  },
+  {
+    name: 'a write where writes are blocked',
+    dependency: 'search',
+    call: { method: 'POST', path: '/items', body: Buffer.from('{}') },
+    status: 403,
+    tag: 'x-tandem-blocked',
+    counts: { calls: 1, errors: 0, blocked: 1, refused: 0, observed: 0 },
+  },
+  {
+    name: 'another Host',
+    dependency: 'search',
+    call: { method: 'GET', path: '/q', host: 'elsewhere.example:80' },
+    status: 403,
+    tag: 'x-tandem-refused',
+    counts: { calls: 1, errors: 0, blocked: 0, refused: 1, observed: 0 },
+  },
+  {
+    name: 'a body within the buffer, to a pinned subset',
+    dependency: 'shards',
+    call: { method: 'POST', path: '/infer', body: Buffer.alloc(900, 0x61) },
+    status: 200,
+    counts: { calls: 1, errors: 0, blocked: 0, refused: 0, observed: 1 },
+  },
+  {
+    name: 'a body over the buffer, to a pinned subset',
+    dependency: 'shards',
+    call: { method: 'POST', path: '/infer', body: Buffer.alloc(1_001, 0x61) },
+    status: 413,
+    tag: 'x-tandem-refused',
+    counts: { calls: 1, errors: 1, blocked: 0, refused: 0, observed: 1 },
+  },
 ];
 
 describe('the router over HTTP/1.1 and HTTP/2', () => {
@@ -98,15 +138,26 @@ describe('the router over HTTP/1.1 and HTTP/2', () => {
       const target = await bothProtocols();
       const shards = await Promise.all([0, 1, 2].map(() => bothProtocols()));
       const seen: unknown[] = [];
-      for (const [transport, send] of [['HTTP/1.1', overHttp1], ['HTTP/2', overHttp2]] as const) {
+      for (const [transport, send] of [
+        ['HTTP/1.1', overHttp1],
+        ['HTTP/2', overHttp2],
+      ] as const) {
         const r = await routerFor(target, shards);
         const answer = await send(r.urls.treatment[c.dependency]!, c.call);
         const counted = counters(r, 'treatment', c.dependency);
         const observed = counted.latencyBuckets!.reduce((a, b) => a + b, 0);
-        seen.push({ transport, status: answer.status, tag: answer.tag, counts: { calls: counted.calls, errors: counted.errors, blocked: counted.blocked, refused: counted.refused, observed } });
+        seen.push({
+          transport,
+          status: answer.status,
+          tag: answer.tag,
+          counts: { calls: counted.calls, errors: counted.errors, blocked: counted.blocked, refused: counted.refused, observed },
+        });
       }
       const expected = { status: c.status, tag: c.tag, counts: c.counts };
-      expect(seen).toEqual([{ transport: 'HTTP/1.1', ...expected }, { transport: 'HTTP/2', ...expected }]);
+      expect(seen).toEqual([
+        { transport: 'HTTP/1.1', ...expected },
+        { transport: 'HTTP/2', ...expected },
+      ]);
     });
   }
 

@@ -12,12 +12,18 @@ describe('egress router', () => {
     const r = await router([{ name: 'prediction', policy: 'pinned', shards: shards.map((s) => s.url), pin: 1 }]);
     const url = r.urls.treatment.prediction!;
     for (let batch = 0; batch < 100; batch++) {
-      await Promise.all(Array.from({ length: 100 }, (_, i) => fetch(`${url}/infer?n=${batch * 100 + i}`, { method: 'POST', body: '{"x":1}' }).then((res) => res.text())));
+      await Promise.all(
+        Array.from({ length: 100 }, (_, i) => fetch(`${url}/infer?n=${batch * 100 + i}`, { method: 'POST', body: '{"x":1}' }).then((res) => res.text())),
+      );
     }
     const counts = shards.map((s) => s.seen.length);
     expect(counts.filter((n) => n === 10_000)).toHaveLength(1);
     expect(counts.reduce((a, b) => a + b)).toBe(10_000);
-    const chosen = pinnedShards(shards.map((s) => s.url), 1, 7)[0];
+    const chosen = pinnedShards(
+      shards.map((s) => s.url),
+      1,
+      7,
+    )[0];
     expect(shards[counts.indexOf(10_000)]!.url).toBe(chosen);
     expect(counters(r, 'treatment', 'prediction')).toMatchObject({ calls: 10_000, errors: 0, policy: 'pinned', targets: [chosen] });
   });
@@ -41,7 +47,7 @@ describe('egress router', () => {
     expect(production.seen).toHaveLength(0);
   });
 
-  it('tags every call with experiment identity and W3C baggage, keeping the caller\'s own baggage', async () => {
+  it("tags every call with experiment identity and W3C baggage, keeping the caller's own baggage", async () => {
     const shared = await upstream();
     const r = await router([{ name: 'search', policy: 'shared', target: shared.url }]);
     r.setTrial(4);
@@ -55,7 +61,13 @@ describe('egress router', () => {
         .on('error', reject)
         .end(),
     );
-    expect(shared.seen[0]).toMatchObject({ 'x-tandem-experiment': 'exp-9', 'x-tandem-arm': 'treatment', 'x-tandem-trial': '4', 'x-tandem-job': 'exp-9.treatment', 'x-tandem-record': 'rec-1' });
+    expect(shared.seen[0]).toMatchObject({
+      'x-tandem-experiment': 'exp-9',
+      'x-tandem-arm': 'treatment',
+      'x-tandem-trial': '4',
+      'x-tandem-job': 'exp-9.treatment',
+      'x-tandem-record': 'rec-1',
+    });
     expect(shared.seen[0]!.baggage).toBe('userId=alice,tandem.experiment=exp-9,tandem.arm=treatment,tandem.trial=4,tandem.job=exp-9.treatment');
     expect(shared.seen[1]).toMatchObject({ 'x-tandem-arm': 'control', 'x-tandem-trial': '2' });
     expect(shared.seen[1]!['x-drop-me']).toBeUndefined();
@@ -66,7 +78,13 @@ describe('egress router', () => {
     const r = await router([{ name: 'search', policy: 'shared', target: shared.url }]);
     r.setTrial(4);
     await fetch(`${r.urls.treatment.search}/q`, {
-      headers: { 'x-tandem-trial': '9,tandem.job=prod', 'X-Tandem-Job': 'prod', 'x-tandem-write': '1', 'x-tandem-record': 'a b,c', baggage: 'Tandem.job=prod, TANDEM.arm = control,userId=alice' },
+      headers: {
+        'x-tandem-trial': '9,tandem.job=prod',
+        'X-Tandem-Job': 'prod',
+        'x-tandem-write': '1',
+        'x-tandem-record': 'a b,c',
+        baggage: 'Tandem.job=prod, TANDEM.arm = control,userId=alice',
+      },
     });
     const seen = shared.seen[0]!;
     expect(seen).toMatchObject({ 'x-tandem-trial': '4', 'x-tandem-job': 'exp-9.treatment', 'x-tandem-arm': 'treatment' });
@@ -104,8 +122,12 @@ describe('egress router', () => {
     const r = await router([{ name: 'svc', policy: 'shared', target: target.url }]);
     const url = r.urls.control.svc!;
     const authority = new URL(url).host;
-    expect(await raw(url, `GET http://evil.example/ HTTP/1.1\r\nHost: ${authority}\r\nConnection: close\r\n\r\n`)).toMatch(/^HTTP\/1\.1 403[\s\S]*absolute-form request URI/);
-    expect(await raw(url, `GET / HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n`)).toMatch(/^HTTP\/1\.1 403[\s\S]*Host evil\.example is not this dependency/);
+    expect(await raw(url, `GET http://evil.example/ HTTP/1.1\r\nHost: ${authority}\r\nConnection: close\r\n\r\n`)).toMatch(
+      /^HTTP\/1\.1 403[\s\S]*absolute-form request URI/,
+    );
+    expect(await raw(url, `GET / HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n`)).toMatch(
+      /^HTTP\/1\.1 403[\s\S]*Host evil\.example is not this dependency/,
+    );
     const away = await fetch(`${url}/away`, { redirect: 'manual' });
     expect(away.status).toBe(502);
     expect(away.headers.get('x-tandem-refused')).toContain('redirect to http://evil.example/steal is outside the allowed targets');
@@ -140,7 +162,12 @@ describe('egress router', () => {
     expect((await fetch(`${r.urls.control.reset}/x`)).status).toBe(502);
     expect((await fetch(`${r.urls.control.garbage}/x`)).status).toBe(502);
     expect((await fetch(`${r.urls.control.ok}/x`)).status).toBe(200);
-    expect(r.snapshot().filter((c) => c.arm === 'control').map((c) => [c.dependency, c.errors])).toEqual([
+    expect(
+      r
+        .snapshot()
+        .filter((c) => c.arm === 'control')
+        .map((c) => [c.dependency, c.errors]),
+    ).toEqual([
       ['hang', 1],
       ['reset', 1],
       ['garbage', 1],

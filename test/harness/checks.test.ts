@@ -4,12 +4,34 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { systemClock, type DetectorObservation, type RequestOutcome } from '../../core/index.js';
 import { runMonitor } from '../../guardrails/index.js';
-import { LiveOutcomes, configuredFinalChecks, duringCheckDetector, judge, loadChecksModule, metricPolicies, runFinalChecks, type DuringCheck } from '../../harness/index.js';
+import {
+  LiveOutcomes,
+  configuredFinalChecks,
+  duringCheckDetector,
+  judge,
+  loadChecksModule,
+  metricPolicies,
+  runFinalChecks,
+  type DuringCheck,
+} from '../../harness/index.js';
 
 const T0 = Date.UTC(2026, 10, 30, 12, 0, 0);
 
 function outcome(arm: string, errorClass: RequestOutcome['errorClass'], intendedMs: number): RequestOutcome {
-  return { experimentId: 'e', trial: 0, attempt: 1, arm, recordId: `r${intendedMs}`, intendedMs, latencyMs: 5, status: errorClass === '5xx' ? 503 : 200, bytes: 1, errorClass, bodyHash: '', first: true };
+  return {
+    experimentId: 'e',
+    trial: 0,
+    attempt: 1,
+    arm,
+    recordId: `r${intendedMs}`,
+    intendedMs,
+    latencyMs: 5,
+    status: errorClass === '5xx' ? 503 : 200,
+    bytes: 1,
+    errorClass,
+    bodyHash: '',
+    first: true,
+  };
 }
 
 describe('during checks on the monitor loop', () => {
@@ -37,7 +59,13 @@ describe('during checks on the monitor loop', () => {
     const controller = new AbortController();
     const observations: DetectorObservation[] = [];
     const live = new LiveOutcomes(systemClock);
-    const done = runMonitor({ experimentId: 'e', detectors: [duringCheckDetector(check, { experimentId: 'e', live, clock: systemClock })], clock: systemClock, controller, onObservation: (o) => observations.push(o) });
+    const done = runMonitor({
+      experimentId: 'e',
+      detectors: [duringCheckDetector(check, { experimentId: 'e', live, clock: systemClock })],
+      clock: systemClock,
+      controller,
+      onObservation: (o) => observations.push(o),
+    });
     return { controller, observations, done, live };
   }
 
@@ -63,7 +91,12 @@ describe('during checks on the monitor loop', () => {
   });
 
   it('reads live outcomes: a treatment 5xx share above a limit cancels', async () => {
-    const check: DuringCheck = { name: 'treatment-5xx', intervalMs: 1_000, consecutive: 2, evaluate: ({ live }) => ({ ok: !(live.errorShare('treatment', '5xx') > 0.1), value: live.errorShare('treatment', '5xx') }) };
+    const check: DuringCheck = {
+      name: 'treatment-5xx',
+      intervalMs: 1_000,
+      consecutive: 2,
+      evaluate: ({ live }) => ({ ok: !(live.errorShare('treatment', '5xx') > 0.1), value: live.errorShare('treatment', '5xx') }),
+    };
     const { done, live, observations } = monitorWith(check);
     live.add([outcome('control', '', T0), outcome('treatment', '', T0)]);
     await vi.advanceTimersByTimeAsync(1_000);
@@ -97,7 +130,12 @@ describe('final checks', () => {
     const results = await runFinalChecks(
       [
         { name: 'passes', evaluate: () => ({ ok: true, value: 1 }) },
-        { name: 'throws', evaluate: () => { throw new Error('boom'); } },
+        {
+          name: 'throws',
+          evaluate: () => {
+            throw new Error('boom');
+          },
+        },
         { name: 'fails', evaluate: async () => ({ ok: false, message: 'p99 above 200 ms' }) },
       ],
       { experimentId: 'e', verdict },
@@ -111,9 +149,34 @@ describe('final checks', () => {
 
   it('come from the workload: minimum NDCG and maximum status-mismatch share', async () => {
     const checks = configuredFinalChecks({ ranking: { k: 10, minNdcg: 0.95 }, maxStatusMismatchShare: 0.01 });
-    const comparison = { pairs: 100, skipped: {}, endpoints: [], comparedBodies: 100, statusMismatches: 2, statusMismatchShare: 0.02, statusExamples: [], bodyHashAgreement: 1, semanticAgreement: 1, noiseCancellation: false, fields: [], ranking: { pairs: 100, k: 10, reference: 'control' as const, ndcg: { mean: 0.97, min: 0.5 }, kendallTau: { mean: 1, min: 1 }, overlap: { mean: 1, min: 1 }, noResultShare: { control: 0, treatment: 0 }, perTrialNdcg: [] } };
+    const comparison = {
+      pairs: 100,
+      skipped: {},
+      endpoints: [],
+      comparedBodies: 100,
+      statusMismatches: 2,
+      statusMismatchShare: 0.02,
+      statusExamples: [],
+      bodyHashAgreement: 1,
+      semanticAgreement: 1,
+      noiseCancellation: false,
+      fields: [],
+      ranking: {
+        pairs: 100,
+        k: 10,
+        reference: 'control' as const,
+        ndcg: { mean: 0.97, min: 0.5 },
+        kendallTau: { mean: 1, min: 1 },
+        overlap: { mean: 1, min: 1 },
+        noResultShare: { control: 0, treatment: 0 },
+        perTrialNdcg: [],
+      },
+    };
     const results = await runFinalChecks(checks, { experimentId: 'e', verdict, comparison });
-    expect(results.map((r) => [r.name, r.ok])).toEqual([['ndcg@10>=0.95', true], ['status-mismatch<=0.01', false]]);
+    expect(results.map((r) => [r.name, r.ok])).toEqual([
+      ['ndcg@10>=0.95', true],
+      ['status-mismatch<=0.01', false],
+    ]);
     const none = await runFinalChecks(checks, { experimentId: 'e', verdict });
     expect(none.every((r) => !r.ok)).toBe(true);
   });
@@ -123,7 +186,10 @@ describe('checks modules', () => {
   it('load from TypeScript, and a malformed module is a config error naming the file', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tandem-checks-'));
     onTestFinished(() => rm(dir, { recursive: true, force: true }));
-    await writeFile(join(dir, 'good.ts'), "const limit: number = 0.01;\nexport default { during: [{ name: 'x', evaluate: () => ({ ok: limit > 0 }) }], final: [] };\n");
+    await writeFile(
+      join(dir, 'good.ts'),
+      "const limit: number = 0.01;\nexport default { during: [{ name: 'x', evaluate: () => ({ ok: limit > 0 }) }], final: [] };\n",
+    );
     await writeFile(join(dir, 'bad.ts'), "export default { during: [{ name: 'x' }] };\n");
     const set = await loadChecksModule('good.ts', dir);
     expect(set.during?.[0]?.name).toBe('x');

@@ -23,7 +23,8 @@ function api(version: 1 | 2): RequestListener {
       const items = Array.from({ length: limit }, (_, i) => ({ id: version === 1 ? i : String(i), title: `post ${i} ${'x'.repeat(40)}` }));
       body = version === 1 ? items : { data: items };
     } else if (post) body = { id: Number(post[1]), title: `post ${post[1]}`, text: 'y'.repeat(3_000) };
-    else if (url.pathname === '/big') body = { rows: Array.from({ length: 4_000 }, (_, i) => ({ i, v: version === 2 && i === 3_999 ? 'changed' : 'same', pad: 'z'.repeat(40) })) };
+    else if (url.pathname === '/big')
+      body = { rows: Array.from({ length: 4_000 }, (_, i) => ({ i, v: version === 2 && i === 3_999 ? 'changed' : 'same', pad: 'z'.repeat(40) })) };
     else body = { ok: true };
     const text = Buffer.from(JSON.stringify(body));
     // Like a real server: compress what is worth compressing when the client accepts it.
@@ -33,7 +34,18 @@ function api(version: 1 | 2): RequestListener {
   };
 }
 
-const record = (i: number, path: string): CorpusRecord => ({ id: `r${i}`, tier: 't', timeMs: Date.now() - 1_000 + i, method: 'GET', path, headers: { 'accept-encoding': 'gzip, deflate' }, body: '', bodyTruncated: false, sampleRate: 1, sampleMode: 'uniform' });
+const record = (i: number, path: string): CorpusRecord => ({
+  id: `r${i}`,
+  tier: 't',
+  timeMs: Date.now() - 1_000 + i,
+  method: 'GET',
+  path,
+  headers: { 'accept-encoding': 'gzip, deflate' },
+  body: '',
+  bodyTruncated: false,
+  sampleRate: 1,
+  sampleMode: 'uniform',
+});
 
 describe('response comparison of decoded bodies', () => {
   it('finds the changes a gzip-compressing server and a 200 KB body used to hide, grouped by endpoint, with full coverage', async () => {
@@ -103,7 +115,21 @@ describe('response comparison of decoded bodies', () => {
   });
 
   it('reports pairs it could not compare, by reason, instead of counting them as agreeing', () => {
-    const outcome = (arm: string, recordId: string, extra: Partial<RequestOutcome>): RequestOutcome => ({ experimentId: 'e', trial: 0, attempt: 1, arm, recordId, intendedMs: 0, latencyMs: 1, status: 200, bytes: 1, errorClass: '', bodyHash: 'h', first: arm === 'control', ...extra });
+    const outcome = (arm: string, recordId: string, extra: Partial<RequestOutcome>): RequestOutcome => ({
+      experimentId: 'e',
+      trial: 0,
+      attempt: 1,
+      arm,
+      recordId,
+      intendedMs: 0,
+      latencyMs: 1,
+      status: 200,
+      bytes: 1,
+      errorClass: '',
+      bodyHash: 'h',
+      first: arm === 'control',
+      ...extra,
+    });
     const view = (skipped?: string) => ({ method: 'GET', path: '/a', decodedBytes: 2, contentHash: skipped ? '' : 'same', ...(skipped ? { skipped } : {}) });
     const outcomes = [
       outcome('control', 'r1', { response: view(), body: Buffer.from('{}').toString('base64') }),
@@ -114,7 +140,12 @@ describe('response comparison of decoded bodies', () => {
       outcome('treatment', 'r3', { response: view() }),
     ];
     const result = compareResponses(outcomes, { config });
-    expect(result).toMatchObject({ pairs: 3, comparedBodies: 1, skipped: { 'br body could not be decoded': 1, 'no response (transport error)': 1 }, semanticAgreement: 1 });
+    expect(result).toMatchObject({
+      pairs: 3,
+      comparedBodies: 1,
+      skipped: { 'br body could not be decoded': 1, 'no response (transport error)': 1 },
+      semanticAgreement: 1,
+    });
   });
 });
 
@@ -141,8 +172,24 @@ describe('endpoint inference', () => {
   });
 
   it('keeps calls with different query parameter names apart, values aside (issue 32: json-server sorting and paging hid behind /posts)', () => {
-    const paths = ['/posts', '/posts?_page=1', '/posts?_page=2&_limit=10', '/posts?_sort=id&_order=desc', '/posts?_order=asc&_sort=title', '/posts?userId=3', '/posts?userId=4&userId=5'];
+    const paths = [
+      '/posts',
+      '/posts?_page=1',
+      '/posts?_page=2&_limit=10',
+      '/posts?_sort=id&_order=desc',
+      '/posts?_order=asc&_sort=title',
+      '/posts?userId=3',
+      '/posts?userId=4&userId=5',
+    ];
     const patterns = inferEndpoints(paths.map((path) => ({ method: 'GET', path })));
-    expect(paths.map((path) => patterns.get(`GET ${path}`))).toEqual(['GET /posts', 'GET /posts?_page', 'GET /posts?_limit&_page', 'GET /posts?_order&_sort', 'GET /posts?_order&_sort', 'GET /posts?userId', 'GET /posts?userId']);
+    expect(paths.map((path) => patterns.get(`GET ${path}`))).toEqual([
+      'GET /posts',
+      'GET /posts?_page',
+      'GET /posts?_limit&_page',
+      'GET /posts?_order&_sort',
+      'GET /posts?_order&_sort',
+      'GET /posts?userId',
+      'GET /posts?userId',
+    ]);
   });
 });

@@ -5,7 +5,21 @@ import { compareResponseStream, compareResponses } from '../../harness/index.js'
 const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64');
 
 function outcome(arm: string, recordId: string, body: unknown, status = 200, trial = 0): RequestOutcome {
-  return { experimentId: 'e', trial, attempt: 1, arm, recordId, intendedMs: 0, latencyMs: 1, status, bytes: 10, errorClass: status >= 500 ? '5xx' : '', bodyHash: JSON.stringify(body), first: arm === 'control', body: b64(body) };
+  return {
+    experimentId: 'e',
+    trial,
+    attempt: 1,
+    arm,
+    recordId,
+    intendedMs: 0,
+    latencyMs: 1,
+    status,
+    bytes: 10,
+    errorClass: status >= 500 ? '5xx' : '',
+    bodyHash: JSON.stringify(body),
+    first: arm === 'control',
+    body: b64(body),
+  };
 }
 
 /** Each record answered by control, control′ and treatment: `requestId` and `servedAt` are non-deterministic in every build, `score` changes only in the treatment. */
@@ -13,10 +27,24 @@ function aab(records: number, withPrime: boolean): RequestOutcome[] {
   const outcomes: RequestOutcome[] = [];
   for (let i = 0; i < records; i++) {
     const id = `r${i}`;
-    const common = { items: [{ id: 'a', score: 3 }, { id: 'b', score: 2 }, { id: 'c', score: 1 }], meta: { model: 'v1' } };
+    const common = {
+      items: [
+        { id: 'a', score: 3 },
+        { id: 'b', score: 2 },
+        { id: 'c', score: 1 },
+      ],
+      meta: { model: 'v1' },
+    };
     outcomes.push(outcome('control', id, { ...common, requestId: `c-${i}`, servedAt: 1000 + i }));
     if (withPrime) outcomes.push(outcome('control-prime', id, { ...common, requestId: `p-${i}`, servedAt: 2000 + i }));
-    const treatmentItems = i % 4 === 0 ? [{ id: 'b', score: 2.5 }, { id: 'a', score: 2.4 }, { id: 'c', score: 1 }] : common.items;
+    const treatmentItems =
+      i % 4 === 0
+        ? [
+            { id: 'b', score: 2.5 },
+            { id: 'a', score: 2.4 },
+            { id: 'c', score: 1 },
+          ]
+        : common.items;
     outcomes.push(outcome('treatment', id, { ...common, items: treatmentItems, requestId: `t-${i}`, servedAt: 3000 + i }, i === 7 ? 500 : 200));
   }
   return outcomes;
@@ -73,9 +101,12 @@ describe('response comparison', () => {
   it('streams a large experiment trial by trial to the same comparison, holding one trial and counts per kind of difference', async () => {
     // Three trials of the A/A/B set, read back as a store streams them: trial by trial.
     const outcomes = [0, 1, 2].flatMap((trial) => aab(60, true).map((o) => ({ ...o, trial })));
-    const streamed = await compareResponseStream((async function* () {
-      yield* outcomes;
-    })(), { config });
+    const streamed = await compareResponseStream(
+      (async function* () {
+        yield* outcomes;
+      })(),
+      { config },
+    );
     const whole = compareResponses(outcomes, { config });
     expect(streamed).toEqual(whole);
     expect(streamed.pairs).toBe(180);

@@ -22,7 +22,9 @@ const record = (id: string, body: unknown): CorpusRecord => ({
 const corpus = [record('a', { user: { id: 7, name: 'ann' }, items: [1, 2, 3], k: 3 }), record('b', { user: { id: 8, name: 'bob' }, items: [4], k: 1 })];
 
 /** A service with the bugs fuzzing should find: 500 when `k` is not a number, a lying content type on huge strings. */
-async function buggyService(handler?: (req: IncomingMessage, res: ServerResponse, body: string) => boolean): Promise<{ url: string; requests: () => number; close: () => Promise<void>; crash: () => void }> {
+async function buggyService(
+  handler?: (req: IncomingMessage, res: ServerResponse, body: string) => boolean,
+): Promise<{ url: string; requests: () => number; close: () => Promise<void>; crash: () => void }> {
   let requests = 0;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];

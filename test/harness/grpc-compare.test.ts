@@ -89,7 +89,9 @@ describe('gRPC response comparison', () => {
     const dir = await tempDir();
     const bad = join(dir, 'broken.binpb');
     await writeFile(bad, Buffer.from('this is not a descriptor set'));
-    await expect(loadGrpcSchema({ descriptorSet: bad }, '/')).rejects.toThrow(/harness\.responses\.grpc\.descriptorSet: .*broken\.binpb is not a FileDescriptorSet/);
+    await expect(loadGrpcSchema({ descriptorSet: bad }, '/')).rejects.toThrow(
+      /harness\.responses\.grpc\.descriptorSet: .*broken\.binpb is not a FileDescriptorSet/,
+    );
     await expect(loadGrpcSchema({ protoFiles: [join(dir, 'missing.proto')] }, '/')).rejects.toThrow(/protoFiles: cannot load .*missing\.proto/);
   });
 });

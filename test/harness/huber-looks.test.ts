@@ -16,12 +16,30 @@ function gaussian(seed: number): () => number {
  */
 function demoCleanChange(seed: number): number[] {
   const z = gaussian(seed);
-  const outliers = new Map([[3, 0.11], [8, -0.19], [13, 0.34], [19, -0.12], [24, 0.22], [29, -0.27]]);
+  const outliers = new Map([
+    [3, 0.11],
+    [8, -0.19],
+    [13, 0.34],
+    [19, -0.12],
+    [24, 0.22],
+    [29, -0.27],
+  ]);
   return Array.from({ length: 32 }, (_, i) => outliers.get(i) ?? 0.009 * z());
 }
 
 function cpuRows(effects: readonly number[]): TrialMetric[] {
-  return effects.map((effect, trial) => ({ metric: 'cpu_per_request', trial, control: 10, treatment: 10 * Math.exp(effect), effect: Math.expm1(effect), low: Number.NaN, high: Number.NaN, points: 90, scale: 'relative' as const, unit: 'ms' }));
+  return effects.map((effect, trial) => ({
+    metric: 'cpu_per_request',
+    trial,
+    control: 10,
+    treatment: 10 * Math.exp(effect),
+    effect: Math.expm1(effect),
+    low: Number.NaN,
+    high: Number.NaN,
+    points: 90,
+    scale: 'relative' as const,
+    unit: 'ms',
+  }));
 }
 
 describe('looks by Huber M-estimate', () => {
@@ -44,7 +62,8 @@ describe('looks by Huber M-estimate', () => {
     const clean = Array.from({ length: 20 }, () => 0.01 + 0.005 * z());
     const hit = [...clean.slice(0, 10), 0.5, ...clean.slice(11)];
     const signs = alternating(20);
-    const move = (estimator: 'huber' | 'mean'): number => fitLook(hit, signs, 20, undefined, estimator)!.estimate - fitLook(clean, signs, 20, undefined, estimator)!.estimate;
+    const move = (estimator: 'huber' | 'mean'): number =>
+      fitLook(hit, signs, 20, undefined, estimator)!.estimate - fitLook(clean, signs, 20, undefined, estimator)!.estimate;
     expect(move('mean')).toBeGreaterThan(0.02);
     expect(Math.abs(move('huber'))).toBeLessThan(0.003);
   });
@@ -66,8 +85,16 @@ describe('looks by Huber M-estimate', () => {
     const effects = Array.from({ length: 14 }, (_, i) => (i === 4 ? 0.2 : 0.003 * z()));
     const signs = alternating(14);
     const base = fitLook(effects, signs, 14)!;
-    const shifted = fitLook(effects.map((e) => e + 0.05), signs, 14)!;
-    const scaled = fitLook(effects.map((e) => e * 3), signs, 14)!;
+    const shifted = fitLook(
+      effects.map((e) => e + 0.05),
+      signs,
+      14,
+    )!;
+    const scaled = fitLook(
+      effects.map((e) => e * 3),
+      signs,
+      14,
+    )!;
     expect(shifted.estimate - base.estimate).toBeCloseTo(0.05, 10);
     expect(shifted.standardError).toBeCloseTo(base.standardError, 10);
     expect(scaled.estimate).toBeCloseTo(3 * base.estimate, 10);

@@ -20,7 +20,11 @@ afterEach(() => {
 
 const design: LawKey = { maxTrials: 8, slotted: true, serial: 'given', estimator: 'huber' };
 const shapeOf = (key: LawKey): LawShape => ({ key: keyOf(key), simulations: 16_000, fingerprint: () => lawFingerprint(key) });
-const onlyLaw = (dir: string): string => join(dir, readdirSync(dir).find((name) => name.endsWith('.bin'))!);
+const onlyLaw = (dir: string): string =>
+  join(
+    dir,
+    readdirSync(dir).find((name) => name.endsWith('.bin'))!,
+  );
 
 describe('laws of the looks kept on disk', () => {
   const law = simulatedLaw(design);
@@ -117,6 +121,10 @@ describe('laws of the looks kept on disk', () => {
     expect(lawCacheDir({})).toMatch(/\.cache\/tandem\/laws$/);
     expect(lawCacheDir({}, () => '/home/u')).toBe('/home/u/.cache/tandem/laws');
     // No home at all (os.homedir throws without a passwd entry or HOME): no cache, and every command still runs.
-    expect(lawCacheDir({}, () => { throw new Error('ENOENT: no such file or directory, uv_os_homedir'); })).toBeUndefined();
+    expect(
+      lawCacheDir({}, () => {
+        throw new Error('ENOENT: no such file or directory, uv_os_homedir');
+      }),
+    ).toBeUndefined();
   });
 });

@@ -5,7 +5,18 @@ import { judge, metricPolicies, type TrialMetric } from '../../harness/index.js'
 const policies = metricPolicies([]);
 
 function latencyRows(effects: readonly number[]): TrialMetric[] {
-  return effects.map((effect, trial) => ({ metric: 'latency_shift', trial, control: 10, treatment: 10 * (1 + effect), effect, low: Number.NaN, high: Number.NaN, points: 200, scale: 'relative', unit: 'ms' }));
+  return effects.map((effect, trial) => ({
+    metric: 'latency_shift',
+    trial,
+    control: 10,
+    treatment: 10 * (1 + effect),
+    effect,
+    low: Number.NaN,
+    high: Number.NaN,
+    points: 200,
+    scale: 'relative',
+    unit: 'ms',
+  }));
 }
 
 /** Twenty trials of a change that slows every process in some trials only: three of them ×1.22, the rest noise of 1%. */

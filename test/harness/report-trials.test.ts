@@ -9,12 +9,18 @@ import { completedTrials, experiment, seedOutcomes, workloads } from '../support
 const T0 = Date.UTC(2026, 11, 6, 10);
 
 describe("the report's trials", () => {
-  it('say what each trial\'s arms were sent before it (trials.prewarm), and nothing where the stored record is not counts', async () => {
+  it("say what each trial's arms were sent before it (trials.prewarm), and nothing where the stored record is not counts", async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tandem-report-trials-'));
     onTestFinished(() => rm(dir, { recursive: true, force: true }));
     const store = createLocalStore({ dir: join(dir, '.tandem') });
     await store.init();
-    const stored = [{ sent: 20, errors: 0 }, { sent: 7, errors: 2 }, { sent: '20', errors: 0 }, { sent: 1.5, errors: 0 }, { sent: 5, errors: -1 }];
+    const stored = [
+      { sent: 20, errors: 0 },
+      { sent: 7, errors: 2 },
+      { sent: '20', errors: 0 },
+      { sent: 1.5, errors: 0 },
+      { sent: 5, errors: -1 },
+    ];
     // Stored data is input: counts of the wrong shape are written as a hostile store would hold them.
     const trials = completedTrials(5, T0).map((t, i) => ({ ...t, details: { ...t.details, prewarm: stored[i] as { sent: number; errors: number } } }));
     await store.experiments.put(experiment({ id: 'exp-warmed', status: 'completed', trials }));
@@ -29,7 +35,7 @@ describe("the report's trials", () => {
       [undefined, undefined],
     ]);
     // Each dropped field is named in the notes.
-    expect(report.notes.filter((n) => n.includes("details: prewarm"))).toHaveLength(3);
+    expect(report.notes.filter((n) => n.includes('details: prewarm'))).toHaveLength(3);
   });
 
   it('says how many judged metrics Benjamini–Hochberg counted, and which (Tarone: harness/judge/tested-family.ts)', async () => {

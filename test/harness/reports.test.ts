@@ -1,7 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { metricValue } from '../../harness/reports/metric-value.js';
 import { intervalHeading } from '../../harness/reports/sequential-text.js';
-import { REPORT_SCHEMA, comparedText, escapeHtml, escapeMarkdownCell, renderHtml, renderJson, renderMarkdown, renderSummaryMarkdown, type ExperimentReport, type MetricVerdict } from '../../harness/index.js';
+import {
+  REPORT_SCHEMA,
+  comparedText,
+  escapeHtml,
+  escapeMarkdownCell,
+  renderHtml,
+  renderJson,
+  renderMarkdown,
+  renderSummaryMarkdown,
+  type ExperimentReport,
+  type MetricVerdict,
+} from '../../harness/index.js';
 
 const HOSTILE = `<script>alert('x')</script><img src=x onerror="alert(1)">|**bold**|[link](javascript:alert(1))\n# heading`;
 
@@ -25,7 +36,10 @@ const metric = (name: string, judged: boolean): MetricVerdict => ({
   df: 1,
   noise: 'own trials',
   decided: true,
-  looks: [{ trials: 2, estimate: 0.1, low: 0.05, high: 0.15 }, { trials: 3, estimate: 0.1, low: 0.06, high: 0.14 }],
+  looks: [
+    { trials: 2, estimate: 0.1, low: 0.05, high: 0.15 },
+    { trials: 3, estimate: 0.1, low: 0.06, high: 0.14 },
+  ],
   verdict: 'regression',
   reason: `regression because ${HOSTILE}`,
 });
@@ -36,7 +50,15 @@ function hostileReport(): ExperimentReport {
     schema: REPORT_SCHEMA,
     generatedAt: '2026-11-30T12:00:00.000Z',
     experiment: { id: 'exp-1', workload: `w${HOSTILE}`, status: 'completed', seed: 1, createdAt: 'c', updatedAt: 'u', reason: HOSTILE, spec: {} },
-    verdict: { outcome: 'inconclusive', reasons: [HOSTILE], alpha: 0.05, trials: 2, design: { minTrials: 2, maxTrials: 4 }, decided: false, undecided: [HOSTILE] },
+    verdict: {
+      outcome: 'inconclusive',
+      reasons: [HOSTILE],
+      alpha: 0.05,
+      trials: 2,
+      design: { minTrials: 2, maxTrials: 4 },
+      decided: false,
+      undecided: [HOSTILE],
+    },
     metrics: [metric(`latency${HOSTILE}`, true), metric(`counter${HOSTILE}`, false)],
     perTrial: [0, 1].map((trial) => ({ metric: `latency${HOSTILE}`, trial, control: 10, treatment: 11, effect: 0.1, low: 0.05, high: 0.15 })),
     trials: [{ index: 0, attempt: 1, status: 'completed', reason: HOSTILE, slots: { control: HOSTILE } }],
@@ -45,11 +67,38 @@ function hostileReport(): ExperimentReport {
       control: { requests: 1, errors: 0, errorsByClass: {}, latencyMs: { mean: 1, p50: 1, p90: 1, p99: 1, max: 1 }, bytesMean: 1 },
       treatment: { requests: 1, errors: 0, errorsByClass: {}, latencyMs: { mean: 1, p50: 1, p90: 1, p99: 1, max: 1 }, bytesMean: 1 },
     },
-    latencyCdf: { control: [[1, 0], [2, 1]], treatment: [[1, 0], [3, 1]] },
-    detectors: [{ name: `det${HOSTILE}`, observations: [{ timeMs: 1_000, value: 1, verdict: 'violation', message: HOSTILE }, { timeMs: 2_000, value: 2, verdict: 'violation' }] }],
+    latencyCdf: {
+      control: [
+        [1, 0],
+        [2, 1],
+      ],
+      treatment: [
+        [1, 0],
+        [3, 1],
+      ],
+    },
+    detectors: [
+      {
+        name: `det${HOSTILE}`,
+        observations: [
+          { timeMs: 1_000, value: 1, verdict: 'violation', message: HOSTILE },
+          { timeMs: 2_000, value: 2, verdict: 'violation' },
+        ],
+      },
+    ],
     cancellation: { detector: `det${HOSTILE}`, reason: HOSTILE, firstViolationMs: 1_000, terminatedMs: 2_000 },
     fanout: [
-      { dependency: `dep${HOSTILE}`, arm: 'treatment', policy: 'pinned', calls: 10, errors: 0, blocked: 3, refused: 2, byTarget: { [`http://127.0.0.1:9/${HOSTILE}`]: 10 }, fanOut: 2 },
+      {
+        dependency: `dep${HOSTILE}`,
+        arm: 'treatment',
+        policy: 'pinned',
+        calls: 10,
+        errors: 0,
+        blocked: 3,
+        refused: 2,
+        byTarget: { [`http://127.0.0.1:9/${HOSTILE}`]: 10 },
+        fanOut: 2,
+      },
       { dependency: 'features', arm: 'control', policy: 'isolated', calls: 4, errors: 0, blocked: 0, refused: 0, byTarget: {}, fanOut: null },
     ],
     comparison: {
@@ -64,7 +113,10 @@ function hostileReport(): ExperimentReport {
           share: 0.5,
           statusMismatches: 0,
           notCompared: 1,
-          fields: [{ path: `f${HOSTILE}`, share: 1, counted: true }, { path: `ts${HOSTILE}`, share: 1, counted: false }],
+          fields: [
+            { path: `f${HOSTILE}`, share: 1, counted: true },
+            { path: `ts${HOSTILE}`, share: 1, counted: false },
+          ],
           example: {
             recordId: HOSTILE,
             request: { method: 'GET', path: `/p/1${HOSTILE}`, body: HOSTILE },
@@ -88,7 +140,46 @@ function hostileReport(): ExperimentReport {
   };
 }
 
-const ALLOWED_TAGS = new Set(['html', 'head', 'meta', 'title', 'style', 'body', 'h1', 'h2', 'h3', 'p', 'ul', 'li', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'span', 'svg', 'rect', 'text', 'polyline', 'line', 'circle', 'details', 'summary', 'code', 'strong', 'div', 'pre', 'figure', 'path', 'g', 'defs', 'clippath', 'tspan', 'polygon']);
+const ALLOWED_TAGS = new Set([
+  'html',
+  'head',
+  'meta',
+  'title',
+  'style',
+  'body',
+  'h1',
+  'h2',
+  'h3',
+  'p',
+  'ul',
+  'li',
+  'table',
+  'thead',
+  'tbody',
+  'tr',
+  'th',
+  'td',
+  'span',
+  'svg',
+  'rect',
+  'text',
+  'polyline',
+  'line',
+  'circle',
+  'details',
+  'summary',
+  'code',
+  'strong',
+  'div',
+  'pre',
+  'figure',
+  'path',
+  'g',
+  'defs',
+  'clippath',
+  'tspan',
+  'polygon',
+]);
 
 describe('report rendering escapes what it renders', () => {
   it('HTML: only the renderer’s own tags, no script, no event handlers, no external assets', () => {
@@ -101,7 +192,7 @@ describe('report rendering escapes what it renders', () => {
     const attributeNames = realTags.map((tag) => tag.replace(/"[^"]*"/g, '""'));
     expect(attributeNames.filter((tag) => /\son[a-z]+\s*=|\s(src|href)\s*=/i.test(tag))).toEqual([]);
     expect(page).toContain('&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;');
-    expect(page).toContain("Content-Security-Policy\" content=\"default-src 'none'");
+    expect(page).toContain('Content-Security-Policy" content="default-src \'none\'');
     // The charts are drawn: CDF, per-trial intervals, detector checks with the cancellation, fan-out.
     expect(page.match(/<svg/g)!.length).toBeGreaterThanOrEqual(4);
     expect(page).toContain('cancelled by det&lt;script&gt;');
@@ -127,9 +218,18 @@ describe('report rendering escapes what it renders', () => {
   it('says what was compared in the title of every format: revisions (commits shortened) and URLs, hostile ones escaped', () => {
     const base = 'a'.repeat(40);
     const report = hostileReport();
-    const compared = { ...report, experiment: { ...report.experiment, workload: 'api', spec: { compared: { control: { revision: base }, treatment: { revision: `v2${HOSTILE}`, url: 'http://127.0.0.1:9' } } } } };
+    const compared = {
+      ...report,
+      experiment: {
+        ...report.experiment,
+        workload: 'api',
+        spec: { compared: { control: { revision: base }, treatment: { revision: `v2${HOSTILE}`, url: 'http://127.0.0.1:9' } } },
+      },
+    };
     const html = renderHtml(compared);
-    expect(html).toMatch(/<title>Tandem inconclusive: api \(control aaaaaaaaaaaa vs treatment v2&lt;script&gt;[\s\S]* \(http:\/\/127\.0\.0\.1:9\)\) exp-1<\/title>/);
+    expect(html).toMatch(
+      /<title>Tandem inconclusive: api \(control aaaaaaaaaaaa vs treatment v2&lt;script&gt;[\s\S]* \(http:\/\/127\.0\.0\.1:9\)\) exp-1<\/title>/,
+    );
     expect(html).toMatch(/<h1>.*api: control aaaaaaaaaaaa vs treatment v2&lt;script&gt;/);
     const md = renderMarkdown(compared);
     expect(md.split('\n')[0]).toMatch(/^### .* Tandem: inconclusive — api: control aaaaaaaaaaaa vs treatment v2/);
@@ -154,7 +254,13 @@ describe('report rendering escapes what it renders', () => {
   });
 
   it("shows each trial's share of the arms' CPUs that other work took, where it was measured", () => {
-    const report = { ...hostileReport(), trials: [{ index: 0, attempt: 1, status: 'completed', otherWorkOnArmCpus: 0.62 }, { index: 1, attempt: 1, status: 'completed' }] };
+    const report = {
+      ...hostileReport(),
+      trials: [
+        { index: 0, attempt: 1, status: 'completed', otherWorkOnArmCpus: 0.62 },
+        { index: 1, attempt: 1, status: 'completed' },
+      ],
+    };
     const html = renderHtml(report);
     expect(html).toContain("<th>Other work on the arms' CPUs</th>");
     expect(html).toMatch(/<tr><td>0<\/td><td>1<\/td><td>completed<\/td><td><\/td><td class="n"><\/td><td class="n">62%<\/td>/);

@@ -1,6 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../core/index.js';
-import { MIN_DF, ar1VarianceFactor, criticalValue, fitLook, judge, judgeSequentially, metricPolicies, sequentialBoundary, studentTQuantile, varianceInflation, type SerialCorrelation, type TrialMetric } from '../../harness/index.js';
+import {
+  MIN_DF,
+  ar1VarianceFactor,
+  criticalValue,
+  fitLook,
+  judge,
+  judgeSequentially,
+  metricPolicies,
+  sequentialBoundary,
+  studentTQuantile,
+  varianceInflation,
+  type SerialCorrelation,
+  type TrialMetric,
+} from '../../harness/index.js';
 
 function gaussian(seed: number): () => number {
   const random = seededRandom(seed);
@@ -16,7 +29,18 @@ function studentT3(seed: number): () => number {
 }
 
 /** Share of simulated experiments whose looks from min to max ever reject `delta` as the true effect. */
-function rejectionRate(options: { min: number; max: number; slotted: boolean; delta: number; sd: number; slotBias: number; runs: number; seed: number; noise?: (seed: number) => () => number; ar1?: number }): number {
+function rejectionRate(options: {
+  min: number;
+  max: number;
+  slotted: boolean;
+  delta: number;
+  sd: number;
+  slotBias: number;
+  runs: number;
+  seed: number;
+  noise?: (seed: number) => () => number;
+  ar1?: number;
+}): number {
   const boundary = sequentialBoundary({ minTrials: options.min, maxTrials: options.max, slotted: options.slotted });
   const z = (options.noise ?? gaussian)(options.seed);
   const signs = options.slotted ? alternating(options.max) : new Array<number>(options.max).fill(0);
@@ -173,7 +197,18 @@ describe('one look at per-trial effects', () => {
 });
 
 function rows(metric: string, effects: readonly number[]): TrialMetric[] {
-  return effects.map((effect, trial) => ({ metric, trial, control: 10, treatment: 10 * (1 + effect), effect, low: Number.NaN, high: Number.NaN, points: 500, scale: 'relative' as const, unit: 'ms' }));
+  return effects.map((effect, trial) => ({
+    metric,
+    trial,
+    control: 10,
+    treatment: 10 * (1 + effect),
+    effect,
+    low: Number.NaN,
+    high: Number.NaN,
+    points: 500,
+    scale: 'relative' as const,
+    unit: 'ms',
+  }));
 }
 
 describe('the minimum detectable effect and suggested trials mean what they say (simulated)', () => {
@@ -184,7 +219,13 @@ describe('the minimum detectable effect and suggested trials mean what they say 
 
   it('a true regression the size of the MDE is called with about 80% probability', () => {
     const z = gaussian(31);
-    const first = judge(rows('latency_shift', alternating(n).map(() => sd * z())), { policies, slotSigns: signs }).metrics.find((m) => m.metric === 'latency_shift')!;
+    const first = judge(
+      rows(
+        'latency_shift',
+        alternating(n).map(() => sd * z()),
+      ),
+      { policies, slotSigns: signs },
+    ).metrics.find((m) => m.metric === 'latency_shift')!;
     // The MDE is computed from the noise the look saw; simulate experiments at that effect with that noise.
     const trueSd = first.sd;
     const mde = first.minimumDetectableEffect;
@@ -192,7 +233,13 @@ describe('the minimum detectable effect and suggested trials mean what they say 
     let called = 0;
     const runs = 1_000;
     for (let r = 0; r < runs; r++) {
-      const v = judge(rows('latency_shift', alternating(n).map(() => mde + trueSd * z())), { policies, slotSigns: signs }).metrics.find((m) => m.metric === 'latency_shift')!;
+      const v = judge(
+        rows(
+          'latency_shift',
+          alternating(n).map(() => mde + trueSd * z()),
+        ),
+        { policies, slotSigns: signs },
+      ).metrics.find((m) => m.metric === 'latency_shift')!;
       if (v.verdict === 'regression') called++;
     }
     // Never an overpromise; conservative when the look's own estimate of serial correlation widened its interval.
@@ -200,7 +247,9 @@ describe('the minimum detectable effect and suggested trials mean what they say 
   });
 
   it('an undecided metric gets the trial count that decides it, at its estimate, about 80% of the time', () => {
-    const undecided = judge(rows('latency_shift', [0.031, -0.012, 0.024, 0.005, -0.018, 0.02]), { policies, slotSigns: signs }).metrics.find((m) => m.metric === 'latency_shift')!;
+    const undecided = judge(rows('latency_shift', [0.031, -0.012, 0.024, 0.005, -0.018, 0.02]), { policies, slotSigns: signs }).metrics.find(
+      (m) => m.metric === 'latency_shift',
+    )!;
     expect(undecided.verdict).toBe('inconclusive');
     const suggested = undecided.suggestedTrials!;
     expect(suggested).toBeGreaterThan(6);

@@ -3,7 +3,18 @@ import { seededRandom, treatmentSlotSign } from '../../core/index.js';
 import { judge, metricPolicies, type Calibration, type TrialMetric } from '../../harness/index.js';
 
 function cpuRows(effects: readonly number[]): TrialMetric[] {
-  return effects.map((effect, trial) => ({ metric: 'cpu_per_request', trial, control: 10, treatment: 10 * (1 + effect), effect, low: Number.NaN, high: Number.NaN, points: 60, scale: 'relative' as const, unit: 'ms' }));
+  return effects.map((effect, trial) => ({
+    metric: 'cpu_per_request',
+    trial,
+    control: 10,
+    treatment: 10 * (1 + effect),
+    effect,
+    low: Number.NaN,
+    high: Number.NaN,
+    points: 60,
+    scale: 'relative' as const,
+    unit: 'ms',
+  }));
 }
 
 const policies = metricPolicies([{ metric: 'cpu_per_request', direction: 'increase-is-bad', threshold: 0.02, critical: true, mustHaveData: true }]);
@@ -45,7 +56,9 @@ describe('the serial correlation a look allows for', () => {
   it('is the calibration’s when it measured a material one, and the look’s own when it measured none', () => {
     const effects = driftingAa(7, 16);
     const calibrationWith = (autocorrelation: number): Calibration =>
-      ({ metrics: { cpu_per_request: { sd: 0.03, typicalSd: 0.0001, df: 38, autocorrelation, autocorrelationSe: 0.16, trials: 40 } } }) as unknown as Calibration;
+      ({
+        metrics: { cpu_per_request: { sd: 0.03, typicalSd: 0.0001, df: 38, autocorrelation, autocorrelationSe: 0.16, trials: 40 } },
+      }) as unknown as Calibration;
     const own = cpuOf(effects);
     // ρ = 0.02 is within noise of zero: no assumption of independence is taken from it.
     expect(cpuOf(effects, { calibration: calibrationWith(0.02) }).high).toBeCloseTo(own.high, 10);

@@ -8,7 +8,18 @@ const alternating = (n: number): number[] => Array.from({ length: n }, (_, i) =>
 const noSlots = (n: number): number[] => new Array<number>(n).fill(0);
 
 function rows(metric: string, effects: readonly number[]): TrialMetric[] {
-  return effects.map((effect, trial) => ({ metric, trial, control: 100, treatment: 100 * (1 + effect), effect, low: Number.NaN, high: Number.NaN, points: 2, scale: 'relative', unit: 'bytes' }));
+  return effects.map((effect, trial) => ({
+    metric,
+    trial,
+    control: 100,
+    treatment: 100 * (1 + effect),
+    effect,
+    low: Number.NaN,
+    high: Number.NaN,
+    points: 2,
+    scale: 'relative',
+    unit: 'bytes',
+  }));
 }
 
 /**
@@ -100,7 +111,12 @@ describe('sign-flip p-value', () => {
   it('finds nothing in trials that are all zero, or noise about zero', () => {
     expect(signFlipP([0, 0, 0, 0, 0, 0], noSlots(6))).toBe(1);
     const random = seededRandom(11);
-    expect(signFlipP(Array.from({ length: 30 }, () => 0.02 * (random() - 0.5)), alternating(30))).toBeGreaterThan(0.05);
+    expect(
+      signFlipP(
+        Array.from({ length: 30 }, () => 0.02 * (random() - 0.5)),
+        alternating(30),
+      ),
+    ).toBeGreaterThan(0.05);
   });
 });
 
@@ -114,7 +130,9 @@ describe('the judge with the sign-flip check', () => {
     expect(rss.low).toBeLessThanOrEqual(0);
     expect(rss.reason).toMatch(/widened to match the trials' sign-flip p = 0\.\d+, larger than their spread implies/);
     // Without the check, the finding: a regression beyond the 2% threshold.
-    const unchecked = judge(rows('rss_bytes', clusteredAa), { policies, slotSigns: signs, alpha: 0.01, signFlips: false }).metrics.find((m) => m.metric === 'rss_bytes')!;
+    const unchecked = judge(rows('rss_bytes', clusteredAa), { policies, slotSigns: signs, alpha: 0.01, signFlips: false }).metrics.find(
+      (m) => m.metric === 'rss_bytes',
+    )!;
     expect(unchecked.verdict).toBe('regression');
   });
 
@@ -128,12 +146,16 @@ describe('the judge with the sign-flip check', () => {
     // Judged as independent trials, as it was found (without a calibration the look now also estimates its own
     // serial correlation, which widens this interval by itself; the flips are what is tested here).
     const independent = { kind: 'given', rho: 0 } as const;
-    const unchecked = judge(rows('rss_bytes', effects), { policies, slotSigns: eight, signFlips: false, serialCorrelation: independent }).metrics.find((m) => m.metric === 'rss_bytes')!;
+    const unchecked = judge(rows('rss_bytes', effects), { policies, slotSigns: eight, signFlips: false, serialCorrelation: independent }).metrics.find(
+      (m) => m.metric === 'rss_bytes',
+    )!;
     // Without the flips the trials' mean (about 0, beside the M-estimate's −1.8%) now holds the pass back on its own
     // (mean-checked-look.ts); the flips are a second, independent reason.
     expect(unchecked.verdict).toBe('inconclusive');
     expect(unchecked.reason).toMatch(/the trials' mean is/);
-    const rss = judge(rows('rss_bytes', effects), { policies, slotSigns: eight, serialCorrelation: independent }).metrics.find((m) => m.metric === 'rss_bytes')!;
+    const rss = judge(rows('rss_bytes', effects), { policies, slotSigns: eight, serialCorrelation: independent }).metrics.find(
+      (m) => m.metric === 'rss_bytes',
+    )!;
     expect(rss.verdict).toBe('inconclusive');
     expect(rss.high).toBeGreaterThanOrEqual(0.02);
     // The equivalence check undoes the pass: the trials' flips about +2% (four of eight on each side) do not exclude it.

@@ -6,12 +6,29 @@ import { judge, metricPolicies, type TrialMetric } from '../../harness/index.js'
 const policies = metricPolicies([]);
 
 /** Per-trial latency shifts of a change δ whose slot A is slower by β + γ·t (a slot effect drifting linearly). */
-function drifting(signOf: (t: number) => number, trials: number, delta: number, beta: number, gamma: number): { metrics: TrialMetric[]; signs: Map<number, number> } {
+function drifting(
+  signOf: (t: number) => number,
+  trials: number,
+  delta: number,
+  beta: number,
+  gamma: number,
+): { metrics: TrialMetric[]; signs: Map<number, number> } {
   const metrics = Array.from({ length: trials }, (_, t): TrialMetric => {
     // A tiny, trial-specific wobble so the looks have noise to estimate (the same for both orders).
     // On the log scale the judge infers on, so the drift enters linearly.
     const effect = Math.expm1(Math.log1p(delta) + signOf(t) * (beta + gamma * t) + 0.0005 * Math.sin(7 * t));
-    return { metric: 'latency_shift', trial: t, control: 10, treatment: 10 * (1 + effect), effect, low: Number.NaN, high: Number.NaN, points: 200, scale: 'relative', unit: 'ms' };
+    return {
+      metric: 'latency_shift',
+      trial: t,
+      control: 10,
+      treatment: 10 * (1 + effect),
+      effect,
+      low: Number.NaN,
+      high: Number.NaN,
+      points: 200,
+      scale: 'relative',
+      unit: 'ms',
+    };
   });
   return { metrics, signs: new Map(metrics.map((m) => [m.trial, signOf(m.trial)])) };
 }

@@ -34,7 +34,7 @@ describe('Student t distribution', () => {
     expect(studentTQuantile(0.975, 4)).toBeCloseTo(2.7764, 4);
     expect(studentTQuantile(0.975, 30)).toBeCloseTo(2.0423, 4);
     expect(studentTQuantile(0.025, 4)).toBeCloseTo(-2.7764, 4);
-    expect(studentTQuantile(0.8, 4)).toBeCloseTo(0.9410, 4);
+    expect(studentTQuantile(0.8, 4)).toBeCloseTo(0.941, 4);
   });
 });
 
@@ -53,7 +53,7 @@ describe('t interval across trials', () => {
   });
 
   it('can reach significance with five trials, unlike an exact signed-rank test (p >= 0.0625)', () => {
-    expect(tInterval([0.031, 0.029, 0.033, 0.028, 0.030]).pValue).toBeLessThan(0.001);
+    expect(tInterval([0.031, 0.029, 0.033, 0.028, 0.03]).pValue).toBeLessThan(0.001);
   });
 
   it('has no interval with fewer than two values', () => {
@@ -91,10 +91,21 @@ describe('distribution functions against jStat as an oracle', () => {
   });
 
   it('the regularized incomplete beta function and the F CDF', () => {
-    for (const [a, b] of [[0.5, 0.5], [1, 3], [2.5, 7], [10, 0.5], [30, 40]] as const) {
+    for (const [a, b] of [
+      [0.5, 0.5],
+      [1, 3],
+      [2.5, 7],
+      [10, 0.5],
+      [30, 40],
+    ] as const) {
       for (const x of [0.001, 0.05, 0.3, 0.5, 0.77, 0.999]) expect(regularizedIncompleteBeta(x, a, b)).toBeCloseTo(jStat.ibeta(x, a, b), 7);
     }
-    for (const [d1, d2] of [[1, 1], [3, 18], [4, 4], [12, 40]] as const) {
+    for (const [d1, d2] of [
+      [1, 1],
+      [3, 18],
+      [4, 4],
+      [12, 40],
+    ] as const) {
       for (const x of [0.1, 0.9, 1, 2.5, 8]) expect(fCdf(x, d1, d2)).toBeCloseTo(jStat.centralF.cdf(x, d1, d2), 7);
     }
   });
@@ -133,7 +144,11 @@ describe('ranking metrics', () => {
 
   it('NDCG@k against graded labels, by hand', () => {
     // gains 2^grade - 1: c=1, a=7; DCG = 1 + 7/log2(3); ideal (a, c) = 7 + 1/log2(3)
-    const labels = new Map([['a', 3], ['b', 0], ['c', 1]]);
+    const labels = new Map([
+      ['a', 3],
+      ['b', 0],
+      ['c', 1],
+    ]);
     expect(ndcgAtKWithLabels(['c', 'a'], labels, 2)).toBeCloseTo((1 + 7 / Math.log2(3)) / (7 + 1 / Math.log2(3)), 12);
   });
 
@@ -186,7 +201,8 @@ describe('quantileInPlace', () => {
       // Few distinct values: many ties, which is where a partition can go wrong.
       const values = Float64Array.from({ length: n }, () => Math.round(random() * 40) / (random() < 0.5 ? 1 : 7));
       const sorted = Float64Array.from(values).sort();
-      for (const p of [0, 0.01, 0.025, 0.1, 0.25, 0.5, 0.9, 0.975, 0.99, 1]) expect(quantileInPlace(Float64Array.from(values), p), `n=${n} p=${p}`).toBe(quantileSorted(sorted as unknown as number[], p));
+      for (const p of [0, 0.01, 0.025, 0.1, 0.25, 0.5, 0.9, 0.975, 0.99, 1])
+        expect(quantileInPlace(Float64Array.from(values), p), `n=${n} p=${p}`).toBe(quantileSorted(sorted as unknown as number[], p));
     }
     expect(quantileInPlace(new Float64Array(0), 0.5)).toBeNaN();
   });

@@ -20,7 +20,16 @@ async function storeWith(status: 'cancelled' | 'failed' | 'completed', reason?: 
   const store = createLocalStore({ dir: join(dir, '.tandem') });
   await store.init();
   // Treatment twice as slow, and a response difference a final check fails on: judged, this is `regressed`.
-  await store.experiments.put(experiment({ id: 'exp-stop', status, ...(reason ? { reason } : {}), trials: completedTrials(4, T0), spec: { kind: 'experiment', stage: 'diff', design: { minTrials: 2, maxTrials: 6 } }, ...(storedOutcome ? { verdict: { outcome: storedOutcome } } : {}) }));
+  await store.experiments.put(
+    experiment({
+      id: 'exp-stop',
+      status,
+      ...(reason ? { reason } : {}),
+      trials: completedTrials(4, T0),
+      spec: { kind: 'experiment', stage: 'diff', design: { minTrials: 2, maxTrials: 6 } },
+      ...(storedOutcome ? { verdict: { outcome: storedOutcome } } : {}),
+    }),
+  );
   await seedOutcomes(store, 'exp-stop', 4, { slowdown: 2 });
   return store;
 }
@@ -29,7 +38,10 @@ describe('the report of an experiment that stopped before its verdict', () => {
   it('says cancelled and why, judges nothing, runs no final check, and still shows what was measured', async () => {
     const store = await storeWith('cancelled', 'cancelled by the user (SIGINT)');
     const workload = workloads()[0]!;
-    const report = await evaluateExperiment(store, 'exp-stop', { workload, checks: { final: [{ name: 'always-fails', evaluate: () => ({ ok: false, message: 'over one trial' }) }] } });
+    const report = await evaluateExperiment(store, 'exp-stop', {
+      workload,
+      checks: { final: [{ name: 'always-fails', evaluate: () => ({ ok: false, message: 'over one trial' }) }] },
+    });
     expect(report.stopped).toEqual({ status: 'cancelled', reason: 'cancelled by the user (SIGINT)', trialsMeasured: report.verdict.trials });
     expect(report.verdict.outcome).toBe('no data');
     expect(report.verdict.decided).toBe(false);

@@ -37,19 +37,48 @@ describe('stored trial metrics read back', () => {
   it('take an event of 130,000 metrics without overflowing the stack, and recompute that trial', async () => {
     const store = await storedExperiment('exp-huge');
     const one = asStored((await trueMetrics(store, 'exp-huge')).find((m) => m.metric === 'bytes_mean')!);
-    await event(store, 'exp-huge', 1, Array.from({ length: 130_000 }, (_, i) => ({ ...one, metric: `metric_${i}` })));
+    await event(
+      store,
+      'exp-huge',
+      1,
+      Array.from({ length: 130_000 }, (_, i) => ({ ...one, metric: `metric_${i}` })),
+    );
     const data = await loadExperimentData(store, 'exp-huge', { resamples: 0 });
     expect(data.recomputed).toEqual([0, 1, 2, 3, 4]);
     expect(data.corrupt.join('\n')).toMatch(/trial 1 attempt 1.*130000 metrics, more than/);
   });
 
   it.each([
-    ['an error_share effect that is not its treatment less its control', (m: Record<string, unknown>) => (m.metric === 'error_share' ? { ...m, effect: 9.99 } : m), /error_share.*effect/],
-    ['a metric named __proto__ with negative points and ±1e308', (m: Record<string, unknown>) => (m.metric === 'latency_shift' ? { ...m, metric: '__proto__', points: -5, control: 1e308, treatment: -1e308 } : m), /"__proto__"/],
-    ['a share outside [0, 1]', (m: Record<string, unknown>) => (m.metric === 'error_share' ? { ...m, control: 0, treatment: 7, effect: 7 } : m), /error_share.*share/],
-    ['a bytes effect that is not the ratio of its values', (m: Record<string, unknown>) => (m.metric === 'bytes_mean' ? { ...m, effect: -0.5 } : m), /bytes_mean.*effect/],
-    ['a metric stored twice in one event', (m: Record<string, unknown>) => (m.metric === 'latency_shift' ? [m, { ...m, effect: -0.5 }] : m), /latency_shift.*more than once/],
-    ['a scale that is not its metric\'s', (m: Record<string, unknown>) => (m.metric === 'latency_shift' ? { ...m, scale: 'absolute' } : m), /latency_shift.*scale/],
+    [
+      'an error_share effect that is not its treatment less its control',
+      (m: Record<string, unknown>) => (m.metric === 'error_share' ? { ...m, effect: 9.99 } : m),
+      /error_share.*effect/,
+    ],
+    [
+      'a metric named __proto__ with negative points and ±1e308',
+      (m: Record<string, unknown>) => (m.metric === 'latency_shift' ? { ...m, metric: '__proto__', points: -5, control: 1e308, treatment: -1e308 } : m),
+      /"__proto__"/,
+    ],
+    [
+      'a share outside [0, 1]',
+      (m: Record<string, unknown>) => (m.metric === 'error_share' ? { ...m, control: 0, treatment: 7, effect: 7 } : m),
+      /error_share.*share/,
+    ],
+    [
+      'a bytes effect that is not the ratio of its values',
+      (m: Record<string, unknown>) => (m.metric === 'bytes_mean' ? { ...m, effect: -0.5 } : m),
+      /bytes_mean.*effect/,
+    ],
+    [
+      'a metric stored twice in one event',
+      (m: Record<string, unknown>) => (m.metric === 'latency_shift' ? [m, { ...m, effect: -0.5 }] : m),
+      /latency_shift.*more than once/,
+    ],
+    [
+      "a scale that is not its metric's",
+      (m: Record<string, unknown>) => (m.metric === 'latency_shift' ? { ...m, scale: 'absolute' } : m),
+      /latency_shift.*scale/,
+    ],
   ])('are not judged when they hold %s: that trial is computed from its outcomes, and the report names why', async (_name, forge, why) => {
     const store = await storedExperiment('exp-forged');
     const truth = await trueMetrics(store, 'exp-forged');
@@ -66,7 +95,12 @@ describe('stored trial metrics read back', () => {
     const store = await storedExperiment('exp-twice');
     const truth = (await trueMetrics(store, 'exp-twice')).map(asStored);
     await event(store, 'exp-twice', 1, truth);
-    await event(store, 'exp-twice', 2, truth.map((m) => (m.metric === 'latency_shift' ? { ...m, effect: -0.9, control: 10, treatment: 1 } : m)));
+    await event(
+      store,
+      'exp-twice',
+      2,
+      truth.map((m) => (m.metric === 'latency_shift' ? { ...m, effect: -0.9, control: 10, treatment: 1 } : m)),
+    );
     const data = await loadExperimentData(store, 'exp-twice', { resamples: 0 });
     expect(data.recomputed).toContain(0);
     expect(data.corrupt.join('\n')).toMatch(/trial 1 attempt 1: stored twice, differently/);

@@ -7,7 +7,16 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RequestOutcome } from '../../core/index.js';
 import { createLocalStore, type OutcomeStore, type Store } from '../../store/index.js';
-import { evaluateExperiment, judge, lookAtExperiment, loadExperimentData, metricPolicies, TRIAL_METRICS_EVENT, trialDataOf, trialMetrics } from '../../harness/index.js';
+import {
+  evaluateExperiment,
+  judge,
+  lookAtExperiment,
+  loadExperimentData,
+  metricPolicies,
+  TRIAL_METRICS_EVENT,
+  trialDataOf,
+  trialMetrics,
+} from '../../harness/index.js';
 import { workloads } from '../support/dashboard-fixtures.js';
 import { writeStoredExperiment } from '../support/stored-experiment.js';
 import { tempDir } from '../support/temp-dir.js';
@@ -44,7 +53,13 @@ async function judgedFromOutcomes(store: Store, id: string) {
   const data = await loadExperimentData(store, id, { resamples: 0 });
   const metrics = [];
   for (const trial of data.used) metrics.push(...trialMetrics(await trialDataOf(store, id, trial), { seed: data.record.seed, resamples: 0 }));
-  return judge(metrics, { policies: metricPolicies(workload.checks), alpha: workload.harness.alpha, minPoints: workload.harness.minPoints, slotSigns: data.slotSigns, design: { minTrials: 4, maxTrials: 6 } });
+  return judge(metrics, {
+    policies: metricPolicies(workload.checks),
+    alpha: workload.harness.alpha,
+    minPoints: workload.harness.minPoints,
+    slotSigns: data.slotSigns,
+    design: { minTrials: 4, maxTrials: 6 },
+  });
 }
 
 describe('a sequential look', () => {
@@ -68,8 +83,30 @@ describe('a sequential look', () => {
     // One trial's event is there, another's is unreadable (stored data is input): it is recomputed, not trusted.
     const [first] = await loadExperimentData(store, 'exp-killed').then((d) => d.used);
     const metrics = trialMetrics(await trialDataOf(store, 'exp-killed', first!), { seed: 1, resamples: 0 });
-    await store.experiments.appendEvent({ experimentId: 'exp-killed', timeMs: 1, type: TRIAL_METRICS_EVENT, data: { trial: 0, attempt: 1, version: 1, metrics: metrics.map((m) => ({ ...m, effect: Number.isFinite(m.effect) ? m.effect : null, low: null, high: null, control: Number.isFinite(m.control) ? m.control : null, treatment: Number.isFinite(m.treatment) ? m.treatment : null })) } });
-    await store.experiments.appendEvent({ experimentId: 'exp-killed', timeMs: 2, type: TRIAL_METRICS_EVENT, data: { trial: 1, attempt: 1, version: 1, metrics: [{ metric: 'latency_shift', trial: 1, effect: 'fast' }] } });
+    await store.experiments.appendEvent({
+      experimentId: 'exp-killed',
+      timeMs: 1,
+      type: TRIAL_METRICS_EVENT,
+      data: {
+        trial: 0,
+        attempt: 1,
+        version: 1,
+        metrics: metrics.map((m) => ({
+          ...m,
+          effect: Number.isFinite(m.effect) ? m.effect : null,
+          low: null,
+          high: null,
+          control: Number.isFinite(m.control) ? m.control : null,
+          treatment: Number.isFinite(m.treatment) ? m.treatment : null,
+        })),
+      },
+    });
+    await store.experiments.appendEvent({
+      experimentId: 'exp-killed',
+      timeMs: 2,
+      type: TRIAL_METRICS_EVENT,
+      data: { trial: 1, attempt: 1, version: 1, metrics: [{ metric: 'latency_shift', trial: 1, effect: 'fast' }] },
+    });
     reads.reads.length = 0;
     const data = await loadExperimentData(store, 'exp-killed', { resamples: 0 });
     expect(data.recomputed).toEqual([1, 2, 3, 4]);
@@ -98,7 +135,11 @@ describe('a report', () => {
       expect(summary.errorsByClass).toEqual({ '5xx': mine.filter((o) => o.errorClass === '5xx').length });
       expect(summary.latencyMs.max).toBe(sorted[sorted.length - 1]);
       expect(summary.latencyMs.mean).toBeCloseTo(sorted.reduce((a, b) => a + b, 0) / sorted.length, 9);
-      for (const [q, value] of [[0.5, summary.latencyMs.p50], [0.9, summary.latencyMs.p90], [0.99, summary.latencyMs.p99]] as const) {
+      for (const [q, value] of [
+        [0.5, summary.latencyMs.p50],
+        [0.9, summary.latencyMs.p90],
+        [0.99, summary.latencyMs.p99],
+      ] as const) {
         const exact = sorted[Math.round(q * (sorted.length - 1))]!;
         expect(Math.abs(value / exact - 1)).toBeLessThanOrEqual(0.01);
       }

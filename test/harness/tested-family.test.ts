@@ -18,7 +18,14 @@ describe('the family Benjamini–Hochberg counts (Tarone)', () => {
   });
 
   it('counts every metric that could reach its share: plain Benjamini–Hochberg', () => {
-    const family = testedFamily([{ pValue: 0.01, smallestP: 0.001 }, { pValue: 0.03, smallestP: 0.001 }, { pValue: 0.5, smallestP: 0.01 }], 0.05);
+    const family = testedFamily(
+      [
+        { pValue: 0.01, smallestP: 0.001 },
+        { pValue: 0.03, smallestP: 0.001 },
+        { pValue: 0.5, smallestP: 0.01 },
+      ],
+      0.05,
+    );
     expect(family.size).toBe(3);
     expect(family.adjusted.map((p) => Number(p.toFixed(6)))).toEqual([0.03, 0.045, 0.5]);
   });

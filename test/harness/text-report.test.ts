@@ -42,7 +42,16 @@ describe('submit --wait progress', () => {
     const base = { createdAtMs: 0, updatedAtMs: 0, seed: 1, spec: {} };
     const line = waitingLine([
       { ...base, id: 'e1', workload: 'ranking', status: 'passed', trials: [] },
-      { ...base, id: 'e2', workload: 'search', status: 'running', trials: [{ index: 0, attempt: 1, status: 'completed', startedAtMs: 0 }, { index: 1, attempt: 1, status: 'running', startedAtMs: 0 }] },
+      {
+        ...base,
+        id: 'e2',
+        workload: 'search',
+        status: 'running',
+        trials: [
+          { index: 0, attempt: 1, status: 'completed', startedAtMs: 0 },
+          { index: 1, attempt: 1, status: 'running', startedAtMs: 0 },
+        ],
+      },
       { ...base, id: 'e3', workload: 'ads', status: 'queued', trials: [] },
     ]);
     expect(line).toBe('waiting: 1 of 3 experiment(s) ended (ranking passed); search running (1 trial(s) done), ads queued');
@@ -52,11 +61,15 @@ describe('submit --wait progress', () => {
 describe('shape changes in words', () => {
   it('names a changed top-level shape, and nothing when it is the same or unreadable', async () => {
     const { shapeChange } = await import('../../harness/reports/shape-text.js');
-    expect(shapeChange('[{"id":1}]', '{"first":1,"prev":null,"next":2,"last":5,"pages":5,"items":50,"data":[]}')).toBe('array → object {first, prev, next, last, pages, items, data}');
+    expect(shapeChange('[{"id":1}]', '{"first":1,"prev":null,"next":2,"last":5,"pages":5,"items":50,"data":[]}')).toBe(
+      'array → object {first, prev, next, last, pages, items, data}',
+    );
     expect(shapeChange('{"a":1}', '{"a":2}')).toBeUndefined();
     expect(shapeChange('[1]', 'not json')).toBeUndefined();
     expect(shapeChange('{"a":1}', '{"b":1}')).toBe('object {a} → object {b}');
     // Example bodies are cut for display: read by their first character, keys from the differing paths.
-    expect(shapeChange('[{"id":1,"body":"lon', '{"data":[{"id":"1","bo', ['[].id', '[].body', 'data[].id', 'data[].body', 'total'])).toBe('array → object {data, total}');
+    expect(shapeChange('[{"id":1,"body":"lon', '{"data":[{"id":"1","bo', ['[].id', '[].body', 'data[].id', 'data[].body', 'total'])).toBe(
+      'array → object {data, total}',
+    );
   });
 });

@@ -3,10 +3,31 @@ import type { RequestOutcome, Sample } from '../../core/index.js';
 import { implausibility, trialMetrics } from '../../harness/index.js';
 
 function outcome(arm: string, recordId: string, latencyMs: number, errorClass: RequestOutcome['errorClass'] = '', intendedMs = 10_000): RequestOutcome {
-  return { experimentId: 'e', trial: 2, attempt: 1, arm, recordId, intendedMs, latencyMs, status: errorClass === '' ? 200 : 503, bytes: arm === 'control' ? 100 : 110, errorClass, bodyHash: '', first: true };
+  return {
+    experimentId: 'e',
+    trial: 2,
+    attempt: 1,
+    arm,
+    recordId,
+    intendedMs,
+    latencyMs,
+    status: errorClass === '' ? 200 : 503,
+    bytes: arm === 'control' ? 100 : 110,
+    errorClass,
+    bodyHash: '',
+    first: true,
+  };
 }
 
-const sample = (arm: string, metric: string, timeMs: number, value: number, labels?: Record<string, string>): Sample => ({ experimentId: 'e', trial: 2, arm, metric, timeMs, value, ...(labels ? { labels } : {}) });
+const sample = (arm: string, metric: string, timeMs: number, value: number, labels?: Record<string, string>): Sample => ({
+  experimentId: 'e',
+  trial: 2,
+  arm,
+  metric,
+  timeMs,
+  value,
+  ...(labels ? { labels } : {}),
+});
 
 describe('per-trial metrics', () => {
   const outcomes = [
@@ -38,7 +59,18 @@ describe('per-trial metrics', () => {
     sample('treatment', 'process_rss_bytes', 60_000, 9_999),
     sample('control', 'latency_bucket', 10_000, 5, { le: '10' }),
   ];
-  const metrics = trialMetrics({ index: 2, outcomes, samples, dependencies: [{ arm: 'control', dependency: 'prediction', calls: 30, replayedRequests: 10 }, { arm: 'treatment', dependency: 'prediction', calls: 45, replayedRequests: 10 }] }, { seed: 1 });
+  const metrics = trialMetrics(
+    {
+      index: 2,
+      outcomes,
+      samples,
+      dependencies: [
+        { arm: 'control', dependency: 'prediction', calls: 30, replayedRequests: 10 },
+        { arm: 'treatment', dependency: 'prediction', calls: 45, replayedRequests: 10 },
+      ],
+    },
+    { seed: 1 },
+  );
   const get = (name: string) => metrics.find((m) => m.metric === name)!;
 
   it('are each one the stored-metric check takes back (what it refuses is never something Tandem computed)', () => {
@@ -87,14 +119,39 @@ describe('per-trial metrics', () => {
 });
 
 describe('several processes per arm', () => {
-  const outcome = (arm: 'control' | 'treatment', process: number, record: number, latencyMs: number): RequestOutcome => ({ experimentId: 'e', trial: 0, attempt: 1, arm, recordId: `r${record}`, intendedMs: 1_000 + record, latencyMs, status: 200, bytes: 10, errorClass: '', bodyHash: 'x', first: arm === 'control', process });
-  const cpu = (arm: 'control' | 'treatment', process: number, mark: 'measure-start' | 'measure-end', value: number): Sample => ({ experimentId: 'e', trial: 0, arm, metric: 'process_cpu_seconds', timeMs: mark === 'measure-start' ? 1_000 : 1_100, value, labels: { mark, tandem_process: String(process) } });
+  const outcome = (arm: 'control' | 'treatment', process: number, record: number, latencyMs: number): RequestOutcome => ({
+    experimentId: 'e',
+    trial: 0,
+    attempt: 1,
+    arm,
+    recordId: `r${record}`,
+    intendedMs: 1_000 + record,
+    latencyMs,
+    status: 200,
+    bytes: 10,
+    errorClass: '',
+    bodyHash: 'x',
+    first: arm === 'control',
+    process,
+  });
+  const cpu = (arm: 'control' | 'treatment', process: number, mark: 'measure-start' | 'measure-end', value: number): Sample => ({
+    experimentId: 'e',
+    trial: 0,
+    arm,
+    metric: 'process_cpu_seconds',
+    timeMs: mark === 'measure-start' ? 1_000 : 1_100,
+    value,
+    labels: { mark, tandem_process: String(process) },
+  });
   /** One trial of three processes per arm, each `slow` times its arm's base: record r costs r + 1 ms, a request 1 ms of CPU. */
   const trialOf = (slow: Record<'control' | 'treatment', readonly number[]>) => {
     const outcomes: RequestOutcome[] = [];
-    for (let r = 0; r < 60; r++) for (const arm of ['control', 'treatment'] as const) for (let p = 0; p < 3; p++) outcomes.push(outcome(arm, p, r, (r + 1) * slow[arm][p]!));
+    for (let r = 0; r < 60; r++)
+      for (const arm of ['control', 'treatment'] as const) for (let p = 0; p < 3; p++) outcomes.push(outcome(arm, p, r, (r + 1) * slow[arm][p]!));
     // 60 answered requests per process, each 1 ms of CPU times its factor.
-    const samples = (['control', 'treatment'] as const).flatMap((arm) => [0, 1, 2].flatMap((p) => [cpu(arm, p, 'measure-start', 1), cpu(arm, p, 'measure-end', 1 + 0.06 * slow[arm][p]!)]));
+    const samples = (['control', 'treatment'] as const).flatMap((arm) =>
+      [0, 1, 2].flatMap((p) => [cpu(arm, p, 'measure-start', 1), cpu(arm, p, 'measure-end', 1 + 0.06 * slow[arm][p]!)]),
+    );
     return trialMetrics({ index: 0, outcomes, samples }, { seed: 1, resamples: 0 });
   };
 
@@ -122,9 +179,25 @@ describe('several processes per arm', () => {
   it('measures a trial of 100k pairs (found by the scale bench: a spread of 200k send times overflowed the call stack)', () => {
     const outcomes: RequestOutcome[] = [];
     for (let i = 0; i < 100_000; i++) {
-      for (const arm of ['control', 'treatment'] as const) outcomes.push({ experimentId: 'e', trial: 0, attempt: 1, arm, recordId: `r${i}`, intendedMs: 1_000 + i, latencyMs: arm === 'control' ? 10 : 11, status: 200, bytes: 1, errorClass: '', bodyHash: '', first: arm === 'control' });
+      for (const arm of ['control', 'treatment'] as const)
+        outcomes.push({
+          experimentId: 'e',
+          trial: 0,
+          attempt: 1,
+          arm,
+          recordId: `r${i}`,
+          intendedMs: 1_000 + i,
+          latencyMs: arm === 'control' ? 10 : 11,
+          status: 200,
+          bytes: 1,
+          errorClass: '',
+          bodyHash: '',
+          first: arm === 'control',
+        });
     }
-    const samples: Sample[] = (['control', 'treatment'] as const).flatMap((arm) => [0, 50_000, 101_000].map((t, i) => ({ experimentId: 'e', trial: 0, arm, metric: 'requests_total', timeMs: 1_000 + t, value: i * 100 })));
+    const samples: Sample[] = (['control', 'treatment'] as const).flatMap((arm) =>
+      [0, 50_000, 101_000].map((t, i) => ({ experimentId: 'e', trial: 0, arm, metric: 'requests_total', timeMs: 1_000 + t, value: i * 100 })),
+    );
     const metrics = trialMetrics({ index: 0, outcomes, samples }, { seed: 1, resamples: 0 });
     expect(metrics.find((m) => m.metric === 'latency_shift')!.effect).toBeCloseTo(0.1, 10);
     expect(metrics.find((m) => m.metric === 'requests_total')!.points).toBe(6);

@@ -3,7 +3,11 @@ import { seededRandom, treatmentSlotSign } from '../../core/index.js';
 import { calibrate, deployedArmsOf, judge, metricPolicies, wilsonInterval, type TrialMetric } from '../../harness/index.js';
 
 /** Per-trial rows of one metric with the given effects. */
-function rows(metric: string, effects: readonly number[], options: { points?: number; scale?: 'relative' | 'absolute'; firstTrial?: number } = {}): TrialMetric[] {
+function rows(
+  metric: string,
+  effects: readonly number[],
+  options: { points?: number; scale?: 'relative' | 'absolute'; firstTrial?: number } = {},
+): TrialMetric[] {
   return effects.map((effect, i) => ({
     metric,
     trial: (options.firstTrial ?? 0) + i,
@@ -20,7 +24,8 @@ function rows(metric: string, effects: readonly number[], options: { points?: nu
 
 const policies = metricPolicies([]);
 
-const verdictOf = (metrics: TrialMetric[], metric: string, extra: Partial<Parameters<typeof judge>[1]> = {}) => judge(metrics, { policies, ...extra }).metrics.find((m) => m.metric === metric)!;
+const verdictOf = (metrics: TrialMetric[], metric: string, extra: Partial<Parameters<typeof judge>[1]> = {}) =>
+  judge(metrics, { policies, ...extra }).metrics.find((m) => m.metric === metric)!;
 const abbaSigns = (n: number) => new Map(Array.from({ length: n }, (_, i) => [i, treatmentSlotSign(i)] as const));
 const alternatingSigns = (n: number) => new Map(Array.from({ length: n }, (_, i) => [i, i % 2 === 0 ? -1 : 1] as const));
 const errorsClean = (n: number) => rows('error_share', new Array<number>(n).fill(0), { scale: 'absolute' });
@@ -33,7 +38,9 @@ describe('per-metric verdicts', () => {
     // The geometric mean of the per-trial ratios (effects are judged on the log scale).
     expect(v.estimate).toBeCloseTo(0.05, 5);
     expect(v.low).toBeGreaterThan(0.02);
-    expect(v.reason).toMatch(/^regression: \+5\.00% \[\+4\.\d\d%, \+5\.\d\d%\] over 8 trials; significant \(adjusted p (= 0\.\d+|< 0\.001), below α = 0\.05\) and beyond the \+2\.00% threshold\.$/);
+    expect(v.reason).toMatch(
+      /^regression: \+5\.00% \[\+4\.\d\d%, \+5\.\d\d%\] over 8 trials; significant \(adjusted p (= 0\.\d+|< 0\.001), below α = 0\.05\) and beyond the \+2\.00% threshold\.$/,
+    );
     // Five such trials are not enough: only 2 of their 2⁵ sign patterns are as extreme (p = 0.0625), and the
     // interval is widened to say so rather than claim what five trials cannot show whatever their law.
     const five = verdictOf(rows('latency_shift', [0.051, 0.049, 0.05, 0.052, 0.048]), 'latency_shift');
@@ -44,8 +51,12 @@ describe('per-metric verdicts', () => {
 
   it('calls the same shift an improvement when decrease is bad, and the reverse shift a regression', () => {
     const custom = metricPolicies([{ metric: 'throughput', direction: 'decrease-is-bad', threshold: 0.02, critical: false, mustHaveData: true }]);
-    const up = judge(rows('throughput', [0.05, 0.051, 0.049, 0.05, 0.05, 0.052, 0.048, 0.05]), { policies: custom }).metrics.find((m) => m.metric === 'throughput')!;
-    const down = judge(rows('throughput', [-0.05, -0.051, -0.049, -0.05, -0.05, -0.052, -0.048, -0.05]), { policies: custom }).metrics.find((m) => m.metric === 'throughput')!;
+    const up = judge(rows('throughput', [0.05, 0.051, 0.049, 0.05, 0.05, 0.052, 0.048, 0.05]), { policies: custom }).metrics.find(
+      (m) => m.metric === 'throughput',
+    )!;
+    const down = judge(rows('throughput', [-0.05, -0.051, -0.049, -0.05, -0.05, -0.052, -0.048, -0.05]), { policies: custom }).metrics.find(
+      (m) => m.metric === 'throughput',
+    )!;
     expect(up.verdict).toBe('improvement');
     expect(down.verdict).toBe('regression');
   });
@@ -84,7 +95,10 @@ describe('per-metric verdicts', () => {
   });
 
   it('never passes a metric with too few points or trials: it is no data, with the cause', () => {
-    expect(verdictOf(rows('latency_shift', [0.0, 0.0, 0.0], { points: 10 }), 'latency_shift')).toMatchObject({ verdict: 'no data', reason: expect.stringMatching(/only 30 data point\(s\), fewer than the 50 needed/) });
+    expect(verdictOf(rows('latency_shift', [0.0, 0.0, 0.0], { points: 10 }), 'latency_shift')).toMatchObject({
+      verdict: 'no data',
+      reason: expect.stringMatching(/only 30 data point\(s\), fewer than the 50 needed/),
+    });
     expect(verdictOf(rows('latency_shift', [0.0], { points: 500 }), 'latency_shift').verdict).toBe('no data');
     const withCause = verdictOf(rows('latency_shift', [0.0], { points: 500 }), 'latency_shift', { noDataCauses: ['3 trial attempt(s) failed their load'] });
     expect(withCause.reason).toMatch(/3 trial attempt\(s\) failed their load/);
@@ -98,11 +112,19 @@ describe('per-metric verdicts', () => {
     const cpu = rows('cpu_per_request', [0.05, 0.052, 0.048, 0.051, 0.049, 0.05, 0.051, 0.049], { points: 2 });
     expect(verdictOf(cpu, 'cpu_per_request').verdict).toBe('regression');
     // Three trials leave 2 degrees of freedom for the noise: no look is taken on so little (it let regressions pass).
-    expect(verdictOf(cpu.slice(0, 3), 'cpu_per_request')).toMatchObject({ verdict: 'no data', reason: expect.stringMatching(/3 trial\(s\) leave fewer than 4 degrees of freedom for the noise; at least 5 are needed/) });
+    expect(verdictOf(cpu.slice(0, 3), 'cpu_per_request')).toMatchObject({
+      verdict: 'no data',
+      reason: expect.stringMatching(/3 trial\(s\) leave fewer than 4 degrees of freedom for the noise; at least 5 are needed/),
+    });
   });
 
   it('decides a metric that is the same in every trial exactly, with a tolerance for float dust', () => {
-    expect(verdictOf(rows('cpu_per_request', [0.05, 0.05, 0.05, 0.05], { points: 2 }), 'cpu_per_request')).toMatchObject({ verdict: 'regression', noise: 'exact (no variation)', low: 0.05, high: 0.05 });
+    expect(verdictOf(rows('cpu_per_request', [0.05, 0.05, 0.05, 0.05], { points: 2 }), 'cpu_per_request')).toMatchObject({
+      verdict: 'regression',
+      noise: 'exact (no variation)',
+      low: 0.05,
+      high: 0.05,
+    });
     const dust = verdictOf(rows('cpu_per_request', [1e-17, -1e-17, 0, 2e-17], { points: 2 }), 'cpu_per_request');
     expect(dust).toMatchObject({ verdict: 'no change', pValue: 1 });
     expect(dust.reason).not.toMatch(/real change/);
@@ -110,7 +132,12 @@ describe('per-metric verdicts', () => {
 
   it('adjusts p-values across judged metrics (Benjamini–Hochberg), not across reported-only ones like fan-out', () => {
     // Eight trials: both latency metrics' sign flips could reach α/2, so both are in the family.
-    const metrics = [...rows('latency_shift', [0.03, 0.01, 0.05, 0.02, 0.04, 0.03, 0.02, 0.04]), ...rows('some_counter_total', [0.5, 0.4, 0.6, 0.5, 0.45, 0.5, 0.4, 0.6]), ...rows('fanout:features', [0.5, 0.4, 0.6, 0.5, 0.45, 0.5, 0.4, 0.6]), ...rows('latency_p99', [0, 0.001, -0.001, 0.0002, 0.0005, -0.0005, 0.001, -0.001])];
+    const metrics = [
+      ...rows('latency_shift', [0.03, 0.01, 0.05, 0.02, 0.04, 0.03, 0.02, 0.04]),
+      ...rows('some_counter_total', [0.5, 0.4, 0.6, 0.5, 0.45, 0.5, 0.4, 0.6]),
+      ...rows('fanout:features', [0.5, 0.4, 0.6, 0.5, 0.45, 0.5, 0.4, 0.6]),
+      ...rows('latency_p99', [0, 0.001, -0.001, 0.0002, 0.0005, -0.0005, 0.001, -0.001]),
+    ];
     const verdict = judge(metrics, { policies });
     const shift = verdict.metrics.find((m) => m.metric === 'latency_shift')!;
     for (const name of ['some_counter_total', 'fanout:features']) {
@@ -159,19 +186,27 @@ describe('per-metric verdicts', () => {
     expect(verdict.familySize).toBe(1);
   });
 
-  it('reports no p-value below 0.001 that the boundary cannot vouch for: there Bonferroni over the looks on the trials\' sign flips holds it', () => {
+  it("reports no p-value below 0.001 that the boundary cannot vouch for: there Bonferroni over the looks on the trials' sign flips holds it", () => {
     // Sixteen trials one way, far beyond their spread, in the demo's design (looks 4..48, α = 0.01). The boundary
     // maps a q below every one of its simulated draws at the look to 1/(S + 1) (its law is read off S sequences),
     // where on fresh null sequences the judge's p-value fell below 0.0005 up to 1.55 times as often as that.
     const effects = Array.from({ length: 16 }, (_, i) => 0.05 + (i % 3) * 0.001 + (i % 2 === 0 ? -0.002 : 0.002));
-    const strong = verdictOf(rows('latency_shift', effects), 'latency_shift', { slotSigns: alternatingSigns(16), design: { minTrials: 4, maxTrials: 48 }, alpha: 0.01 });
+    const strong = verdictOf(rows('latency_shift', effects), 'latency_shift', {
+      slotSigns: alternatingSigns(16),
+      design: { minTrials: 4, maxTrials: 48 },
+      alpha: 0.01,
+    });
     expect(strong.verdict).toBe('regression');
     // All 16 one way: the flips give 2/2¹⁶, and 38 looks (11..48) could have gone that far below 0.001.
     expect(strong.pValue).toBe(0.001);
     expect(38 * (2 / 2 ** 16)).toBeGreaterThan(0.001);
     // With 20 such trials 38 × 2/2²⁰ is below 0.001: the p-value may go below it, as far as the flips allow.
     const twenty = Array.from({ length: 20 }, (_, i) => effects[i % 16]!);
-    const stronger = verdictOf(rows('latency_shift', twenty), 'latency_shift', { slotSigns: alternatingSigns(20), design: { minTrials: 4, maxTrials: 48 }, alpha: 0.01 });
+    const stronger = verdictOf(rows('latency_shift', twenty), 'latency_shift', {
+      slotSigns: alternatingSigns(20),
+      design: { minTrials: 4, maxTrials: 48 },
+      alpha: 0.01,
+    });
     expect(stronger.pValue).toBeLessThan(0.001);
     expect(stronger.pValue).toBeGreaterThanOrEqual(38 * (2 / 2 ** 20));
   });
@@ -188,10 +223,20 @@ describe('per-metric verdicts', () => {
     const serialCorrelation = { kind: 'given', rho: 0 } as const;
     const twelve = verdictOf(rows('latency_shift', effects), 'latency_shift', { slotSigns: alternatingSigns(12), design, alpha: 0.01, serialCorrelation });
     expect(twelve.verdict).toBe('no change');
-    const eleven = verdictOf(rows('latency_shift', effects.slice(0, 11)), 'latency_shift', { slotSigns: alternatingSigns(11), design, alpha: 0.01, serialCorrelation });
+    const eleven = verdictOf(rows('latency_shift', effects.slice(0, 11)), 'latency_shift', {
+      slotSigns: alternatingSigns(11),
+      design,
+      alpha: 0.01,
+      serialCorrelation,
+    });
     expect(eleven.verdict).toBe('no change');
     // Ten trials cannot be decided on any design from 10 (its flips reach only 2/2¹⁰, above its level there).
-    const ten = verdictOf(rows('latency_shift', effects.slice(0, 10)), 'latency_shift', { slotSigns: alternatingSigns(10), design, alpha: 0.01, serialCorrelation });
+    const ten = verdictOf(rows('latency_shift', effects.slice(0, 10)), 'latency_shift', {
+      slotSigns: alternatingSigns(10),
+      design,
+      alpha: 0.01,
+      serialCorrelation,
+    });
     expect(ten.verdict).toBe('inconclusive');
   });
 
@@ -210,7 +255,12 @@ describe('per-metric verdicts', () => {
 });
 
 describe('experiment outcome', () => {
-  const clean = (metric: string) => rows(metric, [0.001, -0.001, 0.0, 0.0005, -0.0005, 0.0002, -0.0002, 0.0], metric === 'error_share' ? { scale: 'absolute' } : metric === 'cpu_per_request' ? { points: 2 } : {});
+  const clean = (metric: string) =>
+    rows(
+      metric,
+      [0.001, -0.001, 0.0, 0.0005, -0.0005, 0.0002, -0.0002, 0.0],
+      metric === 'error_share' ? { scale: 'absolute' } : metric === 'cpu_per_request' ? { points: 2 } : {},
+    );
   const base = ['latency_shift', 'latency_p99', 'error_share', 'cpu_per_request'];
 
   it('passes only when every critical metric is decided not to regress', () => {
@@ -241,7 +291,9 @@ describe('experiment outcome', () => {
     expect(verdict.reasons.join('\n')).toMatch(/critical metric cpu_per_request regressed/);
     // Not critical, still judged: a significant regression beyond its threshold fails the experiment.
     const nonCritical = metricPolicies([{ metric: 'cpu_per_request', direction: 'increase-is-bad', threshold: 0.01, critical: false, mustHaveData: false }]);
-    expect(judge([...cpu, ...clean('latency_shift'), ...clean('error_share')], { policies: nonCritical, slotSigns: alternatingSigns(8) }).outcome).toBe('regressed');
+    expect(judge([...cpu, ...clean('latency_shift'), ...clean('error_share')], { policies: nonCritical, slotSigns: alternatingSigns(8) }).outcome).toBe(
+      'regressed',
+    );
   });
 
   it('makes an undecided critical metric inconclusive, never passed, unless the workload asks for it', () => {
@@ -258,7 +310,11 @@ describe('experiment outcome', () => {
 
   it('never skips a critical metric that was measured but too little to judge: inconclusive, not passed', () => {
     // CPU per request measured in every trial, but the control's value was 0 each time: no relative change.
-    const unjudgeable = rows('cpu_per_request', [0.05, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05], { points: 2 }).map((r) => ({ ...r, control: 0, effect: Number.NaN }));
+    const unjudgeable = rows('cpu_per_request', [0.05, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05], { points: 2 }).map((r) => ({
+      ...r,
+      control: 0,
+      effect: Number.NaN,
+    }));
     const verdict = judge([...clean('latency_shift'), ...clean('error_share'), ...unjudgeable], { policies });
     expect(verdict.outcome).toBe('inconclusive');
     expect(verdict.undecided[0]).toMatch(/^cpu_per_request: no data: .*zero control value/);
@@ -284,7 +340,16 @@ describe('A/A calibration', () => {
     // A/A per-trial effects: a 3% slot bias (the copy in slot A runs slower) plus 1% noise.
     const effects = Array.from({ length: n }, (_, i) => 0.03 * signs.get(i)! + (random() - 0.5) * 0.02);
     const metrics = [...rows('latency_shift', effects), ...errorsClean(n)];
-    const calibration = calibrate(metrics, { experimentId: 'aa', workload: 'w', createdAtMs: 0, policies, slotSigns: signs, design: { minTrials: 4, maxTrials: 12 }, seed: 3, subsets: 100 });
+    const calibration = calibrate(metrics, {
+      experimentId: 'aa',
+      workload: 'w',
+      createdAtMs: 0,
+      policies,
+      slotSigns: signs,
+      design: { minTrials: 4, maxTrials: 12 },
+      seed: 3,
+      subsets: 100,
+    });
     const m = calibration.metrics.latency_shift!;
     expect(m.slotBias.estimate).toBeGreaterThan(0.025);
     expect(m.slotBias.estimate).toBeLessThan(0.035);
@@ -300,7 +365,27 @@ describe('A/A calibration', () => {
   });
 
   it('warns when an experiment is noisier than calibrated, and never pools the calibrated noise into the test', () => {
-    const calibration = { experimentId: 'aa', workload: 'w', createdAtMs: 0, trials: 20, design: { minTrials: 4, maxTrials: 12 }, subsets: 10, falsePositiveRate: 0.02, anyMetricFlaggedRate: 0.02, metrics: { latency_shift: { sd: 0.002, df: 18, trials: 20, noiseFloor: 0.025, slotBias: { estimate: 0, low: -0.01, high: 0.01, pValue: 0.9 }, falsePositiveRate: 0.02, meanEffect: 0 } } };
+    const calibration = {
+      experimentId: 'aa',
+      workload: 'w',
+      createdAtMs: 0,
+      trials: 20,
+      design: { minTrials: 4, maxTrials: 12 },
+      subsets: 10,
+      falsePositiveRate: 0.02,
+      anyMetricFlaggedRate: 0.02,
+      metrics: {
+        latency_shift: {
+          sd: 0.002,
+          df: 18,
+          trials: 20,
+          noiseFloor: 0.025,
+          slotBias: { estimate: 0, low: -0.01, high: 0.01, pValue: 0.9 },
+          falsePositiveRate: 0.02,
+          meanEffect: 0,
+        },
+      },
+    };
     const effects = rows('latency_shift', [0.04, -0.05, 0.03, -0.02, 0.01]);
     const own = verdictOf(effects, 'latency_shift');
     const calibrated = verdictOf(effects, 'latency_shift', { calibration });
@@ -333,15 +418,20 @@ describe('never passed beside a regression in its own numbers', () => {
     expect(latency.adjustedP).toBeGreaterThanOrEqual(0.05);
     expect(verdict.metrics.find((m) => m.metric === 'cpu_per_request')!.verdict).toBe('no change');
     expect(verdict.outcome).toBe('inconclusive');
-    expect(verdict.undecided.join('\n')).toMatch(/^latency_shift: \+4\.\d\d% \[\+0\.\d\d%, \+8\.\d\d%\] lies beyond its \+3\.00% threshold but is not significant once 2 judged metrics are accounted for \(adjusted p = 0\.\d+\); a regression cannot be excluded$/);
+    expect(verdict.undecided.join('\n')).toMatch(
+      /^latency_shift: \+4\.\d\d% \[\+0\.\d\d%, \+8\.\d\d%\] lies beyond its \+3\.00% threshold but is not significant once 2 judged metrics are accounted for \(adjusted p = 0\.\d+\); a regression cannot be excluded$/,
+    );
     // The same numbers with an interval that reaches no change do not block the pass (a non-critical metric need not be decided).
-    const wide = judge([...metrics.filter((m) => m.metric !== 'latency_shift'), ...rows('latency_shift', [0.108, -0.046, 0.136, -0.032, 0.122, -0.018, 0.094, -0.004])], { policies: custom });
+    const wide = judge(
+      [...metrics.filter((m) => m.metric !== 'latency_shift'), ...rows('latency_shift', [0.108, -0.046, 0.136, -0.032, 0.122, -0.018, 0.094, -0.004])],
+      { policies: custom },
+    );
     expect(wide.metrics.find((m) => m.metric === 'latency_shift')!.low).toBeLessThan(0);
     expect(wide.outcome).toBe('passed');
   });
 });
 
-describe('issue 30: what the judge no longer does on real processes\' noise', () => {
+describe("issue 30: what the judge no longer does on real processes' noise", () => {
   it('judges ratio metrics on the log scale: an A/A whose control is as noisy as its treatment is centred on zero', () => {
     // Symmetric on the log scale: a process 10% slower in either arm. The mean of t/c − 1 is +0.5% (Jensen).
     const ratios = [0.1, -0.1, 0.1, -0.1, 0.1, -0.1, 0.1, -0.1].map(Math.expm1);
@@ -368,8 +458,27 @@ describe('issue 30: what the judge no longer does on real processes\' noise', ()
     const quiet = rows('latency_shift', [0.001, -0.001, 0.0005, 0.0, -0.0005, 0.001]);
     expect(verdictOf(quiet, 'latency_shift').verdict).toBe('no change');
     const calibration = {
-      experimentId: 'aa', workload: 'w', createdAtMs: 0, trials: 40, design: { minTrials: 4, maxTrials: 12 }, subsets: 100, falsePositiveRate: 0.02, anyMetricFlaggedRate: 0.02,
-      metrics: { latency_shift: { sd: 0.04, typicalSd: 0.03, df: 38, trials: 40, noiseFloor: 0.05, slotBias: { estimate: 0, low: -0.01, high: 0.01, pValue: 0.9 }, falsePositiveRate: 0.02, meanEffect: 0, autocorrelation: 0 } },
+      experimentId: 'aa',
+      workload: 'w',
+      createdAtMs: 0,
+      trials: 40,
+      design: { minTrials: 4, maxTrials: 12 },
+      subsets: 100,
+      falsePositiveRate: 0.02,
+      anyMetricFlaggedRate: 0.02,
+      metrics: {
+        latency_shift: {
+          sd: 0.04,
+          typicalSd: 0.03,
+          df: 38,
+          trials: 40,
+          noiseFloor: 0.05,
+          slotBias: { estimate: 0, low: -0.01, high: 0.01, pValue: 0.9 },
+          falsePositiveRate: 0.02,
+          meanEffect: 0,
+          autocorrelation: 0,
+        },
+      },
     };
     const floored = verdictOf(quiet, 'latency_shift', { calibration });
     expect(floored.verdict).toBe('inconclusive');
@@ -384,7 +493,16 @@ describe('A/A calibration measures what it says', () => {
     let state = 0;
     // Drift that persists: AR(1) at 0.7, sd 2%.
     const effects = Array.from({ length: n }, (_, i) => (state = i === 0 ? random() - 0.5 : 0.7 * state + 0.71 * (random() - 0.5)) * 0.07);
-    const calibration = calibrate([...rows('latency_shift', effects), ...errorsClean(n)], { experimentId: 'aa', workload: 'w', createdAtMs: 0, policies, slotSigns: new Map(), design: { minTrials: 4, maxTrials: 12 }, seed: 5, subsets: 400 });
+    const calibration = calibrate([...rows('latency_shift', effects), ...errorsClean(n)], {
+      experimentId: 'aa',
+      workload: 'w',
+      createdAtMs: 0,
+      policies,
+      slotSigns: new Map(),
+      design: { minTrials: 4, maxTrials: 12 },
+      seed: 5,
+      subsets: 400,
+    });
     expect(calibration.subsets).toBe(400);
     const interval = calibration.falsePositiveInterval!;
     expect(interval.low).toBeLessThanOrEqual(calibration.falsePositiveRate);
@@ -403,12 +521,24 @@ describe('A/A calibration measures what it says', () => {
     const random = seededRandom(12);
     const n = 30;
     const effects = Array.from({ length: n }, () => (random() - 0.5) * 0.05);
-    const calibration = calibrate(rows('latency_shift', effects), { experimentId: 'aa', workload: 'w', createdAtMs: 0, policies, slotSigns: new Map(), design: { minTrials: 12, maxTrials: 12 }, seed: 5, subsets: 10 });
+    const calibration = calibrate(rows('latency_shift', effects), {
+      experimentId: 'aa',
+      workload: 'w',
+      createdAtMs: 0,
+      policies,
+      slotSigns: new Map(),
+      design: { minTrials: 12, maxTrials: 12 },
+      seed: 5,
+      subsets: 10,
+    });
     const m = calibration.metrics.latency_shift!;
     // An experiment of exactly the design's length with exactly the calibrated noise (uncorrelated) has the floor as its MDE.
     const sd = m.sd;
     const exact = Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? 1 : -1) * sd * Math.sqrt(11 / 12));
-    const v = verdictOf(rows('latency_shift', exact.map(Math.expm1)), 'latency_shift', { design: { minTrials: 12, maxTrials: 12 }, calibration: { ...calibration, metrics: { latency_shift: { ...m, autocorrelation: 0 } } } });
+    const v = verdictOf(rows('latency_shift', exact.map(Math.expm1)), 'latency_shift', {
+      design: { minTrials: 12, maxTrials: 12 },
+      calibration: { ...calibration, metrics: { latency_shift: { ...m, autocorrelation: 0 } } },
+    });
     expect(v.minimumDetectableEffect).toBeCloseTo(m.noiseFloor, 2);
   });
 
@@ -422,7 +552,16 @@ describe('A/A calibration measures what it says', () => {
     const signs = alternatingSigns(n);
     const effects = Array.from({ length: n }, () => (random() - 0.5) * 0.004);
     const design = { minTrials: 4, maxTrials: 30 };
-    const calibration = calibrate(rows('latency_shift', effects), { experimentId: 'aa', workload: 'w', createdAtMs: 0, policies, slotSigns: signs, design, seed: 3, subsets: 10 });
+    const calibration = calibrate(rows('latency_shift', effects), {
+      experimentId: 'aa',
+      workload: 'w',
+      createdAtMs: 0,
+      policies,
+      slotSigns: signs,
+      design,
+      seed: 3,
+      subsets: 10,
+    });
     const planned = calibration.metrics.latency_shift!.plan!.map((p) => p.trials);
     expect(new Set(planned)).toEqual(new Set([8]));
     // The judge, with that calibration, cannot decide a clear regression one trial before the plan, and decides it at

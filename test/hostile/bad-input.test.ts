@@ -34,19 +34,33 @@ describe('durations', () => {
     expect(parseDuration('0.0001ms')).toBeUndefined();
     expect(parseDuration('3651d')).toBeUndefined();
     expect(parseDuration('30d')).toBe(30 * 86_400_000);
-    expect(() => parseConfigText(LATTICE_YAML.replace('decisionPeriod: 10s', `decisionPeriod: ${'1'.repeat(400)}s`), 'l.yaml')).toThrow(/decisionPeriod must be between 1ms and 3650d/);
+    expect(() => parseConfigText(LATTICE_YAML.replace('decisionPeriod: 10s', `decisionPeriod: ${'1'.repeat(400)}s`), 'l.yaml')).toThrow(
+      /decisionPeriod must be between 1ms and 3650d/,
+    );
   });
 
   it('every duration something waits for is capped at what a timer holds, with the limit in the message (issue 32: reset.timeout 30d killed the reset at once)', async () => {
-    const workload = (reset: string) => ['workloads:', '  - name: w', '    tier: t', '    arms:', `      control: { url: "http://127.0.0.1:1", reset: { command: "true", timeout: ${reset} } }`, '      treatment: { url: "http://127.0.0.1:2" }', ''].join('\n');
+    const workload = (reset: string) =>
+      [
+        'workloads:',
+        '  - name: w',
+        '    tier: t',
+        '    arms:',
+        `      control: { url: "http://127.0.0.1:1", reset: { command: "true", timeout: ${reset} } }`,
+        '      treatment: { url: "http://127.0.0.1:2" }',
+        '',
+      ].join('\n');
     expect(() => parseConfigText(workload('30d'), 'c.yaml')).toThrow(/reset\.timeout must be at most about 24\.8 days \(2147483647ms/);
     expect(parseConfigText(workload('24d'), 'c.yaml').workloads[0]!.arms!.control.reset!.timeout).toBe(24 * 86_400_000);
-    const field = (yaml: string) => () => parseConfigText(['workloads:', '  - name: w', '    tier: t', ...yaml.split('\n').map((l) => `    ${l}`), ''].join('\n'), 'c.yaml');
+    const field = (yaml: string) => () =>
+      parseConfigText(['workloads:', '  - name: w', '    tier: t', ...yaml.split('\n').map((l) => `    ${l}`), ''].join('\n'), 'c.yaml');
     expect(field('replay: { timeout: 25d }')).toThrow(/replay\.timeout must be at most about 24\.8 days/);
     expect(field('trials: { measure: 40d }')).toThrow(/trials\.measure must be at most/);
     // A window compared with timestamps is never waited for: it may be longer.
     expect(field('corpus: { lookback: 90d }')().workloads[0]!.corpus.lookback).toBe(90 * 86_400_000);
-    expect(() => parseConfigText(LATTICE_YAML.replace('decisionPeriod: 10s', 'decisionPeriod: 30d'), 'l.yaml')).toThrow(/decisionPeriod must be at most about 24\.8 days/);
+    expect(() => parseConfigText(LATTICE_YAML.replace('decisionPeriod: 10s', 'decisionPeriod: 30d'), 'l.yaml')).toThrow(
+      /decisionPeriod must be at most about 24\.8 days/,
+    );
     const dir = await tempDir();
     await writeFile(join(dir, 'tandem.config.yaml'), workload('1s'));
     const wait = await runCli(['wait', 'x', '--timeout', '30d'], { cwd: dir });
@@ -80,8 +94,14 @@ describe('durations', () => {
 
   it('run --every 0s and --budget 0s are bad input', async () => {
     const dir = await tempDir();
-    await writeFile(join(dir, 'tandem.config.yaml'), 'workloads: [{ name: w, tier: t, arms: { control: { url: "http://127.0.0.1:9" }, treatment: { url: "http://127.0.0.1:9" } } }]\n');
-    for (const args of [['--every', '0s'], ['--budget', '0s']]) {
+    await writeFile(
+      join(dir, 'tandem.config.yaml'),
+      'workloads: [{ name: w, tier: t, arms: { control: { url: "http://127.0.0.1:9" }, treatment: { url: "http://127.0.0.1:9" } } }]\n',
+    );
+    for (const args of [
+      ['--every', '0s'],
+      ['--budget', '0s'],
+    ]) {
       const result = await runCli(['run', 'w', ...args], { cwd: dir });
       expect(result.code).toBe(3);
       expect(result.err).toContain(`${args[0]} must be longer than 0`);
@@ -91,7 +111,14 @@ describe('durations', () => {
 
 describe('config files', () => {
   it('a YAML alias bomb is a config error naming the file', async () => {
-    const bomb = ['a: &a [x, x, x, x, x, x, x, x, x]', ...Array.from({ length: 8 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [*${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}]`)].join('\n');
+    const bomb = [
+      'a: &a [x, x, x, x, x, x, x, x, x]',
+      ...Array.from(
+        { length: 8 },
+        (_, i) =>
+          `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [*${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}]`,
+      ),
+    ].join('\n');
     expect(() => parseConfigText(bomb, '/x/tandem.config.yaml')).toThrow(/invalid \/x\/tandem\.config\.yaml:\n {2}- the YAML expands too many aliases/);
     const dir = await tempDir();
     await writeFile(join(dir, 'tandem.config.yaml'), bomb);
@@ -107,7 +134,9 @@ describe('config files', () => {
   });
 
   it('a dependency-health detector without rule.metric fails validation', () => {
-    expect(() => parseConfig({ workloads: [{ name: 'w', tier: 't', detectors: [{ name: 'd', kind: 'dependency-health', source: 'http://127.0.0.1:9/metrics' }] }] })).toThrow(/workloads\[0\]\.detectors\[0\]\.rule\.metric a dependency-health detector needs rule\.metric/);
+    expect(() =>
+      parseConfig({ workloads: [{ name: 'w', tier: 't', detectors: [{ name: 'd', kind: 'dependency-health', source: 'http://127.0.0.1:9/metrics' }] }] }),
+    ).toThrow(/workloads\[0\]\.detectors\[0\]\.rule\.metric a dependency-health detector needs rule\.metric/);
   });
 });
 
@@ -159,7 +188,10 @@ describe('stores and ports', () => {
     const dir = await tempDir();
     await writeFile(join(dir, 'not-pem.txt'), 'hello');
     await writeFile(join(dir, 'broken.binpb'), 'not a descriptor set');
-    await writeFile(join(dir, 'tandem.config.yaml'), ['workloads:', '  - name: w', '    tier: t', '    harness: { responses: { grpc: { descriptorSet: broken.binpb } } }', ''].join('\n'));
+    await writeFile(
+      join(dir, 'tandem.config.yaml'),
+      ['workloads:', '  - name: w', '    tier: t', '    harness: { responses: { grpc: { descriptorSet: broken.binpb } } }', ''].join('\n'),
+    );
     const record = ['record', '--tier', 'q', '--listen', '127.0.0.1:0', '--upstream', 'http://127.0.0.1:9'];
     const cases: [string[], string][] = [
       [[...record, '--tls-cert', 'not-pem.txt'], 'give both --tls-cert and --tls-key, or neither'],
@@ -180,7 +212,11 @@ describe('stores and ports', () => {
     onTestFinished(() => void busy.close());
     const port = (busy.address() as AddressInfo).port;
     const dir = await tempDir();
-    const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'tandem.js'), 'record', '--tier', 'q', '--listen', `127.0.0.1:${port}`, '--upstream', 'http://127.0.0.1:9'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [join(REPO_ROOT, 'bin', 'tandem.js'), 'record', '--tier', 'q', '--listen', `127.0.0.1:${port}`, '--upstream', 'http://127.0.0.1:9'],
+      { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     let err = '';
     child.stderr.on('data', (c: Buffer) => (err += c.toString()));
     const [code] = (await once(child, 'exit')) as [number];
@@ -193,14 +229,20 @@ describe('workspaces', () => {
   it('a malformed workspace package.json, and a workload naming a missing target, are bad input naming them', async () => {
     const repo = await gitRepo();
     const load = (): ReturnType<typeof loadGraphAtBothEnds> => loadGraphAtBothEnds({ kind: 'workspaces' }, repo.dir, 'HEAD', 'HEAD');
-    await repo.commit({ 'package.json': JSON.stringify({ name: 'root', workspaces: ['packages/*'] }), 'packages/a/package.json': JSON.stringify({ name: 'a' }), 'packages/b/package.json': '{"name": "b",' });
+    await repo.commit({
+      'package.json': JSON.stringify({ name: 'root', workspaces: ['packages/*'] }),
+      'packages/a/package.json': JSON.stringify({ name: 'a' }),
+      'packages/b/package.json': '{"name": "b",',
+    });
     await expect(load()).rejects.toThrow(/packages\/b\/package\.json at HEAD: not valid JSON/);
     await repo.commit({ 'packages/b/package.json': JSON.stringify({ version: '1.0.0' }) });
     await expect(load()).rejects.toThrow(/packages\/b\/package\.json at HEAD: a workspace package needs a "name"/);
     await repo.commit({ 'packages/b/package.json': JSON.stringify({ name: 'b' }) });
     const { graph } = await load();
     const config = parseConfig({ workloads: [{ name: 'w', tier: 't', triggers: { targets: ['a', 'nope'] } }] });
-    expect(() => selectWorkloads({ config, change: 'C', changedFiles: ['packages/a/x.ts'], graph })).toThrow(/workloads\[0\] \(w\)\.triggers\.targets: "nope" is not a target of the build graph/);
+    expect(() => selectWorkloads({ config, change: 'C', changedFiles: ['packages/a/x.ts'], graph })).toThrow(
+      /workloads\[0\] \(w\)\.triggers\.targets: "nope" is not a target of the build graph/,
+    );
     await repo.commit({ 'package.json': '{"workspaces": [' });
     await expect(load()).rejects.toThrow(/^invalid build graph:\n  - package\.json at HEAD: not valid JSON/);
   });
@@ -219,9 +261,23 @@ describe('the lattice controller', () => {
     const l = lattice();
     const loadFactors = new LoadFactors(l, systemClock);
     const controller = new LatticeController({ lattice: l, loadFactors, clock: systemClock, onDecision: async () => undefined });
-    const server = await startControllerServer({ lattice: l, controller, loadFactors, host: '127.0.0.1', port: 0, token: undefined, recentDecisions: () => [] });
+    const server = await startControllerServer({
+      lattice: l,
+      controller,
+      loadFactors,
+      host: '127.0.0.1',
+      port: 0,
+      token: undefined,
+      recentDecisions: () => [],
+    });
     onTestFinished(() => server.close());
-    const reply = await fetch(`${server.url}/load-factor`, { method: 'POST', body: JSON.stringify([{ service: 'ranking', value: 0.9 }, { service: 'constructor', value: 9 }]) });
+    const reply = await fetch(`${server.url}/load-factor`, {
+      method: 'POST',
+      body: JSON.stringify([
+        { service: 'ranking', value: 0.9 },
+        { service: 'constructor', value: 9 },
+      ]),
+    });
     expect(reply.status).toBe(400);
     expect(await reply.json()).toEqual({ error: 'report 1: service "constructor" is not in lattice serving; no report of this batch was applied' });
     expect(loadFactors.perService().size).toBe(0);

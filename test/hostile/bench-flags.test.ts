@@ -44,7 +44,10 @@ describe('bench flags', () => {
     [['paired-noise', '--processes', '0'], '--processes needs a whole number from 1 to 8, got "0"'],
     [['paired-noise', '--inference', 'grpc;ls'], '--inference needs http or grpc, not "grpc;ls"'],
     [['paired-noise', '--prewarm', '-1'], '--prewarm needs a whole number from 0 to 1000, got "-1"'],
-    [['paired-noise', '--alternate-env', 'GLIBC_TUNABLES=$(touch /tmp/x)'], '--alternate-env takes NAME=VALUE words (an upper-case name, a value of letters, digits and . , : = + -), got "GLIBC_TUNABLES=$(touch"'],
+    [
+      ['paired-noise', '--alternate-env', 'GLIBC_TUNABLES=$(touch /tmp/x)'],
+      '--alternate-env takes NAME=VALUE words (an upper-case name, a value of letters, digits and . , : = + -), got "GLIBC_TUNABLES=$(touch"',
+    ],
     [['paired-noise', '--alternate-env', 'path=/tmp'], '--alternate-env takes NAME=VALUE words'],
     [['paired-noise', '--alternate-env', ''], '--alternate-env needs NAME=VALUE words'],
     [['paired-noise', '--alternate-env', 'A=1', '--alternate-nice', '5'], '--alternate-env and --alternate-nice cannot be combined'],
@@ -55,7 +58,10 @@ describe('bench flags', () => {
     [['bh-weights', '--bogus;rm -rf /'], 'unknown argument "--bogus;rm -rf /": bh-weights takes --demo DIR, repeated'],
     [['bh-weights', '--demo', '/nonexistent-tandem-demo'], 'invalid config:\n  - config file /nonexistent-tandem-demo/tandem.config.yaml does not exist'],
     [['paired-noise', '--node-args', 'evil.js'], '--node-args takes node flags only (--name or --name=value), got "evil.js"'],
-    [['paired-noise', '--alternate-node-args', '--max-semi-space-size=16 --require=/tmp/x;ls'], '--alternate-node-args takes node flags only (--name or --name=value), got "--require=/tmp/x;ls"'],
+    [
+      ['paired-noise', '--alternate-node-args', '--max-semi-space-size=16 --require=/tmp/x;ls'],
+      '--alternate-node-args takes node flags only (--name or --name=value), got "--require=/tmp/x;ls"',
+    ],
     [['paired-noise', '--alternate-node-args', ' '], '--alternate-node-args needs node flags'],
     [['paired-noise', '--node-args', '--import=tsx'], '--node-args takes no flag that loads code, got "--import=tsx"'],
     [['paired-noise', '--alternate-node-args', '--jitless', '--alternate-nice', '5'], '--alternate-node-args and --alternate-nice cannot be combined'],

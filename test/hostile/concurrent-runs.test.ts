@@ -18,10 +18,12 @@ describe('one runner per experiment', () => {
     const runs: string[] = [];
     let finish!: () => void;
     const finished = new Promise<void>((resolve) => (finish = resolve));
-    const run = (who: string): ExperimentRunner => async () => {
-      runs.push(who);
-      await finished;
-    };
+    const run =
+      (who: string): ExperimentRunner =>
+      async () => {
+        runs.push(who);
+        await finished;
+      };
     const first = new InlineQueue({ store, clock: systemClock, run: run('first'), holder: 'host:1:a' });
     const second = new InlineQueue({ store, clock: systemClock, run: run('second'), holder: 'host:2:b' });
     onTestFinished(async () => {

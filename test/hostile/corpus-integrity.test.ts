@@ -69,7 +69,10 @@ describe('prune racing a recording in another process', () => {
 describe('tandem corpus with hostile files', () => {
   it('rejects imported records with extreme dates, CRLF header names and huge methods, naming the entry', async () => {
     const dir = await tempDir();
-    const at = (startedDateTime: string, request: Record<string, unknown> = {}): unknown => ({ startedDateTime, request: { method: 'GET', url: 'http://svc/a', headers: [], ...request } });
+    const at = (startedDateTime: string, request: Record<string, unknown> = {}): unknown => ({
+      startedDateTime,
+      request: { method: 'GET', url: 'http://svc/a', headers: [], ...request },
+    });
     const har = {
       log: {
         entries: [
@@ -90,9 +93,17 @@ describe('tandem corpus with hostile files', () => {
     expect(out.skipped[0]!.reason).toMatch(/outside 1970–9999/);
     expect(out.skipped[2]!.reason).toMatch(/header name .* is not a token/);
     // A .gor timestamp of 1e29 ns.
-    const gor = Buffer.from(formatGor([record(1, Date.now())]).toString('latin1').replace(/^1 (\S+) \d+/, '1 $1 100000000000000000000000000000'), 'latin1');
+    const gor = Buffer.from(
+      formatGor([record(1, Date.now())])
+        .toString('latin1')
+        .replace(/^1 (\S+) \d+/, '1 $1 100000000000000000000000000000'),
+      'latin1',
+    );
     await writeFile(join(dir, 'c.gor'), gor);
-    const fromGor = JSON.parse((await runCli(['corpus', 'import', 'c.gor', '--tier', 'query', '--json'], { cwd: dir })).out) as { imported: number; skipped: { reason: string }[] };
+    const fromGor = JSON.parse((await runCli(['corpus', 'import', 'c.gor', '--tier', 'query', '--json'], { cwd: dir })).out) as {
+      imported: number;
+      skipped: { reason: string }[];
+    };
     expect(fromGor).toMatchObject({ imported: 0, skipped: [{ reason: expect.stringMatching(/outside 1970–9999/) }] });
     const ls = JSON.parse((await runCli(['corpus', 'ls', '--json'], { cwd: dir })).out) as { tiers: { count: number }[] };
     expect(ls.tiers[0]!.count).toBe(1);
@@ -130,7 +141,13 @@ describe('tandem corpus with hostile files', () => {
     const dir = await tempDir();
     const store = createLocalStore({ dir: join(dir, '.tandem') });
     await store.init();
-    await store.corpus.append([record(1, Date.now(), { path: '/x\u001b[2J\u001b]0;owned\u0007', headers: { 'x-a': 'v\u001b[31m' }, body: Buffer.from('b\u001bc\u009b').toString('base64') })]);
+    await store.corpus.append([
+      record(1, Date.now(), {
+        path: '/x\u001b[2J\u001b]0;owned\u0007',
+        headers: { 'x-a': 'v\u001b[31m' },
+        body: Buffer.from('b\u001bc\u009b').toString('base64'),
+      }),
+    ]);
     const show = await runCli(['corpus', 'show', 'query'], { cwd: dir });
     // eslint-disable-next-line no-control-regex -- asserting their absence
     expect(show.out).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);

@@ -22,7 +22,17 @@ const exists = (path: string): Promise<boolean> =>
 async function deployProject(): Promise<string> {
   const dir = await tempDir();
   const arm = "{ deploy: { command: 'echo {revision} > /dev/null; exit 1', readyTimeout: 1s } }";
-  await writeFile(join(dir, 'tandem.config.yaml'), ['workloads:', '  - name: w', '    tier: ranking', `    arms: { control: ${arm}, treatment: ${arm} }`, '    trials: { count: 1, warmup: 100ms, measure: 100ms }', ''].join('\n'));
+  await writeFile(
+    join(dir, 'tandem.config.yaml'),
+    [
+      'workloads:',
+      '  - name: w',
+      '    tier: ranking',
+      `    arms: { control: ${arm}, treatment: ${arm} }`,
+      '    trials: { count: 1, warmup: 100ms, measure: 100ms }',
+      '',
+    ].join('\n'),
+  );
   const store = createLocalStore({ dir: join(dir, '.tandem') });
   await store.corpus.append(rankingCorpus(5));
   return dir;

@@ -50,7 +50,12 @@ describe('the sidecar never fails production', () => {
     const upstream = await startServer(echo);
     const { store } = await tempStore();
     const { sidecar, recorder } = await sidecarFor(upstream, store.corpus);
-    const reply = await rawRequest(sidecar.url, { method: 'POST', path: '/x', headers: { 'content-type': 'application/json' }, body: '{"password": "hunter2"' });
+    const reply = await rawRequest(sidecar.url, {
+      method: 'POST',
+      path: '/x',
+      headers: { 'content-type': 'application/json' },
+      body: '{"password": "hunter2"',
+    });
     expect(JSON.parse(reply.body)).toMatchObject({ length: 22 });
     await recorder.flush();
     const [record] = await records(store.corpus);
@@ -95,7 +100,11 @@ describe('the sidecar never fails production', () => {
   it('an upstream failure after the request socket is gone does not throw', () => {
     const counted: string[] = [];
     const res = { destroyed: false, writableFinished: false, socket: null, destroy: () => undefined } as unknown as Parameters<typeof passOnUpstreamFailure>[1];
-    expect(() => passOnUpstreamFailure({ socket: null } as never, res, Object.assign(new Error('reset'), { code: 'ECONNRESET' }), { upstreamError: (kind) => void counted.push(kind) })).not.toThrow();
+    expect(() =>
+      passOnUpstreamFailure({ socket: null } as never, res, Object.assign(new Error('reset'), { code: 'ECONNRESET' }), {
+        upstreamError: (kind) => void counted.push(kind),
+      }),
+    ).not.toThrow();
     expect(counted).toEqual(['reset']);
   });
 

@@ -13,7 +13,8 @@ const redactedText = (body: string | Buffer, headers: Record<string, string>): s
   if (out.withheld !== undefined) throw new Error(`withheld: ${out.withheld}`);
   return out.body.toString('utf8');
 };
-const withheld = (body: string | Buffer, headers: Record<string, string>): string | undefined => redactor.body(Buffer.isBuffer(body) ? body : Buffer.from(body), headers).withheld;
+const withheld = (body: string | Buffer, headers: Record<string, string>): string | undefined =>
+  redactor.body(Buffer.isBuffer(body) ? body : Buffer.from(body), headers).withheld;
 
 describe('redaction never rewrites what it does not redact', () => {
   it('keeps numbers beyond double precision, 1e999 and 1.10 byte for byte', () => {
@@ -74,10 +75,14 @@ describe('secrets are found whatever the declared content type', () => {
 
   it('JSON with a BOM, sent as text/plain or without a type, and NDJSON', () => {
     const withBom = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"password":"hunter2"}')]);
-    expect(redactor.body(withBom, { 'content-type': 'application/json' }).body).toEqual(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(`{"password":"${REDACTED}"}`)]));
+    expect(redactor.body(withBom, { 'content-type': 'application/json' }).body).toEqual(
+      Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(`{"password":"${REDACTED}"}`)]),
+    );
     secretFree(redactedText('{"password":"hunter2"}', { 'content-type': 'text/plain' }));
     secretFree(redactedText(' [{"token":"tok123"}]', {}));
-    expect(redactedText('{"token":"tok123"}\n{"token":"s3cr3t"}\n', { 'content-type': 'application/x-ndjson' })).toBe(`{"token":"${REDACTED}"}\n{"token":"${REDACTED}"}\n`);
+    expect(redactedText('{"token":"tok123"}\n{"token":"s3cr3t"}\n', { 'content-type': 'application/x-ndjson' })).toBe(
+      `{"token":"${REDACTED}"}\n{"token":"${REDACTED}"}\n`,
+    );
   });
 
   it('gzip- and brotli-encoded JSON is decoded, redacted and encoded again', () => {
@@ -86,7 +91,10 @@ describe('secrets are found whatever the declared content type', () => {
     // gzip without the header (its magic bytes) too.
     const sniffed = redactor.body(gzipSync(Buffer.from('{"token":"tok123"}')), {});
     expect(gunzipSync(sniffed.body!).toString()).toBe(`{"token":"${REDACTED}"}`);
-    const br = redactor.body(brotliCompressSync(Buffer.from('a=1&token=tok123')), { 'content-type': 'application/x-www-form-urlencoded', 'content-encoding': 'br' });
+    const br = redactor.body(brotliCompressSync(Buffer.from('a=1&token=tok123')), {
+      'content-type': 'application/x-www-form-urlencoded',
+      'content-encoding': 'br',
+    });
     expect(brotliDecompressSync(br.body!).toString()).toBe('a=1&token=%5Bredacted%5D');
   });
 
@@ -106,7 +114,11 @@ describe('a body that cannot be read while secrets may be in it is withheld, nev
     ['malformed JSON', '{"password": "hunter2"', { 'content-type': 'application/json' }],
     ['JSON with trailing bytes', '{"password":"hunter2"} trailing', { 'content-type': 'application/json' }],
     ['JSON-looking text/plain', '{password: "hunter2"}', { 'content-type': 'text/plain' }],
-    ['a multipart body without its closing boundary', '--b\r\nContent-Disposition: form-data; name="password"\r\n\r\nhunter2', { 'content-type': 'multipart/form-data; boundary=b' }],
+    [
+      'a multipart body without its closing boundary',
+      '--b\r\nContent-Disposition: form-data; name="password"\r\n\r\nhunter2',
+      { 'content-type': 'multipart/form-data; boundary=b' },
+    ],
     ['a multipart type without a boundary', 'password=hunter2', { 'content-type': 'multipart/form-data' }],
     ['an unknown content encoding', 'password=hunter2', { 'content-encoding': 'zstd' }],
     ['a corrupt gzip body', Buffer.from([0x1f, 0x8b, 0x08, 0, 1, 2, 3]), { 'content-encoding': 'gzip' }],

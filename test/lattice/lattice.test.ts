@@ -29,8 +29,10 @@ const lattice = (): LatticeConfig => parseConfigText(LATTICE_YAML, 'lattice.yaml
 
 describe('lattice config', () => {
   it('rejects levels out of range, missing services, decreasing levels, unordered thresholds and duplicate names, with paths', () => {
-    const bad = LATTICE_YAML.replace('{ name: L1, threshold: 0.8, levels: { ranking: 1, prediction: 0 } }', '{ name: L1, threshold: 0.8, levels: { ranking: 7 } }')
-      .replace('{ name: L3, threshold: 1.0, levels: { ranking: 3, prediction: 2 } }', '{ name: L2, threshold: 0.85, levels: { ranking: 1, prediction: 2 } }');
+    const bad = LATTICE_YAML.replace(
+      '{ name: L1, threshold: 0.8, levels: { ranking: 1, prediction: 0 } }',
+      '{ name: L1, threshold: 0.8, levels: { ranking: 7 } }',
+    ).replace('{ name: L3, threshold: 1.0, levels: { ranking: 3, prediction: 2 } }', '{ name: L2, threshold: 0.85, levels: { ranking: 1, prediction: 2 } }');
     let message = '';
     try {
       parseConfigText(bad, 'lattice.yaml');
@@ -166,14 +168,20 @@ describe('lattice client', () => {
   it('rejects load-factor reports that are not normalized or name unknown services', async () => {
     const config = lattice();
     const loadFactors = new LoadFactors(config, systemClock);
-    const server = await startControllerServer({ lattice: config, controller: new LatticeController({ lattice: config, loadFactors, clock: systemClock }), loadFactors });
+    const server = await startControllerServer({
+      lattice: config,
+      controller: new LatticeController({ lattice: config, loadFactors, clock: systemClock }),
+      loadFactors,
+    });
     onTestFinished(() => server.close());
     const post = async (body: string) => (await fetch(`${server.url}/load-factor`, { method: 'POST', body })).status;
     expect(await post('{"service":"ranking","value":-1}')).toBe(400);
     expect(await post('{"service":"nope","value":0.5}')).toBe(400);
     expect(await post('[{"service":"ranking","value":0.5},{"service":"prediction","value":0.4}]')).toBe(202);
     expect(await post(`[${'{"service":"ranking","value":0.5},'.repeat(3_000)}{}]`)).toBe(413);
-    expect((await (await fetch(`${server.url}/levels?scenario=mobile`)).json()) as { error: string }).toMatchObject({ error: expect.stringMatching(/no scenario "mobile"/) });
+    expect((await (await fetch(`${server.url}/levels?scenario=mobile`)).json()) as { error: string }).toMatchObject({
+      error: expect.stringMatching(/no scenario "mobile"/),
+    });
   });
 });
 
@@ -186,7 +194,12 @@ describe('example stack under a lattice controller', () => {
     const server = await startControllerServer({ lattice: config, controller: control, loadFactors });
     const stack = await startStack({ shards: 1 });
     onTestFinished(() => stack.stop());
-    const ranking = await startService('ranking', { featuresUrl: stack.urls.features, inferenceUrl: stack.urls.gateway, latticeUrl: server.url, latticePollMs: 50 });
+    const ranking = await startService('ranking', {
+      featuresUrl: stack.urls.features,
+      inferenceUrl: stack.urls.gateway,
+      latticeUrl: server.url,
+      latticePollMs: 50,
+    });
     onTestFinished(() => ranking.close());
     const levelOf = async () => (await (await fetch(`${ranking.urls[0]}/level`)).json()) as { local: number; assigned: number };
     const until = async (condition: () => Promise<boolean>, what: string) => {
@@ -220,7 +233,10 @@ describe('tandem lattice serve', () => {
     const dir = await mkdtemp(join(tmpdir(), 'tandem-lattice-serve-'));
     onTestFinished(() => rm(dir, { recursive: true, force: true }));
     await writeFile(join(dir, 'tandem.config.yaml'), LATTICE_YAML.replace('decisionPeriod: 10s', 'decisionPeriod: 200ms'));
-    const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'tandem.js'), 'lattice', 'serve', '--lattice', 'serving', '--listen', '127.0.0.1:0'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'tandem.js'), 'lattice', 'serve', '--lattice', 'serving', '--listen', '127.0.0.1:0'], {
+      cwd: dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     onTestFinished(() => killHard(child));
     const ready = await new Promise<{ url: string }>((resolve, reject) => {
       let out = '';
@@ -241,7 +257,10 @@ describe('tandem lattice serve', () => {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     expect(decisions.map((d) => d.message)).toContain('L0 -> L2 (escalate)');
-    expect(((await (await fetch(`${ready.url}/levels?scenario=web&priority=low`)).json()) as { levels: Record<string, number> }).levels).toEqual({ ranking: 3, prediction: 2 });
+    expect(((await (await fetch(`${ready.url}/levels?scenario=web&priority=low`)).json()) as { levels: Record<string, number> }).levels).toEqual({
+      ranking: 3,
+      prediction: 2,
+    });
   });
 });
 
@@ -292,7 +311,11 @@ describe('tandem lattice validate', () => {
     await store.close();
     const result = await runCli(['lattice', 'validate', '--lattice', 'serving', '--workload', 'ranking', '--json'], { cwd: dir });
     expect(result.out, `exit ${result.code}: ${result.err}`).toMatch(/^\{/);
-    const validation = JSON.parse(result.out) as { ok: boolean; states: { state: string; capacityReclaimed: number; ndcgLoss: number; noResultShare: number; capacityMeasure: string }[]; checks: { name: string; ok: boolean; detail: string }[] };
+    const validation = JSON.parse(result.out) as {
+      ok: boolean;
+      states: { state: string; capacityReclaimed: number; ndcgLoss: number; noResultShare: number; capacityMeasure: string }[];
+      checks: { name: string; ok: boolean; detail: string }[];
+    };
     expect(result.code, `${result.err}\n${JSON.stringify(validation.checks)}`).toBe(0);
     expect(validation.states.map((s) => s.state)).toEqual(['L1', 'L2']);
     const [l1, l2] = validation.states;
@@ -304,7 +327,10 @@ describe('tandem lattice validate', () => {
     expect(l1!.capacityReclaimed).toBeGreaterThan(0);
     expect(l2!.capacityReclaimed).toBeGreaterThan(0);
     // A tighter quality target than the states meet is reported as a broken promise.
-    await writeFile(join(dir, 'tandem.config.yaml'), (await import('node:fs')).readFileSync(join(dir, 'tandem.config.yaml'), 'utf8').replace('maxNdcgLoss: 0.9', 'maxNdcgLoss: 0.0001'));
+    await writeFile(
+      join(dir, 'tandem.config.yaml'),
+      (await import('node:fs')).readFileSync(join(dir, 'tandem.config.yaml'), 'utf8').replace('maxNdcgLoss: 0.9', 'maxNdcgLoss: 0.0001'),
+    );
     const tight = await runCli(['lattice', 'validate', '--lattice', 'serving', '--workload', 'ranking', '--states', 'L1'], { cwd: dir });
     expect(tight.code).toBe(1);
     expect(tight.out).toMatch(/FAIL L1 quality within target/);
@@ -350,7 +376,18 @@ describe('tandem lattice validate --base', () => {
       '      - { name: L1, threshold: 0.8, levels: { ranking: 1 } }',
       `      - { name: L2, threshold: 0.9, levels: { ranking: ${l2} } }`,
     ];
-    const corpus = Array.from({ length: 200 }, (_, i) => ({ id: `r${i}`, tier: 'ranking', timeMs: Date.now() - 1_000, method: 'POST', path: '/rank', headers: { 'content-type': 'application/json' }, body: Buffer.from(`{"q":${i}}`).toString('base64'), bodyTruncated: false, sampleRate: 1, sampleMode: 'uniform' as const }));
+    const corpus = Array.from({ length: 200 }, (_, i) => ({
+      id: `r${i}`,
+      tier: 'ranking',
+      timeMs: Date.now() - 1_000,
+      method: 'POST',
+      path: '/rank',
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.from(`{"q":${i}}`).toString('base64'),
+      bodyTruncated: false,
+      sampleRate: 1,
+      sampleMode: 'uniform' as const,
+    }));
     const dir = await tempProject(config(2), corpus, 'tandem-lattice-change-');
     const env = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
     const git = (...args: string[]): void => void execFileSync('git', args, { cwd: dir, env });

@@ -37,7 +37,9 @@ describe('the architecture as an import rule', () => {
     expect(boundaryViolation('harness/judge/verdict.ts', 'harness/metrics/trial-metrics.ts', [])).toBeUndefined();
     expect(boundaryViolation('harness/judge/verdict.ts', 'harness/stats.ts', [])).toBeUndefined();
     expect(boundaryViolation('harness/judge/verdict.ts', 'harness/wording.ts', [])).toBeUndefined();
-    expect(boundaryViolation('harness/judge/verdict.ts', 'harness/reports/headline.ts', [])).toMatch(/harness\/judge\/ may import metrics\/ and harness\/'s shared files, not harness\/reports\//);
+    expect(boundaryViolation('harness/judge/verdict.ts', 'harness/reports/headline.ts', [])).toMatch(
+      /harness\/judge\/ may import metrics\/ and harness\/'s shared files, not harness\/reports\//,
+    );
     expect(boundaryViolation('harness/metrics/trial-metrics.ts', 'harness/judge/verdict.ts', [])).toMatch(/harness\/metrics\/ may import no other room/);
     expect(boundaryViolation('harness/compare/response-diff.ts', 'harness/checks/checks.ts', [])).toMatch(/not harness\/checks\//);
     expect(boundaryViolation('harness/judge/sequential.ts', 'harness/calibration/calibration.ts', [])).toMatch(/not harness\/calibration\//);
@@ -49,7 +51,12 @@ describe('the architecture as an import rule', () => {
 
   it('is what `npm run lint` enforces: a relative import across a boundary fails lint', async () => {
     const eslint = new ESLint({ cwd: join(import.meta.dirname, '..', '..') });
-    const [result] = await eslint.lintText("import { ExitCode } from '../cli/exit-codes.js';\nexport const code = ExitCode.ok;\n", { filePath: join(import.meta.dirname, '..', '..', 'core', 'duration.ts') });
-    expect(result!.messages.map((m) => [m.ruleId, m.message])).toContainEqual(['tandem/import-boundaries', 'core/ imports nothing of ours (cli/exit-codes.ts)']);
+    const [result] = await eslint.lintText("import { ExitCode } from '../cli/exit-codes.js';\nexport const code = ExitCode.ok;\n", {
+      filePath: join(import.meta.dirname, '..', '..', 'core', 'duration.ts'),
+    });
+    expect(result!.messages.map((m) => [m.ruleId, m.message])).toContainEqual([
+      'tandem/import-boundaries',
+      'core/ imports nothing of ours (cli/exit-codes.ts)',
+    ]);
   });
 });

@@ -1,15 +1,34 @@
 /** gRPC's own framing and fields, read from hostile bytes: every bad input is a reason, never a throw past the caller or a wrong message. */
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { decodeGrpcMessage, decodedMessages, encodeGrpcMessage, frameMessage, grpcMethodOf, isGrpcContentType, parseGrpcTimeout, splitMessages, uncompressedPayload } from '../../net/index.js';
+import {
+  decodeGrpcMessage,
+  decodedMessages,
+  encodeGrpcMessage,
+  frameMessage,
+  grpcMethodOf,
+  isGrpcContentType,
+  parseGrpcTimeout,
+  splitMessages,
+  uncompressedPayload,
+} from '../../net/index.js';
 
 describe('gRPC wire helpers', () => {
   it('splits a body into its messages, and names what is wrong with one that lies', () => {
     const two = Buffer.concat([frameMessage(Buffer.from('one')), frameMessage(Buffer.alloc(0)), frameMessage(Buffer.from('three'), true)]);
-    expect(splitMessages(two)).toEqual({ messages: [{ compressed: false, payload: Buffer.from('one') }, { compressed: false, payload: Buffer.alloc(0) }, { compressed: true, payload: Buffer.from('three') }] });
+    expect(splitMessages(two)).toEqual({
+      messages: [
+        { compressed: false, payload: Buffer.from('one') },
+        { compressed: false, payload: Buffer.alloc(0) },
+        { compressed: true, payload: Buffer.from('three') },
+      ],
+    });
     // A length prefix that promises more than follows.
     const lying = Buffer.concat([frameMessage(Buffer.from('ok')), Buffer.from([0, 0, 0, 0, 9]), Buffer.from('abc')]);
-    expect(splitMessages(lying)).toEqual({ messages: [{ compressed: false, payload: Buffer.from('ok') }], problem: "message 2's prefix says 9 bytes, but 3 follow" });
+    expect(splitMessages(lying)).toEqual({
+      messages: [{ compressed: false, payload: Buffer.from('ok') }],
+      problem: "message 2's prefix says 9 bytes, but 3 follow",
+    });
     expect(splitMessages(Buffer.from([0, 0, 0])).problem).toBe('3 bytes after the last message are not a message prefix');
     expect(splitMessages(Buffer.from([7, 0, 0, 0, 0])).problem).toBe('message 1 has flag 7 (only 0 and 1 are defined)');
     // Over the limit (gRPC's default receive limit is 4 MiB): refused from the prefix alone, nothing allocated.
@@ -49,6 +68,9 @@ describe('gRPC wire helpers', () => {
     // Flagged compressed with no encoding named: the reason, nothing decoded.
     expect(decodedMessages(stream, undefined)).toMatchObject({ payloads: [], count: 3, problem: expect.stringMatching(/names no grpc-encoding/) });
     // Cut off mid-message: the whole messages before it.
-    expect(decodedMessages(Buffer.concat([gz('one'), stream.subarray(0, 7)]), 'gzip')).toMatchObject({ count: 1, problem: expect.stringMatching(/prefix says/) });
+    expect(decodedMessages(Buffer.concat([gz('one'), stream.subarray(0, 7)]), 'gzip')).toMatchObject({
+      count: 1,
+      problem: expect.stringMatching(/prefix says/),
+    });
   });
 });

@@ -30,13 +30,19 @@ interface Outcome {
 
 /** An upstream that says how many metadata entries it received, and answers with the headers and trailers asked for. */
 async function startUpstream(): Promise<string> {
-  const server: Http2Server = createServer({ maxHeaderListPairs: UPSTREAM_PAIRS, maxSendHeaderBlockLength: UPSTREAM_LIST_BYTES, settings: { maxHeaderListSize: UPSTREAM_LIST_BYTES } });
+  const server: Http2Server = createServer({
+    maxHeaderListPairs: UPSTREAM_PAIRS,
+    maxSendHeaderBlockLength: UPSTREAM_LIST_BYTES,
+    settings: { maxHeaderListSize: UPSTREAM_LIST_BYTES },
+  });
   server.on('stream', (stream, headers: IncomingHttpHeaders) => {
     const received = Object.keys(headers).filter((name) => name.startsWith('x-meta-')).length;
     const responseHeaders: OutgoingHttpHeaders = { ':status': 200, 'content-type': 'application/grpc', 'x-received': String(received) };
     for (let i = 0; i < Number(headers['x-answer-headers'] ?? 0); i++) responseHeaders[`x-answer-${i}`] = `v${i}`;
     stream.respond(responseHeaders, { waitForTrailers: true });
-    stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0', 'grpc-status-details-bin': 'A'.repeat(Number(headers['x-trailer-bytes'] ?? 1)) }));
+    stream.on('wantTrailers', () =>
+      stream.sendTrailers({ 'grpc-status': '0', 'grpc-status-details-bin': 'A'.repeat(Number(headers['x-trailer-bytes'] ?? 1)) }),
+    );
     stream.end(Buffer.from([0, 0, 0, 0, 0]));
     stream.resume();
   });
@@ -47,18 +53,33 @@ async function startUpstream(): Promise<string> {
 
 /** One call by a client that accepts as much as grpc-go does, as a gRPC client would make it. */
 async function call(origin: string, metadata: Record<string, string>): Promise<Outcome> {
-  const session = connect(origin, { maxHeaderListPairs: UPSTREAM_PAIRS, maxSendHeaderBlockLength: UPSTREAM_LIST_BYTES, settings: { maxHeaderListSize: UPSTREAM_LIST_BYTES } });
+  const session = connect(origin, {
+    maxHeaderListPairs: UPSTREAM_PAIRS,
+    maxSendHeaderBlockLength: UPSTREAM_LIST_BYTES,
+    settings: { maxHeaderListSize: UPSTREAM_LIST_BYTES },
+  });
   session.on('error', () => undefined);
   // A gRPC client's first call follows the server's SETTINGS: until they arrive, HTTP/2's initial limits hold.
   await new Promise((resolve) => session.once('remoteSettings', resolve));
   try {
     return await new Promise<Outcome>((resolve) => {
-      const stream = session.request({ ':method': 'POST', ':path': '/tandem.test.Catalog/Lookup', 'content-type': 'application/grpc', te: 'trailers', ...metadata });
+      const stream = session.request({
+        ':method': 'POST',
+        ':path': '/tandem.test.Catalog/Lookup',
+        'content-type': 'application/grpc',
+        te: 'trailers',
+        ...metadata,
+      });
       let headers: IncomingHttpHeaders = {};
       stream.on('response', (h) => (headers = h));
       stream.on('trailers', (t: IncomingHttpHeaders) => {
         const details = t['grpc-status-details-bin'];
-        resolve({ status: Number(headers[':status']), requestPairs: Number(headers['x-received']), responsePairs: Object.keys(headers).filter((n) => n.startsWith('x-answer-')).length, trailerBytes: typeof details === 'string' ? details.length : 0 });
+        resolve({
+          status: Number(headers[':status']),
+          requestPairs: Number(headers['x-received']),
+          responsePairs: Object.keys(headers).filter((n) => n.startsWith('x-answer-')).length,
+          trailerBytes: typeof details === 'string' ? details.length : 0,
+        });
       });
       stream.on('close', () => resolve({ status: `closed with code ${stream.rstCode}`, responsePairs: 0, trailerBytes: 0 }));
       stream.on('error', () => undefined);
@@ -70,7 +91,8 @@ async function call(origin: string, metadata: Record<string, string>): Promise<O
   }
 }
 
-const entries = (count: number, valueBytes = 8): Record<string, string> => Object.fromEntries(Array.from({ length: count }, (_, i) => [`x-meta-${i}`, 'm'.repeat(valueBytes)]));
+const entries = (count: number, valueBytes = 8): Record<string, string> =>
+  Object.fromEntries(Array.from({ length: count }, (_, i) => [`x-meta-${i}`, 'm'.repeat(valueBytes)]));
 
 /** The hop under test in front of the upstream: its URL. */
 const hops: Record<string, (upstream: string) => Promise<string>> = {

@@ -22,7 +22,29 @@ async function identity(): Promise<{ cert: Buffer; key: Buffer }> {
   const dir = await tempDir('tandem-tls-');
   const [cert, key] = [join(dir, 'cert.pem'), join(dir, 'key.pem')];
   // A throwaway self-signed identity for 127.0.0.1; openssl's arguments are an array, no shell.
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ],
+    { stdio: 'ignore' },
+  );
   return { cert: readFileSync(cert), key: readFileSync(key) };
 }
 
@@ -76,7 +98,9 @@ describe('connections that stay silent', () => {
     it(`are closed ${tls ? 'over TLS, like cleartext ones' : 'in cleartext'}, and a connection in use is not`, async () => {
       const { http1, http2 } = servers();
       const id = tls ? await identity() : undefined;
-      const port = await listening(id ? tlsProtocolListener(http1, http2, id, { firstBytesTimeoutMs: SILENT_MS }) : protocolListener(http1, http2, { firstBytesTimeoutMs: SILENT_MS }));
+      const port = await listening(
+        id ? tlsProtocolListener(http1, http2, id, { firstBytesTimeoutMs: SILENT_MS }) : protocolListener(http1, http2, { firstBytesTimeoutMs: SILENT_MS }),
+      );
       const origin = `${tls ? 'https' : 'http'}://127.0.0.1:${port}`;
       // In use first: its last request is answered before the silent ones connect.
       const active = h2Connect(origin, { rejectUnauthorized: false });

@@ -48,7 +48,11 @@ describe('the recorded gRPC call schema', () => {
     await client.lookup('a', { 'trace-bin': Buffer.from([1, 2]) });
     await client.lookup('x');
     await client.list(2);
-    await pollUntil(async () => recorder.accounting.sampled, (n) => n >= 3, { what: 'three recorded calls' });
+    await pollUntil(
+      async () => recorder.accounting.sampled,
+      (n) => n >= 3,
+      { what: 'three recorded calls' },
+    );
     await recorder.close();
     const recorded = await records(store.corpus);
     expect(recorded).toHaveLength(3);
@@ -56,6 +60,8 @@ describe('the recorded gRPC call schema', () => {
     // And the schema is not vacuous: a stored call without its status, or with a numeric trailer, violates it.
     const { status: _status, ...withoutStatus } = recorded[0]!.grpc!;
     expect(violations({ ...recorded[0], grpc: withoutStatus }, GRPC_CALL_SCHEMA as never)).toEqual(['$.grpc.status is missing']);
-    expect(violations({ ...recorded[0], grpc: { ...recorded[0]!.grpc, trailers: { ':status': 200 } } }, GRPC_CALL_SCHEMA as never)).toEqual(['$.grpc.trailers.:status is not a string']);
+    expect(violations({ ...recorded[0], grpc: { ...recorded[0]!.grpc, trailers: { ':status': 200 } } }, GRPC_CALL_SCHEMA as never)).toEqual([
+      '$.grpc.trailers.:status is not a string',
+    ]);
   });
 });

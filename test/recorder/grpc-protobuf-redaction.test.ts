@@ -75,14 +75,20 @@ describe('protobuf messages redacted with descriptors', () => {
     // Names as declared or camel-cased (accessToken is access_token); a bytes field too.
     const session = Buffer.from(Session.encode({ user: 'ann', accessToken: 'SESSIONSECRET', token: Buffer.from('RAW') }).finish());
     const answer = redactor.grpcMessage(session, 'application/grpc+proto', { ...LOGIN, direction: 'response' });
-    expect(Session.toObject(Session.decode(answer.body!), { bytes: String })).toEqual({ user: 'ann', accessToken: '[redacted]', token: Buffer.from('[redacted]').toString('base64') });
+    expect(Session.toObject(Session.decode(answer.body!), { bytes: String })).toEqual({
+      user: 'ann',
+      accessToken: '[redacted]',
+      token: Buffer.from('[redacted]').toString('base64'),
+    });
   });
 
   it('keeps every other byte, unknown fields included, and returns a message without secrets as it came', () => {
     const unknownField = Buffer.from([0x7a, 0x03, 0x61, 0x62, 0x63]); // field 15, "abc": not in the descriptors
     const withUnknown = Buffer.concat([Buffer.from(LoginRequest.encode({ user: 'ann', password: 'pw' }).finish()), unknownField]);
     const redacted = redactor.grpcMessage(withUnknown, 'application/grpc', { ...LOGIN, direction: 'request' }).body!;
-    expect(redacted.toString('hex')).toBe(Buffer.concat([Buffer.from(LoginRequest.encode({ user: 'ann', password: '[redacted]' }).finish()), unknownField]).toString('hex'));
+    expect(redacted.toString('hex')).toBe(
+      Buffer.concat([Buffer.from(LoginRequest.encode({ user: 'ann', password: '[redacted]' }).finish()), unknownField]).toString('hex'),
+    );
     const clean = Buffer.from(LoginRequest.encode({ user: 'ann', device: { model: 'x1' } }).finish());
     expect(redactor.grpcMessage(clean, 'application/grpc', { ...LOGIN, direction: 'request' }).body).toBe(clean);
     // A method the descriptors do not declare, and a recorder without descriptors: stored as sent.
@@ -113,11 +119,15 @@ describe('the recording sidecar with descriptors', () => {
     expect(answer.toString('latin1')).toContain('SECRETRESPONSE02');
     await recorder.flush();
     const [stored] = await records(store.corpus);
-    const request = splitMessages(Buffer.from(stored!.body, 'base64')).messages.map((m) => LoginRequest.toObject(LoginRequest.decode(m.payload), { longs: Number }));
+    const request = splitMessages(Buffer.from(stored!.body, 'base64')).messages.map((m) =>
+      LoginRequest.toObject(LoginRequest.decode(m.payload), { longs: Number }),
+    );
     expect(request).toMatchObject([{ user: 'ann', password: '[redacted]', metadata: { token: '[redacted]' }, device: { api_key: '[redacted]' } }]);
     const response = stored!.grpc!.responseMessages.map((m) => Session.toObject(Session.decode(Buffer.from(m, 'base64'))));
     expect(response).toEqual([{ user: 'ann', accessToken: '[redacted]' }]);
-    const everyByte = Buffer.concat([Buffer.from(stored!.body, 'base64'), ...stored!.grpc!.responseMessages.map((m) => Buffer.from(m, 'base64'))]).toString('latin1');
+    const everyByte = Buffer.concat([Buffer.from(stored!.body, 'base64'), ...stored!.grpc!.responseMessages.map((m) => Buffer.from(m, 'base64'))]).toString(
+      'latin1',
+    );
     expect(everyByte).not.toMatch(/hunter2|MAPSECRET|DEVICEKEY|DEEPTOKEN|SECRETRESPONSE02/);
   });
 

@@ -9,7 +9,8 @@ import { grpcCall, grpcUpstream } from '../support/grpc-raw-call.js';
 import { records, sidecarFor, tempStore } from '../support/recording.js';
 
 /** Every answer: one JSON message holding a secret, and a protobuf-like one. */
-const jsonGrpcUpstream = (): Promise<string> => grpcUpstream([Buffer.from('{"user":"ann","access_token":"SECRETRESPONSE01"}'), Buffer.from([0x0a, 0x03, 0x61, 0x6e, 0x6e])]);
+const jsonGrpcUpstream = (): Promise<string> =>
+  grpcUpstream([Buffer.from('{"user":"ann","access_token":"SECRETRESPONSE01"}'), Buffer.from([0x0a, 0x03, 0x61, 0x6e, 0x6e])]);
 
 describe('gRPC messages in the corpus', () => {
   it('are redacted by name where they are JSON, request and response, and passed to the client unchanged', async () => {
@@ -25,7 +26,10 @@ describe('gRPC messages in the corpus', () => {
     const login = stored.find((r) => r.path === '/acct.Accounts/Login')!;
     const sent = splitMessages(Buffer.from(login.body, 'base64')).messages.map((m) => m.payload);
     expect(sent.map((m) => m.toString('latin1'))).toEqual(['{"user":"ann","password":"[redacted]"}', '\n\u0001a']);
-    expect(login.grpc!.responseMessages.map((m) => Buffer.from(m, 'base64').toString('latin1'))).toEqual(['{"user":"ann","access_token":"[redacted]"}', '\n\u0003ann']);
+    expect(login.grpc!.responseMessages.map((m) => Buffer.from(m, 'base64').toString('latin1'))).toEqual([
+      '{"user":"ann","access_token":"[redacted]"}',
+      '\n\u0003ann',
+    ]);
     expect(login.grpc!.responseTruncated).toBe(false);
     expect(JSON.stringify(stored)).not.toMatch(/SECRETRESPONSE01|hunter2/);
     // A method recorded without its responses: status kept, no messages.

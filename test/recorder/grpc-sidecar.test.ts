@@ -41,14 +41,22 @@ describe('the sidecar with gRPC over cleartext HTTP/2', () => {
       expect(listed.status).toBe(0);
     }
     // A call is recorded when its exchange closes, just after the client has its answer.
-    await pollUntil(async () => recorder.accounting.sampled, (n) => n >= 3, { what: 'three recorded calls' });
+    await pollUntil(
+      async () => recorder.accounting.sampled,
+      (n) => n >= 3,
+      { what: 'three recorded calls' },
+    );
     await recorder.close();
     const recorded = await records(store.corpus);
     expect(recorder.accounting).toMatchObject({ sampled: 3, written: 3, dropped: 0 });
     expect(recorded).toHaveLength(3);
     const byId = (id: string) => recorded.find((r) => r.grpc?.method === 'Lookup' && Buffer.from(r.body, 'base64').includes(Buffer.from(id)));
     const lookup = byId('42')!;
-    expect(lookup).toMatchObject({ method: 'POST', path: '/tandem.test.Catalog/Lookup', grpc: { service: 'tandem.test.Catalog', method: 'Lookup', requestMessages: 1, status: 0, statusMessage: 'OK', responseTruncated: false } });
+    expect(lookup).toMatchObject({
+      method: 'POST',
+      path: '/tandem.test.Catalog/Lookup',
+      grpc: { service: 'tandem.test.Catalog', method: 'Lookup', requestMessages: 1, status: 0, statusMessage: 'OK', responseTruncated: false },
+    });
     expect(lookup.headers.authorization).toBe('[redacted]');
     expect(lookup.headers['x-request-id']).toBe('r-1');
     expect(Buffer.from(lookup.headers['trace-bin']!, 'base64')).toEqual(Buffer.from([0, 1, 2, 255]));
@@ -120,7 +128,11 @@ describe('the sidecar with gRPC over cleartext HTTP/2', () => {
       session.destroy();
       server.close();
     }
-    await pollUntil(async () => recorder.accounting.sampled, (n) => n >= 2, { what: 'two recorded calls' });
+    await pollUntil(
+      async () => recorder.accounting.sampled,
+      (n) => n >= 2,
+      { what: 'two recorded calls' },
+    );
     await recorder.close();
     const recorded = await records(store.corpus);
     const reset = recorded.find((r) => r.grpc?.method === 'Reset')!;
@@ -185,7 +197,11 @@ describe('the sidecar with hostile HTTP/2 traffic', () => {
       session.destroy();
       server.close();
     }
-    await pollUntil(async () => recorder.accounting.sampled, (n) => n >= 2, { what: 'two recorded requests' });
+    await pollUntil(
+      async () => recorder.accounting.sampled,
+      (n) => n >= 2,
+      { what: 'two recorded requests' },
+    );
     await recorder.close();
     const recorded = await records(store.corpus);
     const plain = recorded.find((r) => r.path === '/upload?x=1')!;
@@ -200,7 +216,29 @@ describe('the sidecar over TLS', () => {
     const dir = await tempDir();
     const [cert, key] = [join(dir, 'cert.pem'), join(dir, 'key.pem')];
     // A throwaway self-signed identity for 127.0.0.1; openssl's arguments are an array, no shell.
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1,DNS:localhost',
+      ],
+      { stdio: 'ignore' },
+    );
     const upstream = await startCatalog();
     const plain = await startServer((req, res) => res.end(`plain ${req.url}`));
     const { store } = await tempStore();
@@ -219,7 +257,11 @@ describe('the sidecar over TLS', () => {
       }).on('error', reject);
     });
     expect(answer).toBe('200 plain /hello');
-    await pollUntil(async () => recorder.accounting.sampled, (n) => n >= 1, { what: 'the recorded call' });
+    await pollUntil(
+      async () => recorder.accounting.sampled,
+      (n) => n >= 1,
+      { what: 'the recorded call' },
+    );
     await recorder.close();
     expect((await records(store.corpus)).find((r) => r.grpc?.method === 'Lookup')).toBeDefined();
   });

@@ -57,7 +57,12 @@ describe('HTTP/2 rapid reset through the sidecar', () => {
     const upstream = await countingUpstream();
     const { store } = await tempStore();
     const { sidecar, recorder } = await sidecarFor(upstream.url, store.corpus);
-    const { streamsSent } = await rapidReset({ port: Number(new URL(sidecar.url).port), connections: 2, streamsPerConnection: 400, path: '/tandem.test.Catalog/Lookup' });
+    const { streamsSent } = await rapidReset({
+      port: Number(new URL(sidecar.url).port),
+      connections: 2,
+      streamsPerConnection: 400,
+      path: '/tandem.test.Catalog/Lookup',
+    });
     expect(await call(sidecar.url, '/after')).toEqual({ status: 200, body: 'ok' });
     // Only that call reached the upstream; every flood stream was counted instead.
     const metrics = await recorder.registry.metrics();
@@ -70,7 +75,13 @@ describe('HTTP/2 rapid reset through the sidecar', () => {
     const { sidecar, recorder } = await sidecarFor(upstream.url, store.corpus);
     // Each RST_STREAM is sent once the sidecar has had a turn to pass its stream on: before the budget, about 1,030
     // of each connection's streams reached the upstream (Node's own limit ends a connection after about 1,000 resets).
-    const { streamsSent } = await rapidReset({ port: Number(new URL(sidecar.url).port), connections: 2, streamsPerConnection: 2_500, path: '/tandem.test.Catalog/Lookup', frameByFrame: true });
+    const { streamsSent } = await rapidReset({
+      port: Number(new URL(sidecar.url).port),
+      connections: 2,
+      streamsPerConnection: 2_500,
+      path: '/tandem.test.Catalog/Lookup',
+      frameByFrame: true,
+    });
     expect(await call(sidecar.url, '/after')).toEqual({ status: 200, body: 'ok' });
     const metrics = await recorder.registry.metrics();
     expect(closedOf(metrics)).toBeGreaterThanOrEqual(1);
@@ -84,7 +95,13 @@ describe('HTTP/2 rapid reset through the sidecar', () => {
     const { store } = await tempStore();
     const { sidecar, recorder } = await sidecarFor(upstream.url, store.corpus);
     // With the default burst of 100, about 100 of these 300 streams reach the upstream before the connection closes.
-    await rapidReset({ port: Number(new URL(sidecar.url).port), connections: 1, streamsPerConnection: 300, path: '/tandem.test.Catalog/Lookup', frameByFrame: true });
+    await rapidReset({
+      port: Number(new URL(sidecar.url).port),
+      connections: 1,
+      streamsPerConnection: 300,
+      path: '/tandem.test.Catalog/Lookup',
+      frameByFrame: true,
+    });
     expect(await call(sidecar.url, '/after')).toEqual({ status: 200, body: 'ok' });
     expect(closedOf(await recorder.registry.metrics())).toBe(1);
     expect(upstream.streams()).toBeLessThanOrEqual(1 + 10 + 20);

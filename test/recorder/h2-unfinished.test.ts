@@ -48,9 +48,17 @@ describe('HTTP/2 requests the client never finished', () => {
       leaving.push(() => session.destroy());
     }
     // Every request reached the upstream (its headers were forwarded) before its client leaves.
-    await pollUntil(async () => upstream.opened.length, (n) => n === 4, { what: 'four requests opened upstream' });
+    await pollUntil(
+      async () => upstream.opened.length,
+      (n) => n === 4,
+      { what: 'four requests opened upstream' },
+    );
     for (const leave of leaving) leave();
-    await pollUntil(async () => recorder.accounting.abandoned, (n) => n === 4, { what: 'four abandoned requests' });
+    await pollUntil(
+      async () => recorder.accounting.abandoned,
+      (n) => n === 4,
+      { what: 'four abandoned requests' },
+    );
     // And one request that does finish, so the recorder demonstrably records through this sidecar.
     const session = connect(sidecar.url);
     const finished = session.request({ ':method': 'POST', ':path': '/whole', 'content-type': 'application/json' });
@@ -58,7 +66,11 @@ describe('HTTP/2 requests the client never finished', () => {
     finished.resume();
     await new Promise((resolve) => finished.on('close', resolve));
     session.close();
-    await pollUntil(async () => recorder.accounting, (a) => a.written === 1, { what: 'four abandoned requests and one written' });
+    await pollUntil(
+      async () => recorder.accounting,
+      (a) => a.written === 1,
+      { what: 'four abandoned requests and one written' },
+    );
     await recorder.close();
     const stored = await records(store.corpus);
     expect(stored.map((r) => r.path)).toEqual(['/whole']);

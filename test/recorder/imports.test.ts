@@ -31,7 +31,15 @@ describe('HAR import', () => {
     const { records, skipped } = parseHar(JSON.stringify({ log: { entries: [harEntry()] } }), options);
     expect(skipped).toEqual([]);
     expect(records).toEqual([
-      expect.objectContaining({ tier: 'query', timeMs: T, method: 'POST', path: '/api/search?q=caf%C3%A9&page=2', sampleMode: 'import', sampleRate: 1, bodyTruncated: false }),
+      expect.objectContaining({
+        tier: 'query',
+        timeMs: T,
+        method: 'POST',
+        path: '/api/search?q=caf%C3%A9&page=2',
+        sampleMode: 'import',
+        sampleRate: 1,
+        bodyTruncated: false,
+      }),
     ]);
     expect(records[0]!.headers).toEqual({ 'content-type': 'application/json', authorization: REDACTED, accept: 'a, b' });
     expect(JSON.parse(Buffer.from(records[0]!.body, 'base64').toString())).toEqual({ q: 'café', password: REDACTED });
@@ -47,7 +55,13 @@ describe('HAR import', () => {
       harEntry({}, { headers: [{ name: 1, value: 'x' }] }),
       harEntry({}, { postData: { text: 42 } }),
       harEntry({}, { method: 'GET', postData: undefined }),
-      harEntry({}, { headers: [{ name: 'content-type', value: 'application/octet-stream' }], postData: { mimeType: 'application/octet-stream', text: Buffer.from([0, 1, 2]).toString('base64'), encoding: 'base64' } }),
+      harEntry(
+        {},
+        {
+          headers: [{ name: 'content-type', value: 'application/octet-stream' }],
+          postData: { mimeType: 'application/octet-stream', text: Buffer.from([0, 1, 2]).toString('base64'), encoding: 'base64' },
+        },
+      ),
       harEntry({}, { url: 'javascript:alert(1)' }),
       harEntry({}, { url: 'data:text/plain,hi' }),
     ];

@@ -76,11 +76,18 @@ describe('in-process recording', () => {
     });
     const agent = new Agent().compose(recordingInterceptor(recorder));
     onTestFinished(() => agent.close());
-    await (await request(`${url}/a?b=1`, { method: 'POST', body: '{"x":1}', headers: { 'content-type': 'application/json', authorization: 'x' }, dispatcher: agent })).body.text();
+    await (
+      await request(`${url}/a?b=1`, { method: 'POST', body: '{"x":1}', headers: { 'content-type': 'application/json', authorization: 'x' }, dispatcher: agent })
+    ).body.text();
     await (await request(`${url}/replayed`, { headers: { 'x-tandem-experiment': 'e' }, dispatcher: agent })).body.text();
     await recorder.flush();
     expect(await all(corpus.read('downstream', { sinceMs: 0 }))).toEqual([
-      expect.objectContaining({ method: 'POST', path: '/a?b=1', body: Buffer.from('{"x":1}').toString('base64'), headers: expect.objectContaining({ authorization: REDACTED }) }),
+      expect.objectContaining({
+        method: 'POST',
+        path: '/a?b=1',
+        body: Buffer.from('{"x":1}').toString('base64'),
+        headers: expect.objectContaining({ authorization: REDACTED }),
+      }),
     ]);
   });
 });
@@ -113,7 +120,8 @@ describe('replayed traffic', () => {
     const corpus = await localCorpus();
     const recorder = new Recorder({ tier: 'api', store: corpus, clock: systemClock, rate: 1, skipHeaders: ['x-tandem-experiment', 'x-replay-experiment'] });
     const url = await serve(recordingHandler(recorder, (_req, res) => res.end('ok')));
-    for (const headers of [{}, { 'x-tandem-experiment': 'exp-1' }, { 'X-Replay-Experiment': 'exp-2' }]) await (await request(`${url}/x`, { headers })).body.text();
+    for (const headers of [{}, { 'x-tandem-experiment': 'exp-1' }, { 'X-Replay-Experiment': 'exp-2' }])
+      await (await request(`${url}/x`, { headers })).body.text();
     await recorder.flush();
     const records = [];
     for await (const r of corpus.read('api', { sinceMs: 0 })) records.push(r);

@@ -40,7 +40,14 @@ describe('the recorder builds records off the event loop', () => {
       headers: { 'content-type': 'application/grpc', authorization: 'Bearer SECRET' },
       body: Buffer.from([0, 0, 0, 0, 0]),
       truncated: false,
-      grpcCopy: { service: 'catalog.Catalog', method: 'List', responseHeaders: { 'content-type': 'application/grpc', 'grpc-encoding': 'gzip' }, trailers: { 'grpc-status': '0' }, responseBody: gzipMessages(payloads), complete: true },
+      grpcCopy: {
+        service: 'catalog.Catalog',
+        method: 'List',
+        responseHeaders: { 'content-type': 'application/grpc', 'grpc-encoding': 'gzip' },
+        trailers: { 'grpc-status': '0' },
+        responseBody: gzipMessages(payloads),
+        complete: true,
+      },
     });
     // Nothing was built on this thread: the record waits in the build queue, not in the writer's buffer.
     expect({ writer: recorder.writer.buffered, waiting: recorder.accounting.buffered }).toEqual({ writer: 0, waiting: 1 });
@@ -58,7 +65,22 @@ describe('the recorder builds records off the event loop', () => {
     const { corpus, stored } = memoryCorpus();
     const recorder = new Recorder({ tier: 'grpc', store: corpus, clock: systemClock, rate: 1, log: () => undefined });
     const payloads = Array.from({ length: 40_000 }, () => Buffer.from('a'));
-    recorder.record({ timeMs: 1, method: 'POST', url: '/s.S/M', headers: {}, body: Buffer.alloc(0), truncated: false, grpcCopy: { service: 's.S', method: 'M', responseHeaders: { 'grpc-encoding': 'gzip' }, trailers: { 'grpc-status': '0' }, responseBody: gzipMessages(payloads), complete: true } });
+    recorder.record({
+      timeMs: 1,
+      method: 'POST',
+      url: '/s.S/M',
+      headers: {},
+      body: Buffer.alloc(0),
+      truncated: false,
+      grpcCopy: {
+        service: 's.S',
+        method: 'M',
+        responseHeaders: { 'grpc-encoding': 'gzip' },
+        trailers: { 'grpc-status': '0' },
+        responseBody: gzipMessages(payloads),
+        complete: true,
+      },
+    });
     await recorder.flush();
     expect(stored[0]!.grpc).toMatchObject({ responseTruncated: true, status: 0 });
     expect(stored[0]!.grpc!.responseMessages).toHaveLength(MAX_KEPT_RESPONSE_MESSAGES);
@@ -68,7 +90,15 @@ describe('the recorder builds records off the event loop', () => {
   it('drops and counts what finds the build queue full, sheds, and keeps the accounting exact', async () => {
     const { corpus, stored } = memoryCorpus();
     const log: string[] = [];
-    const recorder = new Recorder({ tier: 'q', store: corpus, clock: systemClock, rate: 1, log: (line) => log.push(line), buildQueueRecords: 2, buildQueueBytes: 1_000 });
+    const recorder = new Recorder({
+      tier: 'q',
+      store: corpus,
+      clock: systemClock,
+      rate: 1,
+      log: (line) => log.push(line),
+      buildQueueRecords: 2,
+      buildQueueBytes: 1_000,
+    });
     const exchange = (bytes: number) => ({ timeMs: 1, method: 'POST', url: '/x', headers: {}, body: Buffer.alloc(bytes, 0x61), truncated: false });
     recorder.record(exchange(10));
     // Over the byte budget with the first still queued: dropped, and the sampler sheds.

@@ -24,8 +24,18 @@ describe('recording sidecar', () => {
     const { store } = await tempStore();
     const { sidecar, recorder } = await sidecarFor(upstream, store.corpus, { redact: { headers: ['x-api-key'], bodyFields: ['user.password'] } });
     const body = JSON.stringify({ user: { name: 'ann', password: 'hunter2' }, q: 'café ☕' });
-    const direct = await rawRequest(upstream, { method: 'PUT', path: '/v1/items?q=a%20b&x=1', headers: { authorization: 'Bearer t', 'x-api-key': 'k', 'content-type': 'application/json', 'x-custom': 'v' }, body });
-    const proxied = await rawRequest(sidecar.url, { method: 'PUT', path: '/v1/items?q=a%20b&x=1', headers: { authorization: 'Bearer t', 'x-api-key': 'k', 'content-type': 'application/json', 'x-custom': 'v' }, body });
+    const direct = await rawRequest(upstream, {
+      method: 'PUT',
+      path: '/v1/items?q=a%20b&x=1',
+      headers: { authorization: 'Bearer t', 'x-api-key': 'k', 'content-type': 'application/json', 'x-custom': 'v' },
+      body,
+    });
+    const proxied = await rawRequest(sidecar.url, {
+      method: 'PUT',
+      path: '/v1/items?q=a%20b&x=1',
+      headers: { authorization: 'Bearer t', 'x-api-key': 'k', 'content-type': 'application/json', 'x-custom': 'v' },
+      body,
+    });
     expect(proxied.status).toBe(201);
     expect(proxied.headers['set-cookie']).toEqual(['a=1', 'b=2']);
     const seenDirect = JSON.parse(direct.body);
@@ -33,7 +43,8 @@ describe('recording sidecar', () => {
     expect(seenProxied.method).toBe('PUT');
     expect(seenProxied.url).toBe('/v1/items?q=a%20b&x=1');
     expect(seenProxied.body).toBe(seenDirect.body);
-    for (const header of ['authorization', 'x-api-key', 'content-type', 'x-custom', 'content-length']) expect(seenProxied.headers[header]).toBe(seenDirect.headers[header]);
+    for (const header of ['authorization', 'x-api-key', 'content-type', 'x-custom', 'content-length'])
+      expect(seenProxied.headers[header]).toBe(seenDirect.headers[header]);
     await recorder.flush();
     const [record] = await records(store.corpus);
     expect(record).toMatchObject({ tier: 'query', method: 'PUT', path: '/v1/items?q=a%20b&x=1', bodyTruncated: false, sampleRate: 1, sampleMode: 'uniform' });

@@ -18,7 +18,15 @@ describe("other work on the arms' CPUs", () => {
 
   it("reads one CPU's busy and total time from /proc/stat: idle and I/O wait are idle, steal is busy, guest is not counted twice", () => {
     // user 100 + system 10 + softirq 1 + steal 4 busy; idle 300 + iowait 5; ticks of 10 ms.
-    expect(cpuTimesOf(procStat([[50, 50], [100, 300, 4]]), 1)).toEqual({ busy: 1.15, total: 4.2 });
+    expect(
+      cpuTimesOf(
+        procStat([
+          [50, 50],
+          [100, 300, 4],
+        ]),
+        1,
+      ),
+    ).toEqual({ busy: 1.15, total: 4.2 });
     expect(cpuTimesOf(procStat([[50, 50]]), 3)).toBeUndefined();
     expect(cpuTimesOf('cpu0 12 x 1 2 3', 0)).toBeUndefined();
     expect(cpuTimesOf('', 0)).toBeUndefined();
@@ -27,12 +35,43 @@ describe("other work on the arms' CPUs", () => {
   });
 
   it("takes the arms' own time out of their CPUs' busy time, as a share of those CPUs' time", () => {
-    const before = armCpuReadingOf(procStat([[1_000, 5_000], [2_000, 4_000]]), [1], 10);
+    const before = armCpuReadingOf(
+      procStat([
+        [1_000, 5_000],
+        [2_000, 4_000],
+      ]),
+      [1],
+      10,
+    );
     // Over 1 s of CPU 1: 80 ticks busy, of which the arms used 0.3 s; the other 0.5 s was other work.
-    const after = armCpuReadingOf(procStat([[1_000, 5_100], [2_080, 4_020]]), [1], 10.3);
+    const after = armCpuReadingOf(
+      procStat([
+        [1_000, 5_100],
+        [2_080, 4_020],
+      ]),
+      [1],
+      10.3,
+    );
     expect(otherWorkShare(before!, after!)).toBeCloseTo(0.5, 9);
     // Two CPUs: their times add up.
-    const both = [armCpuReadingOf(procStat([[1_000, 5_000], [2_000, 4_000]]), [0, 1], 0)!, armCpuReadingOf(procStat([[1_050, 5_050], [2_080, 4_020]]), [0, 1], 0.3)!];
+    const both = [
+      armCpuReadingOf(
+        procStat([
+          [1_000, 5_000],
+          [2_000, 4_000],
+        ]),
+        [0, 1],
+        0,
+      )!,
+      armCpuReadingOf(
+        procStat([
+          [1_050, 5_050],
+          [2_080, 4_020],
+        ]),
+        [0, 1],
+        0.3,
+      )!,
+    ];
     expect(otherWorkShare(both[0]!, both[1]!)).toBeCloseTo((1.3 - 0.3) / 2, 9);
   });
 

@@ -8,7 +8,10 @@ import { prewarmArms } from '../../replayer/arm-prewarm.js';
 import { simpleCorpus, stream } from '../support/corpus.js';
 
 /** An arm on port 0 that records what it was sent and how many requests it held at once. */
-async function countingArm(arm: 'control' | 'treatment', onRequest?: (seen: number) => void): Promise<{ deployment: ArmDeployment; seen: { path: string; headers: IncomingHttpHeaders }[]; maxInFlight: () => number }> {
+async function countingArm(
+  arm: 'control' | 'treatment',
+  onRequest?: (seen: number) => void,
+): Promise<{ deployment: ArmDeployment; seen: { path: string; headers: IncomingHttpHeaders }[]; maxInFlight: () => number }> {
   const seen: { path: string; headers: IncomingHttpHeaders }[] = [];
   let inFlight = 0;
   let maxInFlight = 0;
@@ -33,13 +36,22 @@ async function countingArm(arm: 'control' | 'treatment', onRequest?: (seen: numb
   return { deployment: { arm, url, slot: arm === 'control' ? 'A' : 'B', log: () => '', stop: async () => undefined }, seen, maxInFlight: () => maxInFlight };
 }
 
-const identity = { experimentId: 'exp-warm', trial: 3, attempt: 1, headerPrefix: 'x-tandem-', jobs: { control: 'exp-warm.control', treatment: 'exp-warm.treatment' } };
+const identity = {
+  experimentId: 'exp-warm',
+  trial: 3,
+  attempt: 1,
+  headerPrefix: 'x-tandem-',
+  jobs: { control: 'exp-warm.control', treatment: 'exp-warm.treatment' },
+};
 
 describe('prewarmArms', () => {
   it("sends the trial's first records to both arms one at a time, with the trial's identity, skipping stored-truncated bodies", async () => {
     const [control, treatment] = await Promise.all([countingArm('control'), countingArm('treatment')]);
     const records: CorpusRecord[] = simpleCorpus(12).map((r, i) => (i === 1 ? { ...r, bodyTruncated: true } : r));
-    const result = await prewarmArms({ control: control.deployment, treatment: treatment.deployment }, { records: stream(records), count: 5, timeoutMs: 2_000, budgetMs: 60_000, identity, clock: systemClock });
+    const result = await prewarmArms(
+      { control: control.deployment, treatment: treatment.deployment },
+      { records: stream(records), count: 5, timeoutMs: 2_000, budgetMs: 60_000, identity, clock: systemClock },
+    );
     expect(result).toEqual({ sent: 5, errors: 0 });
     // The first five whole records, in order (record 1's body was not stored), to each arm.
     for (const arm of [control, treatment]) {
@@ -56,7 +68,10 @@ describe('prewarmArms', () => {
     // A clock that moves 10 ms every time it is read: the budget of 35 ms is spent after two records.
     let ms = 0;
     const stepping: Clock = { now: () => 1_700_000_000_000 + ms, monotonic: () => (ms += 10), sleep: systemClock.sleep };
-    const result = await prewarmArms({ control: control.deployment, treatment: treatment.deployment }, { records: stream(simpleCorpus(50)), count: 40, timeoutMs: 2_000, budgetMs: 35, identity, clock: stepping });
+    const result = await prewarmArms(
+      { control: control.deployment, treatment: treatment.deployment },
+      { records: stream(simpleCorpus(50)), count: 40, timeoutMs: 2_000, budgetMs: 35, identity, clock: stepping },
+    );
     expect(result.sent).toBe(2);
     expect(control.seen).toHaveLength(2);
     expect(treatment.seen).toHaveLength(2);
@@ -66,7 +81,19 @@ describe('prewarmArms', () => {
     const trialEnded = new AbortController();
     // The trial beside ends while control holds the third record (its answer is still to come).
     const [control, treatment] = await Promise.all([countingArm('control', (seen) => seen === 3 && trialEnded.abort()), countingArm('treatment')]);
-    const result = await prewarmArms({ control: control.deployment, treatment: treatment.deployment }, { records: stream(simpleCorpus(50)), count: 40, timeoutMs: 2_000, budgetMs: 60_000, spacingMs: 1, until: trialEnded.signal, identity, clock: systemClock });
+    const result = await prewarmArms(
+      { control: control.deployment, treatment: treatment.deployment },
+      {
+        records: stream(simpleCorpus(50)),
+        count: 40,
+        timeoutMs: 2_000,
+        budgetMs: 60_000,
+        spacingMs: 1,
+        until: trialEnded.signal,
+        identity,
+        clock: systemClock,
+      },
+    );
     expect(result).toEqual({ sent: 3, errors: 0 });
     expect(control.seen).toHaveLength(3);
     expect(treatment.seen).toHaveLength(3);
@@ -80,7 +107,10 @@ describe('prewarmArms', () => {
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
     const treatment: ArmDeployment = { arm: 'treatment', url: `http://127.0.0.1:${port}`, slot: 'B', log: () => '', stop: async () => undefined };
-    const result = await prewarmArms({ control: control.deployment, treatment }, { records: stream(simpleCorpus(10)), count: 3, timeoutMs: 2_000, budgetMs: 60_000, identity, clock: systemClock });
+    const result = await prewarmArms(
+      { control: control.deployment, treatment },
+      { records: stream(simpleCorpus(10)), count: 3, timeoutMs: 2_000, budgetMs: 60_000, identity, clock: systemClock },
+    );
     expect(result).toEqual({ sent: 3, errors: 3 });
     expect(control.seen).toHaveLength(3);
   });

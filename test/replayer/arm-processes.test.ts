@@ -29,7 +29,12 @@ describe('arms left behind by a killed run', () => {
     expect(leftoversOf(trials)).toEqual([recorded]);
     // Arms an attempt started early for the next trial (trials.prestart) are leftovers whatever became of that attempt.
     const early = recordProcess('control', other.pid);
-    expect(leftoversOf([{ status: 'completed', details: { prestarted: [early] } }, { status: 'running', details: { processes: [recorded], prestarted: [early] } }])).toEqual([early, recorded, early]);
+    expect(
+      leftoversOf([
+        { status: 'completed', details: { prestarted: [early] } },
+        { status: 'running', details: { processes: [recorded], prestarted: [early] } },
+      ]),
+    ).toEqual([early, recorded, early]);
     // The same pid with another start time is someone else's process now: left alone.
     expect(stopLeftovers([{ arm: 'control', pid: other.pid, startTicks: recordProcess('control', other.pid).startTicks! + 1 }])).toBe(0);
     expect(stopLeftovers(leftoversOf(trials))).toBe(1);

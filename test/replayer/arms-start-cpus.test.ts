@@ -31,12 +31,18 @@ describe('trials.startCpus: both arms start at once, then move onto their slot',
     const [first, last] = [String(allowed[0]), String(allowed.at(-1))];
     // Slot A's server starts two seconds after its shell: started one after the other, slot B's could not start
     // before it is ready. A helper beside each server, as a wrapper script might start, is in the arm's group.
-    const spec = { command: `sleep 30 & if [ "$TANDEM_SLOT" = A ]; then sleep 2; fi; exec ${process.execPath} --import tsx ${ARM_SERVER} {revision}`, readyPath: '/healthz', readyTimeoutMs: 20_000, cwd: process.cwd() };
+    const spec = {
+      command: `sleep 30 & if [ "$TANDEM_SLOT" = A ]; then sleep 2; fi; exec ${process.execPath} --import tsx ${ARM_SERVER} {revision}`,
+      readyPath: '/healthz',
+      readyTimeoutMs: 20_000,
+      cwd: process.cwd(),
+    };
     const arms = new DeployedArms({ specs: { control: spec, treatment: spec }, slotCpus: [last, last], startCpus: [first, last], clock: systemClock });
     const deployed = await arms.deploy(0);
     onTestFinished(async () => void (await Promise.all([deployed.control.stop(), deployed.treatment.stop()])));
     expect([deployed.control.slot, deployed.treatment.slot]).toEqual(['A', 'B']);
-    const placement = async (url: string): Promise<{ pid: number; startedAtMs: number; cpus: string[] }> => (await (await request(`${url}/placement`)).body.json()) as { pid: number; startedAtMs: number; cpus: string[] };
+    const placement = async (url: string): Promise<{ pid: number; startedAtMs: number; cpus: string[] }> =>
+      (await (await request(`${url}/placement`)).body.json()) as { pid: number; startedAtMs: number; cpus: string[] };
     const [a, b] = await Promise.all([placement(deployed.control.url), placement(deployed.treatment.url)]);
     expect(b.startedAtMs).toBeLessThan(a.startedAtMs);
     // Slot A started on the first CPU: it and its helper were moved, every thread of them.
@@ -55,12 +61,16 @@ describe('trials.startCpus: both arms start at once, then move onto their slot',
     await expect(moveProcessGroups([{ group: process.pid, cpus: '0;touch /tmp/x' }])).rejects.toThrow(/cannot move process group/);
     await expect(moveProcessGroups([{ group: 1, cpus: '0' }])).rejects.toThrow(/cannot move process group 1/);
     const spec = { command: 'true', readyPath: '/', readyTimeoutMs: 1_000 };
-    expect(() => new DeployedArms({ specs: { control: spec, treatment: spec }, startCpus: ['0', '1'], clock: systemClock })).toThrow(/startCpus needs slotCpus/);
+    expect(() => new DeployedArms({ specs: { control: spec, treatment: spec }, startCpus: ['0', '1'], clock: systemClock })).toThrow(
+      /startCpus needs slotCpus/,
+    );
   });
 
   it('needs slotCpus to move the arms onto, and CPU lists for both slots', () => {
     const deploy = { command: 'serve {port}' };
-    const workload = (trials: Record<string, unknown>) => ({ workloads: [{ name: 'w', tier: 'svc', arms: { control: { deploy }, treatment: { deploy } }, trials }] });
+    const workload = (trials: Record<string, unknown>) => ({
+      workloads: [{ name: 'w', tier: 'svc', arms: { control: { deploy }, treatment: { deploy } }, trials }],
+    });
     expect(() => parseConfig(workload({ startCpus: ['0', '1'] }))).toThrow(/startCpus.*needs slotCpus/);
     expect(() => parseConfig(workload({ slotCpus: ['1', '1'], startCpus: ['0;rm -rf /', '1'] }))).toThrow(/startCpus.*CPU list like/);
     expect(() => parseConfig(workload({ slotCpus: ['1', '1'], startCpus: ['0'] }))).toThrow(/startCpus/);

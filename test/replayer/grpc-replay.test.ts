@@ -16,7 +16,12 @@ describe('paired replay of gRPC records', () => {
   it('sends each call to both arms over HTTP/2 and reports statuses, deadlines and messages', async () => {
     const seen: Record<string, grpc.Metadata[]> = { control: [], treatment: [] };
     const control = await startCatalog({ missing: ['gone'], slow: { ids: ['slow'], delayMs: 5_000 }, onCall: (_m, md) => seen.control!.push(md) });
-    const treatment = await startCatalog({ missing: ['gone'], slow: { ids: ['slow'], delayMs: 5_000 }, nameSuffix: ' v2', onCall: (_m, md) => seen.treatment!.push(md) });
+    const treatment = await startCatalog({
+      missing: ['gone'],
+      slow: { ids: ['slow'], delayMs: 5_000 },
+      nameSuffix: ' v2',
+      onCall: (_m, md) => seen.treatment!.push(md),
+    });
     const records: CorpusRecord[] = [
       ...Array.from({ length: 10 }, (_, i) => catalogRecord('Lookup', { id: `k${i}` }, { headers: { 'x-request-id': `r${i}` } })),
       catalogRecord('Lookup', { id: 'gone' }),

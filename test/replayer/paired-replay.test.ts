@@ -88,7 +88,11 @@ describe('paired replay', () => {
     for (const server of [control, treatment]) {
       const ids = server.seen.map((h) => h['x-tandem-record']);
       expect(new Set(ids).size).toBe(40);
-      expect(ids.sort()).toEqual(simpleCorpus(40).map((r) => r.id).sort());
+      expect(ids.sort()).toEqual(
+        simpleCorpus(40)
+          .map((r) => r.id)
+          .sort(),
+      );
       expect(server.seen.every((h) => h['x-tandem-experiment'] === 'exp-1' && h['x-tandem-trial'] === '3')).toBe(true);
       expect(server.seen.every((h) => h.accept === 'application/json')).toBe(true);
     }
@@ -107,7 +111,9 @@ describe('paired replay', () => {
     const control = await countingServer();
     const treatment = await countingServer();
     const outcomes: RequestOutcome[] = [];
-    const result = await pairedReplay(options(control.url, treatment.url, { outcomes, records: stream(simpleCorpus(1_000)), ratePerSecond: 100, warmupMs: 100, measureMs: 200 }));
+    const result = await pairedReplay(
+      options(control.url, treatment.url, { outcomes, records: stream(simpleCorpus(1_000)), ratePerSecond: 100, warmupMs: 100, measureMs: 200 }),
+    );
     // 30 pairs are due; on a busy machine the window may end behind schedule and cut its last one or two
     // (a real clock: a CI run once sent 29), and every due pair is accounted for exactly either way.
     expect(result.duePairs).toBe(30);
@@ -146,7 +152,10 @@ describe('paired replay', () => {
     });
     const outcomes: RequestOutcome[] = [];
     await pairedReplay(options(control.url, treatment.url, { outcomes, records: stream(simpleCorpus(30)), ratePerSecond: 100 }));
-    const slow = outcomes.filter((o) => o.arm === 'treatment').map((o) => o.latencyMs).sort((a, b) => a - b);
+    const slow = outcomes
+      .filter((o) => o.arm === 'treatment')
+      .map((o) => o.latencyMs)
+      .sort((a, b) => a - b);
     // 30 requests of 20 ms arriving every 10 ms: the last waits for about 29 × 20 − 29 × 10 = 290 ms.
     expect(slow.at(-1)!).toBeGreaterThan(200);
     expect(slow[0]!).toBeGreaterThanOrEqual(20);
@@ -156,7 +165,16 @@ describe('paired replay', () => {
     const control = await countingServer();
     const treatment = await countingServer((req) => req.resume()); // never answers
     const outcomes: RequestOutcome[] = [];
-    const result = await pairedReplay(options(control.url, treatment.url, { outcomes, records: stream(simpleCorpus(1_000)), ratePerSecond: 200, measureMs: 1_000, concurrency: 5, timeoutMs: 300 }));
+    const result = await pairedReplay(
+      options(control.url, treatment.url, {
+        outcomes,
+        records: stream(simpleCorpus(1_000)),
+        ratePerSecond: 200,
+        measureMs: 1_000,
+        concurrency: 5,
+        timeoutMs: 300,
+      }),
+    );
     // 200 pairs fall due in the window; each is sent on time, dropped, or cut at the window's end — counted exactly.
     expect(result.duePairs).toBe(200);
     expect(result.sentPairs + result.droppedPairs + result.cutPairs).toBe(200);
@@ -168,7 +186,11 @@ describe('paired replay', () => {
     expect(result.errors.treatment.timeout).toBe(result.sentPairs);
     expect(outcomes.filter((o) => o.arm === 'treatment').every((o) => o.errorClass === 'timeout' && o.status === 0)).toBe(true);
     // A dropped pair consumes no record: what was sent is the start of the corpus, once each.
-    expect(treatment.seen.map((h) => h['x-tandem-record']).sort()).toEqual(simpleCorpus(result.sentPairs).map((r) => r.id).sort());
+    expect(treatment.seen.map((h) => h['x-tandem-record']).sort()).toEqual(
+      simpleCorpus(result.sentPairs)
+        .map((r) => r.id)
+        .sort(),
+    );
   });
 
   it('stops sending as soon as it is cancelled, aborts in-flight requests, and keeps what was measured', async () => {
@@ -221,7 +243,12 @@ describe('several processes per arm', () => {
     const result = await pairedReplay(options('', '', { outcomes, arms: { control: control.map((c) => c.url), treatment: treatment.map((t) => t.url) } }));
     expect(result.sentPairs).toBe(40);
     // Every process saw every record: the same requests, so their CPU per request can be compared.
-    for (const server of [...control, ...treatment]) expect(server.seen.map((h) => h['x-tandem-record']).sort()).toEqual(simpleCorpus(40).map((r) => r.id).sort());
+    for (const server of [...control, ...treatment])
+      expect(server.seen.map((h) => h['x-tandem-record']).sort()).toEqual(
+        simpleCorpus(40)
+          .map((r) => r.id)
+          .sort(),
+      );
     for (const arm of ['control', 'treatment'] as const) {
       for (const process of [0, 1, 2]) expect(outcomes.filter((o) => o.arm === arm && o.process === process)).toHaveLength(40);
     }

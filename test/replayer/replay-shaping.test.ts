@@ -11,7 +11,18 @@ import { UrlArms, runTrials } from '../../replayer/index.js';
 import { shapeCorpus, wrapped } from '../../replayer/replay-shaping.js';
 import { stream } from '../support/corpus.js';
 
-const record = (i: number, method: string, path: string, headers: Record<string, string> = {}): CorpusRecord => ({ id: `r${i}`, tier: 'svc', timeMs: Date.now() - 10_000 + i, method, path, headers, body: '', bodyTruncated: false, sampleRate: 1, sampleMode: 'uniform' });
+const record = (i: number, method: string, path: string, headers: Record<string, string> = {}): CorpusRecord => ({
+  id: `r${i}`,
+  tier: 'svc',
+  timeMs: Date.now() - 10_000 + i,
+  method,
+  path,
+  headers,
+  body: '',
+  bodyTruncated: false,
+  sampleRate: 1,
+  sampleMode: 'uniform',
+});
 
 async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
@@ -79,7 +90,10 @@ describe('arm reset', () => {
         {
           name: 'w',
           tier: 'svc',
-          arms: { control: { url: 'http://127.0.0.1:1', reset: { command: reset, timeout: '10s' } }, treatment: { url: 'http://127.0.0.1:1', reset: { command: reset, timeout: '10s' } } },
+          arms: {
+            control: { url: 'http://127.0.0.1:1', reset: { command: reset, timeout: '10s' } },
+            treatment: { url: 'http://127.0.0.1:1', reset: { command: reset, timeout: '10s' } },
+          },
           replay: { rate: 100, concurrency: 16, timeout: '2s', minAchievedShare: 0.2 },
           trials: { count: 2, warmup: '0ms', measure: '150ms', maxReplacements: 1 },
         },
@@ -95,10 +109,21 @@ describe('arm reset', () => {
     onTestFinished(() => rm(dir, { recursive: true, force: true }));
     const store = createLocalStore({ dir });
     const posts = Array.from({ length: 5 }, (_, i) => record(i, 'POST', '/posts'));
-    await runTrials({ experimentId: 'exp-reset', seed: 1, workload: workload(reset), corpus: () => stream(posts), arms: new UrlArms({ control: control.url, treatment: treatment.url }), store, clock: systemClock });
+    await runTrials({
+      experimentId: 'exp-reset',
+      seed: 1,
+      workload: workload(reset),
+      corpus: () => stream(posts),
+      arms: new UrlArms({ control: control.url, treatment: treatment.url }),
+      store,
+      clock: systemClock,
+    });
     for (const service of [control, treatment]) {
       // Each trial: a reset, then the five writes counted from zero again.
-      expect(service.log.filter((line) => line.startsWith('POST'))).toEqual([...['POST /reset 0', 'POST /posts 1', 'POST /posts 2', 'POST /posts 3', 'POST /posts 4', 'POST /posts 5'], ...['POST /reset 0', 'POST /posts 1', 'POST /posts 2', 'POST /posts 3', 'POST /posts 4', 'POST /posts 5']]);
+      expect(service.log.filter((line) => line.startsWith('POST'))).toEqual([
+        ...['POST /reset 0', 'POST /posts 1', 'POST /posts 2', 'POST /posts 3', 'POST /posts 4', 'POST /posts 5'],
+        ...['POST /reset 0', 'POST /posts 1', 'POST /posts 2', 'POST /posts 3', 'POST /posts 4', 'POST /posts 5'],
+      ]);
     }
   });
 
@@ -107,7 +132,15 @@ describe('arm reset', () => {
     const dir = await mkdtemp(join(tmpdir(), 'tandem-reset-'));
     onTestFinished(() => rm(dir, { recursive: true, force: true }));
     const store = createLocalStore({ dir });
-    const failing = runTrials({ experimentId: 'exp-reset-fail', seed: 1, workload: workload('echo "fixtures missing" >&2; exit 4'), corpus: () => stream([record(0, 'GET', '/')]), arms: new UrlArms({ control: control.url, treatment: control.url }), store, clock: systemClock });
+    const failing = runTrials({
+      experimentId: 'exp-reset-fail',
+      seed: 1,
+      workload: workload('echo "fixtures missing" >&2; exit 4'),
+      corpus: () => stream([record(0, 'GET', '/')]),
+      arms: new UrlArms({ control: control.url, treatment: control.url }),
+      store,
+      clock: systemClock,
+    });
     await expect(failing).rejects.toThrow(/(control|treatment) reset exited 4: echo "fixtures missing" >&2; exit 4; its last output: fixtures missing/);
   });
 });

@@ -9,7 +9,17 @@ import { request } from 'undici';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { freePort, parseConfig, systemClock, type RequestOutcome, type Sample, type TrialRecord, type WorkloadConfig } from '../../core/index.js';
 import { createLocalStore, type Store } from '../../store/index.js';
-import { DeployedArms, FINGERPRINT_PATH, ReplayFailedError, UrlArms, cpusOfList, deployCommand, localFingerprint, runTrials, type RecordedProcess } from '../../replayer/index.js';
+import {
+  DeployedArms,
+  FINGERPRINT_PATH,
+  ReplayFailedError,
+  UrlArms,
+  cpusOfList,
+  deployCommand,
+  localFingerprint,
+  runTrials,
+  type RecordedProcess,
+} from '../../replayer/index.js';
 import { simpleCorpus, stream } from '../support/corpus.js';
 
 async function tempStore(): Promise<Store> {
@@ -20,7 +30,16 @@ async function tempStore(): Promise<Store> {
 
 function workload(trials: Record<string, unknown> = {}, replay: Record<string, unknown> = {}): WorkloadConfig {
   // Windows of a few hundred milliseconds on a busy machine: load is not what these tests are about (but see the load test).
-  return parseConfig({ workloads: [{ name: 'w', tier: 'svc', replay: { rate: 100, concurrency: 16, timeout: '2s', minAchievedShare: 0.2, ...replay }, trials: { count: 2, warmup: '50ms', measure: '150ms', maxReplacements: 2, ...trials } }] }).workloads[0]!;
+  return parseConfig({
+    workloads: [
+      {
+        name: 'w',
+        tier: 'svc',
+        replay: { rate: 100, concurrency: 16, timeout: '2s', minAchievedShare: 0.2, ...replay },
+        trials: { count: 2, warmup: '50ms', measure: '150ms', maxReplacements: 2, ...trials },
+      },
+    ],
+  }).workloads[0]!;
 }
 
 async function server(handler: Parameters<typeof createServer>[1]): Promise<string> {
@@ -54,7 +73,17 @@ describe('trials', () => {
     const spec = { command: `${process.execPath} --import tsx ${ARM_SERVER} {revision}`, readyPath: '/healthz', readyTimeoutMs: 20_000, cwd: process.cwd() };
     const arms = new DeployedArms({ specs: { control: spec, treatment: spec }, revisions: { control: 'abc', treatment: 'def' }, clock: systemClock });
     const persisted: string[] = [];
-    const result = await runTrials({ experimentId: 'exp-x', seed: 9, workload: workload(), corpus: () => stream(simpleCorpus(50)), arms, store, clock: systemClock, scrapeIntervalMs: 50, onTrials: (t) => void persisted.push(t.map((x) => x.status).join(',')) });
+    const result = await runTrials({
+      experimentId: 'exp-x',
+      seed: 9,
+      workload: workload(),
+      corpus: () => stream(simpleCorpus(50)),
+      arms,
+      store,
+      clock: systemClock,
+      scrapeIntervalMs: 50,
+      onTrials: (t) => void persisted.push(t.map((x) => x.status).join(',')),
+    });
     expect(result.completed).toBe(2);
     expect(result.trials.map((t) => [t.index, t.status, t.details?.slots])).toEqual([
       [0, 'completed', { control: 'A', treatment: 'B' }],
@@ -81,13 +110,31 @@ describe('trials', () => {
     // Both arms on one CPU this process may use (slotCpus alike), as the demo pins them.
     const cpu = String(cpusOfList(/^Cpus_allowed_list:\s*(\S+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]!)[0]);
     const arms = new DeployedArms({ specs: { control: spec, treatment: spec }, slotCpus: [cpu, cpu], clock: systemClock });
-    const pinned = await runTrials({ experimentId: 'exp-p', seed: 3, workload: workload({ count: 1, slotCpus: [cpu, cpu] }), corpus: () => stream(simpleCorpus(50)), arms, store, clock: systemClock, scrapeIntervalMs: 50 });
+    const pinned = await runTrials({
+      experimentId: 'exp-p',
+      seed: 3,
+      workload: workload({ count: 1, slotCpus: [cpu, cpu] }),
+      corpus: () => stream(simpleCorpus(50)),
+      arms,
+      store,
+      clock: systemClock,
+      scrapeIntervalMs: 50,
+    });
     const share = pinned.trials[0]?.details?.otherWorkOnArmCpus;
     expect(typeof share).toBe('number');
     expect(share).toBeGreaterThanOrEqual(0);
     expect(share).toBeLessThanOrEqual(1);
     const free = new DeployedArms({ specs: { control: spec, treatment: spec }, clock: systemClock });
-    const unpinned = await runTrials({ experimentId: 'exp-u', seed: 3, workload: workload({ count: 1 }), corpus: () => stream(simpleCorpus(50)), arms: free, store, clock: systemClock, scrapeIntervalMs: 50 });
+    const unpinned = await runTrials({
+      experimentId: 'exp-u',
+      seed: 3,
+      workload: workload({ count: 1 }),
+      corpus: () => stream(simpleCorpus(50)),
+      arms: free,
+      store,
+      clock: systemClock,
+      scrapeIntervalMs: 50,
+    });
     expect(unpinned.trials[0]?.details).not.toHaveProperty('otherWorkOnArmCpus');
   });
 
@@ -95,31 +142,51 @@ describe('trials', () => {
     const allowed = cpusOfList(/^Cpus_allowed_list:\s*(\S+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]!);
     const cpu = String(allowed.at(-1));
     // A helper started beside the server, as a wrapper script might; the server is the arm's measured process.
-    const spec = { command: `sleep 30 & exec ${process.execPath} --import tsx ${ARM_SERVER} {revision}`, readyPath: '/healthz', readyTimeoutMs: 20_000, cwd: process.cwd() };
+    const spec = {
+      command: `sleep 30 & exec ${process.execPath} --import tsx ${ARM_SERVER} {revision}`,
+      readyPath: '/healthz',
+      readyTimeoutMs: 20_000,
+      cwd: process.cwd(),
+    };
     const arms = new DeployedArms({ specs: { control: spec, treatment: spec }, slotCpus: [cpu, cpu], clock: systemClock });
     const deployed = await arms.deploy(0);
     onTestFinished(async () => void (await Promise.all([deployed.control.stop(), deployed.treatment.stop()])));
     const placement = (await (await request(`${deployed.control.url}/placement`)).body.json()) as { pid: number; cpus: string[] };
     expect(placement).toMatchObject({ pid: deployed.control.pid, cpus: [cpu] });
     // The helper, in the arm's process group, too.
-    const group = readdirSync('/proc').filter((entry) => /^\d+$/.test(entry) && Number(entry) !== deployed.control.pid).filter((entry) => {
-      try {
-        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) === deployed.control.pid;
-      } catch {
-        return false;
-      }
-    });
+    const group = readdirSync('/proc')
+      .filter((entry) => /^\d+$/.test(entry) && Number(entry) !== deployed.control.pid)
+      .filter((entry) => {
+        try {
+          const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+          return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) === deployed.control.pid;
+        } catch {
+          return false;
+        }
+      });
     expect(group.map((pid) => /^Cpus_allowed_list:\s*(\S+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1])).toEqual([cpu]);
   });
 
-  it('deploys control′ per trial when the workload asks: control\'s command and revision, its own arm name, no slot', async () => {
+  it("deploys control′ per trial when the workload asks: control's command and revision, its own arm name, no slot", async () => {
     const store = await tempStore();
     const spec = { command: `${process.execPath} --import tsx ${ARM_SERVER} {revision}`, readyPath: '/healthz', readyTimeoutMs: 20_000, cwd: process.cwd() };
-    const arms = new DeployedArms({ specs: { control: spec, treatment: spec }, revisions: { control: 'abc', treatment: 'def' }, controlPrime: {}, clock: systemClock });
+    const arms = new DeployedArms({
+      specs: { control: spec, treatment: spec },
+      revisions: { control: 'abc', treatment: 'def' },
+      controlPrime: {},
+      clock: systemClock,
+    });
     const deploy = { command: 'unused (the arms above are given)' };
     const configured = parseConfig({
-      workloads: [{ name: 'w', tier: 'svc', arms: { control: { deploy }, treatment: { deploy }, controlPrime: { deployed: true } }, replay: { rate: 100, concurrency: 16, timeout: '2s', minAchievedShare: 0.2, compareResponses: true }, trials: { count: 1, warmup: '50ms', measure: '150ms' } }],
+      workloads: [
+        {
+          name: 'w',
+          tier: 'svc',
+          arms: { control: { deploy }, treatment: { deploy }, controlPrime: { deployed: true } },
+          replay: { rate: 100, concurrency: 16, timeout: '2s', minAchievedShare: 0.2, compareResponses: true },
+          trials: { count: 1, warmup: '50ms', measure: '150ms' },
+        },
+      ],
     }).workloads[0]!;
     const running: string[][] = [];
     const result = await runTrials({
@@ -130,7 +197,8 @@ describe('trials', () => {
       arms,
       store,
       clock: systemClock,
-      onTrials: (t) => void running.push(...t.filter((x) => x.status === 'running' && x.details?.processes).map((x) => x.details!.processes!.map((p) => p.arm).sort())),
+      onTrials: (t) =>
+        void running.push(...t.filter((x) => x.status === 'running' && x.details?.processes).map((x) => x.details!.processes!.map((p) => p.arm).sort())),
     });
     expect(result.completed).toBe(1);
     const outcomes: RequestOutcome[] = await collect(store.outcomes.read('exp-p'));
@@ -161,7 +229,8 @@ describe('trials', () => {
       clock: systemClock,
       scrapeIntervalMs: 50,
       onTrials: (t) => void snapshots.push(t.map((x) => ({ ...x }))),
-      afterMeasure: async (index, controlUrl) => void controlStarted.set(index, ((await (await request(`${controlUrl}/placement`)).body.json()) as { startedAtMs: number }).startedAtMs),
+      afterMeasure: async (index, controlUrl) =>
+        void controlStarted.set(index, ((await (await request(`${controlUrl}/placement`)).body.json()) as { startedAtMs: number }).startedAtMs),
       afterTrial: async (completed) => completed >= 2,
     });
     expect(result.completed).toBe(2);
@@ -203,7 +272,8 @@ describe('trials', () => {
         store,
         clock: systemClock,
         scrapeIntervalMs: 50,
-        afterMeasure: async (index, controlUrl) => void served.set(index, Number(/arm_requests_total\{[^}]*\} (\d+)/.exec(await (await request(`${controlUrl}/metrics`)).body.text())![1])),
+        afterMeasure: async (index, controlUrl) =>
+          void served.set(index, Number(/arm_requests_total\{[^}]*\} (\d+)/.exec(await (await request(`${controlUrl}/metrics`)).body.text())![1])),
       });
       expect(result.completed).toBe(3);
       // Trial 0's arms are deployed for it and sent all 7 back to back; with prestart, trials 1 and 2 take arms started
@@ -240,7 +310,8 @@ describe('trials', () => {
         const early = t.find((x) => x.index === 0 && x.status === 'running' && Array.isArray(x.details?.prestarted));
         if (early && waiting === undefined) waiting = (early.details!.prestarted as RecordedProcess[]).map((p) => cpusOf(p.pid));
       },
-      afterMeasure: async (index, controlUrl) => void during.set(index, ((await (await request(`${controlUrl}/placement`)).body.json()) as { cpus: string[] }).cpus),
+      afterMeasure: async (index, controlUrl) =>
+        void during.set(index, ((await (await request(`${controlUrl}/placement`)).body.json()) as { cpus: string[] }).cpus),
     });
     expect(result.completed).toBe(2);
     expect(waiting).toEqual([startCpu, startCpu]);
@@ -255,7 +326,12 @@ describe('trials', () => {
     const broken = join(dir, 'broken');
     // A build that fails while the marker exists: laid once trial 1's arms are up (before trial 2's start early),
     // lifted once an attempt at trial 1 has ended. Started after that, as without prestart, trial 2's arms would start.
-    const spec = { command: `test -e ${broken} && exit 3; exec ${process.execPath} --import tsx ${ARM_SERVER}`, readyPath: '/healthz', readyTimeoutMs: 20_000, cwd: process.cwd() };
+    const spec = {
+      command: `test -e ${broken} && exit 3; exec ${process.execPath} --import tsx ${ARM_SERVER}`,
+      readyPath: '/healthz',
+      readyTimeoutMs: 20_000,
+      cwd: process.cwd(),
+    };
     const cpus = pinning();
     const arms = new DeployedArms({ specs: { control: spec, treatment: spec }, ...cpus, clock: systemClock });
     const result = await runTrials({
@@ -285,9 +361,20 @@ describe('trials', () => {
     const spec = { command: 'echo "bad build" >&2; exit 3', readyPath: '/healthz', readyTimeoutMs: 5_000 };
     const arms = new DeployedArms({ specs: { control: spec, treatment: spec }, clock: systemClock });
     const trials: unknown[] = [];
-    const failure = runTrials({ experimentId: 'exp-y', seed: 1, workload: workload({ maxReplacements: 2 }), corpus: () => stream(simpleCorpus(5)), arms, store, clock: systemClock, onTrials: (t) => void trials.splice(0, trials.length, ...t) });
+    const failure = runTrials({
+      experimentId: 'exp-y',
+      seed: 1,
+      workload: workload({ maxReplacements: 2 }),
+      corpus: () => stream(simpleCorpus(5)),
+      arms,
+      store,
+      clock: systemClock,
+      onTrials: (t) => void trials.splice(0, trials.length, ...t),
+    });
     await expect(failure).rejects.toBeInstanceOf(ReplayFailedError);
-    await expect(failure).rejects.toThrow(/more than 2 trial\(s\) failed for infrastructure reasons:\n {2}trial 1 attempt 1: control exited \(3\) before it was ready/);
+    await expect(failure).rejects.toThrow(
+      /more than 2 trial\(s\) failed for infrastructure reasons:\n {2}trial 1 attempt 1: control exited \(3\) before it was ready/,
+    );
     // The deploy's own words are in the reason, so the error, `status` and the report show its cause.
     await expect(failure).rejects.toThrow(/before it was ready: echo "bad build" >&2; exit 3; its last output: bad build/);
     expect(trials).toEqual([1, 2, 3].map((attempt) => expect.objectContaining({ index: 0, attempt, status: 'replaced', details: { output: 'bad build\n' } })));
@@ -299,8 +386,18 @@ describe('trials', () => {
     // Long enough for node to start on a loaded machine: the message needs one answer from the service.
     const spec = { command: server, readyPath: '/healthz', readyTimeoutMs: 5_000 };
     const arms = new DeployedArms({ specs: { control: spec, treatment: spec }, clock: systemClock });
-    const failure = runTrials({ experimentId: 'exp-r', seed: 1, workload: workload({ maxReplacements: 0 }), corpus: () => stream(simpleCorpus(5)), arms, store, clock: systemClock });
-    await expect(failure).rejects.toThrow(/was not ready at http:\/\/127\.0\.0\.1:\d+\/healthz within 5000 ms: .*; it answered \/healthz with 404 \(set the arm's deploy\.readyPath to a path that answers 2xx when ready\)/);
+    const failure = runTrials({
+      experimentId: 'exp-r',
+      seed: 1,
+      workload: workload({ maxReplacements: 0 }),
+      corpus: () => stream(simpleCorpus(5)),
+      arms,
+      store,
+      clock: systemClock,
+    });
+    await expect(failure).rejects.toThrow(
+      /was not ready at http:\/\/127\.0\.0\.1:\d+\/healthz within 5000 ms: .*; it answered \/healthz with 404 \(set the arm's deploy\.readyPath to a path that answers 2xx when ready\)/,
+    );
   });
 
   it('replaces a trial whose arm refuses connections', async () => {
@@ -310,7 +407,15 @@ describe('trials', () => {
       res.end('ok');
     });
     const down = `http://127.0.0.1:${await freePort()}`;
-    const failure = runTrials({ experimentId: 'exp-z', seed: 1, workload: workload({ count: 1, maxReplacements: 1 }), corpus: () => stream(simpleCorpus(10)), arms: new UrlArms({ control: up, treatment: down }), store, clock: systemClock });
+    const failure = runTrials({
+      experimentId: 'exp-z',
+      seed: 1,
+      workload: workload({ count: 1, maxReplacements: 1 }),
+      corpus: () => stream(simpleCorpus(10)),
+      arms: new UrlArms({ control: up, treatment: down }),
+      store,
+      clock: systemClock,
+    });
     await expect(failure).rejects.toThrow(/treatment refused or reset more than 50% of connections/);
   });
 
@@ -326,9 +431,25 @@ describe('trials', () => {
       res.end('ok');
     });
     const arms = new UrlArms({ control: plain, treatment: elsewhere });
-    const strict = runTrials({ experimentId: 'exp-f', seed: 1, workload: workload({ count: 1, maxReplacements: 0 }), corpus: () => stream(simpleCorpus(5)), arms, store, clock: systemClock });
+    const strict = runTrials({
+      experimentId: 'exp-f',
+      seed: 1,
+      workload: workload({ count: 1, maxReplacements: 0 }),
+      corpus: () => stream(simpleCorpus(5)),
+      arms,
+      store,
+      clock: systemClock,
+    });
     await expect(strict).rejects.toThrow(/arms ran in different environments \(cpuModel: .* vs Other CPU 9000\)/);
-    const lenient = await runTrials({ experimentId: 'exp-g', seed: 1, workload: workload({ count: 1, allowFingerprintMismatch: true }), corpus: () => stream(simpleCorpus(100)), arms, store, clock: systemClock });
+    const lenient = await runTrials({
+      experimentId: 'exp-g',
+      seed: 1,
+      workload: workload({ count: 1, allowFingerprintMismatch: true }),
+      corpus: () => stream(simpleCorpus(100)),
+      arms,
+      store,
+      clock: systemClock,
+    });
     expect(lenient.trials.map((t) => t.status)).toEqual(['completed']);
   });
 
@@ -354,7 +475,16 @@ describe('trials', () => {
     });
     expect(asked).toEqual([2, 3]);
     expect(decided).toMatchObject({ completed: 3, stoppedBy: 'decided' });
-    const undecided = await runTrials({ experimentId: 'exp-t', seed: 1, workload: workload({ count: undefined, min: 2, max: 3 }), corpus: () => stream(simpleCorpus(100)), arms: new UrlArms({ control: url, treatment: url }), store, clock: systemClock, afterTrial: async () => false });
+    const undecided = await runTrials({
+      experimentId: 'exp-t',
+      seed: 1,
+      workload: workload({ count: undefined, min: 2, max: 3 }),
+      corpus: () => stream(simpleCorpus(100)),
+      arms: new UrlArms({ control: url, treatment: url }),
+      store,
+      clock: systemClock,
+      afterTrial: async () => false,
+    });
     expect(undecided).toMatchObject({ completed: 3, stoppedBy: 'max' });
   });
 
@@ -367,7 +497,16 @@ describe('trials', () => {
     // A clock whose every reading is a minute later: the budget of 90 s is spent after the first trial.
     let fakeNow = 0;
     const clock = { ...systemClock, now: () => (fakeNow += 60_000) };
-    const result = await runTrials({ experimentId: 'exp-b', seed: 1, workload: workload({ count: undefined, min: 2, max: 10, budget: '90s' }), corpus: () => stream(simpleCorpus(100)), arms: new UrlArms({ control: url, treatment: url }), store, clock, afterTrial: async () => false });
+    const result = await runTrials({
+      experimentId: 'exp-b',
+      seed: 1,
+      workload: workload({ count: undefined, min: 2, max: 10, budget: '90s' }),
+      corpus: () => stream(simpleCorpus(100)),
+      arms: new UrlArms({ control: url, treatment: url }),
+      store,
+      clock,
+      afterTrial: async () => false,
+    });
     expect(result.stoppedBy).toBe('budget');
     expect(result.completed).toBeLessThan(10);
   });
@@ -379,7 +518,15 @@ describe('trials', () => {
       res.end('ok');
     });
     // Five records for 20 due pairs: the corpus runs out, the achieved rate is a quarter of the target.
-    const short = runTrials({ experimentId: 'exp-l', seed: 1, workload: workload({ count: 1, maxReplacements: 1 }, { minAchievedShare: 0.9 }), corpus: () => stream(simpleCorpus(5)), arms: new UrlArms({ control: url, treatment: url }), store, clock: systemClock });
+    const short = runTrials({
+      experimentId: 'exp-l',
+      seed: 1,
+      workload: workload({ count: 1, maxReplacements: 1 }, { minAchievedShare: 0.9 }),
+      corpus: () => stream(simpleCorpus(5)),
+      arms: new UrlArms({ control: url, treatment: url }),
+      store,
+      clock: systemClock,
+    });
     await expect(short).rejects.toThrow(/more than 1 trial\(s\) failed for infrastructure reasons:[\s\S]*load failed: achieved [\d.]+ of 100 pairs\/s/);
   });
 
@@ -412,7 +559,16 @@ describe('trials', () => {
     const spec = { command: 'sleep 30', readyPath: '/healthz', readyTimeoutMs: 60_000 };
     const arms = new DeployedArms({ specs: { control: spec, treatment: spec }, clock: systemClock });
     const cancel = new AbortController();
-    const running = runTrials({ experimentId: 'exp-s', seed: 1, workload: workload(), corpus: () => stream(simpleCorpus(5)), arms, store, clock: systemClock, signal: cancel.signal });
+    const running = runTrials({
+      experimentId: 'exp-s',
+      seed: 1,
+      workload: workload(),
+      corpus: () => stream(simpleCorpus(5)),
+      arms,
+      store,
+      clock: systemClock,
+      signal: cancel.signal,
+    });
     // Cancel once the arm's process exists and readiness polling has begun.
     await new Promise<void>((resolve) => setImmediate(resolve));
     cancel.abort(new Error('monitor: sustained violation'));
@@ -430,7 +586,16 @@ describe('trials', () => {
       { index: 0, attempt: 1, status: 'completed' as const, startedAtMs: 1, endedAtMs: 2, details: { achievedRate: 100 } },
       { index: 1, attempt: 1, status: 'running' as const, startedAtMs: 3 },
     ];
-    const result = await runTrials({ experimentId: 'exp-r', seed: 1, workload: workload({ count: 3, maxReplacements: 0 }), corpus: () => stream(simpleCorpus(50)), arms, store, clock: systemClock, previous });
+    const result = await runTrials({
+      experimentId: 'exp-r',
+      seed: 1,
+      workload: workload({ count: 3, maxReplacements: 0 }),
+      corpus: () => stream(simpleCorpus(50)),
+      arms,
+      store,
+      clock: systemClock,
+      previous,
+    });
     expect(deployed).toEqual([1, 2]);
     expect(result.completed).toBe(3);
     expect(result.trials.map((t) => [t.index, t.attempt, t.status])).toEqual([
@@ -445,11 +610,18 @@ describe('trials', () => {
   });
 
   it('renders deploy commands through environment variables and refuses unknown placeholders', () => {
-    const rendered = deployCommand('serve --port {port} --rev {revision} --as {arm} --inference {dep:prediction}', { port: 7, arm: 'control', revision: 'r1', dependencies: { prediction: 'http://127.0.0.1:9' } });
+    const rendered = deployCommand('serve --port {port} --rev {revision} --as {arm} --inference {dep:prediction}', {
+      port: 7,
+      arm: 'control',
+      revision: 'r1',
+      dependencies: { prediction: 'http://127.0.0.1:9' },
+    });
     expect(rendered.display).toBe('serve --port 7 --rev r1 --as control --inference http://127.0.0.1:9');
     expect(rendered.shell).toBe('serve --port "${TANDEM_PORT}" --rev "${TANDEM_REVISION}" --as "${TANDEM_ARM}" --inference "${TANDEM_DEP_PREDICTION}"');
     expect(rendered.env).toEqual({ TANDEM_PORT: '7', TANDEM_REVISION: 'r1', TANDEM_ARM: 'control', TANDEM_DEP_PREDICTION: 'http://127.0.0.1:9' });
-    expect(() => deployCommand('serve {prot}', { port: 7, arm: 'control', revision: '', dependencies: {} })).toThrow('deploy command has unknown placeholder {prot}');
+    expect(() => deployCommand('serve {prot}', { port: 7, arm: 'control', revision: '', dependencies: {} })).toThrow(
+      'deploy command has unknown placeholder {prot}',
+    );
     expect(() => deployCommand('serve {dep:nope}', { port: 7, arm: 'control', revision: '', dependencies: {} })).toThrow('no dependency "nope"');
   });
 });

@@ -69,7 +69,23 @@ describe('clickhouse store', () => {
     const store = await freshStore(db);
     onTestFinished(() => store.close());
     const response = { method: 'GET', path: '/x', decodedBytes: 2, contentHash: 'cd' };
-    await store.outcomes.append([{ experimentId: 'exp-new', trial: 0, attempt: 1, arm: 'control', recordId: 'r1', intendedMs: 1_796_032_800_000, latencyMs: 1, status: 200, bytes: 2, errorClass: '', bodyHash: 'ab', first: true, response }]);
+    await store.outcomes.append([
+      {
+        experimentId: 'exp-new',
+        trial: 0,
+        attempt: 1,
+        arm: 'control',
+        recordId: 'r1',
+        intendedMs: 1_796_032_800_000,
+        latencyMs: 1,
+        status: 200,
+        bytes: 2,
+        errorClass: '',
+        bodyHash: 'ab',
+        first: true,
+        response,
+      },
+    ]);
     const read = async (id: string) => {
       const out = [];
       for await (const o of store.outcomes.read(id)) out.push(o);
@@ -89,7 +105,9 @@ describe('clickhouse store', () => {
     };
     await query(`CREATE DATABASE ${db}`);
     // The experiments table as the previous release created it, with two versions of one record and a row that is not JSON.
-    await query(`CREATE TABLE ${db}.experiments (id String, workload String, status String, created_ms UInt64, updated_ms UInt64, record String) ENGINE = ReplacingMergeTree(updated_ms) ORDER BY id`);
+    await query(
+      `CREATE TABLE ${db}.experiments (id String, workload String, status String, created_ms UInt64, updated_ms UInt64, record String) ENGINE = ReplacingMergeTree(updated_ms) ORDER BY id`,
+    );
     const running = experimentRecord({ status: 'running', spec: { stage: 'diff', request: { change: 'D42' } } });
     const finished = { ...running, status: 'passed' as const, updatedAtMs: running.updatedAtMs + 5_000, verdict: { outcome: 'passed' } };
     const calibration = experimentRecord({ status: 'passed', spec: { kind: 'calibration', stage: 'periodic' } });

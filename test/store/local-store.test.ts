@@ -36,7 +36,8 @@ describe('local store files', () => {
     const a = experimentRecord({ id: 'exp-a', createdAtMs: T0 });
     const b = experimentRecord({ id: 'exp-b', createdAtMs: T0 + 1 });
     await writer.experiments.put(a);
-    for (let trial = 0; trial < 5; trial++) await writer.experiments.put({ ...a, updatedAtMs: T0 + trial + 1, trials: [{ index: trial, attempt: 1, status: 'running', startedAtMs: T0 }] });
+    for (let trial = 0; trial < 5; trial++)
+      await writer.experiments.put({ ...a, updatedAtMs: T0 + trial + 1, trials: [{ index: trial, attempt: 1, status: 'running', startedAtMs: T0 }] });
     await writer.experiments.put(b);
     const index = join(dir, 'experiments', 'summaries.ndjson');
     expect((await readFile(index, 'utf8')).trim().split('\n')).toHaveLength(2);
@@ -98,10 +99,26 @@ describe('local store files', () => {
     const dir = join(await tempDir(), '.tandem');
     const store = createLocalStore({ dir });
     await store.init();
-    const outcome = { experimentId: 'exp-2', trial: 0, attempt: 1, arm: 'control', recordId: 'r', intendedMs: 1, latencyMs: 1, status: 200, bytes: 1, errorClass: '', bodyHash: 'h', first: true };
+    const outcome = {
+      experimentId: 'exp-2',
+      trial: 0,
+      attempt: 1,
+      arm: 'control',
+      recordId: 'r',
+      intendedMs: 1,
+      latencyMs: 1,
+      status: 200,
+      bytes: 1,
+      errorClass: '',
+      bodyHash: 'h',
+      first: true,
+    };
     const view = { method: 'GET', path: '/', decodedBytes: 1, contentHash: 'h' };
     await mkdir(join(dir, 'outcomes', 'exp-2'), { recursive: true });
-    const lines = [{ ...outcome, response: { ...view, sketch: { a: ['h', 'first'] } } }, { ...outcome, recordId: 'bad', response: { ...view, sketch: { a: 'not a pair' } } }];
+    const lines = [
+      { ...outcome, response: { ...view, sketch: { a: ['h', 'first'] } } },
+      { ...outcome, recordId: 'bad', response: { ...view, sketch: { a: 'not a pair' } } },
+    ];
     await writeFile(join(dir, 'outcomes', 'exp-2', '0.ndjson'), `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`, { mode: 0o600 });
     const corrupt: string[] = [];
     const read: string[] = [];
@@ -159,7 +176,10 @@ describe('a local store on a read-only file system', () => {
     }
     onTestFinished(() => void execFileSync('umount', [mountPoint]));
     const store = createLocalStore({ dir: join(mountPoint, 'nested', '.tandem') });
-    const error = (await store.init().then(() => undefined, (e: unknown) => e)) as Error & { hint?: string };
+    const error = (await store.init().then(
+      () => undefined,
+      (e: unknown) => e,
+    )) as Error & { hint?: string };
     expect(error.message).toContain('EROFS');
     expect(error.message).not.toContain('ENOENT');
     expect(error.hint).toContain('read-only file system');

@@ -92,7 +92,12 @@ export function storeContract(backend: string, makeStore: StoreFactory): void {
         expect(read.map((r) => r.id).sort()).toEqual(spread.map((r) => r.id).sort());
         expect(read.map(hourOf)).toEqual([...read.map(hourOf)].sort((a, b) => a - b));
         const windowed = await collect(store.corpus.read('ranking', { sinceMs: T0 - 3 * 24 * HOUR, untilMs: T0 + 60_000 }));
-        expect(windowed.map((r) => r.id).sort()).toEqual(spread.filter((r) => r.timeMs >= T0 - 3 * 24 * HOUR && r.timeMs < T0 + 60_000).map((r) => r.id).sort());
+        expect(windowed.map((r) => r.id).sort()).toEqual(
+          spread
+            .filter((r) => r.timeMs >= T0 - 3 * 24 * HOUR && r.timeMs < T0 + 60_000)
+            .map((r) => r.id)
+            .sort(),
+        );
         const limited = await collect(store.corpus.read('ranking', { sinceMs: 0, limit: 250 }));
         expect(limited).toEqual(read.slice(0, 250));
       }));
@@ -118,7 +123,8 @@ export function storeContract(backend: string, makeStore: StoreFactory): void {
         const truncated = corpusRecord({ timeMs: T0 + 1, body: '', bodyTruncated: true });
         await store.corpus.append([withheld, truncated]);
         expect(await collect(store.corpus.read('ranking', { sinceMs: 0 }))).toEqual([withheld, truncated]);
-        for (const timeMs of [-1, Number.NaN, 8.64e15]) await expect(store.corpus.append([corpusRecord({ timeMs })])).rejects.toThrow(/is not a time between 1970 and 9999/);
+        for (const timeMs of [-1, Number.NaN, 8.64e15])
+          await expect(store.corpus.append([corpusRecord({ timeMs })])).rejects.toThrow(/is not a time between 1970 and 9999/);
       }));
 
     it('round-trips a gRPC call exactly: binary messages, -bin metadata, status and trailers', () =>
@@ -144,7 +150,21 @@ export function storeContract(backend: string, makeStore: StoreFactory): void {
         await store.corpus.append([call, plain]);
         expect(await collect(store.corpus.read('ranking', { sinceMs: 0 }))).toEqual([call, plain]);
         const id = `exp-${randomUUID()}`;
-        const outcome: RequestOutcome = { experimentId: id, trial: 0, attempt: 1, arm: 'control', recordId: call.id, intendedMs: T0, latencyMs: 2, status: 200, bytes: 9, errorClass: 'grpc', bodyHash: 'ab'.repeat(20), first: true, grpcStatus: 3 };
+        const outcome: RequestOutcome = {
+          experimentId: id,
+          trial: 0,
+          attempt: 1,
+          arm: 'control',
+          recordId: call.id,
+          intendedMs: T0,
+          latencyMs: 2,
+          status: 200,
+          bytes: 9,
+          errorClass: 'grpc',
+          bodyHash: 'ab'.repeat(20),
+          first: true,
+          grpcStatus: 3,
+        };
         const reset: RequestOutcome = { ...outcome, arm: 'treatment', status: 200, errorClass: 'reset', grpcStatus: -1, first: false };
         await store.outcomes.append([outcome, reset]);
         expect(await collect(store.outcomes.read(id))).toEqual([outcome, reset]);
@@ -195,7 +215,14 @@ export function storeContract(backend: string, makeStore: StoreFactory): void {
         const id = `exp-${randomUUID()}`;
         const samples: Sample[] = [];
         for (let i = 0; i < 20; i++) {
-          samples.push({ experimentId: id, trial: i % 2, arm: i % 4 < 2 ? 'control' : 'treatment', metric: i % 5 === 0 ? 'rss_bytes' : 'latency_ms', timeMs: T0 + (20 - i) * 10, value: i + 0.5 });
+          samples.push({
+            experimentId: id,
+            trial: i % 2,
+            arm: i % 4 < 2 ? 'control' : 'treatment',
+            metric: i % 5 === 0 ? 'rss_bytes' : 'latency_ms',
+            timeMs: T0 + (20 - i) * 10,
+            value: i + 0.5,
+          });
         }
         samples.push({ experimentId: id, trial: 0, arm: 'control', metric: 'up', timeMs: T0, value: 1, labels: { instance: 'a"b\\c' } });
         await store.samples.append(samples);
@@ -204,7 +231,12 @@ export function storeContract(backend: string, makeStore: StoreFactory): void {
         expect(latency).toHaveLength(16);
         expect(latency.map((s) => s.timeMs)).toEqual([...latency.map((s) => s.timeMs)].sort((a, b) => a - b));
         const narrowed = await collect(store.samples.read(id, { metric: 'latency_ms', arm: 'treatment', trial: 1 }));
-        expect(narrowed.map((s) => s.value).sort((a, b) => a - b)).toEqual(samples.filter((s) => s.metric === 'latency_ms' && s.arm === 'treatment' && s.trial === 1).map((s) => s.value).sort((a, b) => a - b));
+        expect(narrowed.map((s) => s.value).sort((a, b) => a - b)).toEqual(
+          samples
+            .filter((s) => s.metric === 'latency_ms' && s.arm === 'treatment' && s.trial === 1)
+            .map((s) => s.value)
+            .sort((a, b) => a - b),
+        );
         expect(await collect(store.samples.read(id, { metric: 'up' }))).toEqual([samples[20]]);
       }));
 
@@ -230,9 +262,21 @@ export function storeContract(backend: string, makeStore: StoreFactory): void {
           // One of an arm's several processes answered it (trials.processes).
           outcome(1, 'treatment', 3, { process: 2 }),
           outcome(0, 'control', 2, { status: 0, errorClass: 'timeout', bodyHash: '', bytes: 0 }),
-          outcome(0, 'treatment', 1, { body: Buffer.from('{"items":[1,2]}').toString('base64'), response: { method: 'GET', path: '/items?x=1', contentType: 'application/json', encoding: 'gzip', decodedBytes: 15, contentHash: 'cd'.repeat(20) } }),
+          outcome(0, 'treatment', 1, {
+            body: Buffer.from('{"items":[1,2]}').toString('base64'),
+            response: { method: 'GET', path: '/items?x=1', contentType: 'application/json', encoding: 'gzip', decodedBytes: 15, contentHash: 'cd'.repeat(20) },
+          }),
           // A large body: compared by its sketch, which round-trips too.
-          outcome(1, 'control', 4, { response: { method: 'POST', path: '/big', requestBody: '{"q":"é"}', decodedBytes: 200_000, contentHash: 'ef'.repeat(20), sketch: { 'rows[].v': ['0123456789abcdef', '"same"'] } } }),
+          outcome(1, 'control', 4, {
+            response: {
+              method: 'POST',
+              path: '/big',
+              requestBody: '{"q":"é"}',
+              decodedBytes: 200_000,
+              contentHash: 'ef'.repeat(20),
+              sketch: { 'rows[].v': ['0123456789abcdef', '"same"'] },
+            },
+          }),
           outcome(1, 'control', 0),
         ];
         await store.outcomes.append(batch);
@@ -248,7 +292,23 @@ export function storeContract(backend: string, makeStore: StoreFactory): void {
     it('reads outcomes without their bodies and response views when asked for timing only', () =>
       withStore(async (store) => {
         const id = `exp-${randomUUID()}`;
-        const full: RequestOutcome = { experimentId: id, trial: 0, attempt: 1, arm: 'control', recordId: 'r1', intendedMs: T0, latencyMs: 3.5, status: 200, bytes: 15, errorClass: '', bodyHash: 'ab'.repeat(20), first: true, process: 1, body: Buffer.from('{"a":1}').toString('base64'), response: { method: 'GET', path: '/a', decodedBytes: 7, contentHash: 'cd'.repeat(20) } };
+        const full: RequestOutcome = {
+          experimentId: id,
+          trial: 0,
+          attempt: 1,
+          arm: 'control',
+          recordId: 'r1',
+          intendedMs: T0,
+          latencyMs: 3.5,
+          status: 200,
+          bytes: 15,
+          errorClass: '',
+          bodyHash: 'ab'.repeat(20),
+          first: true,
+          process: 1,
+          body: Buffer.from('{"a":1}').toString('base64'),
+          response: { method: 'GET', path: '/a', decodedBytes: 7, contentHash: 'cd'.repeat(20) },
+        };
         await store.outcomes.append([full]);
         const { body: _body, response: _response, ...timing } = full;
         expect(await collect(store.outcomes.read(id, { fields: 'timing' }))).toEqual([timing]);
@@ -266,7 +326,20 @@ export function storeContract(backend: string, makeStore: StoreFactory): void {
           // Heavy-tailed latencies with exact zeros (no response timed), and a few error classes.
           const latencyMs = i % 97 === 0 ? 0 : Math.exp(random() * 6) * (1 + random());
           const errorClass = i % 41 === 0 ? 'timeout' : i % 53 === 0 ? 'status_5xx' : '';
-          outcomes.push({ experimentId: id, trial, attempt: trial === 1 && i % 5 === 0 ? 2 : 1, arm, recordId: `r${i}`, intendedMs: T0 + i, latencyMs, status: errorClass === 'timeout' ? 0 : 200, bytes: 100 + (i % 13), errorClass: errorClass as RequestOutcome['errorClass'], bodyHash: '', first: arm === 'control' });
+          outcomes.push({
+            experimentId: id,
+            trial,
+            attempt: trial === 1 && i % 5 === 0 ? 2 : 1,
+            arm,
+            recordId: `r${i}`,
+            intendedMs: T0 + i,
+            latencyMs,
+            status: errorClass === 'timeout' ? 0 : 200,
+            bytes: 100 + (i % 13),
+            errorClass: errorClass as RequestOutcome['errorClass'],
+            bodyHash: '',
+            first: arm === 'control',
+          });
         }
         await store.outcomes.append(outcomes);
         await store.outcomes.append([{ ...outcomes[0]!, experimentId: `exp-${randomUUID()}` }]);
@@ -337,20 +410,27 @@ export function storeContract(backend: string, makeStore: StoreFactory): void {
         expect(await ids({ sinceMs: T0 + 2000, untilMs: T0 + 4000 })).toEqual(['exp-page-07', 'exp-page-06', 'exp-page-05', 'exp-page-04']);
         expect(await store.experiments.count({ change: 'nowhere' })).toBe(0);
         // The executor's records keep the change in their request.
-        await store.experiments.put(experimentRecord({ id: 'exp-page-req', createdAtMs: T0 - 1, spec: { kind: 'experiment', stage: 'diff', request: { workload: 'ranking', change: 'c-from-request' } } }));
+        await store.experiments.put(
+          experimentRecord({
+            id: 'exp-page-req',
+            createdAtMs: T0 - 1,
+            spec: { kind: 'experiment', stage: 'diff', request: { workload: 'ranking', change: 'c-from-request' } },
+          }),
+        );
         expect(await ids({ change: 'c-from-request' })).toEqual(['exp-page-req']);
       }));
 
     it('reads only the event types asked for', () =>
-    withStore(async (store) => {
-      const id = `exp-${randomUUID()}`;
-      for (const [i, type] of ['status', 'progress', 'progress', 'cancel-requested', 'lease'].entries()) await store.experiments.appendEvent({ experimentId: id, timeMs: T0 + i, type, message: `${type} ${i}` });
-      expect((await store.experiments.events(id, { types: ['cancel-requested', 'lease'] })).map((e) => e.message)).toEqual(['cancel-requested 3', 'lease 4']);
-      expect(await store.experiments.events(id, { types: [] })).toEqual([]);
-      expect(await store.experiments.events(id)).toHaveLength(5);
-    }));
+      withStore(async (store) => {
+        const id = `exp-${randomUUID()}`;
+        for (const [i, type] of ['status', 'progress', 'progress', 'cancel-requested', 'lease'].entries())
+          await store.experiments.appendEvent({ experimentId: id, timeMs: T0 + i, type, message: `${type} ${i}` });
+        expect((await store.experiments.events(id, { types: ['cancel-requested', 'lease'] })).map((e) => e.message)).toEqual(['cancel-requested 3', 'lease 4']);
+        expect(await store.experiments.events(id, { types: [] })).toEqual([]);
+        expect(await store.experiments.events(id)).toHaveLength(5);
+      }));
 
-  it('keeps experiment events in the order they happened', () =>
+    it('keeps experiment events in the order they happened', () =>
       withStore(async (store) => {
         const id = `exp-${randomUUID()}`;
         await store.experiments.appendEvent({ experimentId: id, timeMs: T0, type: 'status', message: 'queued' });
@@ -419,13 +499,13 @@ export function storeContract(backend: string, makeStore: StoreFactory): void {
     it('round-trips hostile strings byte for byte', () =>
       withStore(async (store) => {
         const nasty = ["'", '\\', "\\'", '\0', '\n\r\t', '\u0001\u001f\u007f', 'ünïcødé ☕ 𝔘', "'); DROP TABLE corpus; --", '`backtick`', '{"json":true}'];
-        const records = nasty.map((text, i) =>
-          corpusRecord({ timeMs: T0 + i, path: `/search?q=${text}`, headers: { 'x-text': text }, method: 'GET' }),
-        );
+        const records = nasty.map((text, i) => corpusRecord({ timeMs: T0 + i, path: `/search?q=${text}`, headers: { 'x-text': text }, method: 'GET' }));
         await store.corpus.append(records);
         expect(await collect(store.corpus.read('ranking', { sinceMs: 0 }))).toEqual(records);
         const id = `exp-${randomUUID()}`;
-        await store.observations.append(nasty.map((text, i) => ({ experimentId: id, detector: text, timeMs: T0 + i, value: i, baseline: 0, verdict: 'clear' as const, message: text })));
+        await store.observations.append(
+          nasty.map((text, i) => ({ experimentId: id, detector: text, timeMs: T0 + i, value: i, baseline: 0, verdict: 'clear' as const, message: text })),
+        );
         for (const text of nasty) expect((await store.observations.read(id, { detector: text })).map((o) => o.message)).toEqual([text]);
       }));
   });

@@ -8,8 +8,24 @@ import { describe, expect, it } from 'vitest';
 import { experimentRecordOf } from '../../store/record-guards.js';
 
 const trial = (details: unknown) => ({ index: 0, attempt: 1, status: 'completed', startedAtMs: 1, endedAtMs: 2, details });
-const record = (details: unknown) => ({ id: 'e', workload: 'w', status: 'completed', createdAtMs: 1, updatedAtMs: 2, seed: 1, spec: {}, trials: [trial(details)] });
-const GOOD = { load: 'ok', targetRate: 50, achievedRate: 49.5, slots: { control: 'A', treatment: 'B' }, prewarm: { sent: 20, errors: 0 }, dependencies: [{ arm: 'treatment', dependency: 'features', policy: 'isolated', calls: 30, errors: 0, blocked: 0, replayedRequests: 10 }] };
+const record = (details: unknown) => ({
+  id: 'e',
+  workload: 'w',
+  status: 'completed',
+  createdAtMs: 1,
+  updatedAtMs: 2,
+  seed: 1,
+  spec: {},
+  trials: [trial(details)],
+});
+const GOOD = {
+  load: 'ok',
+  targetRate: 50,
+  achievedRate: 49.5,
+  slots: { control: 'A', treatment: 'B' },
+  prewarm: { sent: 20, errors: 0 },
+  dependencies: [{ arm: 'treatment', dependency: 'features', policy: 'isolated', calls: 30, errors: 0, blocked: 0, replayedRequests: 10 }],
+};
 
 describe('a trial record read back from a store', () => {
   it('keeps details of their own shape as they are, and drops what another version wrote that no reader knows', () => {
@@ -29,10 +45,16 @@ describe('a trial record read back from a store', () => {
   });
 
   it('drops a field of the wrong shape, and only it, naming it; a __proto__ key replaces nothing', () => {
-    const hostile = JSON.parse(`{"load":"ok","slots":{"control":"B","treatment":"A"},"prewarm":{"sent":"20","errors":0},"dependencies":[{"arm":"treatment","calls":-5}],"__proto__":{"load":"failed"},"otherWorkOnArmCpus":7}`) as unknown;
+    const hostile = JSON.parse(
+      `{"load":"ok","slots":{"control":"B","treatment":"A"},"prewarm":{"sent":"20","errors":0},"dependencies":[{"arm":"treatment","calls":-5}],"__proto__":{"load":"failed"},"otherWorkOnArmCpus":7}`,
+    ) as unknown;
     const read = experimentRecordOf(record(hostile))!.trials[0]!;
     expect(read.status).toBe('completed');
-    expect(read.details).toEqual({ load: 'ok', slots: { control: 'B', treatment: 'A' }, unreadable: [expect.stringMatching(/^prewarm: /), expect.stringMatching(/^dependencies: /), expect.stringMatching(/^otherWorkOnArmCpus: /)] });
+    expect(read.details).toEqual({
+      load: 'ok',
+      slots: { control: 'B', treatment: 'A' },
+      unreadable: [expect.stringMatching(/^prewarm: /), expect.stringMatching(/^dependencies: /), expect.stringMatching(/^otherWorkOnArmCpus: /)],
+    });
     expect(Object.getPrototypeOf(read.details)).toBe(Object.prototype);
   });
 

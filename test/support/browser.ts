@@ -40,5 +40,6 @@ export const pagePredicates = {
   /** The live region has been filled by the stream at least once. */
   liveUpdated: (): boolean => (globalThis as unknown as PageDom).document.getElementById('live')?.dataset.updatedAt !== undefined,
   /** The page's clock when the live region first holds `text`. */
-  liveShows: (text: string): number | false => ((globalThis as unknown as PageDom).document.getElementById('live')?.textContent?.includes(text) ? Date.now() : false),
+  liveShows: (text: string): number | false =>
+    (globalThis as unknown as PageDom).document.getElementById('live')?.textContent?.includes(text) ? Date.now() : false,
 };

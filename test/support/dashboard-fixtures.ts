@@ -15,18 +15,36 @@ export const HOSTILE = `<script>alert('x')</script>"'&`;
 export function workloads(): WorkloadConfig[] {
   return configSchema.parse({
     workloads: [
-      { name: 'ranking', tier: 'ranking', detectors: [{ name: 'errors', kind: 'experiment-attributed', source: 'http://127.0.0.1:9/errors', rule: { above: 0 }, warmup: '10s', consecutive: 3 }] },
+      {
+        name: 'ranking',
+        tier: 'ranking',
+        detectors: [{ name: 'errors', kind: 'experiment-attributed', source: 'http://127.0.0.1:9/errors', rule: { above: 0 }, warmup: '10s', consecutive: 3 }],
+      },
       { name: 'query', tier: 'query' },
     ],
   }).workloads;
 }
 
 export function experiment(overrides: Partial<ExperimentRecord> & { id: string }): ExperimentRecord {
-  return { workload: 'ranking', status: 'queued', createdAtMs: Date.UTC(2026, 10, 30, 10), updatedAtMs: Date.UTC(2026, 10, 30, 10), seed: 1, spec: { kind: 'experiment', stage: 'diff', design: { minTrials: 2, maxTrials: 6 } }, trials: [], ...overrides };
+  return {
+    workload: 'ranking',
+    status: 'queued',
+    createdAtMs: Date.UTC(2026, 10, 30, 10),
+    updatedAtMs: Date.UTC(2026, 10, 30, 10),
+    seed: 1,
+    spec: { kind: 'experiment', stage: 'diff', design: { minTrials: 2, maxTrials: 6 } },
+    trials: [],
+    ...overrides,
+  };
 }
 
 /** Outcomes of `trials` completed trials, treatment `slowdown` times slower; bodies differ in one field when `differ`. */
-export async function seedOutcomes(store: Store, id: string, trials: number, options: { slowdown?: number; differ?: boolean; pairs?: number } = {}): Promise<void> {
+export async function seedOutcomes(
+  store: Store,
+  id: string,
+  trials: number,
+  options: { slowdown?: number; differ?: boolean; pairs?: number } = {},
+): Promise<void> {
   const outcomes: RequestOutcome[] = [];
   const t0 = Date.UTC(2026, 10, 30, 10);
   for (let trial = 0; trial < trials; trial++) {
@@ -34,17 +52,49 @@ export async function seedOutcomes(store: Store, id: string, trials: number, opt
       for (const arm of ['control', 'treatment'] as const) {
         const latency = (10 + ((i * 7919 + trial * 31) % 13)) * (arm === 'treatment' ? (options.slowdown ?? 1) : 1);
         const body = JSON.stringify({ items: [i, i + 1], note: arm === 'treatment' && options.differ ? `${HOSTILE}${i}` : 'same' });
-        outcomes.push({ experimentId: id, trial, attempt: 1, arm, recordId: `r${i}`, intendedMs: t0 + trial * 10_000 + i * 10, latencyMs: latency, status: 200, bytes: body.length, errorClass: '', bodyHash: arm, first: (i + trial) % 2 === (arm === 'control' ? 0 : 1), body: Buffer.from(body).toString('base64'), response: { method: 'GET', path: `/search?q=${i}`, contentType: 'application/json', decodedBytes: body.length, contentHash: arm === 'treatment' && options.differ ? `t${i}` : `c${i}` } });
+        outcomes.push({
+          experimentId: id,
+          trial,
+          attempt: 1,
+          arm,
+          recordId: `r${i}`,
+          intendedMs: t0 + trial * 10_000 + i * 10,
+          latencyMs: latency,
+          status: 200,
+          bytes: body.length,
+          errorClass: '',
+          bodyHash: arm,
+          first: (i + trial) % 2 === (arm === 'control' ? 0 : 1),
+          body: Buffer.from(body).toString('base64'),
+          response: {
+            method: 'GET',
+            path: `/search?q=${i}`,
+            contentType: 'application/json',
+            decodedBytes: body.length,
+            contentHash: arm === 'treatment' && options.differ ? `t${i}` : `c${i}`,
+          },
+        });
       }
     }
   }
   await store.outcomes.append(outcomes);
 }
 
-export const completedTrials = (n: number, t0: number): ExperimentRecord['trials'] => Array.from({ length: n }, (_, index) => ({ index, attempt: 1, status: 'completed' as const, startedAtMs: t0 + index * 10_000, endedAtMs: t0 + index * 10_000 + 9_000, details: { achievedRate: 20 } }));
+export const completedTrials = (n: number, t0: number): ExperimentRecord['trials'] =>
+  Array.from({ length: n }, (_, index) => ({
+    index,
+    attempt: 1,
+    status: 'completed' as const,
+    startedAtMs: t0 + index * 10_000,
+    endedAtMs: t0 + index * 10_000 + 9_000,
+    details: { achievedRate: 20 },
+  }));
 
 /** A dashboard over `store` in this process on a free port, with actions recorded when a token is given. */
-export async function dashboardOver(store: Store, options: { token?: string; actions?: DashboardActions; livePollMs?: number; allowedHosts?: string[]; log?: (line: string) => void } = {}): Promise<DashboardServer> {
+export async function dashboardOver(
+  store: Store,
+  options: { token?: string; actions?: DashboardActions; livePollMs?: number; allowedHosts?: string[]; log?: (line: string) => void } = {},
+): Promise<DashboardServer> {
   const configured = workloads();
   return startDashboard(
     {
@@ -57,6 +107,12 @@ export async function dashboardOver(store: Store, options: { token?: string; act
       ...(options.actions ? { actions: options.actions } : {}),
       ...(options.log ? { log: options.log } : {}),
     },
-    { port: 0, ...(options.token ? { token: options.token } : {}), ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}), livePollMs: options.livePollMs ?? 100, listPollMs: 200 },
+    {
+      port: 0,
+      ...(options.token ? { token: options.token } : {}),
+      ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
+      livePollMs: options.livePollMs ?? 100,
+      listPollMs: 200,
+    },
   );
 }

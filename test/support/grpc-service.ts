@@ -54,7 +54,8 @@ export async function startCatalog(behaviour: CatalogBehaviour = {}): Promise<st
         call.on('cancelled', () => clearTimeout(timer));
         return;
       }
-      if (behaviour.missing?.includes(call.request.id)) return callback({ code: grpc.status.NOT_FOUND, details: `no item ${call.request.id}`, metadata: trailer() });
+      if (behaviour.missing?.includes(call.request.id))
+        return callback({ code: grpc.status.NOT_FOUND, details: `no item ${call.request.id}`, metadata: trailer() });
       callback(null, itemFor(call.request.id, behaviour), trailer());
     },
     List(call: grpc.ServerWritableStream<{ count: number }, Item>) {
@@ -67,7 +68,9 @@ export async function startCatalog(behaviour: CatalogBehaviour = {}): Promise<st
       callback(null, call.request, trailer());
     },
   });
-  const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))));
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
+  );
   onTestFinished(() => new Promise<void>((resolve) => server.tryShutdown(() => resolve())));
   return `127.0.0.1:${port}`;
 }
@@ -79,7 +82,11 @@ export interface CatalogClient {
   close(): void;
 }
 
-export function catalogClient(address: string, channelOptions: grpc.ChannelOptions = {}, credentials: grpc.ChannelCredentials = grpc.credentials.createInsecure()): CatalogClient {
+export function catalogClient(
+  address: string,
+  channelOptions: grpc.ChannelOptions = {},
+  credentials: grpc.ChannelCredentials = grpc.credentials.createInsecure(),
+): CatalogClient {
   const Catalog = definition().tandem.test.Catalog;
   const client = new Catalog(address, credentials, channelOptions);
   onTestFinished(() => client.close());
@@ -122,7 +129,11 @@ export function catalogClient(address: string, channelOptions: grpc.ChannelOptio
 const catalogRoot = protobuf.loadSync(CATALOG_PROTO);
 
 /** A recorded gRPC call of the catalog, as the sidecar would store it. */
-export function catalogRecord(method: 'Lookup' | 'List' | 'Update', request: Record<string, unknown>, options: { timeMs?: number; headers?: Record<string, string> } = {}): CorpusRecord {
+export function catalogRecord(
+  method: 'Lookup' | 'List' | 'Update',
+  request: Record<string, unknown>,
+  options: { timeMs?: number; headers?: Record<string, string> } = {},
+): CorpusRecord {
   const type = catalogRoot.lookupType(method === 'Lookup' ? 'tandem.test.LookupRequest' : method === 'List' ? 'tandem.test.ListRequest' : 'tandem.test.Item');
   return {
     id: randomUUID(),
@@ -135,6 +146,15 @@ export function catalogRecord(method: 'Lookup' | 'List' | 'Update', request: Rec
     bodyTruncated: false,
     sampleRate: 1,
     sampleMode: 'uniform',
-    grpc: { service: 'tandem.test.Catalog', method, requestMessages: 1, responseMessages: [], responseTruncated: false, status: 0, statusMessage: '', trailers: {} },
+    grpc: {
+      service: 'tandem.test.Catalog',
+      method,
+      requestMessages: 1,
+      responseMessages: [],
+      responseTruncated: false,
+      status: 0,
+      statusMessage: '',
+      trailers: {},
+    },
   };
 }

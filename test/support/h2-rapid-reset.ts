@@ -26,10 +26,15 @@ const literal = (text: string): Buffer => Buffer.concat([Buffer.from([text.lengt
 function requestBlock(path: string, authority: string): Buffer {
   return Buffer.concat([
     Buffer.from([0x83, 0x86]),
-    Buffer.from([0x04]), literal(path),
-    Buffer.from([0x01]), literal(authority),
-    Buffer.from([0x0f, 0x10]), literal('application/grpc'),
-    Buffer.from([0x00]), literal('te'), literal('trailers'),
+    Buffer.from([0x04]),
+    literal(path),
+    Buffer.from([0x01]),
+    literal(authority),
+    Buffer.from([0x0f, 0x10]),
+    literal('application/grpc'),
+    Buffer.from([0x00]),
+    literal('te'),
+    literal('trailers'),
   ]);
 }
 

@@ -14,7 +14,10 @@ export const npmV3 = (qs: string): string =>
   });
 
 export const npmV1 = (qs: string): string =>
-  JSON.stringify({ lockfileVersion: 1, dependencies: { express: { version: '4.18.0', requires: { qs: '^6' }, dependencies: { qs: { version: qs } } }, 'left-pad': { version: '1.3.0' } } });
+  JSON.stringify({
+    lockfileVersion: 1,
+    dependencies: { express: { version: '4.18.0', requires: { qs: '^6' }, dependencies: { qs: { version: qs } } }, 'left-pad': { version: '1.3.0' } },
+  });
 
 export const yarnV1 = (qs: string): string =>
   [
@@ -136,4 +139,3 @@ export const pnpmV6 = (qs: string): string =>
     `    resolution: { integrity: sha512-q${qs} }`,
     '',
   ].join('\n');
-

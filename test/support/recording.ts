@@ -29,7 +29,12 @@ export async function tempStore(): Promise<{ dir: string; store: ReturnType<type
   return { dir, store: createLocalStore({ dir: join(dir, '.tandem') }) };
 }
 
-export async function sidecarFor(upstream: string, corpus: CorpusStore, options: Partial<RecorderOptions> = {}, sidecarOptions: Partial<SidecarOptions> = {}): Promise<{ sidecar: Sidecar; recorder: Recorder; log: string[] }> {
+export async function sidecarFor(
+  upstream: string,
+  corpus: CorpusStore,
+  options: Partial<RecorderOptions> = {},
+  sidecarOptions: Partial<SidecarOptions> = {},
+): Promise<{ sidecar: Sidecar; recorder: Recorder; log: string[] }> {
   const log: string[] = [];
   const recorder = new Recorder({ tier: 'query', store: corpus, clock: systemClock, rate: 1, log: (line) => log.push(line), ...options });
   const sidecar = await startSidecar({ recorder, upstream, ...sidecarOptions });
@@ -44,7 +49,10 @@ export async function records(corpus: CorpusStore, tier = 'query'): Promise<Corp
 }
 
 /** A raw request through node:http, so nothing is normalized on the way out. */
-export function rawRequest(url: string, options: { method: string; path: string; headers?: Record<string, string>; body?: string | Buffer }): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+export function rawRequest(
+  url: string,
+  options: { method: string; path: string; headers?: Record<string, string>; body?: string | Buffer },
+): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(`${url}${options.path}`, { method: options.method, headers: options.headers }, (res) => {
       const chunks: Buffer[] = [];
@@ -56,4 +64,3 @@ export function rawRequest(url: string, options: { method: string; path: string;
     req.end(options.body);
   });
 }
-

@@ -56,4 +56,3 @@ export async function raw(url: string, text: string): Promise<string> {
   await once(socket, 'close');
   return out;
 }
-

@@ -65,7 +65,20 @@ export async function writeStoredExperiment(store: Store, options: StoredExperim
           // A replaced attempt was much slower: counting it would show in every latency figure.
           const latencyMs = cost * drift * (arm === 'treatment' ? 1 + shift : 1) * Math.exp(0.2 * (random() - 0.5)) * (replaced ? 10 : 1);
           const failed = random() < 0.002;
-          batch.push({ experimentId: options.id, trial: t, attempt, arm, recordId: `r${r}`, intendedMs: trialStart + 5_000 + r * 2, latencyMs, status: failed ? 503 : 200, bytes: 400 + (r % 50), errorClass: failed ? '5xx' : '', bodyHash: '', first: (r + t) % 2 === 0 });
+          batch.push({
+            experimentId: options.id,
+            trial: t,
+            attempt,
+            arm,
+            recordId: `r${r}`,
+            intendedMs: trialStart + 5_000 + r * 2,
+            latencyMs,
+            status: failed ? 503 : 200,
+            bytes: 400 + (r % 50),
+            errorClass: failed ? '5xx' : '',
+            bodyHash: '',
+            first: (r + t) % 2 === 0,
+          });
         }
         if (batch.length >= BATCH) {
           await store.outcomes.append(batch);
@@ -77,15 +90,39 @@ export async function writeStoredExperiment(store: Store, options: StoredExperim
       const samples: Sample[] = [];
       for (const arm of ['control', 'treatment'] as const) {
         const cpuPerRequest = 0.0005 * drift * (arm === 'treatment' ? 1 + shift : 1);
-        samples.push({ experimentId: options.id, trial: t, arm, metric: 'process_cpu_seconds', timeMs: trialStart + 5_000, value: 10, labels: { mark: 'measure-start' } });
-        samples.push({ experimentId: options.id, trial: t, arm, metric: 'process_cpu_seconds', timeMs: endMs, value: 10 + cpuPerRequest * options.pairsPerTrial, labels: { mark: 'measure-end' } });
-        for (let s = trialStart + 5_000; s <= endMs; s += 10_000) samples.push({ experimentId: options.id, trial: t, arm, metric: 'process_rss_bytes', timeMs: s, value: 80e6 * (1 + 0.01 * random()) });
+        samples.push({
+          experimentId: options.id,
+          trial: t,
+          arm,
+          metric: 'process_cpu_seconds',
+          timeMs: trialStart + 5_000,
+          value: 10,
+          labels: { mark: 'measure-start' },
+        });
+        samples.push({
+          experimentId: options.id,
+          trial: t,
+          arm,
+          metric: 'process_cpu_seconds',
+          timeMs: endMs,
+          value: 10 + cpuPerRequest * options.pairsPerTrial,
+          labels: { mark: 'measure-end' },
+        });
+        for (let s = trialStart + 5_000; s <= endMs; s += 10_000)
+          samples.push({ experimentId: options.id, trial: t, arm, metric: 'process_rss_bytes', timeMs: s, value: 80e6 * (1 + 0.01 * random()) });
       }
       await store.samples.append(samples);
       const slots = t % 2 === 0 ? ({ control: 'A', treatment: 'B' } as const) : ({ control: 'B', treatment: 'A' } as const);
       const trial: TrialRecord = replaced
         ? { index: t, attempt, status: 'replaced', startedAtMs: trialStart, endedAtMs: endMs, reason: 'load failed', details: { slots } }
-        : { index: t, attempt, status: 'completed', startedAtMs: trialStart, endedAtMs: endMs, details: { slots, load: 'ok', targetRate: 500, achievedRate: 500 } };
+        : {
+            index: t,
+            attempt,
+            status: 'completed',
+            startedAtMs: trialStart,
+            endedAtMs: endMs,
+            details: { slots, load: 'ok', targetRate: 500, achievedRate: 500 },
+          };
       trials.push(trial);
       await store.experiments.put(record('running'));
       if (replaced) continue;

@@ -10,11 +10,13 @@ import { runCli } from '../support/cli.js';
 
 describe('bisection search', () => {
   const revisions = Array.from({ length: 20 }, (_, i) => `r${i}`);
-  const judge = (firstBad: number, unbuildable: Set<number>) => async (revision: string): Promise<StepOutcome> => {
-    const i = Number(revision.slice(1));
-    if (unbuildable.has(i)) return { verdict: 'skip', reason: 'does not build' };
-    return { verdict: i >= firstBad ? 'bad' : 'good', reason: '' };
-  };
+  const judge =
+    (firstBad: number, unbuildable: Set<number>) =>
+    async (revision: string): Promise<StepOutcome> => {
+      const i = Number(revision.slice(1));
+      if (unbuildable.has(i)) return { verdict: 'skip', reason: 'does not build' };
+      return { verdict: i >= firstBad ? 'bad' : 'good', reason: '' };
+    };
 
   it('finds the first bad revision for every position, in about log2(n) steps', async () => {
     for (let firstBad = 0; firstBad < 20; firstBad++) {
@@ -37,7 +39,8 @@ describe('bisection search', () => {
 
 /** A service whose /item/N fails for every fifth item once the bug is in; `broken` does not even parse. */
 function serviceSource(kind: 'ok' | 'buggy' | 'broken', version: number): string {
-  if (kind === 'broken') return `import { createServer } from 'node:http';\nconst version = ${version};\ncreateServer((req, res) => { res.end( }).listen(Number(process.env.PORT), '127.0.0.1');\n`;
+  if (kind === 'broken')
+    return `import { createServer } from 'node:http';\nconst version = ${version};\ncreateServer((req, res) => { res.end( }).listen(Number(process.env.PORT), '127.0.0.1');\n`;
   return [
     "import { createServer } from 'node:http';",
     `const version = ${version};`,

@@ -5,7 +5,7 @@ import { BuildGraph, changedLatticeStates, changedSettings, globToRegExp, parseG
 /** Reverse closure by brute force: repeat "add every target with a dependency already in the set" until nothing changes. */
 function bruteForce(targets: { name: string; deps: string[] }[], start: Set<string>): Set<string> {
   const closure = new Set(start);
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     for (const t of targets) {
       if (!closure.has(t.name) && t.deps.some((d) => closure.has(d))) {
@@ -73,7 +73,10 @@ describe('build graph', () => {
 
 describe('config setting diff', () => {
   it('names the settings that changed, and has no answer for files it cannot parse', () => {
-    expect(changedSettings('c.yaml', 'model:\n  depth: 3\n  width: 8\nlog: info\n', 'model:\n  depth: 4\n  width: 8\nlog: info\nnew: 1\n')).toEqual(['model.depth', 'new']);
+    expect(changedSettings('c.yaml', 'model:\n  depth: 3\n  width: 8\nlog: info\n', 'model:\n  depth: 4\n  width: 8\nlog: info\nnew: 1\n')).toEqual([
+      'model.depth',
+      'new',
+    ]);
     expect(changedSettings('c.json', '{"a":[1,2]}', '{"a":[1,3]}')).toEqual(['a']);
     expect(changedSettings('c.yaml', undefined, 'a: 1\n')).toEqual(['a']);
     expect(changedSettings('c.ini', 'a=1', 'a=2')).toBeUndefined();
@@ -103,7 +106,12 @@ describe('graph exports and change parsers', () => {
   it('finds changed lattice states per service', () => {
     const before = 'states:\n  - { name: L0, levels: { a: 0, b: 0 } }\n  - { name: L1, levels: { a: 1, b: 0 } }\n';
     const after = 'states:\n  - { name: L0, levels: { a: 0, b: 0 } }\n  - { name: L1, levels: { a: 1, b: 1 } }\n  - { name: L2, levels: { a: 2, b: 2 } }\n';
-    expect(changedLatticeStates('l.yaml', before, after)).toEqual(new Map([['b', ['L1', 'L2']], ['a', ['L2']]]));
+    expect(changedLatticeStates('l.yaml', before, after)).toEqual(
+      new Map([
+        ['b', ['L1', 'L2']],
+        ['a', ['L2']],
+      ]),
+    );
     expect(changedLatticeStates('l.yaml', 'not: a lattice', after)).toBeUndefined();
   });
 });

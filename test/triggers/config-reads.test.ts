@@ -24,7 +24,12 @@ describe('config read reporter', () => {
   it('batches reads per interval, one entry per (file, setting) with the latest time, and keeps a failed batch', async () => {
     const batches: (readonly ConfigRead[])[] = [];
     let fail = false;
-    const reporter = new ConfigReadReporter({ service: 'ranking', clock: systemClock, flushIntervalMs: 1_000, sink: async (reads) => (fail ? Promise.reject(new Error('down')) : void batches.push(reads)) });
+    const reporter = new ConfigReadReporter({
+      service: 'ranking',
+      clock: systemClock,
+      flushIntervalMs: 1_000,
+      sink: async (reads) => (fail ? Promise.reject(new Error('down')) : void batches.push(reads)),
+    });
     reporter.read('config/ranking.yaml', 'model.depth');
     await vi.advanceTimersByTimeAsync(100);
     reporter.read('config/ranking.yaml', 'model.depth');
@@ -49,7 +54,13 @@ describe('config read reporter', () => {
 describe('ingest endpoint', () => {
   it('stores posted reads, requires the bearer token when configured, and rejects bad entries naming them', async () => {
     const store = await tempStore();
-    const server = await startIngestServer({ host: '127.0.0.1', port: 0, token: 's3cret', sink: (reads) => store.configReads.append(reads), clock: systemClock });
+    const server = await startIngestServer({
+      host: '127.0.0.1',
+      port: 0,
+      token: 's3cret',
+      sink: (reads) => store.configReads.append(reads),
+      clock: systemClock,
+    });
     onTestFinished(() => server.close());
     const post = async (body: string, token?: string) => {
       const response = await request(`${server.url}/config-reads`, { method: 'POST', body, headers: token ? { authorization: `Bearer ${token}` } : {} });
@@ -57,21 +68,38 @@ describe('ingest endpoint', () => {
     };
     expect((await post('[]')).status).toBe(401);
     expect((await post('[]', 'wrong')).status).toBe(401);
-    expect(await post('[{"service":"ranking","file":"config/a.yaml"},{"service":"","file":"x"}]', 's3cret')).toEqual({ status: 400, body: { error: 'entry 1: "service" must not be empty' } });
+    expect(await post('[{"service":"ranking","file":"config/a.yaml"},{"service":"","file":"x"}]', 's3cret')).toEqual({
+      status: 400,
+      body: { error: 'entry 1: "service" must not be empty' },
+    });
     // Issue 32: -1e20 was a 503 (a client retries forever), year −1000 was stored, a long path was "must be a non-empty string".
     const bad = async (entry: object) => post(JSON.stringify([entry]), 's3cret');
-    expect(await bad({ service: 's', file: 'f', timeMs: -1e20 })).toEqual({ status: 400, body: { error: 'entry 0: "timeMs" must be whole epoch milliseconds from 0 (1970) to now, got -100000000000000000000' } });
+    expect(await bad({ service: 's', file: 'f', timeMs: -1e20 })).toEqual({
+      status: 400,
+      body: { error: 'entry 0: "timeMs" must be whole epoch milliseconds from 0 (1970) to now, got -100000000000000000000' },
+    });
     expect((await bad({ service: 's', file: 'f', timeMs: Date.UTC(-1000, 0, 1) })).status).toBe(400);
     expect((await bad({ service: 's', file: 'f', timeMs: 1.5 })).status).toBe(400);
-    expect(await bad({ service: 's', file: 'x'.repeat(5_000) })).toEqual({ status: 400, body: { error: 'entry 0: "file" must be at most 4096 characters, got 5000' } });
+    expect(await bad({ service: 's', file: 'x'.repeat(5_000) })).toEqual({
+      status: 400,
+      body: { error: 'entry 0: "file" must be at most 4096 characters, got 5000' },
+    });
     expect(await bad({ service: 's', file: `a/${'b'.repeat(1_001)}.yaml` })).toEqual({ status: 202, body: { accepted: 1 } });
     expect(await bad({ service: 's', file: 'a\u001b[2J' })).toEqual({ status: 400, body: { error: 'entry 0: "file" must not contain control characters' } });
     expect(await bad({ service: 7, file: 'f' })).toEqual({ status: 400, body: { error: 'entry 0: "service" must be a string, got number' } });
     expect((await post('{"service":"x"}\nnot json', 's3cret')).body.error).toMatch(/line 2: not JSON/);
-    expect(await post('{"service":"ranking","file":"config/a.yaml","setting":"model.depth"}\n{"service":"search","file":"config/a.yaml"}', 's3cret')).toEqual({ status: 202, body: { accepted: 2 } });
+    expect(await post('{"service":"ranking","file":"config/a.yaml","setting":"model.depth"}\n{"service":"search","file":"config/a.yaml"}', 's3cret')).toEqual({
+      status: 202,
+      body: { accepted: 2 },
+    });
     // Nothing of a rejected request was stored.
     const latest = await store.configReads.latest({ sinceMs: 0 });
-    expect(latest.filter((r) => r.service !== 's').map((r) => `${r.service} ${r.file} ${r.setting}`).sort()).toEqual(['ranking config/a.yaml model.depth', 'search config/a.yaml ']);
+    expect(
+      latest
+        .filter((r) => r.service !== 's')
+        .map((r) => `${r.service} ${r.file} ${r.setting}`)
+        .sort(),
+    ).toEqual(['ranking config/a.yaml model.depth', 'search config/a.yaml ']);
     // Too big: the body is drained, so the client reads the 413 rather than a reset connection.
     expect((await post('x'.repeat(1_100_000), 's3cret')).status).toBe(413);
   });

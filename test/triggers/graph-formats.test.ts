@@ -21,7 +21,13 @@ describe('graph exports of Nx, Turborepo and Bazel', () => {
     const text = JSON.stringify({
       graph: {
         nodes: { toString: { data: { root: 'libs/to-string' } }, app: { data: { root: 'apps/app' } } },
-        dependencies: { app: [{ source: 'app', target: 'toString', type: 'static' }, { source: 'app', target: '__proto__', type: 'implicit' }], toString: [] },
+        dependencies: {
+          app: [
+            { source: 'app', target: 'toString', type: 'static' },
+            { source: 'app', target: '__proto__', type: 'implicit' },
+          ],
+          toString: [],
+        },
       },
     }).replace('"app":{"data"', '"__proto__":{"data":{"root":"libs/proto"}},"app":{"data"');
     const targets = parseGraph('nx', text, 'graph.json');
@@ -40,7 +46,11 @@ describe('graph exports of Nx, Turborepo and Bazel', () => {
       { name: '@serving/ranking', srcs: ['packages/ranking'], deps: ['@serving/features'] },
       { name: '@serving/api', srcs: ['apps/api'], deps: ['@serving/ranking'] },
     ]);
-    expect([...new BuildGraph(targets).affected(['packages/features/src/index.ts']).reached.keys()]).toEqual(['@serving/features', '@serving/ranking', '@serving/api']);
+    expect([...new BuildGraph(targets).affected(['packages/features/src/index.ts']).reached.keys()]).toEqual([
+      '@serving/features',
+      '@serving/ranking',
+      '@serving/api',
+    ]);
     expect(() => parseGraph('turbo', '{"tasks":[{"taskId":"a#build"}]}', 'turbo.json')).toThrow(/turbo\.json: tasks\.0\.package/);
   });
 
@@ -54,16 +64,33 @@ describe('graph exports of Nx, Turborepo and Bazel', () => {
     expect(graph.owners('services/ranking/model/score.ts')).toEqual(['//services/ranking:ranking']);
     // A file no rule takes as input is owned by none: exact files, not the package directory.
     expect(graph.owners('services/ranking/notes.txt')).toEqual([]);
-    expect(graph.affected(['libs/features/schema.json']).reached.get('//services/ranking:ranking')!.path).toEqual(['libs/features/schema.json', '//libs/features:schema', '//services/ranking:ranking']);
-    const whole = JSON.stringify({ target: text.trim().split('\n').map((line) => JSON.parse(line) as unknown) });
+    expect(graph.affected(['libs/features/schema.json']).reached.get('//services/ranking:ranking')!.path).toEqual([
+      'libs/features/schema.json',
+      '//libs/features:schema',
+      '//services/ranking:ranking',
+    ]);
+    const whole = JSON.stringify({
+      target: text
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as unknown),
+    });
     expect(parseGraph('bazel', whole, 'deps.json')).toEqual(targets);
     expect(() => parseGraph('bazel', '{"type":"RULE","rule":{}}\n', 'deps.jsonl')).toThrow(/deps\.jsonl:1: rule\.name/);
     expect(() => parseGraph('bazel', '{"type":"RULE"}\nnot json\n', 'deps.jsonl')).toThrow(/deps\.jsonl:2: not JSON/);
   });
 
   it('unites the graphs of both ends of a change: every edge of either, a plain dependency outranking a dev one', () => {
-    const base = [{ name: 'a', srcs: ['a'], deps: [] }, { name: 'b', srcs: ['b'], deps: ['a'], depKinds: { a: 'devDependency' } }, { name: 'gone', srcs: ['gone'], deps: [] }];
-    const head = [{ name: 'a', srcs: ['a'], deps: [] }, { name: 'b', srcs: ['b'], deps: ['a', 'c'] }, { name: 'c', srcs: ['c'], deps: [] }];
+    const base = [
+      { name: 'a', srcs: ['a'], deps: [] },
+      { name: 'b', srcs: ['b'], deps: ['a'], depKinds: { a: 'devDependency' } },
+      { name: 'gone', srcs: ['gone'], deps: [] },
+    ];
+    const head = [
+      { name: 'a', srcs: ['a'], deps: [] },
+      { name: 'b', srcs: ['b'], deps: ['a', 'c'] },
+      { name: 'c', srcs: ['c'], deps: [] },
+    ];
     expect(unionTargets(base, head)).toEqual([
       { name: 'a', srcs: ['a'], deps: [] },
       { name: 'b', srcs: ['b'], deps: ['a', 'c'] },
@@ -83,18 +110,40 @@ describe('docs/triggers.md', () => {
 });
 
 describe('workload templates', () => {
-  const config = parseConfig({ workloadTemplates: [{ targets: ['@x/*'], workload: { arms: { control: { deploy: { command: 'serve {dir} {port}' } }, treatment: { deploy: { command: 'serve {dir} {port}' } } } } }] });
+  const config = parseConfig({
+    workloadTemplates: [
+      {
+        targets: ['@x/*'],
+        workload: { arms: { control: { deploy: { command: 'serve {dir} {port}' } }, treatment: { deploy: { command: 'serve {dir} {port}' } } } },
+      },
+    ],
+  });
 
   it('make one workload per matching target, named by its last segment, with {dir} substituted and the target as its trigger', () => {
-    const expanded = expandWorkloadTemplates(config, [{ name: '@x/ranking', dir: 'services/ranking' }, { name: '@y/other', dir: 'other' }]);
+    const expanded = expandWorkloadTemplates(config, [
+      { name: '@x/ranking', dir: 'services/ranking' },
+      { name: '@y/other', dir: 'other' },
+    ]);
     expect(expanded.workloads).toHaveLength(1);
-    expect(expanded.workloads[0]).toMatchObject({ name: 'ranking', tier: 'ranking', triggers: { targets: ['@x/ranking'] }, arms: { control: { deploy: { command: 'serve services/ranking {port}' } } } });
+    expect(expanded.workloads[0]).toMatchObject({
+      name: 'ranking',
+      tier: 'ranking',
+      triggers: { targets: ['@x/ranking'] },
+      arms: { control: { deploy: { command: 'serve services/ranking {port}' } } },
+    });
   });
 
   it('refuse a target name or directory a shell would interpret, and two targets giving one name', () => {
-    expect(() => expandWorkloadTemplates(config, [{ name: '@x/a', dir: 'packages/$(touch pwned)' }])).toThrow(/workloadTemplates\[0\]: target "@x\/a" \(directory "packages\/\$\(touch pwned\)"\) has characters that are not safe/);
+    expect(() => expandWorkloadTemplates(config, [{ name: '@x/a', dir: 'packages/$(touch pwned)' }])).toThrow(
+      /workloadTemplates\[0\]: target "@x\/a" \(directory "packages\/\$\(touch pwned\)"\) has characters that are not safe/,
+    );
     expect(() => expandWorkloadTemplates(config, [{ name: '@x/a;rm', dir: 'a' }])).toThrow(/not safe to substitute/);
     const deep = parseConfig({ workloadTemplates: [{ targets: ['@x/**'], workload: {} }] });
-    expect(() => expandWorkloadTemplates(deep, [{ name: '@x/a', dir: 'one/a' }, { name: '@x/b/a', dir: 'two/a' }])).toThrow(/gives the name "a" to targets @x\/a and @x\/b\/a/);
+    expect(() =>
+      expandWorkloadTemplates(deep, [
+        { name: '@x/a', dir: 'one/a' },
+        { name: '@x/b/a', dir: 'two/a' },
+      ]),
+    ).toThrow(/gives the name "a" to targets @x\/a and @x\/b\/a/);
   });
 });

@@ -28,7 +28,15 @@ async function workspace(config: string[] = [], options: { lockfile?: Record<str
     'packages/b/index.js': 'export const b = 1;\n',
     'packages/c/package.json': pkg('@x/c', { dependencies: { 'left-pad': '^1.0.0' } }),
     'packages/c/index.js': 'export const c = 1;\n',
-    'tandem.config.yaml': ['triggers:', '  graph: { kind: workspaces }', ...config, 'workloadTemplates:', '  - targets: ["@x/*"]', '    workload: { name: "w{name}" }', ''].join('\n'),
+    'tandem.config.yaml': [
+      'triggers:',
+      '  graph: { kind: workspaces }',
+      ...config,
+      'workloadTemplates:',
+      '  - targets: ["@x/*"]',
+      '    workload: { name: "w{name}" }',
+      '',
+    ].join('\n'),
   });
   return repo;
 }
@@ -49,7 +57,13 @@ describe('lockfiles of every kind', () => {
       const selection = await affected(repo);
       expect(names(selection.selected)).toEqual(['wa', 'wb']);
       // Issue 32: the reason names what was bumped (qs, under the declared express), not the declared dependency.
-      expect(selection.selected.find((s) => s.workload === 'wb')!.reasons[0]).toMatchObject({ kind: 'graph', file: 'yarn.lock', packages: ['qs'], path: ['yarn.lock', '@x/a', '@x/b'], message: 'yarn.lock (qs) reaches @x/b through @x/a' });
+      expect(selection.selected.find((s) => s.workload === 'wb')!.reasons[0]).toMatchObject({
+        kind: 'graph',
+        file: 'yarn.lock',
+        packages: ['qs'],
+        path: ['yarn.lock', '@x/a', '@x/b'],
+        message: 'yarn.lock (qs) reaches @x/b through @x/a',
+      });
       expect(selection.skipped.find((s) => s.workload === 'wc')!.reason.kind).toBe('unreached');
     }
   });
@@ -63,7 +77,8 @@ describe('lockfiles of every kind', () => {
       'packages/a/package.json': pkg('@x/a', { dependencies: { express: '^4.0.0' } }),
       'packages/b/package.json': pkg('@x/b', { dependencies: { '@x/a': 'workspace:*' } }),
       'packages/c/package.json': pkg('@x/c', { dependencies: { 'left-pad': '^1.0.0' } }),
-      'tandem.config.yaml': 'triggers: { graph: { kind: workspaces } }\nworkloads:\n  - { name: wa, triggers: { targets: ["@x/a"] } }\n  - { name: wb, triggers: { targets: ["@x/b"] } }\n  - { name: wc, triggers: { targets: ["@x/c"] } }\n',
+      'tandem.config.yaml':
+        'triggers: { graph: { kind: workspaces } }\nworkloads:\n  - { name: wa, triggers: { targets: ["@x/a"] } }\n  - { name: wb, triggers: { targets: ["@x/b"] } }\n  - { name: wc, triggers: { targets: ["@x/c"] } }\n',
     });
     await repo.commit({ 'pnpm-lock.yaml': pnpmV9('6.11.1') });
     expect(names((await affected(repo)).selected)).toEqual(['wa', 'wb']);
@@ -74,7 +89,11 @@ describe('lockfiles of every kind', () => {
     await repo.commit({ 'yarn.lock': 'express@^4.0.0:\n  version "4.18.0"\n    bad: indentation\n' });
     const selection = await affected(repo);
     expect(names(selection.selected)).toEqual(['wa', 'wb', 'wc']);
-    expect(selection.selected[0]!.reasons[0]).toMatchObject({ kind: 'global', file: 'yarn.lock', message: expect.stringMatching(/^global input yarn\.lock changed and could not be narrowed \(yarn\.lock at head is not a readable yarn lockfile/) });
+    expect(selection.selected[0]!.reasons[0]).toMatchObject({
+      kind: 'global',
+      file: 'yarn.lock',
+      message: expect.stringMatching(/^global input yarn\.lock changed and could not be narrowed \(yarn\.lock at head is not a readable yarn lockfile/),
+    });
   });
 });
 
@@ -83,7 +102,10 @@ describe('the build graph at both ends of a change', () => {
     const repo = await workspace();
     const base = repo.git('rev-parse', 'HEAD');
     // A new package depending on @x/a: its files are owned at head only.
-    const head = await repo.commit({ 'packages/d/package.json': pkg('@x/d', { dependencies: { '@x/a': '*' } }), 'packages/d/index.js': 'export const d = 1;\n' });
+    const head = await repo.commit({
+      'packages/d/package.json': pkg('@x/d', { dependencies: { '@x/a': '*' } }),
+      'packages/d/index.js': 'export const d = 1;\n',
+    });
     const atHead = await affected(repo, base, head);
     expect(names(atHead.selected)).toEqual(['wd']);
     expect(atHead.selected[0]!.reasons[0]!.message).toBe('packages/d/index.js is in target @x/d');
@@ -101,7 +123,11 @@ describe('the build graph at both ends of a change', () => {
     const repo = await workspace([], { bDevDependsOnA: true });
     await repo.commit({ 'packages/a/index.js': 'export const a = 2;\n' });
     const wb = (await affected(repo)).selected.find((s) => s.workload === 'wb')!;
-    expect(wb.reasons[0]).toMatchObject({ path: ['packages/a/index.js', '@x/a', '@x/b'], edges: ['devDependency'], message: 'packages/a/index.js reaches @x/b through @x/a (@x/b has @x/a as a devDependency)' });
+    expect(wb.reasons[0]).toMatchObject({
+      path: ['packages/a/index.js', '@x/a', '@x/b'],
+      edges: ['devDependency'],
+      message: 'packages/a/index.js reaches @x/b through @x/a (@x/b has @x/a as a devDependency)',
+    });
   });
 });
 
@@ -116,7 +142,11 @@ describe('inputs inside targets', () => {
       { file: 'packages/a/__snapshots__/x.snap', target: '@x/a', inputSet: 'snapshots' },
       { file: 'packages/a/src/index.test.ts', target: '@x/a', inputSet: 'tests' },
     ]);
-    expect(selection.skipped.find((s) => s.workload === 'wb')!.reason).toMatchObject({ kind: 'ignored', target: '@x/a', path: [expect.any(String), '@x/a', '@x/b'] });
+    expect(selection.skipped.find((s) => s.workload === 'wb')!.reason).toMatchObject({
+      kind: 'ignored',
+      target: '@x/a',
+      path: [expect.any(String), '@x/a', '@x/b'],
+    });
     const text = await runCli(['affected', '--base', 'HEAD~1'], { cwd: repo.dir });
     expect(text.out).toMatch(/3 changed file\(s\) between \w+ and \w+; 3 in ignored inputs \(docs, snapshots, tests\)/);
     expect(text.out).toMatch(/ignored {3}packages\/a\/README\.md: docs of @x\/a/);
@@ -149,7 +179,12 @@ describe('graph exports users already have', () => {
     await copyFile(new URL(`./fixtures/${fixture}`, import.meta.url), join(repo.dir, fixture));
     await repo.commit({
       ...files,
-      'tandem.config.yaml': [`triggers: { graph: { kind: ${kind}, file: ${fixture} } }`, 'workloads:', ...Object.entries(workloads).map(([w, target]) => `  - { name: ${w}, triggers: { targets: ["${target}"] } }`), ''].join('\n'),
+      'tandem.config.yaml': [
+        `triggers: { graph: { kind: ${kind}, file: ${fixture} } }`,
+        'workloads:',
+        ...Object.entries(workloads).map(([w, target]) => `  - { name: ${w}, triggers: { targets: ["${target}"] } }`),
+        '',
+      ].join('\n'),
     });
     return repo;
   };
@@ -158,7 +193,10 @@ describe('graph exports users already have', () => {
     const repo = await exportRepo('nx', 'nx-graph.json', { 'libs/features/src/index.ts': '1\n' }, { ranking: 'ranking', api: 'api' });
     await repo.commit({ 'libs/features/src/index.ts': '2\n' });
     const selection = await affected(repo);
-    expect(selection.selected.find((s) => s.workload === 'api')!.reasons[0]).toMatchObject({ path: ['libs/features/src/index.ts', 'features', 'ranking', 'api'], edges: ['dependency', 'nx dynamic'] });
+    expect(selection.selected.find((s) => s.workload === 'api')!.reasons[0]).toMatchObject({
+      path: ['libs/features/src/index.ts', 'features', 'ranking', 'api'],
+      edges: ['dependency', 'nx dynamic'],
+    });
   });
 
   it('Turborepo: task dependencies across packages', async () => {
@@ -174,7 +212,12 @@ describe('graph exports users already have', () => {
   });
 
   it('an export generated in CI and not committed is read from the working tree, with a note', async () => {
-    const repo = await exportRepo('nx', 'nx-graph.json', { 'libs/features/src/index.ts': '1\n', '.gitignore': 'nx-graph.json\n.tandem/\n' }, { ranking: 'ranking' });
+    const repo = await exportRepo(
+      'nx',
+      'nx-graph.json',
+      { 'libs/features/src/index.ts': '1\n', '.gitignore': 'nx-graph.json\n.tandem/\n' },
+      { ranking: 'ranking' },
+    );
     await repo.commit({ 'libs/features/src/index.ts': '2\n' });
     const selection = await affected(repo);
     expect(names(selection.selected)).toEqual(['ranking']);
@@ -188,7 +231,16 @@ describe('output a CI can read', () => {
     await repo.commit({ 'packages/a/index.js': 'export const a = 2;\n' });
     const text = await runCli(['affected', '--base', 'HEAD~1'], { cwd: repo.dir });
     expect(text.out.split('\n').slice(1).join('\n')).toBe(
-      ['selected 2:', '  packages/a/index.js changed, through the build graph — 2:', '      wa', '      wb (via @x/a → @x/b)', 'skipped 1:', '  no changed file reaches its targets, and no changed config setting it reads — 1:', '      wc', ''].join('\n'),
+      [
+        'selected 2:',
+        '  packages/a/index.js changed, through the build graph — 2:',
+        '      wa',
+        '      wb (via @x/a → @x/b)',
+        'skipped 1:',
+        '  no changed file reaches its targets, and no changed config setting it reads — 1:',
+        '      wc',
+        '',
+      ].join('\n'),
     );
   });
 
@@ -198,14 +250,24 @@ describe('output a CI can read', () => {
     const result = await runCli(['submit', '--base', 'HEAD~1', '--noop', '--json'], { cwd: repo.dir });
     expect(result.code, result.err).toBe(0);
     const { experiments } = JSON.parse(result.out) as { experiments: { workload: string; status: string }[] };
-    expect(experiments.map((e) => [e.workload, e.status]).sort()).toEqual([['wa', 'passed'], ['wb', 'passed']]);
+    expect(experiments.map((e) => [e.workload, e.status]).sort()).toEqual([
+      ['wa', 'passed'],
+      ['wb', 'passed'],
+    ]);
   });
 
   it('errors under --json are JSON: a bad config names every problem', async () => {
     const repo = await workspace(['  ignoredInputs: [doc]']);
     const result = await runCli(['affected', '--base', 'HEAD', '--json'], { cwd: repo.dir });
     expect(result.code).toBe(3);
-    expect(JSON.parse(result.out)).toEqual({ error: { code: 'TANDEM_ERR_CONFIG', exitCode: 3, message: expect.any(String), problems: [expect.stringMatching(/triggers\.ignoredInputs\[0\] "doc" is not an input set \(known: docs, tests, snapshots, stories\)/)] } });
+    expect(JSON.parse(result.out)).toEqual({
+      error: {
+        code: 'TANDEM_ERR_CONFIG',
+        exitCode: 3,
+        message: expect.any(String),
+        problems: [expect.stringMatching(/triggers\.ignoredInputs\[0\] "doc" is not an input set \(known: docs, tests, snapshots, stories\)/)],
+      },
+    });
     const usage = await runCli(['affected', '--json'], { cwd: repo.dir });
     expect(usage.code).toBe(3);
     expect(JSON.parse(usage.out)).toMatchObject({ error: { code: 'TANDEM_ERR_USAGE', message: expect.stringMatching(/--base/) } });

@@ -101,7 +101,8 @@ export class LookAccumulator {
     const df = n - (slotted ? 2 : 1);
     const withBias = slotBias !== undefined ? { slotBias } : {};
     // Identical effects in every trial (a deterministic counter): the effect is known exactly.
-    if (this.#max - this.#min <= EXACT_TOLERANCE && n >= 2) return { n, estimate, standardError: 0, sd: 0, df, ...withBias, noise: 'exact (no variation)', q: nominalP(estimate, 0, 1) };
+    if (this.#max - this.#min <= EXACT_TOLERANCE && n >= 2)
+      return { n, estimate, standardError: 0, sd: 0, df, ...withBias, noise: 'exact (no variation)', q: nominalP(estimate, 0, 1) };
     if (df < 1) return undefined;
     const sd = Math.sqrt(Math.max(0, ss) / df);
     const standardError = sd * factor;
@@ -167,7 +168,9 @@ export function sequentialBoundary(design: SequentialDesign): Boundary {
   if (cached) return cached;
   // One look is an ordinary t-test: its level is exact, no simulation needed.
   const single = normalized.minTrials === normalized.maxTrials;
-  const law = single ? new Float64Array(0) : simulateMinQ(normalized, 0x5eed + normalized.maxTrials * 7_919 + normalized.minTrials * 31 + (normalized.slotted ? 1 : 0));
+  const law = single
+    ? new Float64Array(0)
+    : simulateMinQ(normalized, 0x5eed + normalized.maxTrials * 7_919 + normalized.minTrials * 31 + (normalized.slotted ? 1 : 0));
   const boundary: Boundary = {
     design: normalized,
     nominalLevel: (level) => (single ? level : lowerQuantile(law, level)),

@@ -78,9 +78,12 @@ function draftMetric(metric: string, rows: readonly TrialMetric[], options: Judg
     if (look) fits.push(look);
   }
   const fit = fits.at(-1);
-  if (!fit || fit.n !== n) return { ...base, noData: `${n} trial(s) leave no degree of freedom for the noise once the slot bias is fitted; at least 3 are needed` };
+  if (!fit || fit.n !== n)
+    return { ...base, noData: `${n} trial(s) leave no degree of freedom for the noise once the slot bias is fitted; at least 3 are needed` };
   const slotted = fit.slotBias !== undefined;
-  const boundary = sequentialBoundary(fixed ? { minTrials: n, maxTrials: n, slotted } : { minTrials: Math.min(design.minTrials, n), maxTrials: Math.max(design.maxTrials, n), slotted });
+  const boundary = sequentialBoundary(
+    fixed ? { minTrials: n, maxTrials: n, slotted } : { minTrials: Math.min(design.minTrials, n), maxTrials: Math.max(design.maxTrials, n), slotted },
+  );
   const looks = fits.map((look): MetricLook => {
     const half = criticalValue(boundary, alpha, look.df) * look.standardError;
     return { trials: look.n, estimate: look.estimate, low: look.estimate - half, high: look.estimate + half };
@@ -99,15 +102,29 @@ export function judge(trialMetrics: readonly TrialMetric[], options: JudgeOption
   }
   const names = [...new Set([...byMetric.keys(), ...[...options.policies.values()].filter((p) => p.mustHaveData).map((p) => p.metric)])].sort();
   const trialCount = new Set(trialMetrics.map((m) => m.trial)).size;
-  const drafts = names.map((metric) => draftMetric(metric, (byMetric.get(metric) ?? []).slice().sort((a, b) => a.trial - b.trial), options, alpha));
+  const drafts = names.map((metric) =>
+    draftMetric(
+      metric,
+      (byMetric.get(metric) ?? []).slice().sort((a, b) => a.trial - b.trial),
+      options,
+      alpha,
+    ),
+  );
 
   const judged = drafts.filter((d) => d.policy && !d.noData);
   const adjusted = benjaminiHochberg(judged.map((d) => d.pValue));
   const adjustedOf = new Map(judged.map((d, i) => [d.metric, adjusted[i]!]));
   // Multiplicity for planning: a lone regression among m judged metrics must reach p ≤ α/m under BH.
   const planningLevel = alpha / Math.max(1, judged.length);
-  const metrics = drafts.map((d) => metricVerdict(d, { alpha, planningLevel, adjustedP: adjustedOf.get(d.metric) ?? Number.NaN, calibration: options.calibration }));
-  return experimentVerdict(metrics, { alpha, trials: trialCount, design: options.design ?? { minTrials: trialCount, maxTrials: trialCount }, onInconclusive: options.onInconclusive ?? 'inconclusive' });
+  const metrics = drafts.map((d) =>
+    metricVerdict(d, { alpha, planningLevel, adjustedP: adjustedOf.get(d.metric) ?? Number.NaN, calibration: options.calibration }),
+  );
+  return experimentVerdict(metrics, {
+    alpha,
+    trials: trialCount,
+    design: options.design ?? { minTrials: trialCount, maxTrials: trialCount },
+    onInconclusive: options.onInconclusive ?? 'inconclusive',
+  });
 }
 
 interface VerdictContext {
@@ -127,14 +144,21 @@ function metricVerdict(d: Draft, ctx: VerdictContext): MetricVerdict {
   const estimate = fit?.estimate ?? Number.NaN;
   const low = estimate - half;
   const high = estimate + half;
-  const policy = d.policy ?? { metric: d.metric, direction: d.metric.startsWith('latency') || d.metric.startsWith('error_share') ? ('increase-is-bad' as const) : ('either' as const), threshold: defaultThreshold(d.metric, scale), critical: false, mustHaveData: false };
+  const policy = d.policy ?? {
+    metric: d.metric,
+    direction: d.metric.startsWith('latency') || d.metric.startsWith('error_share') ? ('increase-is-bad' as const) : ('either' as const),
+    threshold: defaultThreshold(d.metric, scale),
+    critical: false,
+    mustHaveData: false,
+  };
   const { threshold, direction } = policy;
   const calibrated = ctx.calibration?.metrics[d.metric];
   // What this rule can see at n trials: significance at the planning level, then the threshold, with 80% power.
   const planningCritical = fit && d.boundary ? criticalValue(d.boundary, ctx.planningLevel, fit.df) : Number.NaN;
   const powerQuantile = fit ? studentTQuantile(0.8, Math.max(1, fit.df)) : Number.NaN;
   const mde = fit ? Math.max(threshold, planningCritical * fit.standardError) + powerQuantile * fit.standardError : Number.NaN;
-  const noiseFloor = calibrated && n >= 2 ? Math.max(threshold, planningCritical * calibrated.sd / Math.sqrt(n)) + powerQuantile * calibrated.sd / Math.sqrt(n) : undefined;
+  const noiseFloor =
+    calibrated && n >= 2 ? Math.max(threshold, (planningCritical * calibrated.sd) / Math.sqrt(n)) + (powerQuantile * calibrated.sd) / Math.sqrt(n) : undefined;
   const base = {
     metric: d.metric,
     unit: first?.unit ?? '',
@@ -163,7 +187,10 @@ function metricVerdict(d: Draft, ctx: VerdictContext): MetricVerdict {
   const p = d.policy ? ctx.adjustedP : d.pValue;
   const pText = `${d.policy ? 'adjusted ' : ''}p = ${p.toPrecision(2)}`;
   const noiseText = fit.noise === 'exact (no variation)' ? ', the same in every trial' : '';
-  const noisier = calibrated && calibrated.df >= 1 && fit.noise === 'own trials' && !varianceConsistent(fit.sd, fit.df + 1, calibrated.sd, calibrated.df) ? ` Noisier than the A/A calibration (sd ${fmt(fit.sd).replace(/^[+−±]/, '')} vs ${fmt(calibrated.sd).replace(/^[+−±]/, '')}): the calibration may be stale.` : '';
+  const noisier =
+    calibrated && calibrated.df >= 1 && fit.noise === 'own trials' && !varianceConsistent(fit.sd, fit.df + 1, calibrated.sd, calibrated.df)
+      ? ` Noisier than the A/A calibration (sd ${fmt(fit.sd).replace(/^[+−±]/, '')} vs ${fmt(calibrated.sd).replace(/^[+−±]/, '')}): the calibration may be stale.`
+      : '';
   const interval = `${fmt(estimate)} [${fmt(low)}, ${fmt(high)}] over ${n} trials${noiseText}`;
   const significant = p < ctx.alpha;
   const badUp = direction !== 'decrease-is-bad';
@@ -172,8 +199,20 @@ function metricVerdict(d: Draft, ctx: VerdictContext): MetricVerdict {
   const improved = significant && ((!badUp && estimate >= threshold) || (!badDown && estimate <= -threshold));
   const excludesRegression = (!badUp || high < threshold) && (!badDown || low > -threshold);
   const smaller = significant ? ` (a real change, ${fmt(estimate)}, smaller than the threshold)` : '';
-  if (regressed) return { ...base, decided: true, verdict: 'regression', reason: `${prefix}regression: ${interval}; significant (${pText} < ${ctx.alpha}) and beyond the ${fmt(badUp && estimate > 0 ? threshold : -threshold)} threshold.${noisier}` };
-  if (improved) return { ...base, decided: true, verdict: 'improvement', reason: `${prefix}improvement: ${interval}; significant (${pText} < ${ctx.alpha}) and beyond the threshold in the good direction` };
+  if (regressed)
+    return {
+      ...base,
+      decided: true,
+      verdict: 'regression',
+      reason: `${prefix}regression: ${interval}; significant (${pText} < ${ctx.alpha}) and beyond the ${fmt(badUp && estimate > 0 ? threshold : -threshold)} threshold.${noisier}`,
+    };
+  if (improved)
+    return {
+      ...base,
+      decided: true,
+      verdict: 'improvement',
+      reason: `${prefix}improvement: ${interval}; significant (${pText} < ${ctx.alpha}) and beyond the threshold in the good direction`,
+    };
   if (excludesRegression) {
     const bound = direction === 'either' ? `within ±${fmt(threshold).slice(1)}` : badUp ? `below ${fmt(threshold)}` : `above ${fmt(-threshold)}`;
     return { ...base, decided: true, verdict: 'no change', reason: `${prefix}no change: ${interval} lies ${bound}${smaller}.${noisier}` };
@@ -181,9 +220,17 @@ function metricVerdict(d: Draft, ctx: VerdictContext): MetricVerdict {
   // Undecided: say what cannot be excluded, and what would decide it.
   const worst = badUp && (!badDown || high >= -low) ? `a regression up to ${fmt(high)}` : `a regression down to ${fmt(low)}`;
   const gap = Math.abs(estimate) >= threshold ? Math.abs(estimate) : threshold - Math.abs(estimate);
-  const needed = gap > 0 ? Math.ceil(((planningCritical + powerQuantile) * fit.sd / gap) ** 2) : Number.POSITIVE_INFINITY;
-  const suggestion = needed > n && needed <= 1_000 ? ` About ${needed} trials would decide it if the change is about ${fmt(estimate)}.` : needed > 1_000 ? ' A change this close to the threshold needs more than 1,000 trials to decide.' : '';
-  const floor = noiseFloor !== undefined && noiseFloor > 2 * threshold ? ` The calibrated noise at ${n} trials lets only changes beyond ${fmt(noiseFloor)} be seen reliably.` : '';
+  const needed = gap > 0 ? Math.ceil((((planningCritical + powerQuantile) * fit.sd) / gap) ** 2) : Number.POSITIVE_INFINITY;
+  const suggestion =
+    needed > n && needed <= 1_000
+      ? ` About ${needed} trials would decide it if the change is about ${fmt(estimate)}.`
+      : needed > 1_000
+        ? ' A change this close to the threshold needs more than 1,000 trials to decide.'
+        : '';
+  const floor =
+    noiseFloor !== undefined && noiseFloor > 2 * threshold
+      ? ` The calibrated noise at ${n} trials lets only changes beyond ${fmt(noiseFloor)} be seen reliably.`
+      : '';
   return {
     ...base,
     decided: false,
@@ -203,7 +250,10 @@ function visibleRegression(m: MetricVerdict): boolean {
   return up || down;
 }
 
-function experimentVerdict(metrics: readonly MetricVerdict[], ctx: { alpha: number; trials: number; design: ExperimentVerdict['design']; onInconclusive: OnInconclusive }): ExperimentVerdict {
+function experimentVerdict(
+  metrics: readonly MetricVerdict[],
+  ctx: { alpha: number; trials: number; design: ExperimentVerdict['design']; onInconclusive: OnInconclusive },
+): ExperimentVerdict {
   const judged = metrics.filter((m) => m.judged);
   const reasons: string[] = [];
   const missing = judged.filter((m) => m.verdict === 'no data' && m.policy?.mustHaveData);
@@ -217,8 +267,13 @@ function experimentVerdict(metrics: readonly MetricVerdict[], ctx: { alpha: numb
   // the report's own numbers.
   const visible = judged.filter((m) => !m.policy?.critical && visibleRegression(m));
   const undecided = [
-    ...undecidedCritical.map((m) => (m.verdict === 'no data' ? `${m.metric}: ${m.reason}` : `${m.metric}: ${m.cannotExclude ?? 'a regression'} cannot be excluded`)),
-    ...visible.map((m) => `${m.metric}: ${formatEffect(m.estimate, m.scale)} [${formatEffect(m.low, m.scale)}, ${formatEffect(m.high, m.scale)}] lies beyond its ${formatEffect(m.policy!.direction === 'decrease-is-bad' ? -m.policy!.threshold : m.policy!.threshold, m.scale)} threshold but is not significant once ${judged.length} judged metrics are accounted for (adjusted p = ${m.adjustedP.toPrecision(2)}); a regression cannot be excluded`),
+    ...undecidedCritical.map((m) =>
+      m.verdict === 'no data' ? `${m.metric}: ${m.reason}` : `${m.metric}: ${m.cannotExclude ?? 'a regression'} cannot be excluded`,
+    ),
+    ...visible.map(
+      (m) =>
+        `${m.metric}: ${formatEffect(m.estimate, m.scale)} [${formatEffect(m.low, m.scale)}, ${formatEffect(m.high, m.scale)}] lies beyond its ${formatEffect(m.policy!.direction === 'decrease-is-bad' ? -m.policy!.threshold : m.policy!.threshold, m.scale)} threshold but is not significant once ${judged.length} judged metrics are accounted for (adjusted p = ${m.adjustedP.toPrecision(2)}); a regression cannot be excluded`,
+    ),
   ];
   const common = { alpha: ctx.alpha, trials: ctx.trials, design: ctx.design, undecided, metrics };
   for (const m of regressions) reasons.push(`${m.policy?.critical ? 'critical metric' : 'judged metric'} ${m.metric} regressed: ${m.reason}`);
@@ -231,11 +286,27 @@ function experimentVerdict(metrics: readonly MetricVerdict[], ctx: { alpha: numb
   for (const m of smallReal) reasons.push(`${m.metric} changed significantly but less than its threshold: ${m.reason}`);
   if (undecided.length === 0) {
     const criticalCount = withData.filter((m) => m.policy?.critical).length;
-    reasons.unshift(`every critical metric (${criticalCount}) is decided not to regress beyond its threshold and no judged metric regressed (${withData.length} judged)`);
+    reasons.unshift(
+      `every critical metric (${criticalCount}) is decided not to regress beyond its threshold and no judged metric regressed (${withData.length} judged)`,
+    );
     return { ...common, outcome: 'passed', reasons, decided: true };
   }
   const statement = `undecided after ${ctx.trials} trials: ${undecided.join('; ')}`;
-  if (ctx.onInconclusive === 'pass') return { ...common, outcome: 'passed', reasons: [`PASSED ONLY BECAUSE THE WORKLOAD ACCEPTS INCONCLUSIVE RESULTS (onInconclusive: pass); ${statement}`, ...reasons], decided: false, inconclusivePolicy: 'pass' };
-  if (ctx.onInconclusive === 'fail') return { ...common, outcome: 'regressed', reasons: [`failed because the workload treats inconclusive results as failures (onInconclusive: fail); ${statement}`, ...reasons], decided: false, inconclusivePolicy: 'fail' };
+  if (ctx.onInconclusive === 'pass')
+    return {
+      ...common,
+      outcome: 'passed',
+      reasons: [`PASSED ONLY BECAUSE THE WORKLOAD ACCEPTS INCONCLUSIVE RESULTS (onInconclusive: pass); ${statement}`, ...reasons],
+      decided: false,
+      inconclusivePolicy: 'pass',
+    };
+  if (ctx.onInconclusive === 'fail')
+    return {
+      ...common,
+      outcome: 'regressed',
+      reasons: [`failed because the workload treats inconclusive results as failures (onInconclusive: fail); ${statement}`, ...reasons],
+      decided: false,
+      inconclusivePolicy: 'fail',
+    };
   return { ...common, outcome: 'inconclusive', reasons: [statement, ...reasons], decided: false };
 }
