@@ -23,6 +23,25 @@ const BACKEND_NAMES = new Set([
   'InlineQueue',
 ]);
 
+/**
+ * The folder order (README, "Where things live": data flows one way): each product folder and the product folders it
+ * may import. A new arrow between folders is a change to this table, made on purpose, never a side effect.
+ */
+const FOLDER_ORDER = {
+  core: [],
+  net: ['core'],
+  store: ['core'],
+  recorder: ['core', 'net', 'store'],
+  replayer: ['core', 'net', 'store'],
+  guardrails: ['core', 'net'],
+  triggers: ['core', 'store'],
+  harness: ['core', 'net', 'store', 'guardrails'],
+  lattice: ['core', 'store', 'harness'],
+  executor: ['core', 'net', 'store', 'recorder', 'replayer', 'guardrails', 'harness'],
+  dashboard: ['core', 'store', 'harness', 'executor'],
+  cli: ['core', 'net', 'store', 'recorder', 'replayer', 'guardrails', 'triggers', 'harness', 'lattice', 'executor', 'dashboard'],
+};
+
 /** The only cli/ files that run the examples: `tandem demo` and `tandem example-stack`. */
 const CLI_EXAMPLE_RUNNERS = new Set(['cli/commands/demo.ts', 'cli/commands/example-stack.ts']);
 
@@ -73,6 +92,8 @@ export function boundaryViolation(from, to, importedNames) {
   if (target === 'examples' && LIBRARY.has(source)) return `the product never imports examples/ (${to})`;
   if (target === 'examples' && source === 'cli' && !CLI_EXAMPLE_RUNNERS.has(from))
     return `in cli/, only the demo and example-stack commands import examples/ (${to})`;
+  if (source in FOLDER_ORDER && target in FOLDER_ORDER && !FOLDER_ORDER[source].includes(target))
+    return `${source}/ may import ${FOLDER_ORDER[source].map((f) => `${f}/`).join(', ') || 'nothing of ours'}, not ${target}/: data flows one way (eslint/import-boundaries.js, FOLDER_ORDER) (${to})`;
   if (LIBRARY.has(source) && source !== target) {
     if (BACKEND_FILES.some((pattern) => pattern.test(to))) return `only cli/ composes backends (${to})`;
     const built = importedNames.filter((name) => BACKEND_NAMES.has(name));

@@ -14,11 +14,30 @@ describe('the architecture as an import rule', () => {
     expect(boundaryViolation('recorder/h2-sidecar.ts', 'net/index.ts', [])).toBeUndefined();
   });
 
+  it('encodes the whole folder order: data flows one way, and no folder imports one after it (issue 70, finding 8)', () => {
+    for (const [from, to] of [
+      ['recorder/recorder.ts', 'harness/index.ts'],
+      ['replayer/trials.ts', 'executor/index.ts'],
+      ['harness/judge/verdict.ts', 'executor/index.ts'],
+      ['guardrails/router.ts', 'store/index.ts'],
+      ['dashboard/server.ts', 'cli/main.ts'],
+      ['executor/run-experiment.ts', 'dashboard/server.ts'],
+    ])
+      expect(boundaryViolation(from!, to!, []), `${from} → ${to}`).toMatch(/data flows one way/);
+    for (const [from, to] of [
+      ['executor/replay-experiment.ts', 'recorder/index.ts'],
+      ['harness/checks/checks.ts', 'guardrails/index.ts'],
+      ['dashboard/server.ts', 'executor/index.ts'],
+      ['cli/commands/serve.ts', 'dashboard/index.ts'],
+    ])
+      expect(boundaryViolation(from!, to!, []), `${from} → ${to}`).toBeUndefined();
+  });
+
   it('only cli/ composes backends', () => {
     expect(boundaryViolation('cli/commands/run.ts', 'store/index.ts', ['createStore'])).toBeUndefined();
     expect(boundaryViolation('executor/run-experiment.ts', 'store/index.ts', ['createStore'])).toMatch(/only cli\/ composes backends \(createStore/);
     expect(boundaryViolation('harness/checks/evaluate.ts', 'store/clickhouse-store.ts', [])).toMatch(/only cli\/ composes backends/);
-    expect(boundaryViolation('harness/checks/evaluate.ts', 'executor/index.ts', ['BullMqQueue'])).toMatch(/only cli\/ composes backends/);
+    expect(boundaryViolation('dashboard/server.ts', 'executor/index.ts', ['BullMqQueue'])).toMatch(/only cli\/ composes backends/);
     expect(boundaryViolation('executor/index.ts', 'executor/bullmq-queue.ts', ['BullMqQueue'])).toBeUndefined();
     expect(boundaryViolation('harness/checks/evaluate.ts', 'store/index.ts', ['Store'])).toBeUndefined();
   });
