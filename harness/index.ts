@@ -50,7 +50,7 @@ export { judgeSequentially, lookByLook, type SequentialRun } from './judge/seque
 export { simulateLawInBackground, lawOfWorkload } from './judge/background-law.js';
 export { fileLawCache, lawCacheDir, useLawCache, type LawCache } from './judge/law-cache.js';
 export { signFlipP } from './judge/sign-flip.js';
-export { designWarnings, fewestDecidingTrials, type DesignToCheck } from './judge/design-check.js';
+export { designWarnings, fewestDecidingTrials, thresholdWarnings, type DesignToCheck, type ThresholdsToCheck } from './judge/design-check.js';
 export { calibrate, wilsonInterval, type Calibration, type MetricCalibration } from './calibration/calibration.js';
 export {
   deployedArmsOf,

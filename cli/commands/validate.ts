@@ -1,9 +1,11 @@
 /** `tandem validate`: check the config and print every problem with its path. */
-import { ConfigError } from '../../core/index.js';
+import { ConfigError, type TandemConfig } from '../../core/index.js';
 import { loadGrpcSchema } from '../../net/index.js';
 import { loadDependencySchemas } from '../../guardrails/index.js';
 import { assertTargetsExist } from '../../triggers/index.js';
-import { designWarnings } from '../../harness/index.js';
+import { designWarnings, metricPolicies, thresholdWarnings } from '../../harness/index.js';
+import { latestCalibration } from '../../executor/index.js';
+import { createStore } from '../../store/index.js';
 import { ExitCode } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
 
@@ -24,6 +26,7 @@ export async function run(options: GlobalOptions & { readonly repo?: string }, c
         (text) => `workloads[${index}].trials: ${text}`,
       ),
     );
+    warnings.push(...(await calibratedWarnings(config, ctx)));
     if (options.json) ctx.out(JSON.stringify({ valid: true, path, warnings, config }, null, 2));
     else {
       ctx.out(
@@ -37,5 +40,31 @@ export async function run(options: GlobalOptions & { readonly repo?: string }, c
     if (options.json) ctx.out(JSON.stringify({ valid: false, source: error.source, issues: error.issues }, null, 2));
     else ctx.err(error.message);
     return ExitCode.badInput;
+  }
+}
+
+/**
+ * Thresholds a workload's last A/A calibration says its design cannot reach (harness/judge/design-check.ts). Read
+ * from the store when it answers; a store that does not is one line, not a failed validation.
+ */
+async function calibratedWarnings(config: TandemConfig, ctx: CliContext): Promise<string[]> {
+  if (config.workloads.length === 0) return [];
+  const store = createStore(config.store, { cwd: ctx.cwd, env: ctx.env });
+  try {
+    const warnings: string[] = [];
+    for (const [index, w] of config.workloads.entries()) {
+      const calibration = await latestCalibration(store, w.name);
+      if (!calibration) continue;
+      const thresholds = new Map(
+        [...metricPolicies(w.checks).values()].filter((p) => p.critical && p.metric !== 'error_share').map((p) => [p.metric, p.threshold]),
+      );
+      const design = { thresholds, maxTrials: w.trials.max, budgetMs: w.trials.budget, trialMs: w.trials.warmup + w.trials.measure };
+      warnings.push(...thresholdWarnings(design, calibration).map((text) => `workloads[${index}].checks: ${text}`));
+    }
+    return warnings;
+  } catch (error) {
+    return [`the workloads' calibrations were not read (${(error as Error).message.split('\n')[0]}): thresholds not checked against their noise`];
+  } finally {
+    await store.close().catch(() => undefined);
   }
 }

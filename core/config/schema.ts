@@ -472,7 +472,7 @@ const workloadObject = z.strictObject({
         .max(200)
         .optional()
         .describe(
-          'Last trial: a critical metric still undecided then makes the experiment inconclusive (at most 200; a longer experiment is a fixed horizon, `count`). @default 30',
+          'Last trial: a critical metric still undecided then makes the experiment inconclusive (at most 200; a longer experiment is a fixed horizon, `count`). No look can decide before 6 trials at alpha 0.05 (its sign flips cannot reach the level sooner; deployed arms also fit a slot bias), and a typical service needs 20–30: `tandem validate` warns below those lines, and where the calibration says a threshold needs more. @default 30',
         ),
       count: z
         .number()
@@ -480,7 +480,9 @@ const workloadObject = z.strictObject({
         .min(1)
         .max(1000)
         .optional()
-        .describe('Fixed horizon: exactly this many trials and one look at the end (min = max = count); not with min or max.'),
+        .describe(
+          'Fixed horizon: exactly this many trials and one look at the end (min = max = count); not with min or max. At least 6 at alpha 0.05, or the look can never decide (`tandem validate` warns).',
+        ),
       budget: positiveDuration
         .prefault('15m')
         .describe(
