@@ -33,6 +33,8 @@ import type { Decision, EgressPolicy, Listener } from './egress-policy.js';
 /** How often calls past their dependency's timeout are looked for. */
 const SWEEP_MS = 100;
 const printable = (text: string): string => text.replace(/[^\x20-\x7e]/g, '?');
+/** Pseudo-headers are the transport's: the policy reads the call's own headers. */
+const NO_PSEUDO = (): boolean => false;
 
 export class H2Egress {
   readonly #policy: EgressPolicy;
@@ -102,7 +104,7 @@ export class H2Egress {
     const started = performance.now();
     const path = headers[':path'] ?? '/';
     const grpc = isGrpcContentType(headers['content-type']) ? grpcMethodOf(path) : undefined;
-    const plain = forwardableHeaders(headers, () => false) as Record<string, string | string[] | undefined>;
+    const plain = forwardableHeaders(headers, NO_PSEUDO) as Record<string, string | string[] | undefined>;
     const decision = this.#policy.decide(listener, {
       method: headers[':method'] ?? 'GET',
       path,

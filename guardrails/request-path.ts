@@ -8,9 +8,20 @@
  * undefined, and the router refuses it.
  */
 
+/**
+ * A path already in normal form but for case: segments of plain characters (RFC 3986 pchars less `%` and `;`), none
+ * empty and none starting with a dot (so never `.` or `..`). Every gRPC path is one; it skips the work below.
+ */
+const PLAIN_PATH = /^(?:\/[A-Za-z0-9_~!$&'()*+,=:@-][A-Za-z0-9._~!$&'()*+,=:@-]*)+\/?$/;
+
 export function normalizedPath(target: string): string | undefined {
   const end = target.search(/[?#]/);
   const raw = end < 0 ? target : target.slice(0, end);
+  return PLAIN_PATH.test(raw) ? raw.toLowerCase() : normalizedBySegments(raw);
+}
+
+/** The general case: each segment decoded, its `;params` dropped, dot-segments resolved. Exported for its test. */
+export function normalizedBySegments(raw: string): string | undefined {
   if (!raw.startsWith('/')) return undefined;
   let decoded: string;
   try {
