@@ -34,6 +34,9 @@ import {
 import type { Recorder } from './recorder.js';
 import { withoutPseudo } from './grpc-capture.js';
 
+/** A stream's error is read from its close. */
+const ignoreError = (): void => undefined;
+
 export interface H2SidecarSide {
   readonly server: Http2Server;
   close(): void;
@@ -89,10 +92,17 @@ export function h2SidecarSide(recorder: Recorder, upstreamOrigin: string, pathPr
 
   // A stream is passed on at the next turn of the loop, once the client's bytes read with its HEADERS are handled:
   // one it reset in the same read (HTTP/2 rapid reset, CVE-2023-44487) is gone by then and never opened upstream.
+  // One turn for all the streams of a read, not one per stream: a flood's read holds thousands of them.
+  let waiting: [ServerHttp2Stream, IncomingHttpHeaders, number][] = [];
+  const passWaiting = (): void => {
+    const batch = waiting;
+    waiting = [];
+    for (const [stream, headers, flags] of batch) passOn(stream, headers, flags);
+  };
   server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number) => {
     // Its error (a reset, a refusal at GOAWAY) is read from its close; unhandled it would end the process.
-    stream.on('error', () => undefined);
-    setImmediate(passOn, stream, headers, flags);
+    stream.on('error', ignoreError);
+    if (waiting.push([stream, headers, flags]) === 1) setImmediate(passWaiting);
   });
   const passOn = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number): void => {
     const session = stream.session as ServerHttp2Session | undefined;
