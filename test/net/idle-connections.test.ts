@@ -3,50 +3,17 @@
  * where cleartext ones are closed after 30 s without a first byte. A TLS connection is now handed to its server
  * with its first bytes, as a cleartext one is, and closed when it stays silent as long.
  */
-import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer as createHttpServer, get as httpGet } from 'node:http';
 import { get as httpsGet } from 'node:https';
 import { connect as h2Connect, createServer as createH2Server, type ClientHttp2Session } from 'node:http2';
 import { connect as netConnect, type AddressInfo, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { protocolListener, tlsProtocolListener, type ProtocolListener } from '../../net/index.js';
-import { tempDir } from '../support/temp-dir.js';
+import { selfSignedIdentity } from '../support/tls-identity.js';
 
 const SILENT_MS = 300;
-
-async function identity(): Promise<{ cert: Buffer; key: Buffer }> {
-  const dir = await tempDir('tandem-tls-');
-  const [cert, key] = [join(dir, 'cert.pem'), join(dir, 'key.pem')];
-  // A throwaway self-signed identity for 127.0.0.1; openssl's arguments are an array, no shell.
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-days',
-      '1',
-      '-subj',
-      '/CN=localhost',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-    ],
-    { stdio: 'ignore' },
-  );
-  return { cert: readFileSync(cert), key: readFileSync(key) };
-}
 
 async function listening(listener: ProtocolListener): Promise<number> {
   listener.server.listen(0, '127.0.0.1');
@@ -97,7 +64,7 @@ describe('connections that stay silent', () => {
   for (const tls of [false, true]) {
     it(`are closed ${tls ? 'over TLS, like cleartext ones' : 'in cleartext'}, and a connection in use is not`, async () => {
       const { http1, http2 } = servers();
-      const id = tls ? await identity() : undefined;
+      const id = tls ? await selfSignedIdentity() : undefined;
       const port = await listening(
         id ? tlsProtocolListener(http1, http2, id, { firstBytesTimeoutMs: SILENT_MS }) : protocolListener(http1, http2, { firstBytesTimeoutMs: SILENT_MS }),
       );

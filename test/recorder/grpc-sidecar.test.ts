@@ -5,17 +5,14 @@
  * corpus record holding its method, redacted metadata, request messages,
  * response messages, status and trailers. HTTP/1.1 keeps working on the same port.
  */
-import { execFileSync } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
 import { get as httpsGet } from 'node:https';
 import { connect } from 'node:http2';
-import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import { frameMessage, splitMessages } from '../../net/index.js';
 import { catalogClient, itemFor, startCatalog } from '../support/grpc-service.js';
 import { pollUntil } from '../support/poll.js';
-import { tempDir } from '../support/temp-dir.js';
+import { selfSignedIdentity } from '../support/tls-identity.js';
 import { rawRequest, records, sidecarFor, startServer, tempStore } from '../support/recording.js';
 
 const hostOf = (url: string): string => new URL(url).host;
@@ -213,36 +210,10 @@ describe('the sidecar with hostile HTTP/2 traffic', () => {
 
 describe('the sidecar over TLS', () => {
   it('serves gRPC (HTTP/2 by ALPN) and HTTPS (HTTP/1.1) on one port, and records the calls', async () => {
-    const dir = await tempDir();
-    const [cert, key] = [join(dir, 'cert.pem'), join(dir, 'key.pem')];
-    // A throwaway self-signed identity for 127.0.0.1; openssl's arguments are an array, no shell.
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-keyout',
-        key,
-        '-out',
-        cert,
-        '-days',
-        '1',
-        '-subj',
-        '/CN=localhost',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1,DNS:localhost',
-      ],
-      { stdio: 'ignore' },
-    );
     const upstream = await startCatalog();
     const plain = await startServer((req, res) => res.end(`plain ${req.url}`));
     const { store } = await tempStore();
-    const tls = { cert: await readFile(cert), key: await readFile(key) };
+    const tls = await selfSignedIdentity();
     const { sidecar, recorder } = await sidecarFor(`http://${upstream}`, store.corpus, {}, { tls });
     expect(sidecar.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     const client = catalogClient(hostOf(sidecar.url), {}, grpc.credentials.createSsl(tls.cert));
