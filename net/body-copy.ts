@@ -48,7 +48,7 @@ export class BodyCopy {
   readonly #hashed: boolean;
   /**
    * Most bodies are one chunk: it is hashed in one call when the digest is asked for, and a running hash is made
-   * only at a second chunk (a Hash object per body cost the replayer about a microsecond per answer).
+   * only at a second chunk: the replayer hashes every answer, and a Hash object per answer is a cost on its hot path.
    */
   #firstChunk: Buffer | undefined;
   #hash: Hash | undefined;
