@@ -3,8 +3,9 @@
  * the other side as plain Uint8Arrays (structured clone), so a job's byte fields are made Buffers again on arrival.
  */
 import type { CorpusRecord } from '../core/index.js';
-import type { RedactionRules } from './redact.js';
-import type { CapturedRequest } from './record-builder.js';
+import { schemaFromDescriptorSet } from '../net/index.js';
+import { Redactor, type RedactionRules } from './redact.js';
+import { buildRecord, type CapturedRequest } from './record-builder.js';
 
 export interface RecordThreadSettings {
   readonly tier: string;
@@ -41,4 +42,23 @@ export function copiedFromWire(request: CapturedRequest): CapturedRequest {
 /** Bytes a job holds while it waits: what the recorder's byte budget counts. */
 export function bytesOf(request: CapturedRequest): number {
   return request.body.length + (request.grpcCopy?.responseBody?.length ?? 0);
+}
+
+/**
+ * What turns a job into its result, made once per thread from the recorder's settings: the worker builds with it,
+ * and so does the recorder's own thread for the jobs still waiting when it closes (RecordThread.close).
+ */
+export function jobBuilder(settings: RecordThreadSettings): (job: BuildJob) => BuildResult {
+  // The set was read and checked on the recorder's side (loadDescriptorSet); a protobufjs tree does not cross threads.
+  const grpcSchema = settings.descriptorSet
+    ? schemaFromDescriptorSet(settings.descriptorSet, "the recorder's descriptor set", 'recorder.grpc.descriptors')
+    : undefined;
+  const redactor = new Redactor(settings.rules, { maxDecodedBytes: settings.maxBodyBytes, ...(grpcSchema ? { grpcSchema } : {}) });
+  return (job) => {
+    try {
+      return { id: job.id, record: buildRecord(settings.tier, redactor, copiedFromWire(job.request), job.sampling, settings.maxBodyBytes) };
+    } catch {
+      return { id: job.id };
+    }
+  };
 }

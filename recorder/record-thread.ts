@@ -4,14 +4,15 @@
  * messages on that loop held every other connection of the sidecar (issue 69; `npm run bench -- recorder-h2`).
  *
  * Jobs wait in a bounded queue, by count and by bytes: a full queue drops the new job and says so, never waits.
- * A worker that dies loses only the jobs it held, each counted; the next job starts a new one.
+ * A worker that dies loses only the jobs it held, each counted; the next job starts a new one. At close, the jobs a
+ * busy or starved worker (it runs at the lowest priority) never reached are built here, not lost.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { CorpusRecord } from '../core/index.js';
 import type { CapturedRequest } from './record-builder.js';
-import { bytesOf, type BuildJob, type BuildResult, type RecordThreadSettings } from './record-jobs.js';
+import { bytesOf, jobBuilder, type BuildJob, type BuildResult, type RecordThreadSettings } from './record-jobs.js';
 
 export interface RecordThreadOptions extends RecordThreadSettings {
   /** Jobs that may wait to be built. */
@@ -37,7 +38,7 @@ function startWorker(workerData: RecordThreadSettings): Worker {
 
 export class RecordThread {
   readonly #options: RecordThreadOptions;
-  readonly #waiting = new Map<number, number>();
+  readonly #waiting = new Map<number, { readonly job: BuildJob; readonly bytes: number }>();
   #worker: Worker | undefined;
   #bytes = 0;
   #nextId = 0;
@@ -56,10 +57,9 @@ export class RecordThread {
   submit(request: CapturedRequest, sampling: BuildJob['sampling']): boolean {
     const bytes = bytesOf(request);
     if (this.#waiting.size >= this.#options.maxJobs || this.#bytes + bytes > this.#options.maxBytes) return false;
-    const id = this.#nextId++;
-    this.#waiting.set(id, bytes);
+    const job: BuildJob = { id: this.#nextId++, request, sampling };
+    this.#waiting.set(job.id, { job, bytes });
     this.#bytes += bytes;
-    const job: BuildJob = { id, request, sampling };
     this.#started().postMessage(job);
     return true;
   }
@@ -70,12 +70,15 @@ export class RecordThread {
     return new Promise((resolve) => this.#idle.push(resolve));
   }
 
-  /** Stop the worker; jobs it still held are lost and counted. */
+  /** Stop the worker and build, on this thread, every job it had not answered; the queue's bounds bound that work. */
   async close(): Promise<void> {
     const worker = this.#worker;
     this.#worker = undefined;
     if (worker) await worker.terminate();
-    this.#loseAll();
+    if (this.#waiting.size === 0) return;
+    const { tier, rules, maxBodyBytes, descriptorSet } = this.#options;
+    const build = jobBuilder({ tier, rules, maxBodyBytes, ...(descriptorSet ? { descriptorSet } : {}) });
+    for (const { job } of [...this.#waiting.values()]) this.#finish(job.id, build(job).record);
   }
 
   #started(): Worker {
@@ -102,10 +105,10 @@ export class RecordThread {
   }
 
   #finish(id: number, record: CorpusRecord | undefined): void {
-    const bytes = this.#waiting.get(id);
-    if (bytes === undefined) return;
+    const waiting = this.#waiting.get(id);
+    if (waiting === undefined) return;
     this.#waiting.delete(id);
-    this.#bytes -= bytes;
+    this.#bytes -= waiting.bytes;
     this.#options.onBuilt(record);
     if (this.#waiting.size === 0) for (const resolve of this.#idle.splice(0)) resolve();
   }

@@ -5,10 +5,7 @@
  */
 import { constants, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { schemaFromDescriptorSet } from '../net/index.js';
-import { Redactor } from './redact.js';
-import { buildRecord } from './record-builder.js';
-import { copiedFromWire, type BuildJob, type BuildResult, type RecordThreadSettings } from './record-jobs.js';
+import { jobBuilder, type BuildJob, type BuildResult, type RecordThreadSettings } from './record-jobs.js';
 
 // The lowest CPU priority for this thread alone (Linux's nice value is per thread): where the sidecar shares its
 // core, building a record waits for production's traffic, not the other way round. Elsewhere it may not apply.
@@ -18,12 +15,7 @@ try {
   // Not permitted or not supported: the thread runs at the process's priority.
 }
 
-const settings = workerData as RecordThreadSettings;
-// The set was read and checked on the recorder's side (loadDescriptorSet); a protobufjs tree does not cross threads.
-const grpcSchema = settings.descriptorSet
-  ? schemaFromDescriptorSet(settings.descriptorSet, "the recorder's descriptor set", 'recorder.grpc.descriptors')
-  : undefined;
-const redactor = new Redactor(settings.rules, { maxDecodedBytes: settings.maxBodyBytes, ...(grpcSchema ? { grpcSchema } : {}) });
+const build = jobBuilder(workerData as RecordThreadSettings);
 
 // Built records go back one at a time, each once the recorder has taken the one before (an `ack`): the recorder's
 // loop then takes in one record per turn, never a pile of them between two of production's requests.
@@ -41,12 +33,6 @@ parentPort!.on('message', (message: BuildJob | 'ack') => {
     awaitingAck = false;
     return sendNext();
   }
-  let result: BuildResult;
-  try {
-    result = { id: message.id, record: buildRecord(settings.tier, redactor, copiedFromWire(message.request), message.sampling, settings.maxBodyBytes) };
-  } catch {
-    result = { id: message.id };
-  }
-  outbox.push(result);
+  outbox.push(build(message));
   if (!awaitingAck) sendNext();
 });

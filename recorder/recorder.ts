@@ -266,7 +266,10 @@ export class Recorder {
     await this.#writer.flush();
   }
 
-  /** Build and write what is queued, for at most the close timeout each, and stop; what is left is counted as dropped. */
+  /**
+   * Give the worker up to the close timeout to build what is queued, build what it has not reached on this thread,
+   * write for at most the close timeout, and stop; what cannot be written is counted as dropped.
+   */
   async close(): Promise<void> {
     const deadline = new AbortController();
     await Promise.race([this.#thread.idle(), this.#clock.sleep(this.#closeTimeoutMs, deadline.signal).catch(() => undefined)]);

@@ -113,4 +113,21 @@ describe('the recorder builds records off the event loop', () => {
     expect(recorder.accounting).toMatchObject({ sampled: 4, written: 2, dropped: 2, buffered: 0 });
     await recorder.close();
   });
+
+  it('builds on close what a starved worker never reached, rather than losing it', async () => {
+    // A busy machine: the lowest-priority worker thread had not answered when the recorder's close timeout ran out,
+    // and the sampled records it held were dropped. A close timeout of 0 closes before the worker has even started.
+    const { corpus, stored } = memoryCorpus();
+    const recorder = new Recorder({ tier: 'q', store: corpus, clock: systemClock, rate: 1, log: () => undefined, closeTimeoutMs: 0 });
+    for (let i = 0; i < 3; i++) {
+      recorder.record({ timeMs: i, method: 'POST', url: `/x/${i}`, headers: { authorization: 'Bearer SECRET' }, body: Buffer.from(`b${i}`), truncated: false });
+    }
+    await recorder.close();
+    expect(stored.map((record) => [record.path, record.headers.authorization])).toEqual([
+      ['/x/0', '[redacted]'],
+      ['/x/1', '[redacted]'],
+      ['/x/2', '[redacted]'],
+    ]);
+    expect(recorder.accounting).toMatchObject({ sampled: 3, written: 3, dropped: 0, buffered: 0 });
+  });
 });
