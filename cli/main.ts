@@ -13,6 +13,7 @@ import type { Registration } from './program/registration.js';
 import { registerConfig } from './program/config.js';
 import { registerExampleStack } from './program/example-stack.js';
 import { registerRecord } from './program/record.js';
+import { registerCollect } from './program/collect.js';
 import { registerCorpus } from './program/corpus.js';
 import { registerReplay } from './program/replay.js';
 import { registerReport } from './program/report.js';
@@ -60,6 +61,7 @@ export function buildProgram(ctx: CliContext, setExit: (code: number) => void): 
   registerConfig(program, registration);
   registerExampleStack(program, registration);
   registerRecord(program, registration);
+  registerCollect(program, registration);
   registerCorpus(program, registration);
   registerReplay(program, registration);
   registerReport(program, registration);

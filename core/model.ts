@@ -31,8 +31,12 @@ export interface CorpusRecord {
   readonly bodyWithheld?: boolean;
   /** Sampling rate in force when the record was taken, in (0, 1]. */
   readonly sampleRate: number;
-  /** How the record was chosen: uniform sampling, sticky by key, or an import. */
-  readonly sampleMode: 'uniform' | 'sticky' | 'import';
+  /**
+   * How the record was chosen: uniform sampling, sticky by key, an import, or a copy an edge proxy mirrored to
+   * `tandem collect` (what the client finally received is not known there: a gRPC call's response is empty and
+   * marked truncated, with status -1).
+   */
+  readonly sampleMode: 'uniform' | 'sticky' | 'import' | 'mirror';
   /**
    * Present when the request was a gRPC call (over HTTP/2): then `method` is POST, `path` is
    * `/package.Service/Method`, `headers` its metadata (`-bin` values as the base64 they are on the wire), and

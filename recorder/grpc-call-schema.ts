@@ -25,7 +25,7 @@ export const GRPC_CALL_SCHEMA = {
     body: { ...base64, description: 'The request messages, length-prefixed (flag byte, 4-byte length) exactly as sent.' },
     bodyTruncated: { type: 'boolean', description: 'The request was over the recorder body limit and is not stored; replay skips it.' },
     sampleRate: { type: 'number' },
-    sampleMode: { enum: ['uniform', 'sticky', 'import'] },
+    sampleMode: { enum: ['uniform', 'sticky', 'import', 'mirror'] },
     grpc: {
       type: 'object',
       required: ['service', 'method', 'requestMessages', 'responseMessages', 'responseTruncated', 'status', 'statusMessage', 'trailers'],

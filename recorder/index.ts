@@ -4,6 +4,8 @@ export { Redactor, REDACTED, ALWAYS_REDACTED_HEADERS, rulesForTier, type Redacti
 export { CorpusWriter, type CorpusWriterOptions, type DropReason } from './corpus-writer.js';
 export { Recorder, EXPERIMENT_HEADER, type RecorderOptions, type CapturedRequest } from './recorder.js';
 export { startSidecar, passOnUpstreamFailure, type Sidecar, type SidecarOptions } from './sidecar.js';
+export { startCollector, MIRROR_TOKEN_HEADER, type Collector, type CollectorOptions } from './collector.js';
+export { edgeSampling, nginxMirrorConfig, type EdgeSampling, type NginxMirrorOptions } from './edge-config.js';
 export { recordingHandler, recordingInterceptor } from './in-process.js';
 export { parseHar, type ParsedImport, type SkippedInput } from './import-har.js';
 export { parseGor, formatGor, GOR_SEPARATOR } from './import-gor.js';

@@ -12,6 +12,7 @@ import type { RedactionRules } from './redact.js';
 import { CorpusWriter } from './corpus-writer.js';
 import type { CapturedRequest } from './record-builder.js';
 import { RecordThread } from './record-thread.js';
+import type { BuildJob } from './record-jobs.js';
 
 export type { CapturedRequest } from './record-builder.js';
 
@@ -48,6 +49,11 @@ export interface RecorderOptions {
   readonly grpcDescriptorSet?: Uint8Array;
   /** Requests carrying any of these headers (lower-case) come from a replay and are never recorded. @default [EXPERIMENT_HEADER] */
   readonly skipHeaders?: readonly string[];
+  /**
+   * The requests are copies an edge proxy mirrored after sampling them at this rate (`tandem collect`): each record
+   * says so (`sampleMode: 'mirror'`), and its rate is this times the recorder's own.
+   */
+  readonly mirroredAtRate?: number;
 }
 
 export class Recorder {
@@ -67,16 +73,19 @@ export class Recorder {
     abandoned: 0,
     resetUnforwarded: 0,
     resetBudgetClosed: 0,
+    untrusted: 0,
     bytes: 0,
     upstreamErrors: new Map<string, number>(),
   };
   readonly #skipHeaders: readonly string[];
   readonly #withoutResponses: ReadonlySet<string>;
+  readonly #mirroredAtRate: number | undefined;
 
   constructor(options: RecorderOptions) {
     this.tier = options.tier;
     this.#skipHeaders = (options.skipHeaders ?? [EXPERIMENT_HEADER]).map((h) => h.toLowerCase());
     this.#withoutResponses = new Set(options.grpcWithoutResponses ?? []);
+    this.#mirroredAtRate = options.mirroredAtRate;
     this.maxBodyBytes = options.maxBodyBytes ?? 1_048_576;
     this.#clock = options.clock;
     this.#closeTimeoutMs = options.closeTimeoutMs ?? 5_000;
@@ -122,6 +131,7 @@ export class Recorder {
       'HTTP/2 client connections closed for resetting streams before their answer faster than their budget (rapid reset).',
       () => counts.resetBudgetClosed,
     );
+    counter('recorder_untrusted_total', 'Mirrored requests refused: neither from a trusted address nor carrying the shared token.', () => counts.untrusted);
     counter('recorder_bytes_total', 'Body bytes of sampled records.', () => counts.bytes);
     const writer = (): CorpusWriter => this.#writer;
     const waiting = (): number => this.#writer.buffered + this.#thread.pending;
@@ -215,7 +225,10 @@ export class Recorder {
    */
   record(request: CapturedRequest): void {
     this.#counts.sampled++;
-    if (!this.#thread.submit(request, { rate: this.sampler.effectiveRate, mode: this.sampler.mode })) this.#writer.dropUnbuilt('queue-full');
+    const mirrored = this.#mirroredAtRate;
+    const sampling: BuildJob['sampling'] =
+      mirrored === undefined ? { rate: this.sampler.effectiveRate, mode: this.sampler.mode } : { rate: mirrored * this.sampler.effectiveRate, mode: 'mirror' };
+    if (!this.#thread.submit(request, sampling)) this.#writer.dropUnbuilt('queue-full');
   }
 
   /** What became of sampled requests: sampled = written + dropped + buffered (waiting to be built or written); abandoned ones (client left mid-body) are not sampled records. */
@@ -229,6 +242,11 @@ export class Recorder {
       withheld: this.#counts.withheld,
       abandoned: this.#counts.abandoned,
     };
+  }
+
+  /** A mirrored request from an untrusted peer (collector.ts): not recorded, counted. */
+  untrusted(): void {
+    this.#counts.untrusted++;
   }
 
   /** A sampled request whose body never completed: not recorded, counted. */

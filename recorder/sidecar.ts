@@ -25,6 +25,7 @@ import { watchBody, type BodyCapture } from './body-capture.js';
 import { ResponsePassthrough } from './response-passthrough.js';
 import { forwardExpectation, forwardTunnel, upstreamAgent, upstreamTarget } from './expect-and-upgrade.js';
 import { h2SidecarSide } from './h2-sidecar.js';
+import { adminServer } from './admin-server.js';
 
 export interface SidecarOptions {
   readonly recorder: Recorder;
@@ -175,20 +176,7 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
   server.keepAliveTimeout = 5_000;
   const h2 = h2SidecarSide(recorder, origin, prefix);
   const listener = options.tls ? tlsProtocolListener(server, h2.server, options.tls) : protocolListener(server, h2.server);
-  const admin = createServer((req, res) => {
-    void (async () => {
-      if (req.url === '/metrics') {
-        const text = await recorder.registry.metrics();
-        res.writeHead(200, { 'content-type': recorder.registry.contentType });
-        res.end(text);
-      } else if (req.url === '/healthz') {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ ok: true, tier: recorder.tier, samplingRate: recorder.sampler.effectiveRate }));
-      } else {
-        res.writeHead(404).end();
-      }
-    })();
-  });
+  const admin = adminServer(recorder);
   try {
     await Promise.all([
       listenOn(listener.server, options.port ?? 0, options.host ?? '127.0.0.1', 'proxy'),

@@ -46,6 +46,8 @@ const isGrpcCall = (v: unknown): boolean =>
   !Array.isArray(v.trailers) &&
   Object.values(v.trailers as object).every((t) => typeof t === 'string');
 
+const SAMPLE_MODES: ReadonlySet<unknown> = new Set<CorpusRecord['sampleMode']>(['uniform', 'sticky', 'import', 'mirror']);
+
 export const isCorpusRecord = (v: unknown): v is CorpusRecord =>
   (v === null || typeof v !== 'object' || (v as { grpc?: unknown }).grpc === undefined || isGrpcCall((v as { grpc?: unknown }).grpc)) &&
   hasFields(v, {
@@ -59,7 +61,8 @@ export const isCorpusRecord = (v: unknown): v is CorpusRecord =>
     bodyTruncated: 'boolean',
     sampleRate: 'number',
     sampleMode: 'string',
-  });
+  }) &&
+  SAMPLE_MODES.has(v.sampleMode);
 
 export const isSample = (v: unknown): v is Sample =>
   hasFields(v, { experimentId: 'string', trial: 'number', arm: 'string', metric: 'string', timeMs: 'number', value: 'number' });

@@ -6,13 +6,13 @@ import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { createSecureContext } from 'node:tls';
-import { UsageError, systemClock } from '../../core/index.js';
-import { loadDescriptorSet, type TlsIdentity } from '../../net/index.js';
-import { assertName, createStore } from '../../store/index.js';
-import { EXPERIMENT_HEADER, Recorder, rulesForTier, startSidecar, type StickyKey } from '../../recorder/index.js';
+import { UsageError } from '../../core/index.js';
+import type { TlsIdentity } from '../../net/index.js';
+import { startSidecar, type StickyKey } from '../../recorder/index.js';
 import { ExitCode } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
 import { parseListen, parseRate } from '../arguments.js';
+import { assertTier, openRecorder, recordedSummary } from '../recorder-setup.js';
 
 export interface RecordOptions extends GlobalOptions {
   readonly tier: string;
@@ -50,11 +50,7 @@ async function tlsIdentity(options: RecordOptions, cwd: string): Promise<TlsIden
 
 export async function run(options: RecordOptions, ctx: CliContext): Promise<number> {
   const { config } = await loadCommandConfig(options, ctx);
-  try {
-    assertName(options.tier, '--tier');
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  assertTier(options.tier);
   let upstream: URL;
   try {
     upstream = new URL(options.upstream);
@@ -87,26 +83,7 @@ export async function run(options: RecordOptions, ctx: CliContext): Promise<numb
           : config.recorder.stickyKey?.query !== undefined
             ? { query: config.recorder.stickyKey.query }
             : undefined;
-  // Read and checked before anything starts: a descriptor file that cannot be read is the config's error (exit 3).
-  const descriptors = config.recorder.grpc.descriptors;
-  const grpcDescriptorSet = descriptors ? await loadDescriptorSet(descriptors, ctx.cwd, 'recorder.grpc.descriptors') : undefined;
-  const store = createStore(config.store, { cwd: ctx.cwd, env: ctx.env });
-  await store.init();
-  const recorder = new Recorder({
-    tier: options.tier,
-    store: store.corpus,
-    clock: systemClock,
-    rate,
-    redact: rulesForTier(config.recorder.redact, options.tier),
-    maxBodyBytes: config.recorder.maxBodyBytes,
-    bufferRecords: config.recorder.bufferRecords,
-    grpcWithoutResponses: config.recorder.grpc.withoutResponses,
-    ...(grpcDescriptorSet ? { grpcDescriptorSet } : {}),
-    ...(stickyKey ? { stickyKey } : {}),
-    // Replayed traffic is never recorded: the default header plus each workload's own identity prefix.
-    skipHeaders: [...new Set([EXPERIMENT_HEADER, ...config.workloads.map((w) => `${w.replay.identityHeaderPrefix}experiment`)])],
-    log: (line) => ctx.err(line),
-  });
+  const { store, recorder } = await openRecorder(config, ctx, { tier: options.tier, rate, ...(stickyKey ? { stickyKey } : {}) });
   let sidecar;
   try {
     sidecar = await startSidecar({
@@ -131,10 +108,6 @@ export async function run(options: RecordOptions, ctx: CliContext): Promise<numb
   if (ctx.signal && !ctx.signal.aborted) await once(ctx.signal, 'abort');
   await sidecar.close();
   await store.close();
-  const { written, dropped } = recorder.writer;
-  const { withheld } = recorder.accounting;
-  ctx.err(
-    `recorded ${written} requests of tier ${options.tier} (${withheld} with the body withheld: it could not be redacted); dropped ${dropped['queue-full']} (build queue full), ${dropped['buffer-full']} (buffer full), ${dropped['store-error']} (store errors), ${dropped['record-error']} (could not be recorded)`,
-  );
+  ctx.err(recordedSummary(recorder, options.tier));
   return ExitCode.ok;
 }
