@@ -156,6 +156,11 @@ describe('tandem collect behind nginx', () => {
     await recorder.flush();
     expect(stored.map((r) => r.path)).toEqual(['/item/2']);
     expect(stored[0]!.headers[MIRROR_TOKEN_HEADER]).toBeUndefined();
+    // A replay's own request mirrored back is never recorded.
+    const replayed = await fetch(`${running.url}/item/3`, { headers: { [MIRROR_TOKEN_HEADER]: token, 'x-tandem-experiment': 'e1' } });
+    expect(replayed.status).toBe(204);
+    await recorder.flush();
+    expect(stored.map((r) => r.path)).toEqual(['/item/2']);
     // A wrong token straight to the collector is refused too.
     expect((await fetch(`${running.url}/x`, { headers: { [MIRROR_TOKEN_HEADER]: 'a-shared-token-012345678X' } })).status).toBe(403);
   });
