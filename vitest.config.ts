@@ -50,6 +50,7 @@ const E2E = [
   'test/cli/cli.test.ts',
   'test/cli/example-stack.test.ts',
   'test/cli/record-corpus.test.ts',
+  'test/cli/demo-interrupt.test.ts',
   'test/cli/collect.test.ts',
   'test/cli/replay.test.ts',
   'test/cli/report.test.ts',

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { measureSecondsAt, rateAfterLoadFailure, rateForRequestCost } from '../../examples/demo/replay-rate.js';
@@ -10,49 +10,7 @@ import { createClickHouseStore, createLocalStore } from '../../store/index.js';
 import { REPO_ROOT } from '../support/cli.js';
 import { tempDir } from '../support/temp-dir.js';
 import { launchChromium, pageErrors } from '../support/browser.js';
-
-/** Processes whose environment carries `marker`: everything the demo started inherits it. */
-async function processesWith(marker: string): Promise<string[]> {
-  const found: string[] = [];
-  for (const pid of (await readdir('/proc')).filter((name) => /^\d+$/.test(name))) {
-    try {
-      if ((await readFile(`/proc/${pid}/environ`, 'latin1')).includes(`TANDEM_DEMO_MARKER=${marker}`))
-        found.push(`${pid}: ${(await readFile(`/proc/${pid}/cmdline`, 'latin1')).replaceAll('\0', ' ')}`);
-    } catch {
-      // gone meanwhile, or not ours to read
-    }
-  }
-  return found;
-}
-
-/** `tandem demo` as a user runs it; `interruptWhen` sends SIGINT once stderr matches it. */
-function demo(
-  args: string[],
-  cwd: string,
-  marker: string,
-  interruptWhen?: RegExp,
-): Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string; err: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'tandem.js'), 'demo', ...args], {
-      cwd,
-      env: { ...process.env, TANDEM_DEMO_MARKER: marker },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    let interrupted = false;
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => {
-      err += chunk.toString();
-      if (interruptWhen && !interrupted && interruptWhen.test(err)) {
-        interrupted = true;
-        child.kill('SIGINT');
-      }
-    });
-    child.once('error', reject);
-    child.once('close', (code, signal) => resolve({ code, signal, out, err }));
-  });
-}
+import { demo, processesWith } from '../support/demo-process.js';
 
 /** `tandem serve` over a config, on a free port; `stop` sends SIGTERM and resolves with its exit code. */
 async function serveDashboard(config: string, cwd: string): Promise<{ url: string; stop: () => Promise<number | null> }> {
@@ -194,15 +152,6 @@ describe('tandem demo', () => {
       }
     },
   );
-
-  it('stops everything it started on Ctrl-C', { timeout: 120_000 }, async () => {
-    const dir = await tempDir('tandem-demo-int-');
-    const marker = randomUUID();
-    const result = await demo([], dir, marker, /\[1\/5\].*trial 1 running/);
-    expect(result.code).not.toBe(0);
-    expect(result.err).toMatch(/interrupted|cancel/i);
-    expect(await processesWith(marker)).toEqual([]);
-  });
 });
 
 describe('tandem demo on the real backends', () => {
