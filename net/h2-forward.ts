@@ -61,6 +61,9 @@ export function watchConnection(session: ClientHttp2Session): ClientHttp2Session
   return session;
 }
 
+const keepStatus = (name: string): boolean => name === ':status';
+const keepNone = (): boolean => false;
+
 /** At its readable side's end: whether the client sent its request's end, rather than leaving (reset or dropped). */
 export function clientFinished(stream: ServerHttp2Stream): boolean {
   return !stream.aborted && !stream.destroyed;
@@ -106,10 +109,17 @@ export function forwardStream(
     // Read whole by the caller (to fail over between targets): sent as it is.
     if (bufferedBody.length > 0) up.end(bufferedBody);
   } else if (!endStream) {
-    if (tap.onRequestData) stream.on('data', tap.onRequestData);
-    // Node ends a stream's readable side when its connection drops too; only a client's own end is passed on, so a
-    // request it never finished never reaches the upstream as a whole one (the close below resets it instead).
-    stream.pipe(up, { end: false });
+    // The body with backpressure, by hand: Readable.pipe sets up and tears down six listeners per stream, for a
+    // call of one message. Node ends a stream's readable side when its connection drops too; only a client's own end
+    // is passed on, so a request it never finished never reaches the upstream as a whole one (the close below resets it).
+    const onRequestData = tap.onRequestData;
+    stream.on('data', (chunk: Buffer) => {
+      onRequestData?.(chunk);
+      if (!up.write(chunk)) {
+        stream.pause();
+        up.once('drain', () => stream.resume());
+      }
+    });
     stream.once('end', () => {
       requestFinished = clientFinished(stream);
       if (requestFinished && !up.closed && !up.destroyed) up.end();
@@ -130,7 +140,7 @@ export function forwardStream(
 
   up.on('headers', (headers: IncomingHttpHeaders) => {
     // 1xx before the final response (103 Early Hints and the like).
-    if (!stream.destroyed && !stream.headersSent) stream.additionalHeaders(forwardableHeaders(headers, (n) => n === ':status'));
+    if (!stream.destroyed && !stream.headersSent) stream.additionalHeaders(forwardableHeaders(headers, keepStatus));
   });
   up.once('response', (headers: IncomingHttpHeaders, flags: number) => {
     responded = true;
@@ -141,17 +151,14 @@ export function forwardStream(
     expectsTrailers = !trailersOnly && (isGrpcContentType(headers['content-type']) || headers.trailer !== undefined);
     const expectTrailers = expectsTrailers;
     try {
-      stream.respond(
-        forwardableHeaders(headers, (n) => n === ':status'),
-        { endStream: trailersOnly, waitForTrailers: expectTrailers },
-      );
+      stream.respond(forwardableHeaders(headers, keepStatus), { endStream: trailersOnly, waitForTrailers: expectTrailers });
     } catch {
       stream.close(constants.NGHTTP2_INTERNAL_ERROR);
       return;
     }
     if (expectTrailers) {
       stream.once('wantTrailers', () => {
-        if (trailers !== undefined) stream.sendTrailers(forwardableHeaders(trailers, () => false));
+        if (trailers !== undefined) stream.sendTrailers(forwardableHeaders(trailers, keepNone));
         else stream.close(constants.NGHTTP2_NO_ERROR);
       });
     }
