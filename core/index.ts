@@ -59,7 +59,7 @@ export { freePort } from './free-port.js';
 export { escapeControls, hasControlCharacters } from './control-characters.js';
 export { DEFAULT_SECRET_NAMES } from './secret-names.js';
 export { REVISION_PATTERN, REVISION_RULE, REVISION_MAX_LENGTH, isRevision } from './revision.js';
-export { listenOn } from './listen.js';
+export { hostPort, listenOn, listeningUrl } from './listen.js';
 export { sketchOf, MAX_SKETCH_PATHS, type Json } from './json-sketch.js';
 export {
   latencyBucket,

@@ -4,7 +4,7 @@
  * "unexpected error", and nothing is left holding the process open.
  */
 import { once } from 'node:events';
-import type { Server } from 'node:net';
+import type { AddressInfo, Server } from 'node:net';
 import { UsageError, errorMessage } from './errors.js';
 
 export async function listenOn(server: Server, port: number, host: string, what: string): Promise<void> {
@@ -24,4 +24,13 @@ export async function listenOn(server: Server, port: number, host: string, what:
             : errorMessage(error);
     throw new UsageError(`cannot listen on ${host}:${port} (${what}): ${why}`, { cause: error });
   }
+}
+
+/** `host:port`, an IPv6 host in brackets. */
+export const hostPort = (host: string, port: number): string => `${host.includes(':') ? `[${host}]` : host}:${port}`;
+
+/** The URL a listening server answers at. */
+export function listeningUrl(server: Pick<Server, 'address'>, scheme = 'http'): string {
+  const { address, port } = server.address() as AddressInfo;
+  return `${scheme}://${hostPort(address, port)}`;
 }

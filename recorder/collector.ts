@@ -13,8 +13,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createH2Server, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
-import type { AddressInfo } from 'node:net';
-import { listenOn } from '../core/index.js';
+import { listenOn, listeningUrl } from '../core/index.js';
 import { BodyCopy, grpcMethodOf, isGrpcContentType, protocolListener, transportLimits, withHeaderLimits } from '../net/index.js';
 import { adminServer } from './admin-server.js';
 import { watchBody } from './body-capture.js';
@@ -179,13 +178,9 @@ export async function startCollector(options: CollectorOptions): Promise<Collect
     await recorder.close();
     throw error;
   }
-  const address = (server: Pick<Server, 'address'>): string => {
-    const { address: host, port } = server.address() as AddressInfo;
-    return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  };
   return {
-    url: address(listener.server),
-    adminUrl: address(admin),
+    url: listeningUrl(listener.server),
+    adminUrl: listeningUrl(admin),
     async close() {
       const closed = Promise.all([new Promise((r) => listener.server.close(r)), new Promise((r) => admin.close(r))]);
       http1.closeAllConnections();

@@ -7,6 +7,8 @@
  * `split_clients` takes percentages with two decimals, so the edge samples at no less than 0.01%; a lower rate is
  * made up by the collector's own sampler (edgeSampling), and each record's rate is the product.
  */
+import { hostPort } from '../core/index.js';
+
 export interface EdgeSampling {
   /** The share nginx mirrors, a whole number of hundredths of a percent. */
   readonly edgeRate: number;
@@ -39,11 +41,13 @@ export interface NginxMirrorOptions {
   readonly collectorTimeoutMs?: number;
 }
 
-const hostPort = ({ host, port }: { host: string; port: number }): string => `${host.includes(':') ? `[${host}]` : host}:${port}`;
+const address = ({ host, port }: { host: string; port: number }): string => hostPort(host, port);
 
-/** A string as an nginx quoted value: nothing in it may end the directive or start a variable. */
+/** Whether a value can be written into nginx's configuration as a quoted string: nothing in it ends the directive or starts a variable. */
+export const isNginxQuotable = (value: string): boolean => /^[\x21-\x7e]*$/.test(value) && !/["'\\$;{}]/.test(value);
+
 function quoted(value: string): string {
-  if (!/^[\x21-\x7e]*$/.test(value) || /["'\\$;{}]/.test(value)) throw new Error(`cannot be written into an nginx configuration: ${JSON.stringify(value)}`);
+  if (!isNginxQuotable(value)) throw new Error(`cannot be written into an nginx configuration: ${JSON.stringify(value)}`);
   return `"${value}"`;
 }
 
@@ -92,19 +96,19 @@ export function nginxMirrorConfig(options: NginxMirrorOptions): string {
         ],
       };
   return [
-    `# tandem collect: nginx mirrors ${percent} of requests${options.stickyHeader === undefined ? '' : ` (whole sessions by ${options.stickyHeader})`} to the collector at ${hostPort(options.collector)},`,
+    `# tandem collect: nginx mirrors ${percent} of requests${options.stickyHeader === undefined ? '' : ` (whole sessions by ${options.stickyHeader})`} to the collector at ${address(options.collector)},`,
     `# which records ${collectorRate === 1 ? 'each of them' : `${collectorRate.toPrecision(3)} of them`} (run it with --rate ${options.rate}).`,
     ...sampling,
     'upstream tandem_service {',
-    `    server ${hostPort(options.upstream)};`,
+    `    server ${address(options.upstream)};`,
     '    keepalive 64;',
     '}',
     'upstream tandem_collector {',
-    `    server ${hostPort(options.collector)};`,
+    `    server ${address(options.collector)};`,
     '    keepalive 16;',
     '}',
     'server {',
-    `    listen ${hostPort(options.listen)}${options.grpc ? ' http2' : ''};`,
+    `    listen ${address(options.listen)}${options.grpc ? ' http2' : ''};`,
     '    location / {',
     '        # Sampled requests take the mirroring location; the rest pass straight on and cost no subrequest.',
     '        if ($tandem_mirror_sampled) {',

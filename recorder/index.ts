@@ -5,7 +5,7 @@ export { CorpusWriter, type CorpusWriterOptions, type DropReason } from './corpu
 export { Recorder, EXPERIMENT_HEADER, type RecorderOptions, type CapturedRequest } from './recorder.js';
 export { startSidecar, passOnUpstreamFailure, type Sidecar, type SidecarOptions } from './sidecar.js';
 export { startCollector, MIRROR_TOKEN_HEADER, type Collector, type CollectorOptions } from './collector.js';
-export { edgeSampling, nginxMirrorConfig, type EdgeSampling, type NginxMirrorOptions } from './edge-config.js';
+export { edgeSampling, isNginxQuotable, nginxMirrorConfig, type EdgeSampling, type NginxMirrorOptions } from './edge-config.js';
 export { recordingHandler, recordingInterceptor } from './in-process.js';
 export { parseHar, type ParsedImport, type SkippedInput } from './import-har.js';
 export { parseGor, formatGor, GOR_SEPARATOR } from './import-gor.js';

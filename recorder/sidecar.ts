@@ -15,10 +15,9 @@
  * (h2-sidecar.ts): each connection's first bytes choose the protocol.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { Pool } from 'undici';
-import { listenOn } from '../core/index.js';
+import { listenOn, listeningUrl } from '../core/index.js';
 import { protocolListener, tlsProtocolListener, withoutHopByHop, type TlsIdentity, transportFailureOf } from '../net/index.js';
 import type { Recorder } from './recorder.js';
 import { watchBody, type BodyCapture } from './body-capture.js';
@@ -191,13 +190,9 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
     await recorder.close();
     throw error;
   }
-  const address = (s: Pick<Server, 'address'>, scheme = 'http'): string => {
-    const { address: host, port } = s.address() as AddressInfo;
-    return `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  };
   return {
-    url: address(listener.server, options.tls ? 'https' : 'http'),
-    adminUrl: address(admin),
+    url: listeningUrl(listener.server, options.tls ? 'https' : 'http'),
+    adminUrl: listeningUrl(admin),
     async close() {
       const closed = Promise.all([new Promise((r) => listener.server.close(r)), new Promise((r) => admin.close(r))]);
       server.closeAllConnections();

@@ -5,7 +5,7 @@
 import { once } from 'node:events';
 import { isIP } from 'node:net';
 import { UsageError } from '../../core/index.js';
-import { edgeSampling, nginxMirrorConfig, startCollector, type StickyKey } from '../../recorder/index.js';
+import { edgeSampling, isNginxQuotable, nginxMirrorConfig, startCollector, type StickyKey } from '../../recorder/index.js';
 import { ExitCode } from '../exit-codes.js';
 import { loadCommandConfig, type CliContext, type GlobalOptions } from '../cli-context.js';
 import { parseListen, parseRate } from '../arguments.js';
@@ -30,7 +30,8 @@ export const TOKEN_VARIABLE = 'TANDEM_COLLECT_TOKEN';
 function tokenOf(ctx: CliContext): string | undefined {
   const token = ctx.env[TOKEN_VARIABLE];
   if (token === undefined || token === '') return undefined;
-  if (token.length < 16 || !/^[\x21-\x7e]+$/.test(token) || /["'\\$;{}]/.test(token))
+  // It is written into nginx's configuration (--print-nginx-config): only what nginx takes as a quoted string.
+  if (token.length < 16 || !isNginxQuotable(token))
     throw new UsageError(`${TOKEN_VARIABLE} must be at least 16 printable characters without quotes, backslashes, $, ; or braces`);
   return token;
 }

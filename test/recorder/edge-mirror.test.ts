@@ -5,7 +5,7 @@
  */
 import { createServer as createHttpServer } from 'node:http';
 import { request } from 'node:http';
-import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
+import { connect, createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { once } from 'node:events';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { freePort, systemClock, type CorpusRecord } from '../../core/index.js';
@@ -23,7 +23,7 @@ function memoryCorpus(): { corpus: CorpusStore; stored: CorpusRecord[] } {
   return { corpus, stored };
 }
 
-async function collector(options: { rate?: number; edgeRate?: number; token?: string; stickyHeader?: string } = {}) {
+async function collector(options: { rate?: number; edgeRate?: number; token?: string; stickyHeader?: string; trustedAddresses?: string[] } = {}) {
   const { corpus, stored } = memoryCorpus();
   const recorder = new Recorder({
     tier: 'edge',
@@ -34,7 +34,11 @@ async function collector(options: { rate?: number; edgeRate?: number; token?: st
     log: () => undefined,
     ...(options.stickyHeader ? { stickyKey: { header: options.stickyHeader } } : {}),
   });
-  const running: Collector = await startCollector({ recorder, ...(options.token ? { token: options.token } : {}) });
+  const running: Collector = await startCollector({
+    recorder,
+    ...(options.token ? { token: options.token } : {}),
+    ...(options.trustedAddresses ? { trustedAddresses: options.trustedAddresses } : {}),
+  });
   onTestFinished(() => running.close());
   return { recorder, stored, running, port: Number(new URL(running.url).port) };
 }
@@ -222,5 +226,32 @@ describe('tandem collect behind nginx', () => {
       for (const path of paths) expect(await send(nginx, path)).toBe('200');
       expect(received).toEqual(paths.map((path) => `POST ${path}`));
     }
+  });
+
+  it('records only from the addresses it trusts, and counts a copy whose sender left mid-body as abandoned, not recorded', async () => {
+    const elsewhere = await collector({ trustedAddresses: ['10.0.0.5'] });
+    expect((await fetch(`${elsewhere.running.url}/x`)).status).toBe(403);
+    // ::ffff:127.0.0.1 is 127.0.0.1: an IPv4 peer on a dual-stack socket is trusted as itself.
+    const local = await collector({ trustedAddresses: ['::ffff:127.0.0.1'] });
+    expect((await fetch(`${local.running.url}/x`)).status).toBe(204);
+    const socket = connect(local.port, '127.0.0.1');
+    await once(socket, 'connect');
+    socket.write('POST /half HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\nonly part of it');
+    // Its headers reached the collector (a decision was made for it); its body never ends.
+    await pollUntil(
+      async () => (await (await fetch(`${local.running.adminUrl}/metrics`)).text()).match(/recorder_forwarded_total\{[^}]*\} (\d+)/)?.[1],
+      (forwarded) => forwarded === '2',
+      { what: 'the half-sent copy to arrive' },
+    );
+    socket.destroy();
+    await pollUntil(
+      async () => local.recorder.accounting.abandoned,
+      (abandoned) => abandoned === 1,
+      { what: 'the copy to be counted as abandoned' },
+    );
+    await local.recorder.flush();
+    expect(local.stored.map((r) => r.path)).toEqual(['/x']);
+    expect(local.recorder.accounting).toMatchObject({ sampled: 1, written: 1, dropped: 0, buffered: 0, abandoned: 1 });
+    expect(elsewhere.recorder.accounting.sampled).toBe(0);
   });
 });
